@@ -1,0 +1,55 @@
+// summary.json writer shared by the command-line drivers (no JSON library needed: the GPU
+// machine builds these with a compiler and Boost headers only).
+#pragma once
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "Kernels/KernelInput.hpp"
+#include "Storage/AtomicFile.hpp"
+
+namespace fm {
+
+inline std::string jsonNumber(double v) {
+    if (!std::isfinite(v)) return "null";
+    std::ostringstream o;
+    o.precision(12);
+    o << v;
+    return o.str();
+}
+
+inline void writeRunSummary(const std::string& path, const RunResult& r,
+                            const std::map<std::string, std::string>& extra) {
+    const Ledger& L = r.ledger;
+    double n = L.launched > 0 ? L.launched : 1.0;
+    AtomicFile f(path);
+    auto& o = f.out;
+    o << "{\n";
+    for (auto& [k, v] : extra) o << "  \"" << k << "\": " << v << ",\n";
+    o << "  \"kernel\": \"" << r.kernel << "\",\n";
+    o << "  \"status\": \"" << (r.cancelled ? "interrupted" : "complete") << "\",\n";
+    o << "  \"packets\": " << r.packetsDone << ",\n";
+    o << "  \"packets_requested\": " << r.packetsRequested << ",\n";
+    o << "  \"seconds\": " << jsonNumber(r.seconds) << ",\n";
+    o << "  \"packets_per_second\": " << jsonNumber(r.seconds > 0 ? r.packetsDone / r.seconds : 0) << ",\n";
+    o << "  \"steps_per_second\": " << jsonNumber(r.seconds > 0 ? r.events.absorb / r.seconds : 0) << ",\n";
+    o << "  \"ledger\": {\n"
+      << "    \"launched\": " << jsonNumber(L.launched / n) << ",\n"
+      << "    \"specular\": " << jsonNumber(L.specular / n) << ",\n"
+      << "    \"absorbed\": " << jsonNumber(L.absorbed / n) << ",\n"
+      << "    \"exited\": " << jsonNumber(L.exited / n) << ",\n"
+      << "    \"roulette_gained\": " << jsonNumber(L.rouletteGained / n) << ",\n"
+      << "    \"roulette_lost\": " << jsonNumber(L.rouletteLost / n) << ",\n"
+      << "    \"abnormal\": " << jsonNumber(L.abnormal / n) << ",\n"
+      << "    \"imbalance\": " << jsonNumber(L.imbalance() / n) << "\n  },\n";
+    const Events& e = r.events;
+    o << "  \"events\": {\"launch\": " << e.launch << ", \"absorb\": " << e.absorb
+      << ", \"scatter\": " << e.scatter << ", \"boundary\": " << e.boundary
+      << ", \"tir\": " << e.tir << ", \"fresnel\": " << e.fresnel << ", \"refract\": " << e.refract
+      << ", \"interface\": " << e.interface << ", \"exit\": " << e.exit << ", \"die\": " << e.die
+      << ", \"win\": " << e.win << ", \"abnormal\": " << e.abnormal << "}\n";
+    o << "}\n";
+    f.commit();
+}
+
+}  // namespace fm

@@ -1,0 +1,218 @@
+// fullmonte-run: the command-line contract other tools build on. Reads TIM-OS (or MMC) inputs,
+// runs the CPU or CUDA kernel, writes summary.json and per-element text outputs.
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "Apps/ProgressBar.hpp"
+#include "Apps/RunSummary.hpp"
+#include "Geometry/ModelPacker.hpp"
+#include "Geometry/Queries.hpp"
+#include "Kernels/Dispatch.hpp"
+#include "Storage/MMC/MMC.hpp"
+#include "Storage/TIMOS/TIMOS.hpp"
+#include "Storage/Text/TextFile.hpp"
+
+using namespace fm;
+
+namespace {
+
+std::atomic<bool> gCancel{false};
+extern "C" void onSignal(int) { gCancel = true; }
+
+const char* kUsage =
+    "usage: fullmonte-run --mesh M.mesh --opt O.opt --source S.source --output DIR [options]\n"
+    "       fullmonte-run --mmc-node N --mmc-elem E --mmc-prop P (--point x,y,z | --pencil x,y,z,dx,dy,dz) --output DIR\n"
+    "options:\n"
+    "  --packets N        packets to launch (default: the source file's count, else 1e6)\n"
+    "  --seed K           random seed (default 1)\n"
+    "  --threads T        CPU threads (default: all cores)\n"
+    "  --wmin W           roulette threshold (default 1e-5)\n"
+    "  --prwin P          roulette survival probability (default 0.1)\n"
+    "  --max-steps N      interactions per packet before it is booked abnormal (default 1e5)\n"
+    "  --max-hits N       face crossings per step before it is booked abnormal (default 1e5)\n"
+    "  --kernel cpu|cuda  kernel (default cpu)\n"
+    "  --power P          source power (W) or energy (J) that scales fluence.txt (default 1)\n"
+    "  --exterior-n N     exterior refractive index for MMC inputs (default 1)\n"
+    "  --no-surface       do not score surface exit energy\n"
+    "  --quiet            no progress bar\n";
+
+struct Args {
+    std::map<std::string, std::string> v;
+    std::map<std::string, bool> flags;
+    bool has(const std::string& k) const { return v.count(k) > 0; }
+    std::string get(const std::string& k, const std::string& def = "") const {
+        auto it = v.find(k);
+        return it == v.end() ? def : it->second;
+    }
+};
+
+Args parse(int argc, char** argv) {
+    static const char* kFlags[] = {"--no-surface", "--quiet", "--help"};
+    static const char* kValues[] = {"--mesh", "--opt", "--source", "--packets", "--seed", "--threads",
+                                    "--wmin", "--prwin", "--kernel", "--output", "--power", "--mmc-node",
+                                    "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
+                                    "--max-steps", "--max-hits"};
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+        std::string k = argv[i];
+        bool known = false;
+        for (auto f : kFlags) if (k == f) { a.flags[k] = true; known = true; }
+        for (auto f : kValues)
+            if (k == f) {
+                if (i + 1 >= argc) throw ParameterError(k + " needs a value");
+                a.v[k] = argv[++i];
+                known = true;
+            }
+        if (!known) throw ParameterError("unknown argument '" + k + "' (see --help)");
+    }
+    return a;
+}
+
+double number(const Args& a, const std::string& k, double def) {
+    if (!a.has(k)) return def;
+    std::string s = a.get(k);
+    char* end = nullptr;
+    double x = std::strtod(s.c_str(), &end);
+    if (end == s.c_str() || *end || !std::isfinite(x)) throw ParameterError(k + ": '" + s + "' is not a number");
+    return x;
+}
+
+uint64_t whole(const Args& a, const std::string& k, uint64_t def, uint64_t max) {
+    double x = number(a, k, double(def));
+    if (x < 0 || x != std::floor(x)) throw ParameterError(k + " must be a whole number >= 0");
+    if (x > double(max)) throw ParameterError(k + " = " + a.get(k) + " is larger than " + std::to_string(max));
+    return uint64_t(x);
+}
+
+std::vector<double> numberList(const std::string& k, const std::string& s, size_t n) {
+    std::vector<double> out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        char* end = nullptr;
+        double x = std::strtod(item.c_str(), &end);
+        if (end == item.c_str() || *end || !std::isfinite(x)) throw ParameterError(k + ": '" + item + "' is not a number");
+        out.push_back(x);
+    }
+    if (out.size() != n) throw ParameterError(k + " needs " + std::to_string(n) + " comma-separated numbers");
+    return out;
+}
+
+int run(int argc, char** argv) {
+    Args a = parse(argc, argv);
+    if (a.flags.count("--help") || argc == 1) {
+        std::cout << kUsage;
+        return argc == 1 ? 1 : 0;
+    }
+    if (!a.has("--output")) throw ParameterError("--output DIR is required");
+    TetraMesh mesh;
+    MaterialSet mats;
+    SourcePtr src;
+    double filePackets = 0;
+    if (a.has("--mesh")) {
+        if (!a.has("--opt")) throw ParameterError("--opt is required with --mesh");
+        mesh = readTIMOSMesh(a.get("--mesh"));
+        mats = readTIMOSMaterials(a.get("--opt"));
+    } else if (a.has("--mmc-node")) {
+        if (!a.has("--mmc-elem") || !a.has("--mmc-prop"))
+            throw ParameterError("--mmc-node needs --mmc-elem and --mmc-prop");
+        mesh = readMMCMesh(a.get("--mmc-node"), a.get("--mmc-elem"));
+        mats = readMMCMaterials(a.get("--mmc-prop"), number(a, "--exterior-n", 1.0));
+    } else {
+        throw ParameterError("--mesh (TIM-OS) or --mmc-node (MMC) is required");
+    }
+    if (a.has("--source")) {
+        auto s = readTIMOSSource(a.get("--source"));
+        src = s.source;
+        filePackets = s.totalPackets;
+    } else if (a.has("--point")) {
+        auto p = std::make_shared<PointSource>();
+        auto v = numberList("--point", a.get("--point"), 3);
+        p->position = {v[0], v[1], v[2]};
+        src = p;
+    } else if (a.has("--pencil")) {
+        auto p = std::make_shared<PencilBeamSource>();
+        auto v = numberList("--pencil", a.get("--pencil"), 6);
+        p->position = {v[0], v[1], v[2]};
+        p->direction = {v[3], v[4], v[5]};
+        src = p;
+    } else {
+        throw ParameterError("a source is required: --source, --point or --pencil");
+    }
+
+    RunOptions opt;
+    uint64_t defPackets = filePackets >= 1 && filePackets <= 1e15 ? uint64_t(filePackets) : 1000000;
+    opt.packets = whole(a, "--packets", defPackets, uint64_t(1) << 53);
+    opt.params.seed = whole(a, "--seed", 1, ~uint64_t(0) >> 1);
+    opt.threads = unsigned(whole(a, "--threads", 0, 4096));
+    opt.params.wmin = float(number(a, "--wmin", 1e-5));
+    opt.params.prwin = float(number(a, "--prwin", 0.1));
+    opt.params.maxSteps = uint32_t(whole(a, "--max-steps", 100000, 4000000000u));
+    opt.params.maxHits = uint32_t(whole(a, "--max-hits", 100000, 4000000000u));
+    opt.outputs.surface = !a.flags.count("--no-surface");
+    double power = number(a, "--power", 1.0);
+    if (!(power > 0)) throw ParameterError("--power must be > 0");
+    std::string kernel = a.get("--kernel", "cpu");
+    validateRunOptions(opt);
+
+    KernelInput in = packModel(mesh, mats, *src);
+    std::string dir = a.get("--output");
+    std::filesystem::create_directories(dir);
+
+    ProgressBar bar(!a.flags.count("--quiet"));
+    opt.progress = [&](uint64_t d, uint64_t t) { bar(d, t); };
+    opt.cancel = &gCancel;
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGTERM, onSignal);
+    RunResult r = runKernel(kernel, in, opt);
+
+    std::map<std::string, std::string> extra{
+        {"seed", std::to_string(opt.params.seed)},
+        {"wmin", jsonNumber(opt.params.wmin)},
+        {"prwin", jsonNumber(opt.params.prwin)},
+        {"threads", std::to_string(opt.threads)},
+        {"tetras", std::to_string(mesh.tetraCount())},
+        {"power", jsonNumber(power)}};
+    if (r.cancelled) {
+        writeRunSummary(dir + "/summary.json", r, extra);
+        std::cerr << "fullmonte-run: interrupted after " << r.packetsDone << " of " << r.packetsRequested
+                  << " packets; no tallies written (summary.json has status \"interrupted\")\n";
+        return 130;
+    }
+    writeValues(dir + "/volume_energy.txt", r.volume);
+    writeValues(dir + "/fluence.txt", volumeFluence(mesh, mats, r.volume, power / double(r.packetsDone)));
+    if (!r.surface.empty()) {
+        std::vector<double> exitFluence = surfaceFluence(mesh, r.surface, power / double(r.packetsDone));
+        AtomicFile f(dir + "/surface_exit.txt");
+        f.out << "# face p1 p2 p3 energy(packet weight) exit_fluence(per mm^2, scaled to --power)\n";
+        for (uint32_t id : mesh.boundaryFaces()) {
+            const auto& F = mesh.face(id);
+            f.out << id << ' ' << F.points[0] << ' ' << F.points[1] << ' ' << F.points[2] << ' '
+                  << r.surface[id] << ' ' << exitFluence[id] << '\n';
+        }
+        f.commit();
+    }
+    writeRunSummary(dir + "/summary.json", r, extra);
+    const Ledger& L = r.ledger;
+    std::cout << "fullmonte-run: " << r.packetsDone << " packets in " << r.seconds << " s ("
+              << (r.packetsDone / r.seconds) << " packets/s, kernel " << r.kernel << ")\n"
+              << "  absorbed " << L.absorbed / L.launched << ", exited " << L.exited / L.launched
+              << ", specular " << L.specular / L.launched << ", abnormal " << L.abnormal / L.launched
+              << "\n  outputs in " << dir << "\n";
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "fullmonte-run: error: " << e.what() << "\n";
+        return 1;
+    }
+}

@@ -1,0 +1,55 @@
+// Optical properties per region. Slot 0 is the exterior (only its n matters).
+#pragma once
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "Geometry/Errors.hpp"
+
+namespace fm {
+
+struct Material {
+    double mu_a = 0, mu_s = 0, g = 0, n = 1;  // 1/mm, 1/mm, -, -
+    Material() = default;
+    Material(double a, double s, double g_, double n_) : mu_a(a), mu_s(s), g(g_), n(n_) {}
+};
+
+class MaterialSet {
+public:
+    MaterialSet() : m_(1, Material(0, 0, 0, 1)) {}
+    void exterior(const Material& m) { m_[0] = m; }
+    const Material& exterior() const { return m_[0]; }
+    size_t append(const Material& m) { m_.push_back(m); return m_.size() - 1; }
+    void set(size_t i, const Material& m) {
+        if (i >= m_.size()) m_.resize(i + 1);
+        m_[i] = m;
+    }
+    const Material& material(size_t i) const {
+        if (i >= m_.size()) throw ParameterError("material " + std::to_string(i) + " does not exist (" +
+                                                 std::to_string(m_.size()) + " materials incl. exterior)");
+        return m_[i];
+    }
+    size_t size() const { return m_.size(); }  // including the exterior
+    // Matched boundary: the exterior takes the index of the tissue it touches (no Fresnel).
+    bool matchedBoundary = false;
+    // Throws ModelError naming the region and parameter for values no kernel can use.
+    void validate() const {
+        for (size_t i = 0; i < m_.size(); ++i) {
+            const Material& m = m_[i];
+            auto bad = [&](const char* what, double v) {
+                throw ModelError("material " + std::to_string(i) + (i == 0 ? " (exterior)" : "") +
+                                 ": " + what + " = " + std::to_string(v));
+            };
+            if (!(std::isfinite(m.n) && m.n > 0)) bad("refractive index n must be > 0, got n", m.n);
+            if (i == 0) continue;
+            if (!(std::isfinite(m.mu_a) && m.mu_a >= 0)) bad("mu_a must be >= 0 and finite, got mu_a", m.mu_a);
+            if (!(std::isfinite(m.mu_s) && m.mu_s >= 0)) bad("mu_s must be >= 0 and finite, got mu_s", m.mu_s);
+            if (!(std::isfinite(m.g) && std::fabs(m.g) < 1)) bad("anisotropy must satisfy |g| < 1, got g", m.g);
+        }
+    }
+
+private:
+    std::vector<Material> m_;
+};
+
+}  // namespace fm

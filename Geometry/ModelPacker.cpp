@@ -1,0 +1,67 @@
+#include "Geometry/ModelPacker.hpp"
+
+#include "Geometry/Errors.hpp"
+#include "Geometry/SourceCompiler.hpp"
+
+namespace fm {
+
+MaterialRecord packMaterial(const Material& m) {
+    MaterialRecord r{};
+    r.mu_a = float(m.mu_a);
+    r.mu_s = float(m.mu_s);
+    r.mu_t = float(m.mu_a + m.mu_s);
+    r.n = float(m.n);
+    r.absorbFraction = r.mu_t > 0 ? float(m.mu_a / (m.mu_a + m.mu_s)) : 0.f;
+    r.g = float(m.g);
+    r.hgA = float(1 + m.g * m.g);
+    r.hgB = float(1 - m.g * m.g);
+    return r;
+}
+
+std::vector<MaterialRecord> packMaterials(const MaterialSet& mats) {
+    mats.validate();
+    std::vector<MaterialRecord> out;
+    for (size_t i = 0; i < mats.size(); ++i) out.push_back(packMaterial(mats.material(i)));
+    return out;
+}
+
+KernelInput packModel(const TetraMesh& mesh, const MaterialSet& mats, const Source& src,
+                      const std::vector<uint32_t>& directedFaces) {
+    KernelInput in;
+    in.materials = packMaterials(mats);
+    if (mesh.regionCount() > mats.size())
+        throw ModelError("region " + std::to_string(mesh.regionCount() - 1) + " has no material (" +
+                         std::to_string(mats.size() - 1) + " materials given besides the exterior)");
+    in.cells.assign(mesh.tetraCount() + 1, TetraRecord{});
+    for (uint32_t t = 1; t <= mesh.tetraCount(); ++t) {
+        TetraRecord& R = in.cells[t];
+        R.material = mesh.region(t);
+        for (int i = 0; i < 4; ++i) {
+            uint32_t code = mesh.tetraFace(t, i);
+            const MeshFace& F = mesh.face(code & 0x7fffffffu);
+            double s = (code & 0x80000000u) ? -1.0 : 1.0;
+            R.nx[i] = float(s * F.normal[0]);
+            R.ny[i] = float(s * F.normal[1]);
+            R.nz[i] = float(s * F.normal[2]);
+            const Point3& q = mesh.point(F.points[0]);
+            R.C[i] = float(s * dotP(F.normal, q));
+            uint32_t nb = mesh.neighbour(t, i);
+            R.adj[i] = nb ? nb : (kExteriorBit | (mats.matchedBoundary ? R.material : 0u));
+            R.face[i] = code;
+        }
+    }
+    for (uint32_t f : directedFaces) {
+        if (f == 0 || f > mesh.faceCount())
+            throw ModelError("directed surface face " + std::to_string(f) + " does not exist");
+        const MeshFace& F = mesh.face(f);
+        for (uint32_t t : {F.owner, F.other})
+            if (t)
+                for (int i = 0; i < 4; ++i)
+                    if ((mesh.tetraFace(t, i) & 0x7fffffffu) == f) in.cells[t].scoredFaces |= 1u << i;
+    }
+    in.faceCount = uint32_t(mesh.faceCount() + 1);
+    compileSources(src, mesh, mats, in);
+    return in;
+}
+
+}  // namespace fm

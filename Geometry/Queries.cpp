@@ -1,0 +1,97 @@
+#include "Geometry/Queries.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace fm {
+
+std::vector<double> volumeFluence(const TetraMesh& mesh, const MaterialSet& mats,
+                                  const std::vector<double>& energy, double scale) {
+    if (energy.size() != mesh.tetraCount() + 1)
+        throw ParameterError("volume energy has " + std::to_string(energy.size()) +
+                             " entries, the mesh needs " + std::to_string(mesh.tetraCount() + 1));
+    std::vector<double> phi(energy.size(), 0.0);
+    for (uint32_t t = 1; t <= mesh.tetraCount(); ++t) {
+        double mu_a = mats.material(mesh.region(t)).mu_a;
+        phi[t] = mu_a > 0 ? energy[t] * scale / (mesh.volume(t) * mu_a)
+                          : std::numeric_limits<double>::quiet_NaN();
+    }
+    return phi;
+}
+
+std::vector<double> surfaceFluence(const TetraMesh& mesh, const std::vector<double>& energy,
+                                   double scale) {
+    if (energy.size() != mesh.faceCount() + 1)
+        throw ParameterError("surface energy has " + std::to_string(energy.size()) +
+                             " entries, the mesh needs " + std::to_string(mesh.faceCount() + 1));
+    std::vector<double> phi(energy.size(), 0.0);
+    for (uint32_t f = 1; f <= mesh.faceCount(); ++f) phi[f] = energy[f] * scale / mesh.face(f).area;
+    return phi;
+}
+
+double regionSum(const TetraMesh& mesh, const std::vector<double>& v, uint32_t region) {
+    double s = 0;
+    for (uint32_t t = 1; t < v.size() && t <= mesh.tetraCount(); ++t)
+        if (region == 0 || mesh.region(t) == region) s += v[t];
+    return s;
+}
+
+double DoseHistogram::doseAtFraction(double f) const {
+    for (size_t i = dose.size(); i-- > 0;)
+        if (cdf[i] >= f) return dose[i];
+    return dose.empty() ? 0.0 : dose.front();
+}
+
+DoseHistogram doseHistogram(const TetraMesh& mesh, const std::vector<double>& dose, uint32_t region) {
+    DoseHistogram h;
+    h.region = region;
+    std::vector<uint32_t> ts;
+    for (uint32_t t = 1; t <= mesh.tetraCount() && t < dose.size(); ++t) {
+        if (mesh.region(t) != region) continue;
+        if (std::isnan(dose[t])) { ++h.undefined; continue; }
+        ts.push_back(t);
+    }
+    std::sort(ts.begin(), ts.end(), [&](uint32_t a, uint32_t b) { return dose[a] < dose[b]; });
+    for (uint32_t t : ts) {
+        h.dose.push_back(dose[t]);
+        h.measure.push_back(mesh.volume(t));
+        h.totalVolume += mesh.volume(t);
+    }
+    h.cmeasure.resize(ts.size());
+    h.cdf.resize(ts.size());
+    double acc = 0;
+    for (size_t i = ts.size(); i-- > 0;) {
+        acc += h.measure[i];
+        h.cmeasure[i] = acc;
+        h.cdf[i] = h.totalVolume > 0 ? acc / h.totalVolume : 0;
+    }
+    return h;
+}
+
+std::vector<DoseHistogram> doseHistograms(const TetraMesh& mesh, const std::vector<double>& dose) {
+    std::vector<DoseHistogram> out;
+    for (uint32_t r = 1; r < mesh.regionCount(); ++r) {
+        DoseHistogram h = doseHistogram(mesh, dose, r);
+        if (!h.dose.empty()) out.push_back(std::move(h));
+    }
+    return out;
+}
+
+double valueAt(const TetraMesh& mesh, const std::vector<double>& v, const Point3& p) {
+    uint32_t t = mesh.locate(p);
+    return t && t < v.size() ? v[t] : std::numeric_limits<double>::quiet_NaN();
+}
+
+std::vector<double> valuesAlong(const TetraMesh& mesh, const std::vector<double>& v,
+                                const Point3& a, const Point3& b, size_t samples) {
+    std::vector<double> out;
+    for (size_t i = 0; i < samples; ++i) {
+        double s = samples > 1 ? double(i) / double(samples - 1) : 0.5;
+        out.push_back(valueAt(mesh, v, {a[0] + s * (b[0] - a[0]), a[1] + s * (b[1] - a[1]),
+                                        a[2] + s * (b[2] - a[2])}));
+    }
+    return out;
+}
+
+}  // namespace fm

@@ -1,0 +1,398 @@
+#include "Geometry/SourceCompiler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "Geometry/Errors.hpp"
+
+namespace fm {
+namespace {
+
+Vec3 toV(const Point3& p) { return Vec3{float(p[0]), float(p[1]), float(p[2])}; }
+void put(float* dst, const Point3& p) { for (int k = 0; k < 3; ++k) dst[k] = float(p[k]); }
+
+std::string str(const Point3& p) {
+    std::ostringstream o;
+    o << "(" << p[0] << " " << p[1] << " " << p[2] << ")";
+    return o.str();
+}
+
+Point3 unit(const Point3& d, const std::string& what) {
+    double L = normP(d);
+    if (!(L > 0) || !std::isfinite(L)) throw ModelError(what + ": direction " + str(d) + " is not a usable vector");
+    return {d[0] / L, d[1] / L, d[2] / L};
+}
+
+void checkFinite(const Point3& p, const std::string& what) {
+    for (double c : p)
+        if (!std::isfinite(c)) throw ModelError(what + ": non-finite coordinate " + str(p));
+}
+
+struct Builder {
+    const TetraMesh& mesh;
+    const MaterialSet& mats;
+    KernelInput& out;
+    std::vector<double> power;  // per emitter, before normalisation
+
+    EmitterRecord& add(EmitterType type, double p) {
+        EmitterRecord e{};
+        e.type = type;
+        e.weight = 1.f;
+        e.cosMax = 1.f;
+        e.dir = Vec3{0, 0, 1};
+        out.emitters.push_back(e);
+        power.push_back(p);
+        return out.emitters.back();
+    }
+    // Close a run of pieces [first, end) with weights w, as the range of emitter e.
+    void closePieces(EmitterRecord& e, size_t first, const std::vector<double>& w, const std::string& what) {
+        double total = 0;
+        for (double x : w) total += x;
+        if (!(total > 0)) throw ModelError(what + " does not overlap the mesh (nothing to emit from)");
+        double acc = 0;
+        for (double x : w) {
+            acc += x;
+            out.pieceCdf.push_back(acc / total);
+        }
+        out.pieceCdf.back() = 1.0;
+        e.first = uint32_t(first);
+        e.count = uint32_t(w.size());
+    }
+    Piece tetraPiece(uint32_t t) const {
+        Piece p{};
+        const auto& T = mesh.tetra(t);
+        put(p.a, mesh.point(T[0]));
+        put(p.b, mesh.point(T[1]));
+        put(p.c, mesh.point(T[2]));
+        put(p.d, mesh.point(T[3]));
+        p.tetra = t;
+        return p;
+    }
+    uint32_t locateOrThrow(const Point3& p, uint32_t hint, const std::string& what) const {
+        checkFinite(p, what);
+        if (hint && hint <= mesh.tetraCount() && mesh.contains(hint, p)) return hint;
+        uint32_t t = mesh.locate(p);
+        if (!t) throw ModelError(what + ": position " + str(p) + " is outside the mesh");
+        return t;
+    }
+    double tetraDistance2(uint32_t t, const Point3& c) const {  // to the tetra's bounding box
+        double d2 = 0;
+        for (int k = 0; k < 3; ++k) {
+            double lo = 1e300, hi = -1e300;
+            for (uint32_t v : mesh.tetra(t)) {
+                lo = std::min(lo, mesh.point(v)[k]);
+                hi = std::max(hi, mesh.point(v)[k]);
+            }
+            double e = c[k] < lo ? lo - c[k] : (c[k] > hi ? c[k] - hi : 0);
+            d2 += e * e;
+        }
+        return d2;
+    }
+    // Tetras whose bounding box comes within r of the point c, or of the segment a-b.
+    void volumePieces(EmitterRecord& e, const std::vector<uint32_t>& tetras, const std::string& what) {
+        size_t first = out.pieces.size();
+        std::vector<double> w;
+        for (uint32_t t : tetras) {
+            out.pieces.push_back(tetraPiece(t));
+            w.push_back(mesh.volume(t));
+        }
+        closePieces(e, first, w, what);
+    }
+    // Clip segment a->b to every tetra it passes through: pieces weighted by length.
+    void segmentPieces(EmitterRecord& e, const Point3& a, const Point3& b, const std::string& what) {
+        Point3 d = sub(b, a);
+        size_t first = out.pieces.size();
+        std::vector<double> w;
+        for (uint32_t t = 1; t <= mesh.tetraCount(); ++t) {
+            double t0 = 0, t1 = 1;
+            for (int i = 0; i < 4 && t0 < t1; ++i) {
+                const MeshFace& F = mesh.face(mesh.tetraFace(t, i) & 0x7fffffffu);
+                double sgn = (mesh.tetraFace(t, i) & 0x80000000u) ? -1.0 : 1.0;
+                Point3 n{sgn * F.normal[0], sgn * F.normal[1], sgn * F.normal[2]};
+                double h = dotP(n, sub(mesh.point(F.points[0]), a));  // >= 0 inside at a
+                double dn = dotP(n, d);
+                if (std::fabs(dn) < 1e-300) {
+                    if (h < 0) t1 = -1;
+                } else if (dn > 0) {
+                    t1 = std::min(t1, h / dn);
+                } else {
+                    t0 = std::max(t0, h / dn);
+                }
+            }
+            if (t1 - t0 > 1e-12) {
+                Piece p{};
+                put(p.a, {a[0] + t0 * d[0], a[1] + t0 * d[1], a[2] + t0 * d[2]});
+                put(p.b, {a[0] + t1 * d[0], a[1] + t1 * d[1], a[2] + t1 * d[2]});
+                p.tetra = t;
+                out.pieces.push_back(p);
+                w.push_back((t1 - t0) * normP(d));
+            }
+        }
+        closePieces(e, first, w, what);
+    }
+    std::vector<uint32_t> tetrasNear(const Point3& a, const Point3& b, double r) const {
+        Point3 d = sub(b, a);
+        double L2 = dotP(d, d);
+        std::vector<uint32_t> ts;
+        for (uint32_t t = 1; t <= mesh.tetraCount(); ++t) {
+            // distance from the tetra's centroid to the segment, minus its circumradius bound
+            Point3 c{0, 0, 0};
+            for (uint32_t v : mesh.tetra(t))
+                for (int k = 0; k < 3; ++k) c[k] += 0.25 * mesh.point(v)[k];
+            double rad = 0;
+            for (uint32_t v : mesh.tetra(t)) rad = std::max(rad, normP(sub(mesh.point(v), c)));
+            double s = L2 > 0 ? std::max(0.0, std::min(1.0, dotP(sub(c, a), d) / L2)) : 0.0;
+            Point3 q{a[0] + s * d[0], a[1] + s * d[1], a[2] + s * d[2]};
+            if (normP(sub(c, q)) <= r + rad) ts.push_back(t);
+        }
+        return ts;
+    }
+
+    uint32_t findBoundaryFace(std::array<uint32_t, 3> tri) const {
+        std::sort(tri.begin(), tri.end());
+        for (uint32_t f : mesh.boundaryFaces()) {
+            auto k = mesh.face(f).points;
+            std::sort(k.begin(), k.end());
+            if (k == tri) return f;
+        }
+        throw ModelError("Surface source: points " + std::to_string(tri[0]) + " " + std::to_string(tri[1]) +
+                         " " + std::to_string(tri[2]) + " are not a boundary face of the mesh");
+    }
+    void compile(const Source& s, double scale);
+    void point(const PointSource& s, double p);
+    void pencil(const PencilBeamSource& s, double p);
+    void fiber(const FiberSource& s, double p);
+    void surface(const SurfaceSource& s, double p);
+    void cylinder(const CylinderSource& s, double p);
+};
+
+// Where a beam along d from p enters the tissue: returns false when p is strictly inside.
+struct Entry {
+    uint32_t tetra;
+    Point3 pos, dir;
+    float weight;
+};
+
+Entry enterMesh(const Builder& B, const Point3& p, const Point3& d, uint32_t hint, const std::string& what) {
+    auto hit = rayEntry(B.mesh, p, d);
+    uint32_t inside = B.mesh.locate(p);
+    if (hint && hint <= B.mesh.tetraCount() && B.mesh.contains(hint, p)) inside = hint;
+    auto span = B.mesh.bounds();
+    double tol = 1e-6 * normP(sub(span[1], span[0]));
+    if (inside && !(hit.first && std::fabs(hit.second) <= tol)) return Entry{inside, p, d, 1.f};
+    if (!hit.first) throw ModelError(what + " at " + str(p) + " along " + str(d) + " misses the mesh");
+    const MeshFace& F = B.mesh.face(hit.first);
+    double n1 = B.mats.exterior().n, n2 = B.mats.material(B.mesh.region(F.owner)).n;
+    double cosi = -dotP(F.normal, d);  // > 0: entering against the outward normal
+    Point3 q{p[0] + hit.second * d[0], p[1] + hit.second * d[1], p[2] + hit.second * d[2]};
+    float cost;
+    float R = n1 == n2 ? 0.f : fresnelReflectance(float(n1), float(n2), float(cosi), cost);
+    Point3 dir = d;
+    if (n1 != n2) {
+        Vec3 in = refract(toV(d), Vec3{-float(F.normal[0]), -float(F.normal[1]), -float(F.normal[2])},
+                          float(n1), float(n2), float(cosi), cost);
+        dir = {in.x, in.y, in.z};
+    }
+    return Entry{F.owner, q, dir, 1.f - R};
+}
+
+void Builder::point(const PointSource& s, double p) {
+    auto& e = add(kEmitPoint, p);
+    e.tetra = locateOrThrow(s.position, s.elementHint, "Point source");
+    e.pos = toV(s.position);
+    e.mode = kDirIsotropic;
+}
+
+void Builder::pencil(const PencilBeamSource& s, double p) {
+    checkFinite(s.position, "PencilBeam source");
+    Entry en = enterMesh(*this, s.position, unit(s.direction, "PencilBeam source"), s.elementHint,
+                         "PencilBeam source");
+    auto& e = add(kEmitPencil, p);
+    e.tetra = en.tetra;
+    e.pos = toV(en.pos);
+    e.dir = toV(en.dir);
+    e.weight = en.weight;
+}
+
+void Builder::fiber(const FiberSource& s, double p) {
+    checkFinite(s.position, "Fiber source");
+    Entry en = enterMesh(*this, s.position, unit(s.direction, "Fiber source"), 0, "Fiber source");
+    double n = mats.material(mesh.region(en.tetra)).n;
+    double sinMax = s.numericalAperture / n;
+    if (!(s.numericalAperture > 0) || sinMax > 1)
+        throw ModelError("Fiber source: numerical aperture " + std::to_string(s.numericalAperture) +
+                         " must be in (0, n] with n = " + std::to_string(n));
+    auto& e = add(kEmitPoint, p);
+    e.tetra = en.tetra;
+    e.pos = toV(en.pos);
+    e.dir = toV(en.dir);
+    e.weight = en.weight;
+    e.mode = kDirCone;
+    e.cosMax = float(std::sqrt(1 - sinMax * sinMax));
+}
+
+void Builder::surface(const SurfaceSource& s, double p) {
+    std::vector<std::pair<uint32_t, uint32_t>> faces;  // (face, tetra on the emitting side)
+    std::vector<uint32_t> ids = s.faces;
+    for (auto tri : s.triangles) ids.push_back(findBoundaryFace(tri));
+    if (!ids.empty()) {
+        for (uint32_t f : ids) {
+            if (f == 0 || f > mesh.faceCount())
+                throw ModelError("Surface source: face " + std::to_string(f) + " does not exist (1.." +
+                                 std::to_string(mesh.faceCount()) + ")");
+            if (mesh.face(f).other)
+                throw ModelError("Surface source: face " + std::to_string(f) + " is not a boundary face");
+            faces.push_back({f, mesh.face(f).owner});
+        }
+    } else {
+        faces = mesh.regionBoundary(s.region);
+        if (faces.empty()) throw ModelError("Surface source: region " + std::to_string(s.region) + " has no boundary faces");
+    }
+    auto& e = add(kEmitFaces, p);
+    e.mode = s.emission == SurfaceSource::Normal ? kDirNormal
+             : s.emission == SurfaceSource::Lambert ? kDirLambert : kDirHemisphere;
+    size_t first = out.pieces.size();
+    std::vector<double> w;
+    for (auto [f, t] : faces) {
+        const MeshFace& F = mesh.face(f);
+        Piece pc{};
+        for (int k = 0; k < 3; ++k) {
+            put(k == 0 ? pc.a : k == 1 ? pc.b : pc.c, mesh.point(F.points[k]));
+        }
+        double sgn = (t == F.owner) ? -1.0 : 1.0;  // inward = against the owner's outward normal
+        put(pc.d, {sgn * F.normal[0], sgn * F.normal[1], sgn * F.normal[2]});
+        pc.tetra = t;
+        out.pieces.push_back(pc);
+        w.push_back(F.area);
+    }
+    closePieces(e, first, w, "Surface source");
+}
+
+void Builder::cylinder(const CylinderSource& s, double p) {
+    checkFinite(s.endpoint[0], "Cylinder source");
+    checkFinite(s.endpoint[1], "Cylinder source");
+    Point3 axis = sub(s.endpoint[1], s.endpoint[0]);
+    Point3 u = unit(axis, "Cylinder source (endpoints coincide)");
+    if (!(s.radius >= 0) || !std::isfinite(s.radius))
+        throw ModelError("Cylinder source: radius must be >= 0, got " + std::to_string(s.radius));
+    if (s.emitVolume && s.radius > 0) {
+        auto& e = add(kEmitVolume, p);
+        e.reject = kRejectCylinder;
+        e.pos = toV(s.endpoint[0]);
+        e.dir = toV(u);
+        e.radius = float(s.radius);
+        e.length = float(normP(axis));
+        volumePieces(e, tetrasNear(s.endpoint[0], s.endpoint[1], s.radius), "Cylinder source");
+        return;
+    }
+    auto& e = add(s.radius > 0 ? kEmitCylinderSurface : kEmitLine, p);
+    e.dir = toV(u);
+    e.radius = float(s.radius);
+    if (!s.emitHemiSphere) e.mode = kDirIsotropic;
+    else if (s.hemiSphereEmitDistribution == CylinderSource::Lambert) e.mode = kDirLambert;
+    else if (s.hemiSphereEmitDistribution == CylinderSource::Custom) {
+        e.mode = kDirCone;
+        double sn = s.numericalAperture;
+        if (!(sn > 0 && sn <= 1)) throw ModelError("Cylinder source: numericalAperture must be in (0,1]");
+        e.cosMax = float(std::sqrt(1 - sn * sn));
+    } else e.mode = kDirHemisphere;
+    if (s.radius == 0 && e.mode != kDirIsotropic) e.mode = kDirPerpendicular;
+    segmentPieces(e, s.endpoint[0], s.endpoint[1], "Cylinder source axis");
+}
+
+void Builder::compile(const Source& s, double scale) {
+    double p = s.power * scale;
+    if (!(s.power >= 0) || !std::isfinite(s.power))
+        throw ModelError(s.typeName() + " source: power must be >= 0, got " + std::to_string(s.power));
+    if (auto c = dynamic_cast<const CompositeSource*>(&s)) {
+        if (c->elements.empty()) throw ModelError("Composite source has no elements");
+        for (auto& el : c->elements) compile(*el, scale);
+    } else if (auto q = dynamic_cast<const PointSource*>(&s)) point(*q, p);
+    else if (auto q = dynamic_cast<const PencilBeamSource*>(&s)) pencil(*q, p);
+    else if (auto q = dynamic_cast<const FiberSource*>(&s)) fiber(*q, p);
+    else if (auto q = dynamic_cast<const SurfaceSource*>(&s)) surface(*q, p);
+    else if (auto q = dynamic_cast<const CylinderSource*>(&s)) cylinder(*q, p);
+    else if (auto q = dynamic_cast<const BallSource*>(&s)) {
+        checkFinite(q->centre, "Ball source");
+        if (!(q->radius > 0)) throw ModelError("Ball source: radius must be > 0, got " + std::to_string(q->radius));
+        auto& e = add(kEmitVolume, p);
+        e.reject = kRejectBall;
+        e.pos = toV(q->centre);
+        e.radius = float(q->radius);
+        volumePieces(e, tetrasNear(q->centre, q->centre, q->radius), "Ball source");
+    } else if (auto q = dynamic_cast<const LineSource*>(&s)) {
+        checkFinite(q->endpoint[0], "Line source");
+        checkFinite(q->endpoint[1], "Line source");
+        auto& e = add(kEmitLine, p);
+        e.dir = toV(unit(sub(q->endpoint[1], q->endpoint[0]), "Line source (endpoints coincide)"));
+        e.mode = q->pattern == LineSource::Normal ? kDirPerpendicular : kDirIsotropic;
+        segmentPieces(e, q->endpoint[0], q->endpoint[1], "Line source");
+    } else if (auto q = dynamic_cast<const VolumeSource*>(&s)) {
+        std::vector<uint32_t> ts;
+        if (q->element) {
+            if (q->element > mesh.tetraCount())
+                throw ModelError("Volume source: element " + std::to_string(q->element) +
+                                 " does not exist (1.." + std::to_string(mesh.tetraCount()) + ")");
+            ts.push_back(q->element);
+        } else {
+            for (uint32_t t = 1; t <= mesh.tetraCount(); ++t)
+                if (mesh.region(t) == q->region) ts.push_back(t);
+            if (ts.empty()) throw ModelError("Volume source: region " + std::to_string(q->region) + " has no tetras");
+        }
+        auto& e = add(kEmitVolume, p);
+        volumePieces(e, ts, "Volume source");
+    } else {
+        throw ModelError("unsupported source type " + s.typeName());
+    }
+}
+
+}  // namespace
+
+std::pair<uint32_t, double> rayEntry(const TetraMesh& mesh, const Point3& p, const Point3& d) {
+    auto span = mesh.bounds();
+    double tol = 1e-6 * normP(sub(span[1], span[0]));
+    uint32_t best = 0;
+    double bestT = 1e300;
+    for (uint32_t f : mesh.boundaryFaces()) {
+        const MeshFace& F = mesh.face(f);
+        double dn = dotP(F.normal, d);
+        if (dn >= 0) continue;  // only faces the ray enters through
+        const Point3& a = mesh.point(F.points[0]);
+        double t = dotP(F.normal, sub(a, p)) / dn;
+        if (t < -tol || t >= bestT) continue;
+        Point3 q{p[0] + t * d[0], p[1] + t * d[1], p[2] + t * d[2]};
+        bool in = true;  // inside the triangle: same side of all three edges
+        for (int k = 0; k < 3 && in; ++k) {
+            const Point3& u = mesh.point(F.points[k]);
+            const Point3& v = mesh.point(F.points[(k + 1) % 3]);
+            in = dotP(crossP(sub(v, u), sub(q, u)), F.normal) >= -tol * normP(sub(v, u));
+        }
+        if (in) {
+            best = f;
+            bestT = t;
+        }
+    }
+    return {best, best ? bestT : 0.0};
+}
+
+void compileSources(const Source& src, const TetraMesh& mesh, const MaterialSet& mats,
+                    KernelInput& out) {
+    out.emitters.clear();
+    out.emitterCdf.clear();
+    out.pieces.clear();
+    out.pieceCdf.clear();
+    Builder b{mesh, mats, out, {}};
+    b.compile(src, 1.0);
+    double total = 0;
+    for (double p : b.power) total += p;
+    if (!(total > 0)) throw ModelError("sources: total power is zero");
+    double acc = 0;
+    for (double p : b.power) {
+        acc += p;
+        out.emitterCdf.push_back(acc / total);
+    }
+    out.emitterCdf.back() = 1.0;
+}
+
+}  // namespace fm

@@ -1,0 +1,94 @@
+// Light sources, each with a power (relative weight inside a Composite; absolute J or W when a
+// run is normalised). Compiled into kernel emitters by SourceCompiler.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "Geometry/TetraMesh.hpp"
+
+namespace fm {
+
+struct Source {
+    double power = 1.0;
+    virtual ~Source() = default;
+    virtual std::string typeName() const = 0;
+};
+using SourcePtr = std::shared_ptr<Source>;
+
+// Isotropic point. elementHint (optional) is the tetra holding it.
+struct PointSource : Source {
+    Point3 position{};
+    uint32_t elementHint = 0;
+    std::string typeName() const override { return "Point"; }
+};
+
+// Collimated beam. From outside the mesh it enters through the boundary face its ray hits, with
+// specular reflection booked as in MCML; placed inside, it starts there. radius is ignored.
+struct PencilBeamSource : Source {
+    Point3 position{};
+    Point3 direction{0, 0, 1};
+    uint32_t elementHint = 0;
+    double radius = 0;
+    std::string typeName() const override { return "PencilBeam"; }
+};
+
+// Uniform within a sphere (clipped to the mesh), isotropic.
+struct BallSource : Source {
+    Point3 centre{};
+    double radius = 1;
+    std::string typeName() const override { return "Ball"; }
+};
+
+// Segment, isotropic or emitting perpendicular to its axis (cylindrical diffuser).
+struct LineSource : Source {
+    Point3 endpoint[2]{};
+    enum Pattern { Isotropic, Normal } pattern = Isotropic;
+    std::string typeName() const override { return "Line"; }
+};
+
+// Uniform in one tetra (element > 0) or a whole region (region > 0), isotropic.
+struct VolumeSource : Source {
+    uint32_t element = 0;
+    uint32_t region = 0;
+    std::string typeName() const override { return "Volume"; }
+};
+
+// Uniform over boundary faces (by id), or a region's boundary; into the tissue.
+struct SurfaceSource : Source {
+    std::vector<uint32_t> faces;
+    std::vector<std::array<uint32_t, 3>> triangles;  // boundary faces given by point ids
+    uint32_t region = 0;  // used when faces/triangles are empty: all faces bounding this region
+    enum Emission { Normal, Lambert, Isotropic } emission = Lambert;
+    std::string typeName() const override { return "Surface"; }
+};
+
+// Optical fibre tip: a cone of numerical aperture NA around `direction`, half-angle
+// asin(NA / n_tissue). Inside the mesh it emits from the point; outside or on the surface it
+// emits from where its axis enters the mesh (the fibre touching the skin).
+struct FiberSource : Source {
+    Point3 position{};
+    Point3 direction{0, 0, 1};
+    double numericalAperture = 0.22;
+    std::string typeName() const override { return "Fiber"; }
+};
+
+// FullMonte's cylinder diffuser: from the volume of a cylinder or from its lateral surface,
+// isotropic or into the outward hemisphere (uniform or Lambertian).
+struct CylinderSource : Source {
+    Point3 endpoint[2]{};
+    double radius = 0.5;
+    bool emitVolume = false;
+    bool emitHemiSphere = false;
+    enum Distribution { Uniform, Lambert, Custom } hemiSphereEmitDistribution = Uniform;
+    double numericalAperture = 0.5;  // for Custom: a cone of this NA around the surface normal
+    std::string typeName() const override { return "Cylinder"; }
+};
+
+// Power-weighted mix.
+struct CompositeSource : Source {
+    std::vector<SourcePtr> elements;
+    std::string typeName() const override { return "Composite"; }
+};
+
+}  // namespace fm

@@ -1,0 +1,101 @@
+#include "Kernels/CPU/CpuKernel.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "Kernels/Core/Packet.hpp"
+#include "Kernels/Core/TallyScorer.hpp"
+
+namespace fm {
+namespace {
+
+struct HostAdd {
+    static void add(double* p, double v) { *p += v; }
+};
+
+constexpr uint64_t kChunk = 4096;
+
+}  // namespace
+
+unsigned resolveThreads(unsigned requested) {
+    if (requested) return requested;
+    unsigned hw = std::thread::hardware_concurrency();
+    return hw ? hw : 1;
+}
+
+uint64_t forEachPacketRange(const RunOptions& opt, unsigned threads,
+                            const std::function<void(unsigned, uint64_t, uint64_t)>& body) {
+    std::atomic<uint64_t> done{0};
+    std::atomic<unsigned> running{threads};
+    std::vector<std::thread> pool;
+    const uint64_t first = opt.firstPacket, n = opt.packets;
+    for (unsigned w = 0; w < threads; ++w) {
+        uint64_t b = first + n * w / threads, e = first + n * (w + 1) / threads;
+        pool.emplace_back([&, w, b, e] {
+            for (uint64_t c = b; c < e; c += kChunk) {
+                if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) break;
+                uint64_t ce = std::min(e, c + kChunk);
+                body(w, c, ce);
+                done += ce - c;
+            }
+            --running;
+        });
+    }
+    while (running.load() > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (opt.progress) opt.progress(done.load(), n);
+    }
+    for (auto& t : pool) t.join();
+    if (opt.progress) opt.progress(done.load(), n);
+    return done.load();
+}
+
+RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
+    auto t0 = std::chrono::steady_clock::now();
+    const unsigned threads = resolveThreads(opt.threads);
+    const ArrayModel model = in.view();
+    const size_t nv = in.cells.size(), ns = in.faceCount, nd = 2 * size_t(in.faceCount);
+
+    RunResult r;
+    r.kernel = "cpu";
+    r.packetsRequested = opt.packets;
+    const auto& o = opt.outputs;
+    dispatchOutputs(o.volume, o.surface, o.directed, [&](auto V, auto S, auto D) {
+        using Scorer = TallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value, HostAdd>;
+        std::vector<std::vector<double>> vol(threads), surf(threads), dir(threads);
+        std::vector<Scorer> scorers(threads);
+        for (unsigned w = 0; w < threads; ++w) {
+            if (V) vol[w].assign(nv, 0.0);
+            if (S) surf[w].assign(ns, 0.0);
+            if (D) dir[w].assign(nd, 0.0);
+            scorers[w].volume = vol[w].data();
+            scorers[w].surface = surf[w].data();
+            scorers[w].directed = dir[w].data();
+        }
+        r.packetsDone = forEachPacketRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e) {
+            Scorer sc = scorers[w];  // a local copy: no false sharing between workers
+            for (uint64_t i = b; i < e; ++i) runPacket(model, opt.params, i, sc);
+            sc.flush();
+            scorers[w] = sc;
+        });
+        auto reduce = [&](std::vector<std::vector<double>>& parts, std::vector<double>& out) {
+            if (parts.empty() || parts[0].empty()) return;
+            out = std::move(parts[0]);
+            for (unsigned w = 1; w < threads; ++w)
+                for (size_t i = 0; i < out.size(); ++i) out[i] += parts[w][i];
+        };
+        reduce(vol, r.volume);
+        reduce(surf, r.surface);
+        reduce(dir, r.directed);
+        for (auto& sc : scorers) {
+            r.ledger.add(sc.ledger);
+            r.events.add(sc.events);
+        }
+    });
+    r.cancelled = r.packetsDone < opt.packets;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+}
+
+}  // namespace fm

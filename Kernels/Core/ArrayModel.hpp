@@ -1,0 +1,17 @@
+// The model as plain arrays: what the CPU kernel (and any simple caller) hands the packet loop.
+#pragma once
+#include "Kernels/Core/Emitters.hpp"
+
+namespace fm {
+
+struct ArrayModel {
+    const TetraRecord* cells;
+    const MaterialRecord* materials;
+    EmitterView emitters;
+
+    FM_HD TetraRecord cell(uint32_t i) const { return cells[i]; }
+    FM_HD uint32_t cellMaterial(uint32_t i) const { return cells[i].material; }
+    FM_HD const MaterialRecord& material(uint32_t i) const { return materials[i]; }
+};
+
+}  // namespace fm

@@ -1,0 +1,84 @@
+// Packed records the kernels consume. Built on the host from Geometry/, identical on CPU and GPU.
+#pragma once
+#include "Kernels/Core/Vec3.hpp"
+
+namespace fm {
+
+// Neighbour code for "outside the mesh". Bits below kExteriorBit give the exterior material, so a
+// layered (MCML) model can have different ambient media above and below.
+constexpr uint32_t kExteriorBit = 0x80000000u;
+FM_HD bool isExterior(uint32_t adj) { return (adj & kExteriorBit) != 0u || adj == 0u; }
+FM_HD uint32_t exteriorMaterial(uint32_t adj) { return adj & ~kExteriorBit; }
+
+// Face id field: bit 31 says whether this cell sees the face's canonical normal reversed, so
+// directed tallies index 2*face + side.
+constexpr uint32_t kFaceSideBit = 0x80000000u;
+
+// One cell: 4 face planes with outward unit normals (p is inside when dot(n,p) <= C for all
+// faces), neighbours, face ids, material. 112 bytes, 16-byte aligned: the GPU reads it as seven
+// 16-byte vectors. A layer of a layered model uses two planes; the others have n = 0, C = +inf.
+struct alignas(16) TetraRecord {
+    float nx[4], ny[4], nz[4], C[4];
+    uint32_t adj[4];    // neighbour cell, or kExteriorBit|material (0 = exterior material 0)
+    uint32_t face[4];   // face id | kFaceSideBit when reversed
+    uint32_t material;  // index into the material table
+    uint32_t scoredFaces;  // bit i: face i is scored by the directed-surface tally
+    uint32_t pad[2];
+};
+static_assert(sizeof(TetraRecord) == 112, "TetraRecord must stay 112 bytes");
+
+// Optical properties with the derived constants the packet loop needs (lengths in mm).
+struct alignas(16) MaterialRecord {
+    float mu_a, mu_s, mu_t, n;
+    float absorbFraction;  // mu_a / mu_t, weight dropped per interaction
+    float g;
+    float hgA, hgB;        // (1 + g^2), (1 - g^2): Henyey-Greenstein sampling constants
+};
+
+// Where and how a packet starts. weight < 1 when specular reflection was taken at entry.
+struct LaunchRecord {
+    Vec3 pos;
+    Vec3 dir;
+    uint32_t tetra;
+    float weight;
+};
+
+// Roulette, guards and random stream, shared by every kernel.
+struct KernelParams {
+    uint64_t seed = 1;
+    float wmin = 1e-5f;     // roulette threshold
+    float prwin = 0.1f;     // roulette survival probability
+    uint32_t maxSteps = 100000;  // interactions per packet before it is booked abnormal
+    uint32_t maxHits = 100000;   // face crossings in one step before it is booked abnormal
+};
+
+// Conservation ledger in units of launched packet weight (each packet launches weight 1):
+// launched + roulette_gained = specular + absorbed + exited + roulette_lost + abnormal.
+struct Ledger {
+    double launched = 0, specular = 0, absorbed = 0, exited = 0;
+    double rouletteGained = 0, rouletteLost = 0, abnormal = 0;
+
+    FM_HD void add(const Ledger& o) {
+        launched += o.launched; specular += o.specular; absorbed += o.absorbed;
+        exited += o.exited; rouletteGained += o.rouletteGained;
+        rouletteLost += o.rouletteLost; abnormal += o.abnormal;
+    }
+    FM_HD double imbalance() const {
+        return (launched + rouletteGained) -
+               (specular + absorbed + exited + rouletteLost + abnormal);
+    }
+};
+
+// Event counts (FullMonte's MCEventCounts names).
+struct Events {
+    uint64_t launch = 0, absorb = 0, scatter = 0, boundary = 0, tir = 0, fresnel = 0,
+             refract = 0, interface = 0, exit = 0, die = 0, win = 0, abnormal = 0;
+
+    FM_HD void add(const Events& o) {
+        launch += o.launch; absorb += o.absorb; scatter += o.scatter; boundary += o.boundary;
+        tir += o.tir; fresnel += o.fresnel; refract += o.refract; interface += o.interface;
+        exit += o.exit; die += o.die; win += o.win; abnormal += o.abnormal;
+    }
+};
+
+}  // namespace fm

@@ -1,0 +1,51 @@
+#include "Kernels/Dispatch.hpp"
+
+#include <cmath>
+
+#include "Geometry/Errors.hpp"
+#include "Kernels/CPU/CpuKernel.hpp"
+#include "fm_config.h"
+#if FM_HAVE_CUDA
+#include "Kernels/CUDA/CudaKernel.hpp"
+#endif
+
+namespace fm {
+
+bool cudaAvailable(std::string* why) {
+#if FM_HAVE_CUDA
+    return cudaDeviceAvailable(why);
+#else
+    if (why) *why = "this build has no CUDA kernel (configured with FM_USE_CUDA=OFF or no nvcc)";
+    return false;
+#endif
+}
+
+void validateRunOptions(const RunOptions& o) {
+    const KernelParams& p = o.params;
+    if (o.packets == 0) throw ParameterError("packets must be at least 1");
+    if (o.packets > (uint64_t(1) << 53))
+        throw ParameterError("packets = " + std::to_string(o.packets) + " exceeds 2^53; split the run");
+    if (!(p.wmin >= 0 && p.wmin < 1) || !std::isfinite(p.wmin))
+        throw ParameterError("wmin must be in [0, 1), got " + std::to_string(p.wmin));
+    if (!(p.prwin > 0 && p.prwin <= 1))
+        throw ParameterError("prwin must be in (0, 1], got " + std::to_string(p.prwin));
+    if (p.maxSteps == 0 || p.maxHits == 0) throw ParameterError("maxSteps and maxHits must be at least 1");
+    if (o.threads > 4096) throw ParameterError("threads = " + std::to_string(o.threads) + " is unreasonable");
+}
+
+RunResult runKernel(const std::string& kind, const KernelInput& in, const RunOptions& opt) {
+    validateRunOptions(opt);
+    if (kind == "cpu") return runCpu(in, opt);
+    if (kind == "cuda") {
+#if FM_HAVE_CUDA
+        return runCuda(in, opt);
+#else
+        std::string why;
+        cudaAvailable(&why);
+        throw ParameterError("kernel cuda: " + why);
+#endif
+    }
+    throw ParameterError("unknown kernel '" + kind + "' (use cpu or cuda)");
+}
+
+}  // namespace fm

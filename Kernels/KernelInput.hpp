@@ -1,0 +1,61 @@
+// What every kernel consumes and produces: packed records in, raw tallies out.
+// Built by Geometry/ (ModelPacker, SourceCompiler); kernels never see files or meshes.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+#include "Kernels/Core/ArrayModel.hpp"
+
+namespace fm {
+
+struct KernelInput {
+    std::vector<TetraRecord> cells;         // index 0 is a dummy (the exterior)
+    std::vector<MaterialRecord> materials;  // index 0 = exterior material
+    std::vector<EmitterRecord> emitters;
+    std::vector<double> emitterCdf;
+    std::vector<Piece> pieces;
+    std::vector<double> pieceCdf;
+    uint32_t faceCount = 0;                 // face ids run 1..faceCount-1; 0 is a dummy
+
+    ArrayModel view() const {
+        return ArrayModel{cells.data(), materials.data(),
+                          EmitterView{emitters.data(), emitterCdf.data(),
+                                      uint32_t(emitters.size()), pieces.data(),
+                                      pieceCdf.data()}};
+    }
+};
+
+// Which tallies a run keeps. Each one off costs nothing (compile-time scorer selection).
+struct OutputSelection {
+    bool volume = true;    // VolumeEnergy per tetra
+    bool surface = true;   // SurfaceExitEnergy per face id (boundary faces only are non-zero)
+    bool directed = false; // DirectedSurfaceEnergy per face id and side (faces flagged in cells)
+};
+
+struct RunOptions {
+    KernelParams params;
+    uint64_t packets = 1000000;
+    uint64_t firstPacket = 0;   // packet indices [firstPacket, firstPacket+packets): split runs
+    unsigned threads = 0;       // 0 = all hardware threads
+    OutputSelection outputs;
+    // Called from a worker now and then with packets done so far; must be thread-safe.
+    std::function<void(uint64_t done, uint64_t total)> progress;
+    const std::atomic<bool>* cancel = nullptr;  // set to true to stop early
+};
+
+struct RunResult {
+    std::vector<double> volume;    // [tetra], energy in packet-weight units
+    std::vector<double> surface;   // [face id]
+    std::vector<double> directed;  // [2*face id + side]
+    Ledger ledger;
+    Events events;
+    uint64_t packetsRequested = 0;
+    uint64_t packetsDone = 0;
+    double seconds = 0;
+    bool cancelled = false;
+    std::string kernel;            // "cpu" or "cuda"
+};
+
+}  // namespace fm

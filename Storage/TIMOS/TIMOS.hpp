@@ -1,0 +1,24 @@
+// TIM-OS text formats (.mesh .opt .source): 1-based indices, mm and 1/mm.
+#pragma once
+#include <string>
+
+#include "Geometry/MaterialSet.hpp"
+#include "Geometry/Sources.hpp"
+
+namespace fm {
+
+TetraMesh readTIMOSMesh(const std::string& path);
+MaterialSet readTIMOSMaterials(const std::string& path);
+
+struct TIMOSSources {
+    SourcePtr source;       // a CompositeSource when the file has several rows
+    double totalPackets;    // sum of the rows' w (TIM-OS: photon counts)
+};
+TIMOSSources readTIMOSSource(const std::string& path);
+
+void writeTIMOSMesh(const std::string& path, const TetraMesh& mesh);
+void writeTIMOSMaterials(const std::string& path, const MaterialSet& mats);
+// Points, volumes, pencil beams, triangle surfaces and composites of them.
+void writeTIMOSSource(const std::string& path, const Source& src, const TetraMesh& mesh);
+
+}  // namespace fm

@@ -1,0 +1,66 @@
+#include "Storage/Text/TextFile.hpp"
+
+#include <cmath>
+
+#include "Storage/AtomicFile.hpp"
+#include "Storage/TextReader.hpp"
+
+namespace fm {
+
+namespace {
+void put(std::ostream& o, double v) {
+    if (std::isnan(v)) o << "nan";
+    else o << v;
+}
+}  // namespace
+
+void writeValues(const std::string& path, const std::vector<double>& values, size_t first) {
+    AtomicFile f(path);
+    for (size_t i = first; i < values.size(); ++i) {
+        put(f.out, values[i]);
+        f.out << '\n';
+    }
+    f.commit();
+}
+
+void writeIndexedValues(const std::string& path, const std::vector<uint32_t>& ids,
+                        const std::vector<double>& values) {
+    AtomicFile f(path);
+    for (uint32_t id : ids) {
+        f.out << id << ' ';
+        put(f.out, id < values.size() ? values[id] : 0.0);
+        f.out << '\n';
+    }
+    f.commit();
+}
+
+void writeCSV(const std::string& path, const std::vector<std::string>& header,
+              const std::vector<std::vector<double>>& columns) {
+    AtomicFile f(path);
+    for (size_t c = 0; c < header.size(); ++c) f.out << (c ? "," : "") << header[c];
+    f.out << '\n';
+    size_t rows = columns.empty() ? 0 : columns[0].size();
+    for (size_t r = 0; r < rows; ++r) {
+        for (size_t c = 0; c < columns.size(); ++c) {
+            if (c) f.out << ',';
+            put(f.out, columns[c][r]);
+        }
+        f.out << '\n';
+    }
+    f.commit();
+}
+
+std::vector<double> readValues(const std::string& path) {
+    TextReader r(path);
+    std::vector<double> v{0.0};
+    for (std::string t = r.token(); !t.empty(); t = r.token()) {
+        if (t == "nan") { v.push_back(NAN); continue; }
+        char* end = nullptr;
+        double x = std::strtod(t.c_str(), &end);
+        if (*end) r.fail("expected a number, found '" + t + "'");
+        v.push_back(x);
+    }
+    return v;
+}
+
+}  // namespace fm

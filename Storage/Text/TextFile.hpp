@@ -1,0 +1,18 @@
+// Plain-text outputs: one value per line (per element, in input order) or CSV with a header.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace fm {
+
+// values[first..] one per line; "nan" for undefined values.
+void writeValues(const std::string& path, const std::vector<double>& values, size_t first = 1);
+// Selected entries (e.g. boundary faces): "id value" per line.
+void writeIndexedValues(const std::string& path, const std::vector<uint32_t>& ids,
+                        const std::vector<double>& values);
+// Columns of equal length with a header row.
+void writeCSV(const std::string& path, const std::vector<std::string>& header,
+              const std::vector<std::vector<double>>& columns);
+std::vector<double> readValues(const std::string& path);
+
+}  // namespace fm

@@ -1,0 +1,89 @@
+// Whitespace-token reader that knows its file and line, for readers whose errors must say
+// "file:line: what was expected, what was found". '#' starts a comment when enabled.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "Geometry/Errors.hpp"
+
+namespace fm {
+
+class TextReader {
+public:
+    TextReader(const std::string& path, bool hashComments = false)
+        : path_(path), comments_(hashComments) {
+        in_.open(path, std::ios::binary);
+        if (!in_) throw FormatError(path + ": cannot open file");
+    }
+    const std::string& path() const { return path_; }
+    int line() const { return line_; }
+
+    [[noreturn]] void fail(const std::string& msg) const {
+        throw FormatError(path_ + ":" + std::to_string(line_) + ": " + msg);
+    }
+    // Next token, or "" at end of file.
+    std::string token() {
+        std::string t;
+        int c;
+        while ((c = in_.get()) != EOF) {
+            if (c == '\n') ++line_;
+            if (comments_ && c == '#') {
+                while ((c = in_.get()) != EOF && c != '\n') {}
+                if (c == '\n') ++line_;
+                continue;
+            }
+            if (c == 0) fail("binary data (NUL byte) in a text file");
+            if (!std::isspace(c)) break;
+        }
+        if (c == EOF) return t;
+        t.push_back(char(c));
+        while ((c = in_.peek()) != EOF && !std::isspace(c) && !(comments_ && c == '#')) {
+            if (c == 0) fail("binary data (NUL byte) in a text file");
+            t.push_back(char(in_.get()));
+            if (t.size() > 256) fail("token too long (not a text file of this kind?)");
+        }
+        return t;
+    }
+    std::string need(const std::string& what) {
+        std::string t = token();
+        if (t.empty()) fail("unexpected end of file, expected " + what);
+        return t;
+    }
+    double number(const std::string& what) {
+        std::string t = need(what);
+        char* end = nullptr;
+        double v = std::strtod(t.c_str(), &end);
+        if (end == t.c_str() || *end) fail("expected " + what + ", found '" + t + "'");
+        if (!std::isfinite(v)) fail(what + " is not finite ('" + t + "')");
+        return v;
+    }
+    uint64_t count(const std::string& what, uint64_t max) {
+        std::string t = need(what);
+        char* end = nullptr;
+        if (t[0] == '-') fail(what + " must not be negative, found '" + t + "'");
+        unsigned long long v = std::strtoull(t.c_str(), &end, 10);
+        if (end == t.c_str() || *end) {
+            double d = std::strtod(t.c_str(), &end);  // accept 1e6-style integers
+            if (end == t.c_str() || *end || d != std::floor(d) || d < 0)
+                fail("expected " + what + " (a whole number), found '" + t + "'");
+            v = (unsigned long long)d;
+        }
+        if (v > max) fail(what + " = " + t + " is larger than " + std::to_string(max));
+        return v;
+    }
+    void expectEnd() {
+        std::string t = token();
+        if (!t.empty()) fail("unexpected extra data '" + t + "' after the last record");
+    }
+
+private:
+    std::string path_;
+    bool comments_;
+    std::ifstream in_;
+    int line_ = 1;
+};
+
+}  // namespace fm

@@ -1,0 +1,152 @@
+// Unit physics: Henyey-Greenstein sampling, Fresnel, refraction, tetra exit face.
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "Geometry/ModelPacker.hpp"
+#include "Geometry/MeshBuilder.hpp"
+#include "Kernels/Core/Physics.hpp"
+
+using namespace fm;
+
+namespace {
+double chi2Critical(double k) {
+    double z = 3.719, t = 1 - 2 / (9 * k) + z * std::sqrt(2 / (9 * k));
+    return k * t * t * t;
+}
+// Probability that cos(theta) falls in [a, b] under Henyey-Greenstein with anisotropy g (the CDF
+// in closed form).
+double hgCdf(double g, double mu) {
+    if (std::fabs(g) < 1e-9) return 0.5 * (mu + 1);
+    return (1 - g * g) / (2 * g) * (1 / std::sqrt(1 + g * g - 2 * g * mu) - 1 / (1 + g));
+}
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(physics)
+
+BOOST_AUTO_TEST_CASE(hg_mean_cosine_and_distribution) {
+    for (double g : {0.0, 0.3, 0.75, 0.9, 0.95, -0.5}) {
+        MaterialRecord m = packMaterial(Material(0.1, 10, g, 1.4));
+        PacketRng rng(11, uint64_t(g * 1000 + 5000));
+        const int n = 400000, bins = 50;
+        std::vector<double> count(bins, 0);
+        double sum = 0, sum2 = 0;
+        for (int i = 0; i < n; ++i) {
+            double c = sampleHG(m, rng);
+            sum += c;
+            sum2 += c * c;
+            count[std::min(bins - 1, int((c + 1) / 2 * bins))]++;
+        }
+        double mean = sum / n, sd = std::sqrt((sum2 / n - mean * mean) / n);
+        BOOST_TEST_MESSAGE("g = " << g << ": mean cosine " << mean << " +- " << sd);
+        BOOST_CHECK_LE(std::fabs(mean - g), 4 * sd);
+        double chi2 = 0;
+        for (int b = 0; b < bins; ++b) {
+            double lo = -1 + 2.0 * b / bins, hi = -1 + 2.0 * (b + 1) / bins;
+            double e = n * (hgCdf(g, hi) - hgCdf(g, lo));
+            if (e > 5) chi2 += (count[b] - e) * (count[b] - e) / e;
+        }
+        BOOST_TEST_MESSAGE("g = " << g << ": chi2 " << chi2 << " (dof <= " << bins - 1 << ")");
+        BOOST_CHECK_LT(chi2, chi2Critical(bins - 1));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(deflection_keeps_unit_length_and_angle) {
+    PacketRng rng(2, 2);
+    for (int i = 0; i < 10000; ++i) {
+        Vec3 d = isotropicDirection(rng);
+        float cost = 2 * rng.uniform() - 1;
+        Vec3 e = deflect(d, cost, rng);
+        BOOST_REQUIRE_CLOSE(norm(e), 1.0f, 1e-3);
+        BOOST_REQUIRE_SMALL(dot(d, e) - cost, 2e-3f);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(fresnel_matches_formula) {
+    float cost;
+    // Normal incidence: ((n1 - n2) / (n1 + n2))^2
+    BOOST_CHECK_CLOSE(fresnelReflectance(1.0f, 1.5f, 1.0f, cost), 0.04f, 1e-3);
+    BOOST_CHECK_CLOSE(cost, 1.0f, 1e-4);
+    // Oblique, against the Fresnel equations evaluated in double.
+    for (double n1 : {1.0, 1.33, 1.5})
+        for (double n2 : {1.0, 1.37, 1.5})
+            for (double ci = 0.05; ci <= 1.0; ci += 0.05) {
+                double si = std::sqrt(1 - ci * ci), st = n1 / n2 * si;
+                float R = fresnelReflectance(float(n1), float(n2), float(ci), cost);
+                if (st >= 1) {
+                    BOOST_CHECK_EQUAL(R, 1.0f);  // total internal reflection
+                    continue;
+                }
+                double ct = std::sqrt(1 - st * st);
+                double rs = (n1 * ci - n2 * ct) / (n1 * ci + n2 * ct);
+                double rp = (n1 * ct - n2 * ci) / (n1 * ct + n2 * ci);
+                BOOST_CHECK_SMALL(R - 0.5 * (rs * rs + rp * rp), 1e-5);
+                BOOST_CHECK_SMALL(double(cost) - ct, 1e-5);
+            }
+    // Critical angle from 1.5 into 1.0: asin(1/1.5) = 41.81 deg
+    double crit = std::cos(std::asin(1 / 1.5));
+    BOOST_CHECK_EQUAL(fresnelReflectance(1.5f, 1.0f, float(crit - 1e-3), cost), 1.0f);
+    BOOST_CHECK_LT(fresnelReflectance(1.5f, 1.0f, float(crit + 1e-3), cost), 1.0f);
+}
+
+BOOST_AUTO_TEST_CASE(refraction_obeys_snell) {
+    Vec3 n{0, 0, 1};
+    for (float ci = 0.1f; ci <= 1.0f; ci += 0.1f) {
+        Vec3 d{std::sqrt(1 - ci * ci), 0, ci};
+        float cost;
+        fresnelReflectance(1.0f, 1.4f, ci, cost);
+        Vec3 t = refract(d, n, 1.0f, 1.4f, ci, cost);
+        float si = std::sqrt(1 - ci * ci), st = std::sqrt(1 - t.z * t.z);
+        BOOST_CHECK_SMALL(1.0f * si - 1.4f * st, 1e-5f);
+        BOOST_CHECK_CLOSE(norm(t), 1.0f, 1e-4);
+        Vec3 r = reflect(d, n, ci);
+        BOOST_CHECK_CLOSE(r.z, -ci, 1e-4);
+    }
+}
+
+// Exit face and distance against brute force: march along the ray until the point leaves.
+BOOST_AUTO_TEST_CASE(exit_face_matches_brute_force) {
+    TetraMesh mesh = makeBoxMesh({0, 0, 0}, {1, 1, 1}, 1, 1, 1, [](const Point3&) { return 1u; });
+    MaterialSet ms;
+    ms.append(Material(0.1, 1, 0, 1));
+    PointSource P;
+    P.position = {0.5, 0.5, 0.5};
+    KernelInput in = packModel(mesh, ms, P);
+    std::mt19937 gen(3);
+    std::uniform_real_distribution<double> U(0, 1);
+    int checked = 0;
+    for (uint32_t t = 1; t <= mesh.tetraCount(); ++t) {
+        const TetraRecord& T = in.cells[t];
+        for (int trial = 0; trial < 200; ++trial) {
+            // random interior point: barycentric
+            double w[4], s = 0;
+            for (double& x : w) s += (x = -std::log(U(gen)));
+            Point3 p{0, 0, 0};
+            for (int k = 0; k < 4; ++k)
+                for (int c = 0; c < 3; ++c) p[c] += w[k] / s * mesh.point(mesh.tetra(t)[k])[c];
+            double z = 2 * U(gen) - 1, ph = 6.283185307 * U(gen);
+            Point3 d{std::sqrt(1 - z * z) * std::cos(ph), std::sqrt(1 - z * z) * std::sin(ph), z};
+            FaceHit h = exitFace(T, Vec3{float(p[0]), float(p[1]), float(p[2])},
+                                 Vec3{float(d[0]), float(d[1]), float(d[2])});
+            // brute force in double: smallest positive distance to any face plane
+            double best = 1e300;
+            int bestFace = -1;
+            for (int i = 0; i < 4; ++i) {
+                const MeshFace& F = mesh.face(mesh.tetraFace(t, i) & 0x7fffffff);
+                double sgn = (mesh.tetraFace(t, i) & 0x80000000u) ? -1 : 1;
+                double dn = sgn * dotP(F.normal, d);
+                if (dn <= 0) continue;
+                double dist = sgn * dotP(F.normal, sub(mesh.point(F.points[0]), p)) / dn;
+                if (dist < best) { best = dist; bestFace = i; }
+            }
+            BOOST_REQUIRE_EQUAL(h.face, bestFace);
+            BOOST_REQUIRE_SMALL(h.t - best, 1e-5);
+            // the exit point lies on the mesh face (inside tolerance)
+            ++checked;
+        }
+    }
+    BOOST_CHECK_EQUAL(checked, 6 * 200);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

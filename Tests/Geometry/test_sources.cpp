@@ -1,0 +1,181 @@
+// Sources compile to emitters whose launch records have the right distributions.
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+
+#include "Geometry/Errors.hpp"
+#include "Geometry/MeshBuilder.hpp"
+#include "Geometry/ModelPacker.hpp"
+#include "Kernels/Core/Emitters.hpp"
+
+using namespace fm;
+
+namespace {
+struct Fixture {
+    TetraMesh mesh = makeBoxMesh({-5, -5, 0}, {5, 5, 10}, 10, 10, 10,
+                                 [](const Point3& c) { return c[2] < 5 ? 1u : 2u; });
+    MaterialSet mats;
+    Fixture() {
+        mats.exterior(Material(0, 0, 0, 1.0));
+        mats.append(Material(0.1, 10, 0.9, 1.5));
+        mats.append(Material(0.2, 5, 0.8, 1.5));
+    }
+    std::vector<LaunchRecord> launch(const Source& s, int n) {
+        KernelInput in = packModel(mesh, mats, s);
+        ArrayModel m = in.view();
+        std::vector<LaunchRecord> out;
+        for (int i = 0; i < n; ++i) {
+            PacketRng rng(7, uint64_t(i));
+            out.push_back(emit(m, m.emitters, rng));
+        }
+        return out;
+    }
+    bool inTetra(const LaunchRecord& L) {
+        return L.tetra && mesh.contains(L.tetra, {L.pos.x, L.pos.y, L.pos.z}, 1e-5);
+    }
+};
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(sources, Fixture)
+
+BOOST_AUTO_TEST_CASE(point_isotropic) {
+    PointSource P;
+    P.position = {0.3, -0.2, 4.1};
+    auto L = launch(P, 20000);
+    double mz = 0;
+    for (auto& l : L) {
+        BOOST_REQUIRE(inTetra(l));
+        BOOST_REQUIRE_CLOSE(norm(l.dir), 1.0f, 1e-3);
+        mz += l.dir.z;
+    }
+    BOOST_CHECK_SMALL(mz / L.size(), 4 * std::sqrt(1.0 / 3 / L.size()));
+}
+
+BOOST_AUTO_TEST_CASE(pencil_from_outside_takes_specular) {
+    PencilBeamSource B;
+    B.position = {0.25, 0.25, -3};
+    B.direction = {0, 0, 1};
+    auto L = launch(B, 10);
+    BOOST_CHECK_CLOSE(L[0].weight, 0.96f, 1e-3);  // ((1.5 - 1) / 2.5)^2 = 0.04
+    BOOST_CHECK_SMALL(L[0].pos.z, 1e-5f);
+    BOOST_CHECK(inTetra(L[0]));
+    B.position = {0.25, 0.25, 3};  // inside: no specular
+    auto I = launch(B, 1);
+    BOOST_CHECK_EQUAL(I[0].weight, 1.0f);
+    B.position = {20, 0, -3};  // misses
+    BOOST_CHECK_THROW(launch(B, 1), ModelError);
+}
+
+BOOST_AUTO_TEST_CASE(ball_uniform_in_sphere) {
+    BallSource S;
+    S.centre = {0.1, 0.2, 5.3};
+    S.radius = 2.0;
+    auto L = launch(S, 20000);
+    double below = 0;
+    for (auto& l : L) {
+        BOOST_REQUIRE(inTetra(l));
+        double r = std::sqrt(std::pow(l.pos.x - 0.1, 2) + std::pow(l.pos.y - 0.2, 2) + std::pow(l.pos.z - 5.3, 2));
+        BOOST_REQUIRE_LE(r, 2.0 + 1e-5);
+        below += r < 2.0 * std::cbrt(0.5);  // half the volume lies inside r = R / 2^(1/3)
+    }
+    double f = below / L.size();
+    BOOST_CHECK_SMALL(f - 0.5, 4 * std::sqrt(0.25 / L.size()));
+}
+
+BOOST_AUTO_TEST_CASE(volume_region_uniform) {
+    VolumeSource V;
+    V.region = 2;
+    auto L = launch(V, 20000);
+    double inUpperHalf = 0;
+    for (auto& l : L) {
+        BOOST_REQUIRE(inTetra(l));
+        BOOST_REQUIRE_EQUAL(mesh.region(l.tetra), 2u);
+        inUpperHalf += l.pos.z > 7.5;
+    }
+    BOOST_CHECK_SMALL(inUpperHalf / L.size() - 0.5, 4 * std::sqrt(0.25 / L.size()));
+}
+
+BOOST_AUTO_TEST_CASE(line_uniform_along_segment_and_normal_pattern) {
+    LineSource S;
+    S.endpoint[0] = {0.1, 0.1, 1};
+    S.endpoint[1] = {0.1, 0.1, 9};
+    S.pattern = LineSource::Normal;
+    auto L = launch(S, 20000);
+    double lowerQuarter = 0;
+    for (auto& l : L) {
+        BOOST_REQUIRE(inTetra(l));
+        BOOST_REQUIRE_SMALL(l.dir.z, 1e-5f);  // perpendicular to the z axis
+        lowerQuarter += l.pos.z < 3;
+    }
+    BOOST_CHECK_SMALL(lowerQuarter / L.size() - 0.25, 4 * std::sqrt(0.1875 / L.size()));
+}
+
+BOOST_AUTO_TEST_CASE(surface_lambert_into_tissue) {
+    SurfaceSource S;
+    S.region = 1;
+    S.emission = SurfaceSource::Lambert;
+    auto L = launch(S, 20000);
+    double mcos = 0;
+    int bottom = 0;
+    for (auto& l : L) {
+        BOOST_REQUIRE(inTetra(l));
+        if (l.pos.z < 1e-4) {  // bottom face of the box: inward normal is +z
+            ++bottom;
+            mcos += l.dir.z;
+        }
+    }
+    BOOST_REQUIRE_GT(bottom, 1000);
+    BOOST_CHECK_SMALL(mcos / bottom - 2.0 / 3, 4 * std::sqrt((0.5 - 4.0 / 9) / bottom));  // Lambert: <cos> = 2/3
+}
+
+BOOST_AUTO_TEST_CASE(fiber_cone_and_cylinder) {
+    FiberSource F;
+    F.position = {0, 0, 2};
+    F.direction = {0, 0, 1};
+    F.numericalAperture = 0.3;
+    auto L = launch(F, 5000);
+    double cosMax = std::sqrt(1 - std::pow(0.3 / 1.5, 2));
+    for (auto& l : L) BOOST_REQUIRE_GE(l.dir.z, cosMax - 1e-4);
+    CylinderSource C;
+    C.endpoint[0] = {0, 0, 2};
+    C.endpoint[1] = {0, 0, 8};
+    C.radius = 0.5;
+    C.emitHemiSphere = true;
+    auto Lc = launch(C, 5000);
+    for (auto& l : Lc) {
+        BOOST_REQUIRE(inTetra(l));
+        double r = std::hypot(l.pos.x, l.pos.y);
+        BOOST_REQUIRE_CLOSE(r, 0.5, 1e-2);
+        BOOST_REQUIRE_GE(l.dir.x * l.pos.x + l.dir.y * l.pos.y, -1e-4);  // outward hemisphere
+    }
+}
+
+BOOST_AUTO_TEST_CASE(composite_by_power) {
+    auto A = std::make_shared<PointSource>();
+    A->position = {0, 0, 2};
+    A->power = 3;
+    auto B = std::make_shared<PointSource>();
+    B->position = {0, 0, 8};
+    B->power = 1;
+    CompositeSource C;
+    C.elements = {A, B};
+    auto L = launch(C, 20000);
+    double fa = 0;
+    for (auto& l : L) fa += l.pos.z < 5;
+    BOOST_CHECK_SMALL(fa / L.size() - 0.75, 4 * std::sqrt(0.1875 / L.size()));
+}
+
+BOOST_AUTO_TEST_CASE(bad_sources_named) {
+    PointSource P;
+    P.position = {50, 0, 0};
+    BOOST_CHECK_EXCEPTION(launch(P, 1), ModelError, [](const ModelError& e) {
+        return std::string(e.what()).find("outside the mesh") != std::string::npos;
+    });
+    VolumeSource V;
+    V.element = 999999;
+    BOOST_CHECK_THROW(launch(V, 1), ModelError);
+    BallSource B;
+    B.radius = -1;
+    BOOST_CHECK_THROW(launch(B, 1), ModelError);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,3 @@
+// The one translation unit that compiles the header-only Boost.Test runner.
+#define BOOST_TEST_MODULE MCMLFiles
+#include <boost/test/included/unit_test.hpp>

@@ -1,0 +1,42 @@
+// Helpers shared by the test suites: statistics, data location, small models.
+#pragma once
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "fm_config.h"
+
+namespace fmtest {
+
+inline std::string sharedData(const std::string& rel) {
+    return std::string(FM_SHARED_DATA_DIR) + "/" + rel;
+}
+inline bool haveSharedData(const std::string& rel) {
+    if (std::filesystem::exists(sharedData(rel))) return true;
+    BOOST_TEST_MESSAGE("SKIP: reference data " << sharedData(rel) << " not present");
+    return false;
+}
+
+struct MeanSd {
+    double mean, sdMean;  // sample mean and standard error of the mean
+};
+inline MeanSd meanSd(const std::vector<double>& x) {
+    double m = std::accumulate(x.begin(), x.end(), 0.0) / x.size();
+    double v = 0;
+    for (double a : x) v += (a - m) * (a - m);
+    v /= (x.size() - 1);
+    return {m, std::sqrt(v / x.size())};
+}
+
+// |mean - expected| within k standard errors (k = 3 by default), reported on failure.
+inline void checkWithinSigma(const std::string& what, const MeanSd& s, double expected, double k = 3) {
+    double z = (s.mean - expected) / s.sdMean;
+    BOOST_TEST_MESSAGE(what << ": " << s.mean << " +- " << s.sdMean << " vs " << expected << " (z = " << z << ")");
+    BOOST_CHECK_MESSAGE(std::fabs(z) <= k, what << ": " << s.mean << " +- " << s.sdMean
+                                                << " differs from " << expected << " by z = " << z);
+}
+
+}  // namespace fmtest

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what FullMonte needs to build and test on Debian 12 (apt, no recommends).
+# Usage: scripts/install-deps.sh [core|full]   (default full: Tcl, VTK, MPI, test tools too)
+set -euo pipefail
+level=${1:-full}
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+pkgs=(build-essential cmake libboost-dev libboost-test-dev)
+if [ "$level" = full ]; then
+  pkgs+=(tcl tcl-dev tcllib swig libvtk9-dev xvfb xauth libopenmpi-dev openmpi-bin)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
