@@ -1,5 +1,6 @@
 // A terminal progress bar on stderr, silent when stderr is not a terminal.
 #pragma once
+#include <cstdint>
 #include <chrono>
 #include <cstdio>
 #include <unistd.h>

@@ -30,10 +30,11 @@ std::array<uint32_t, 3> faceOpposite(const TetraPoints& T, int i) {
 
 }  // namespace
 
-// Uniform grid of tetra bounding boxes: about one tetra per cell.
+// Uniform grid of tetra bounding boxes: about one tetra per cell. Holds no reference to the
+// mesh (which may be moved); the mesh passes itself to locate().
 class PointLocator {
 public:
-    explicit PointLocator(const TetraMesh& m) : mesh_(m) {
+    explicit PointLocator(const TetraMesh& m) {
         auto b = m.bounds();
         lo_ = b[0];
         double span[3];
@@ -48,14 +49,14 @@ public:
             h_[k] = span[k] / n_[k];
         }
         start_.assign(size_t(n_[0]) * n_[1] * n_[2] + 1, 0);
-        forEachOverlap([&](size_t c, uint32_t) { ++start_[c + 1]; });
+        forEachOverlap(m, [&](size_t c, uint32_t) { ++start_[c + 1]; });
         for (size_t c = 1; c < start_.size(); ++c) start_[c] += start_[c - 1];
         items_.resize(start_.back());
         std::vector<uint32_t> fill(start_.begin(), start_.end() - 1);
-        forEachOverlap([&](size_t c, uint32_t t) { items_[fill[c]++] = t; });
+        forEachOverlap(m, [&](size_t c, uint32_t t) { items_[fill[c]++] = t; });
     }
 
-    uint32_t locate(const Point3& p) const {
+    uint32_t locate(const TetraMesh& mesh, const Point3& p) const {
         int idx[3];
         for (int k = 0; k < 3; ++k) {
             double f = (p[k] - lo_[k]) / h_[k];
@@ -64,13 +65,13 @@ public:
         }
         size_t c = (size_t(idx[2]) * n_[1] + idx[1]) * n_[0] + idx[0];
         for (uint32_t i = start_[c]; i < start_[c + 1]; ++i)
-            if (mesh_.contains(items_[i], p)) return items_[i];
+            if (mesh.contains(items_[i], p)) return items_[i];
         return 0;
     }
 
 private:
     template <class F>
-    void forEachOverlap(F f) const {
+    void forEachOverlap(const TetraMesh& mesh_, F f) const {
         for (uint32_t t = 1; t <= mesh_.tetraCount(); ++t) {
             int lo[3], hi[3];
             for (int k = 0; k < 3; ++k) {
@@ -88,7 +89,6 @@ private:
                         f((size_t(z) * n_[1] + y) * n_[0] + x, t);
         }
     }
-    const TetraMesh& mesh_;
     Point3 lo_;
     int n_[3];
     double h_[3];
@@ -246,6 +246,6 @@ bool TetraMesh::contains(uint32_t t, const Point3& p, double tol) const {
     return true;
 }
 
-uint32_t TetraMesh::locate(const Point3& p) const { return locator_ ? locator_->locate(p) : 0; }
+uint32_t TetraMesh::locate(const Point3& p) const { return locator_ ? locator_->locate(*this, p) : 0; }
 
 }  // namespace fm

@@ -53,7 +53,10 @@ struct RunResult {
     Events events;
     uint64_t packetsRequested = 0;
     uint64_t packetsDone = 0;
-    double seconds = 0;
+    double seconds = 0;          // whole run, wall clock
+    double uploadSeconds = 0;    // GPU only: model upload
+    double kernelSeconds = 0;    // GPU only: packet kernels
+    double downloadSeconds = 0;  // GPU only: tallies back to the host
     bool cancelled = false;
     std::string kernel;            // "cpu" or "cuda"
 };

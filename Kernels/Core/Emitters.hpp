@@ -112,10 +112,10 @@ FM_HD uint32_t walkTo(const Model& m, uint32_t tetra, Vec3 from, Vec3 to) {
         TetraRecord T = m.cell(tetra);
         FaceHit h = exitFace(T, from, d);
         if (h.t >= len) return tetra;
-        if (h.face < 0 || isExterior(T.adj[h.face])) return 0;
+        if (h.face < 0 || isExterior(h.adj)) return 0;
         from = from + h.t * d;
         len -= h.t;
-        tetra = T.adj[h.face];
+        tetra = h.adj;
     }
     return 0;
 }

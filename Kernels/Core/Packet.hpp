@@ -17,36 +17,34 @@ struct Packet {
 
 enum class StepEnd { Interact, Exited, Abnormal };
 
-// Cross face f of cell T: Fresnel/TIR where the index changes, else straight through.
+// Cross the face h of cell T: Fresnel/TIR where the index changes, else straight through.
 // Returns true when the packet left the mesh.
 template <class Model, class Scorer>
-FM_HD bool crossFace(const Model& m, const TetraRecord& T, const MaterialRecord& M, int f,
+FM_HD bool crossFace(const Model& m, const TetraRecord& T, const MaterialRecord& M, const FaceHit& h,
                      Packet& pk, Scorer& sc, PacketRng& rng) {
-    uint32_t adj = T.adj[f];
-    bool outside = isExterior(adj);
-    uint32_t nextMat = outside ? exteriorMaterial(adj) : m.cellMaterial(adj);
+    bool outside = isExterior(h.adj);
+    uint32_t nextMat = outside ? exteriorMaterial(h.adj) : m.cellMaterial(h.adj);
     float n2 = m.material(nextMat).n;
     if (n2 != M.n) {
-        Vec3 nrm = faceNormal(T, f);
-        float cosi = dot(pk.dir, nrm), cost;
+        float cosi = dot(pk.dir, h.normal), cost;
         float R = fresnelReflectance(M.n, n2, cosi, cost);
         if (R >= 1.f || rng.uniform() < R) {
-            pk.dir = reflect(pk.dir, nrm, cosi);
+            pk.dir = reflect(pk.dir, h.normal, cosi);
             if (R >= 1.f) ++sc.events.tir; else ++sc.events.fresnel;
             return false;
         }
-        pk.dir = refract(pk.dir, nrm, M.n, n2, cosi, cost);
+        pk.dir = refract(pk.dir, h.normal, M.n, n2, cosi, cost);
         ++sc.events.refract;
     }
-    if (T.scoredFaces & (1u << f)) sc.cross(T.face[f], pk.w);
+    if ((T.scoredFaces >> h.face) & 1u) sc.cross(h.faceId, pk.w);
     if (outside) {
-        sc.exit(T.face[f], pk.pos, pk.dir, pk.w);
+        sc.exit(h.faceId, pk.pos, pk.dir, pk.w);
         sc.ledger.exited += pk.w;
         ++sc.events.exit;
         return true;
     }
     if (nextMat != T.material) ++sc.events.interface;
-    pk.tetra = adj;
+    pk.tetra = h.adj;
     return false;
 }
 
@@ -68,7 +66,7 @@ FM_HD StepEnd hop(const Model& m, const KernelParams& kp, Packet& pk, Scorer& sc
         pk.pos = pk.pos + h.t * pk.dir;
         s = fmaxf(0.f, s - h.t * M.mu_t);
         ++sc.events.boundary;
-        if (crossFace(m, T, M, h.face, pk, sc, rng)) return StepEnd::Exited;
+        if (crossFace(m, T, M, h, pk, sc, rng)) return StepEnd::Exited;
     }
     return StepEnd::Abnormal;
 }

@@ -24,17 +24,23 @@ FM_HD void fm_sincos(float a, float& s, float& c) {
 #endif
 }
 
+// The face a packet leaves a cell through, with everything crossing it needs, selected with
+// unrolled compares so that the cell record is never indexed at run time (on the GPU a run-time
+// index would move the record to local memory).
 struct FaceHit {
-    float t;   // distance to the exit face (kInfinity if none: a degenerate cell)
-    int face;  // 0..3
+    float t;         // distance to the exit face (kInfinity if none: a degenerate cell)
+    int face;        // 0..3, or -1
+    Vec3 normal;     // outward unit normal of that face
+    uint32_t adj;    // neighbour across it
+    uint32_t faceId; // face id with side bit
 };
 
 // Nearest face the ray leaves through. Only faces the packet moves towards count (dot(n,d) > 0),
 // so the face just entered through is never chosen again; a slightly negative distance from
 // rounding is clamped to zero rather than letting the packet go backwards.
 FM_HD FaceHit exitFace(const TetraRecord& T, Vec3 p, Vec3 d) {
-    FaceHit h{kInfinity, -1};
-FM_UNROLL
+    FaceHit h{kInfinity, -1, Vec3{0.f, 0.f, 0.f}, 0u, 0u};
+    FM_UNROLL
     for (int i = 0; i < 4; ++i) {
         float cosn = T.nx[i] * d.x + T.ny[i] * d.y + T.nz[i] * d.z;
         float height = T.C[i] - (T.nx[i] * p.x + T.ny[i] * p.y + T.nz[i] * p.z);
@@ -42,12 +48,13 @@ FM_UNROLL
         if (t < h.t) {
             h.t = t;
             h.face = i;
+            h.normal = Vec3{T.nx[i], T.ny[i], T.nz[i]};
+            h.adj = T.adj[i];
+            h.faceId = T.face[i];
         }
     }
     return h;
 }
-
-FM_HD Vec3 faceNormal(const TetraRecord& T, int i) { return Vec3{T.nx[i], T.ny[i], T.nz[i]}; }
 
 // Unpolarised Fresnel reflectance for incidence cosine cosi (> 0) from index n1 into n2.
 // Returns 1 for total internal reflection; cost receives the transmitted angle's cosine.

@@ -1,5 +1,6 @@
 // Plain-text outputs: one value per line (per element, in input order) or CSV with a header.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 

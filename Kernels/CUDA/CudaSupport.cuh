@@ -1,0 +1,112 @@
+// CUDA plumbing shared by the GPU kernels: error checks, owned device buffers, the device-side
+// model (tetra records through 16-byte read-only loads, materials in constant memory), atomic
+// accumulation, and the warp-reduced ledger/event totals.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "Geometry/Errors.hpp"
+#include "Kernels/Core/Packet.hpp"
+#include "Kernels/CUDA/CudaKernel.hpp"
+
+namespace fm {
+
+inline void cudaCheck(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) throw Error(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e));
+}
+
+// A device allocation that names what it holds when memory runs out.
+template <class T>
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    DeviceBuffer(size_t n, const char* what) { allocate(n, what); }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    ~DeviceBuffer() { if (p_) cudaFree(p_); }
+    void allocate(size_t n, const char* what) {
+        n_ = n;
+        if (n == 0) return;
+        cudaError_t e = cudaMalloc(&p_, n * sizeof(T));
+        if (e != cudaSuccess) {
+            size_t freeB = 0, totalB = 0;
+            cudaMemGetInfo(&freeB, &totalB);
+            cudaGetLastError();
+            throw Error(std::string("CUDA: out of device memory for ") + what + ": needs " +
+                        std::to_string(n * sizeof(T) / 1048576.0) + " MiB, " +
+                        std::to_string(freeB / 1048576.0) + " MiB free of " +
+                        std::to_string(totalB / 1048576.0) + " MiB");
+        }
+    }
+    void upload(const std::vector<T>& v, cudaStream_t s) {
+        if (!v.empty()) cudaCheck(cudaMemcpyAsync(p_, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice, s), "upload");
+    }
+    void zero(cudaStream_t s) {
+        if (n_) cudaCheck(cudaMemsetAsync(p_, 0, n_ * sizeof(T), s), "clear");
+    }
+    std::vector<T> download(cudaStream_t s) const {
+        std::vector<T> v(n_);
+        if (n_) {
+            cudaCheck(cudaMemcpyAsync(v.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost, s), "download");
+            cudaCheck(cudaStreamSynchronize(s), "download");
+        }
+        return v;
+    }
+    T* get() const { return p_; }
+    size_t size() const { return n_; }
+
+private:
+    T* p_ = nullptr;
+    size_t n_ = 0;
+};
+
+struct DeviceAtomicAdd {
+    __device__ static void add(double* p, double v) { atomicAdd(p, v); }
+};
+
+// Totals every thread adds its ledger and events into, one atomic per warp.
+struct DeviceTotals {
+    double ledger[7];
+    unsigned long long events[12];
+};
+
+__device__ inline double warpSum(double v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ inline unsigned long long warpSum(unsigned long long v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// Every thread of the block must call this (full-warp shuffles).
+__device__ inline void addTotals(DeviceTotals* t, const Ledger& L, const Events& E) {
+    const double l[7] = {L.launched, L.specular, L.absorbed, L.exited, L.rouletteGained, L.rouletteLost, L.abnormal};
+    const unsigned long long e[12] = {E.launch, E.absorb, E.scatter, E.boundary, E.tir, E.fresnel,
+                                      E.refract, E.interface, E.exit, E.die, E.win, E.abnormal};
+    const bool lead = (threadIdx.x & 31) == 0;
+#pragma unroll
+    for (int i = 0; i < 7; ++i) {
+        double s = warpSum(l[i]);
+        if (lead && s != 0.0) atomicAdd(&t->ledger[i], s);
+    }
+#pragma unroll
+    for (int i = 0; i < 12; ++i) {
+        unsigned long long s = warpSum(e[i]);
+        if (lead && s) atomicAdd(&t->events[i], s);
+    }
+}
+
+inline void totalsToResult(const DeviceTotals& t, RunResult& r) {
+    Ledger& L = r.ledger;
+    L.launched = t.ledger[0]; L.specular = t.ledger[1]; L.absorbed = t.ledger[2]; L.exited = t.ledger[3];
+    L.rouletteGained = t.ledger[4]; L.rouletteLost = t.ledger[5]; L.abnormal = t.ledger[6];
+    Events& E = r.events;
+    E.launch = t.events[0]; E.absorb = t.events[1]; E.scatter = t.events[2]; E.boundary = t.events[3];
+    E.tir = t.events[4]; E.fresnel = t.events[5]; E.refract = t.events[6]; E.interface = t.events[7];
+    E.exit = t.events[8]; E.die = t.events[9]; E.win = t.events[10]; E.abnormal = t.events[11];
+}
+
+}  // namespace fm
