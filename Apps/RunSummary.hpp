@@ -31,6 +31,10 @@ inline void writeRunSummary(const std::string& path, const RunResult& r,
     o << "  \"packets\": " << r.packetsDone << ",\n";
     o << "  \"packets_requested\": " << r.packetsRequested << ",\n";
     o << "  \"seconds\": " << jsonNumber(r.seconds) << ",\n";
+    if (r.kernelSeconds > 0)  // GPU: where the time went
+        o << "  \"upload_seconds\": " << jsonNumber(r.uploadSeconds) << ",\n"
+          << "  \"kernel_seconds\": " << jsonNumber(r.kernelSeconds) << ",\n"
+          << "  \"download_seconds\": " << jsonNumber(r.downloadSeconds) << ",\n";
     o << "  \"packets_per_second\": " << jsonNumber(r.seconds > 0 ? r.packetsDone / r.seconds : 0) << ",\n";
     o << "  \"steps_per_second\": " << jsonNumber(r.seconds > 0 ? r.events.absorb / r.seconds : 0) << ",\n";
     o << "  \"ledger\": {\n"

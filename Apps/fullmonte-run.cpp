@@ -12,6 +12,7 @@
 #include "Geometry/ModelPacker.hpp"
 #include "Geometry/Queries.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Kernels/MPI/MpiRun.hpp"
 #include "Storage/MMC/MMC.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Storage/Text/TextFile.hpp"
@@ -35,6 +36,8 @@ const char* kUsage =
     "  --max-steps N      interactions per packet before it is booked abnormal (default 1e5)\n"
     "  --max-hits N       face crossings per step before it is booked abnormal (default 1e5)\n"
     "  --kernel cpu|cuda  kernel (default cpu)\n"
+    "  --devices LIST     CUDA devices: comma-separated ids or 'all' (default 0); packets are\n"
+    "                     shared out in chunks, results equal a single-device run\n"
     "  --power P          source power (W) or energy (J) that scales fluence.txt (default 1)\n"
     "  --exterior-n N     exterior refractive index for MMC inputs (default 1)\n"
     "  --no-surface       do not score surface exit energy\n"
@@ -55,7 +58,7 @@ Args parse(int argc, char** argv) {
     static const char* kValues[] = {"--mesh", "--opt", "--source", "--packets", "--seed", "--threads",
                                     "--wmin", "--prwin", "--kernel", "--output", "--power", "--mmc-node",
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
-                                    "--max-steps", "--max-hits"};
+                                    "--max-steps", "--max-hits", "--devices"};
     Args a;
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
@@ -88,6 +91,15 @@ uint64_t whole(const Args& a, const std::string& k, uint64_t def, uint64_t max) 
     return uint64_t(x);
 }
 
+// A number in (lo, hi] or [lo, hi) (lowInclusive), checked before it is narrowed to float.
+double inRange(const Args& a, const std::string& k, double def, double lo, double hi,
+               const std::string& range, bool lowInclusive) {
+    double x = number(a, k, def);
+    bool ok = lowInclusive ? (x >= lo && x < hi) : (x > lo && x <= hi);
+    if (!ok) throw ParameterError(k + " must be in " + range + ", got " + a.get(k));
+    return x;
+}
+
 std::vector<double> numberList(const std::string& k, const std::string& s, size_t n) {
     std::vector<double> out;
     std::stringstream ss(s);
@@ -98,11 +110,25 @@ std::vector<double> numberList(const std::string& k, const std::string& s, size_
         if (end == item.c_str() || *end || !std::isfinite(x)) throw ParameterError(k + ": '" + item + "' is not a number");
         out.push_back(x);
     }
-    if (out.size() != n) throw ParameterError(k + " needs " + std::to_string(n) + " comma-separated numbers");
+    if (n && out.size() != n) throw ParameterError(k + " needs " + std::to_string(n) + " comma-separated numbers");
+    if (out.empty()) throw ParameterError(k + " needs at least one number");
     return out;
 }
 
-int run(int argc, char** argv) {
+// packModel's errors (a region without material, a source outside the mesh) come from the
+// files together: name them, so the message says where to look.
+KernelInput packWithContext(const Args& a, const TetraMesh& mesh, const MaterialSet& mats, const Source& src) {
+    try {
+        return packModel(mesh, mats, src);
+    } catch (const ModelError& e) {
+        std::string files;
+        for (const char* k : {"--mesh", "--opt", "--source", "--mmc-node", "--mmc-elem", "--mmc-prop"})
+            if (a.has(k)) files += (files.empty() ? "" : ", ") + a.get(k);
+        throw ModelError(files + ": " + e.what());
+    }
+}
+
+int run(int argc, char** argv, const MpiSession& mpi) {
     Args a = parse(argc, argv);
     if (a.flags.count("--help") || argc == 1) {
         std::cout << kUsage;
@@ -149,28 +175,43 @@ int run(int argc, char** argv) {
     opt.packets = whole(a, "--packets", defPackets, uint64_t(1) << 53);
     opt.params.seed = whole(a, "--seed", 1, ~uint64_t(0) >> 1);
     opt.threads = unsigned(whole(a, "--threads", 0, 4096));
-    opt.params.wmin = float(number(a, "--wmin", 1e-5));
-    opt.params.prwin = float(number(a, "--prwin", 0.1));
+    // An explicit 0 is a mistake (a script computing the count?), not a request for all cores.
+    if (a.has("--threads") && opt.threads == 0)
+        throw ParameterError("--threads must be at least 1 (leave it out to use all cores)");
+    opt.params.wmin = float(inRange(a, "--wmin", 1e-5, 0, 1, "[0, 1)", true));
+    opt.params.prwin = float(inRange(a, "--prwin", 0.1, 0, 1, "(0, 1]", false));
     opt.params.maxSteps = uint32_t(whole(a, "--max-steps", 100000, 4000000000u));
     opt.params.maxHits = uint32_t(whole(a, "--max-hits", 100000, 4000000000u));
+    if (opt.params.maxSteps == 0 || opt.params.maxHits == 0)
+        throw ParameterError("--max-steps and --max-hits must be at least 1");
     opt.outputs.surface = !a.flags.count("--no-surface");
     double power = number(a, "--power", 1.0);
     if (!(power > 0)) throw ParameterError("--power must be > 0");
     std::string kernel = a.get("--kernel", "cpu");
+    if (a.has("--devices")) {
+        if (kernel != "cuda") throw ParameterError("--devices needs --kernel cuda");
+        if (a.get("--devices") == "all") opt.devices = {-1};
+        else for (double d : numberList("--devices", a.get("--devices"), 0)) {
+            if (d < 0 || d != std::floor(d)) throw ParameterError("--devices: '" + a.get("--devices") + "' is not a list of device ids");
+            opt.devices.push_back(int(d));
+        }
+    }
     validateRunOptions(opt);
 
-    KernelInput in = packModel(mesh, mats, *src);
+    KernelInput in = packWithContext(a, mesh, mats, *src);
     std::string dir = a.get("--output");
     std::filesystem::create_directories(dir);
 
-    ProgressBar bar(!a.flags.count("--quiet"));
+    ProgressBar bar(!a.flags.count("--quiet") && mpi.rank() == 0);
     opt.progress = [&](uint64_t d, uint64_t t) { bar(d, t); };
     opt.cancel = &gCancel;
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);
-    RunResult r = runKernel(kernel, in, opt);
+    RunResult r = runDistributed(mpi, kernel, in, opt);
+    if (mpi.rank() != 0) return 0;  // rank 0 holds the reduced result and writes it
 
     std::map<std::string, std::string> extra{
+        {"ranks", std::to_string(mpi.size())},
         {"seed", std::to_string(opt.params.seed)},
         {"wmin", jsonNumber(opt.params.wmin)},
         {"prwin", jsonNumber(opt.params.prwin)},
@@ -210,7 +251,8 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
     try {
-        return run(argc, argv);
+        MpiSession mpi(&argc, &argv);
+        return run(argc, argv, mpi);
     } catch (const std::exception& e) {
         std::cerr << "fullmonte-run: error: " << e.what() << "\n";
         return 1;

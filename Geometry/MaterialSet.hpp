@@ -8,6 +8,10 @@
 
 namespace fm {
 
+// Largest mu_a, mu_s (1/mm) or n a material may have: the kernels hold them in single
+// precision, and a mean free path below 1e-15 mm means nothing anyway.
+constexpr double kMaxCoefficient = 1e15;
+
 struct Material {
     double mu_a = 0, mu_s = 0, g = 0, n = 1;  // 1/mm, 1/mm, -, -
     Material() = default;
@@ -40,10 +44,11 @@ public:
                 throw ModelError("material " + std::to_string(i) + (i == 0 ? " (exterior)" : "") +
                                  ": " + what + " = " + std::to_string(v));
             };
-            if (!(std::isfinite(m.n) && m.n > 0)) bad("refractive index n must be > 0, got n", m.n);
+            // Written as !(in range) so that NaN fails too.
+            if (!(m.n > 0 && m.n <= kMaxCoefficient)) bad("refractive index n must be in (0, 1e15], got n", m.n);
             if (i == 0) continue;
-            if (!(std::isfinite(m.mu_a) && m.mu_a >= 0)) bad("mu_a must be >= 0 and finite, got mu_a", m.mu_a);
-            if (!(std::isfinite(m.mu_s) && m.mu_s >= 0)) bad("mu_s must be >= 0 and finite, got mu_s", m.mu_s);
+            if (!(m.mu_a >= 0 && m.mu_a <= kMaxCoefficient)) bad("mu_a must be in [0, 1e15] /mm, got mu_a", m.mu_a);
+            if (!(m.mu_s >= 0 && m.mu_s <= kMaxCoefficient)) bad("mu_s must be in [0, 1e15] /mm, got mu_s", m.mu_s);
             if (!(std::isfinite(m.g) && std::fabs(m.g) < 1)) bad("anisotropy must satisfy |g| < 1, got g", m.g);
         }
     }

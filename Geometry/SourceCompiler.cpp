@@ -26,7 +26,8 @@ Point3 unit(const Point3& d, const std::string& what) {
 
 void checkFinite(const Point3& p, const std::string& what) {
     for (double c : p)
-        if (!std::isfinite(c)) throw ModelError(what + ": non-finite coordinate " + str(p));
+        if (!(std::fabs(c) <= kMaxCoordinate))  // also rejects NaN and inf
+            throw ModelError(what + ": coordinate " + str(p) + " is not finite or beyond +-1e15");
 }
 
 struct Builder {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <string>
 
 #include "Geometry/Errors.hpp"
@@ -45,7 +46,9 @@ public:
         }
         double cell = std::cbrt(vol / std::max<size_t>(1, m.tetraCount()));
         for (int k = 0; k < 3; ++k) {
-            n_[k] = std::max(1, std::min(512, int(std::ceil(span[k] / cell))));
+            // Clamp before converting: span/cell can exceed INT_MAX (or be NaN) for extreme
+            // coordinates, and that conversion is undefined.
+            n_[k] = int(std::max(1.0, std::min(512.0, std::ceil(span[k] / cell))));
             h_[k] = span[k] / n_[k];
         }
         start_.assign(size_t(n_[0]) * n_[1] * n_[2] + 1, 0);
@@ -119,8 +122,12 @@ void TetraMesh::check() {
                          std::to_string(tetras_.size()) + " tetras (incl. dummy 0)");
     for (size_t i = 1; i < points_.size(); ++i)
         for (double c : points_[i])
-            if (!std::isfinite(c))
-                throw ModelError("mesh: point " + std::to_string(i) + " has a non-finite coordinate");
+            if (!(std::fabs(c) <= kMaxCoordinate)) {  // also true for NaN
+                std::ostringstream o;
+                o << "mesh: point " << i << " has coordinate " << c
+                  << ", outside +-1e15 (non-finite or beyond single precision)";
+                throw ModelError(o.str());
+            }
     regions_[0] = 0;
     for (size_t t = 1; t < tetras_.size(); ++t) {
         for (uint32_t v : tetras_[t])

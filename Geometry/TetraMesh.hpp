@@ -13,6 +13,10 @@ namespace fm {
 using Point3 = std::array<double, 3>;
 using TetraPoints = std::array<uint32_t, 4>;
 
+// Largest coordinate magnitude a model may use (any unit). The kernels compute in single
+// precision: below this, squared distances stay finite there (1e30 < 3.4e38).
+constexpr double kMaxCoordinate = 1e15;
+
 struct MeshFace {
     std::array<uint32_t, 3> points;  // ordered so the normal points out of `owner`
     uint32_t owner = 0;              // tetra on the side the normal leaves

@@ -39,6 +39,7 @@ struct RunOptions {
     uint64_t packets = 1000000;
     uint64_t firstPacket = 0;   // packet indices [firstPacket, firstPacket+packets): split runs
     unsigned threads = 0;       // 0 = all hardware threads
+    std::vector<int> devices;   // CUDA devices (empty: device 0; {-1}: every device)
     OutputSelection outputs;
     // Called from a worker now and then with packets done so far; must be thread-safe.
     std::function<void(uint64_t done, uint64_t total)> progress;

@@ -14,10 +14,15 @@ namespace fm {
 class TextReader {
 public:
     TextReader(const std::string& path, bool hashComments = false)
-        : path_(path), comments_(hashComments) {
-        in_.open(path, std::ios::binary);
-        if (!in_) throw FormatError(path + ": cannot open file");
+        : path_(path), comments_(hashComments), in_(&file_) {
+        file_.open(path, std::ios::binary);
+        if (!file_) throw FormatError(path + ": cannot open file");
     }
+    // Text already in memory (or any stream); name stands for the file in messages.
+    TextReader(std::istream& in, const std::string& name, bool hashComments = false)
+        : path_(name), comments_(hashComments), in_(&in) {}
+    TextReader(const TextReader&) = delete;
+    TextReader& operator=(const TextReader&) = delete;
     const std::string& path() const { return path_; }
     int line() const { return line_; }
 
@@ -28,10 +33,10 @@ public:
     std::string token() {
         std::string t;
         int c;
-        while ((c = in_.get()) != EOF) {
+        while ((c = in_->get()) != EOF) {
             if (c == '\n') ++line_;
             if (comments_ && c == '#') {
-                while ((c = in_.get()) != EOF && c != '\n') {}
+                while ((c = in_->get()) != EOF && c != '\n') {}
                 if (c == '\n') ++line_;
                 continue;
             }
@@ -40,9 +45,9 @@ public:
         }
         if (c == EOF) return t;
         t.push_back(char(c));
-        while ((c = in_.peek()) != EOF && !std::isspace(c) && !(comments_ && c == '#')) {
+        while ((c = in_->peek()) != EOF && !std::isspace(c) && !(comments_ && c == '#')) {
             if (c == 0) fail("binary data (NUL byte) in a text file");
-            t.push_back(char(in_.get()));
+            t.push_back(char(in_->get()));
             if (t.size() > 256) fail("token too long (not a text file of this kind?)");
         }
         return t;
@@ -60,6 +65,16 @@ public:
         if (!std::isfinite(v)) fail(what + " is not finite ('" + t + "')");
         return v;
     }
+    // A number with |v| <= maxAbs, e.g. a coordinate (the kernels compute in single precision).
+    double bounded(const std::string& what, double maxAbs) {
+        double v = number(what);
+        if (std::fabs(v) > maxAbs) {
+            std::ostringstream o;
+            o << what << " = " << v << " is outside +-" << maxAbs;
+            fail(o.str());
+        }
+        return v;
+    }
     uint64_t count(const std::string& what, uint64_t max) {
         std::string t = need(what);
         char* end = nullptr;
@@ -67,8 +82,10 @@ public:
         unsigned long long v = std::strtoull(t.c_str(), &end, 10);
         if (end == t.c_str() || *end) {
             double d = std::strtod(t.c_str(), &end);  // accept 1e6-style integers
-            if (end == t.c_str() || *end || d != std::floor(d) || d < 0)
+            if (end == t.c_str() || *end || !(d >= 0) || d != std::floor(d))
                 fail("expected " + what + " (a whole number), found '" + t + "'");
+            // Range first: converting a double beyond 2^64 (1e30, inf) to an integer is undefined.
+            if (d > double(max)) fail(what + " = " + t + " is larger than " + std::to_string(max));
             v = (unsigned long long)d;
         }
         if (v > max) fail(what + " = " + t + " is larger than " + std::to_string(max));
@@ -82,7 +99,8 @@ public:
 private:
     std::string path_;
     bool comments_;
-    std::ifstream in_;
+    std::ifstream file_;
+    std::istream* in_;
     int line_ = 1;
 };
 

@@ -31,20 +31,24 @@ l1() { log "L1 $1 vs $2: $("$build/bin/fullmonte-compare" "$out/$1/fluence.txt" 
 
 for case in cube_5med/cube_5med fourlayer/FourLayer; do
   c=$(basename $case)
-  run ${c}_cpu_1e6_s1 cpu 1000000 1 $case
-  run ${c}_cpu_1e6_s2 cpu 1000000 2 $case
-  for n in 1000000 10000000 100000000; do
+  for n in ${CPU_SIZES:-1000000}; do  # CPU references (16 threads of the device host)
+    run ${c}_cpu_${n}_s1 cpu $n 1 $case
+    run ${c}_cpu_${n}_s2 cpu $n 2 $case
+  done
+  for n in ${GPU_SIZES:-1000000 10000000 100000000}; do
     [ "$n" -le "$maxp" ] || continue
     run ${c}_gpu_${n}_s1 cuda $n 1 $case
     run ${c}_gpu_${n}_s2 cuda $n 2 $case
     l1 ${c}_gpu_${n}_s1 ${c}_gpu_${n}_s2
   done
-  l1 ${c}_cpu_1e6_s1 ${c}_cpu_1e6_s2
-  l1 ${c}_cpu_1e6_s1 ${c}_gpu_1000000_s1
-  l1 ${c}_cpu_1e6_s1 ${c}_gpu_1000000_s2
+  for n in ${CPU_SIZES:-1000000}; do
+    l1 ${c}_cpu_${n}_s1 ${c}_cpu_${n}_s2
+    l1 ${c}_cpu_${n}_s1 ${c}_gpu_${n}_s1
+    l1 ${c}_cpu_${n}_s1 ${c}_gpu_${n}_s2
+  done
   rm -f "$out"/${c}_*/volume_energy.txt "$out"/${c}_*/surface_exit.txt
 done
-if command -v compute-sanitizer >/dev/null; then
+if [ "${SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
   base="$data/timos/cube_5med/cube_5med"
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 3 "$build/bin/fullmonte-run" --mesh $base.mesh --opt $base.opt \

@@ -82,9 +82,10 @@ __device__ inline unsigned long long warpSum(unsigned long long v) {
 }
 
 // Every thread of the block must call this (full-warp shuffles).
-__device__ inline void addTotals(DeviceTotals* t, const Ledger& L, const Events& E) {
+template <class Count>
+__device__ inline void addTotals(DeviceTotals* t, const Ledger& L, const EventCounts<Count>& E) {
     const double l[7] = {L.launched, L.specular, L.absorbed, L.exited, L.rouletteGained, L.rouletteLost, L.abnormal};
-    const unsigned long long e[12] = {E.launch, E.absorb, E.scatter, E.boundary, E.tir, E.fresnel,
+    const unsigned long long e[12] = {(unsigned long long)E.launch, E.absorb, E.scatter, E.boundary, E.tir, E.fresnel,
                                       E.refract, E.interface, E.exit, E.die, E.win, E.abnormal};
     const bool lead = (threadIdx.x & 31) == 0;
 #pragma unroll
@@ -97,6 +98,16 @@ __device__ inline void addTotals(DeviceTotals* t, const Ledger& L, const Events&
         unsigned long long s = warpSum(e[i]);
         if (lead && s) atomicAdd(&t->events[i], s);
     }
+}
+
+// One thread's event counts into the totals without warp cooperation (rare path).
+template <class Count>
+__device__ inline void addEventsUnaggregated(DeviceTotals* t, const EventCounts<Count>& E) {
+    const unsigned long long e[12] = {E.launch, E.absorb, E.scatter, E.boundary, E.tir, E.fresnel,
+                                      E.refract, E.interface, E.exit, E.die, E.win, E.abnormal};
+#pragma unroll
+    for (int i = 0; i < 12; ++i)
+        if (e[i]) atomicAdd(&t->events[i], e[i]);
 }
 
 inline void totalsToResult(const DeviceTotals& t, RunResult& r) {

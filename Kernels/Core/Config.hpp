@@ -24,4 +24,7 @@ FM_HD float fm_sqrt(float x) {
 #endif
 }
 
+// max(x, 0) as a compare: fmaxf's NaN rules keep it a library call on the CPU.
+FM_HD float positivePart(float x) { return x > 0.f ? x : 0.f; }
+
 }  // namespace fm

@@ -109,13 +109,14 @@ FM_HD uint32_t walkTo(const Model& m, uint32_t tetra, Vec3 from, Vec3 to) {
     if (len <= 0.f) return tetra;
     d = (1.f / len) * d;
     for (int hops = 0; hops < 100000; ++hops) {
-        TetraRecord T = m.cell(tetra);
-        FaceHit h = exitFace(T, from, d);
+        FaceHit h = exitFace(m.planes(tetra), from, d);
         if (h.t >= len) return tetra;
-        if (h.face < 0 || isExterior(h.adj)) return 0;
+        if (h.face < 0) return 0;
+        uint32_t next = m.adjacent(tetra, h.face);
+        if (isExterior(next)) return 0;
         from = from + h.t * d;
         len -= h.t;
-        tetra = h.adj;
+        tetra = next;
     }
     return 0;
 }

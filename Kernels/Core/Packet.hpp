@@ -15,16 +15,15 @@ struct Packet {
     float w;
 };
 
-enum class StepEnd { Interact, Exited, Abnormal };
-
-// Cross the face h of cell T: Fresnel/TIR where the index changes, else straight through.
-// Returns true when the packet left the mesh.
+// Cross face h of the packet's cell (material index mat, properties M): Fresnel/TIR where the
+// index changes, else straight through. Returns true when the packet left the mesh.
 template <class Model, class Scorer>
-FM_HD bool crossFace(const Model& m, const TetraRecord& T, const MaterialRecord& M, const FaceHit& h,
+FM_HD bool crossFace(const Model& m, uint32_t mat, const MaterialRecord& M, const FaceHit& h,
                      Packet& pk, Scorer& sc, PacketRng& rng) {
-    bool outside = isExterior(h.adj);
-    uint32_t nextMat = outside ? exteriorMaterial(h.adj) : m.cellMaterial(h.adj);
-    float n2 = m.material(nextMat).n;
+    const uint32_t adj = m.adjacent(pk.tetra, h.face);
+    const bool outside = isExterior(adj);
+    const uint32_t nextMat = outside ? exteriorMaterial(adj) : m.cellMaterial(adj);
+    const float n2 = m.material(nextMat).n;
     if (n2 != M.n) {
         float cosi = dot(pk.dir, h.normal), cost;
         float R = fresnelReflectance(M.n, n2, cosi, cost);
@@ -36,39 +35,19 @@ FM_HD bool crossFace(const Model& m, const TetraRecord& T, const MaterialRecord&
         pk.dir = refract(pk.dir, h.normal, M.n, n2, cosi, cost);
         ++sc.events.refract;
     }
-    if ((T.scoredFaces >> h.face) & 1u) sc.cross(h.faceId, pk.w);
+    if (Scorer::kScoresFaces) {
+        const uint32_t face = m.faceId(pk.tetra, h.face);
+        if ((m.scoredFaces(pk.tetra) >> h.face) & 1u) sc.cross(face, pk.w);
+        if (outside) sc.exit(face, pk.pos, pk.dir, pk.w);
+    }
     if (outside) {
-        sc.exit(h.faceId, pk.pos, pk.dir, pk.w);
         sc.ledger.exited += pk.w;
         ++sc.events.exit;
         return true;
     }
-    if (nextMat != T.material) ++sc.events.interface;
-    pk.tetra = h.adj;
+    if (nextMat != mat) ++sc.events.interface;
+    pk.tetra = adj;
     return false;
-}
-
-// Move the packet one scattering step: -ln(U) mean free paths, rescaled as mu_t changes.
-template <class Model, class Scorer>
-FM_HD StepEnd hop(const Model& m, const KernelParams& kp, Packet& pk, Scorer& sc,
-                  PacketRng& rng) {
-    float s = -fm_log(rng.uniformOpen());
-    for (uint32_t hits = 0; hits < kp.maxHits; ++hits) {
-        TetraRecord T = m.cell(pk.tetra);
-        const MaterialRecord& M = m.material(T.material);
-        FaceHit h = exitFace(T, pk.pos, pk.dir);
-        float dist = M.mu_t > 0.f ? s / M.mu_t : kInfinity;
-        if (dist < h.t) {
-            pk.pos = pk.pos + dist * pk.dir;
-            return StepEnd::Interact;
-        }
-        if (h.face < 0) return StepEnd::Abnormal;  // no way out and nothing to interact with
-        pk.pos = pk.pos + h.t * pk.dir;
-        s = fmaxf(0.f, s - h.t * M.mu_t);
-        ++sc.events.boundary;
-        if (crossFace(m, T, M, h, pk, sc, rng)) return StepEnd::Exited;
-    }
-    return StepEnd::Abnormal;
 }
 
 // Deposit mu_a/mu_t of the weight. The ledger books w0 - w1 computed in double from the two
@@ -105,32 +84,75 @@ FM_HD void bookAbnormal(Packet& pk, Scorer& sc) {
     ++sc.events.abnormal;
 }
 
+// A live packet between events: its state and random stream.
+struct PacketState {
+    Packet pk;
+    PacketRng rng{0, 0};
+    float s = -1.f;      // mean free paths left of the current step; < 0: draw a new step
+    uint32_t steps = 0;  // interactions so far
+    uint32_t hits = 0;   // faces crossed in the current step
+};
+
+// Start packet `index`: emission with its own stream, launched weight booked. Returns false
+// when emission failed (booked abnormal), so there is nothing to advance.
+template <class Model, class Scorer>
+FM_HD bool launchPacket(const Model& m, const KernelParams& kp, uint64_t index, PacketState& st,
+                        Scorer& sc) {
+    st.rng = PacketRng(kp.seed, index);
+    LaunchRecord L = emit(m, m.emitters, st.rng);
+    st.pk = Packet{L.pos, L.dir, L.tetra, L.weight};
+    st.s = -1.f;
+    st.steps = 0;
+    st.hits = 0;
+    ++sc.events.launch;
+    sc.ledger.launched += 1.0;
+    if (L.weight <= 0.f || L.tetra == 0) {  // emission failed: the whole packet is abnormal
+        st.pk.w = 1.f;
+        bookAbnormal(st.pk, sc);
+        return false;
+    }
+    sc.ledger.specular += 1.0 - double(L.weight);
+    return true;
+}
+
+// One event of a live packet: a hop to the next face of its cell, or an interaction (drop,
+// roulette, spin) where its step runs out. Returns false when the packet has ended (exited,
+// lost at roulette, or stopped by a guard and booked abnormal). One event per call keeps GPU
+// lanes in step: a lane whose packet ends launches the next while the others go on.
+template <class Model, class Scorer>
+FM_HD bool advance(const Model& m, const KernelParams& kp, PacketState& st, Scorer& sc) {
+    Packet& pk = st.pk;
+    if (st.s < 0.f) st.s = -fm_log(st.rng.uniformOpen());
+    const uint32_t mat = m.cellMaterial(pk.tetra);
+    const MaterialRecord& M = m.material(mat);
+    const FaceHit h = exitFace(m.planes(pk.tetra), pk.pos, pk.dir);
+    const float dist = M.mu_t > 0.f ? st.s / M.mu_t : kInfinity;
+    if (dist < h.t) {
+        pk.pos = pk.pos + dist * pk.dir;
+        st.s = -1.f;
+        st.hits = 0;
+        drop(M, pk, sc);
+        if (!roulette(kp, pk, sc, st.rng)) return false;
+        pk.dir = deflect(pk.dir, sampleHG(M, st.rng), st.rng);
+        ++sc.events.scatter;
+        if (++st.steps < kp.maxSteps) return true;
+    } else if (h.face >= 0 && ++st.hits < kp.maxHits) {  // else: stuck, or grazing forever
+        pk.pos = pk.pos + h.t * pk.dir;
+        st.s = positivePart(st.s - h.t * M.mu_t);
+        ++sc.events.boundary;
+        return !crossFace(m, mat, M, h, pk, sc, st.rng);
+    }
+    bookAbnormal(pk, sc);
+    return false;
+}
+
 // Simulate packet `index` of the run from start to end.
 template <class Model, class Scorer>
 FM_HD void runPacket(const Model& m, const KernelParams& kp, uint64_t index, Scorer& sc) {
-    PacketRng rng(kp.seed, index);
-    LaunchRecord L = emit(m, m.emitters, rng);
-    Packet pk{L.pos, L.dir, L.tetra, L.weight};
-    ++sc.events.launch;
-    sc.ledger.launched += 1.0;
-    sc.ledger.specular += 1.0 - double(L.weight);
-    if (L.weight <= 0.f || L.tetra == 0) {  // emission failed; its weight was booked specular
-        sc.ledger.specular -= 1.0 - double(L.weight);
-        pk.w = 1.f;
-        bookAbnormal(pk, sc);
-        return;
+    PacketState st;
+    if (!launchPacket(m, kp, index, st, sc)) return;
+    while (advance(m, kp, st, sc)) {
     }
-    for (uint32_t step = 0; step < kp.maxSteps; ++step) {
-        StepEnd end = hop(m, kp, pk, sc, rng);
-        if (end == StepEnd::Exited) return;
-        if (end == StepEnd::Abnormal) break;
-        const MaterialRecord& M = m.material(m.cellMaterial(pk.tetra));
-        drop(M, pk, sc);
-        if (!roulette(kp, pk, sc, rng)) return;
-        pk.dir = deflect(pk.dir, sampleHG(M, rng), rng);
-        ++sc.events.scatter;
-    }
-    bookAbnormal(pk, sc);
 }
 
 }  // namespace fm

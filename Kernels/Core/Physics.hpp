@@ -24,33 +24,30 @@ FM_HD void fm_sincos(float a, float& s, float& c) {
 #endif
 }
 
-// The face a packet leaves a cell through, with everything crossing it needs, selected with
-// unrolled compares so that the cell record is never indexed at run time (on the GPU a run-time
-// index would move the record to local memory).
+// The face a packet leaves a cell through. The face is selected with unrolled compares so that
+// the planes are never indexed at run time (on the GPU that would move them to local memory).
 struct FaceHit {
-    float t;         // distance to the exit face (kInfinity if none: a degenerate cell)
-    int face;        // 0..3, or -1
-    Vec3 normal;     // outward unit normal of that face
-    uint32_t adj;    // neighbour across it
-    uint32_t faceId; // face id with side bit
+    float t;      // distance to the exit face (kInfinity if none: a degenerate cell)
+    int face;     // 0..3, or -1
+    Vec3 normal;  // outward unit normal of that face
 };
 
 // Nearest face the ray leaves through. Only faces the packet moves towards count (dot(n,d) > 0),
 // so the face just entered through is never chosen again; a slightly negative distance from
 // rounding is clamped to zero rather than letting the packet go backwards.
-FM_HD FaceHit exitFace(const TetraRecord& T, Vec3 p, Vec3 d) {
-    FaceHit h{kInfinity, -1, Vec3{0.f, 0.f, 0.f}, 0u, 0u};
+// Planes is CellPlanes or TetraRecord (same leading members).
+template <class Planes>
+FM_HD FaceHit exitFace(const Planes& T, Vec3 p, Vec3 d) {
+    FaceHit h{kInfinity, -1, Vec3{0.f, 0.f, 0.f}};
     FM_UNROLL
     for (int i = 0; i < 4; ++i) {
         float cosn = T.nx[i] * d.x + T.ny[i] * d.y + T.nz[i] * d.z;
         float height = T.C[i] - (T.nx[i] * p.x + T.ny[i] * p.y + T.nz[i] * p.z);
-        float t = cosn > 0.f ? fmaxf(height, 0.f) / cosn : kInfinity;
+        float t = cosn > 0.f ? positivePart(height) / cosn : kInfinity;
         if (t < h.t) {
             h.t = t;
             h.face = i;
             h.normal = Vec3{T.nx[i], T.ny[i], T.nz[i]};
-            h.adj = T.adj[i];
-            h.faceId = T.face[i];
         }
     }
     return h;
@@ -83,7 +80,7 @@ FM_HD Vec3 refract(Vec3 d, Vec3 n, float n1, float n2, float cosi, float cost) {
 
 FM_HD Vec3 isotropicDirection(PacketRng& rng) {
     float cost = 2.f * rng.uniform() - 1.f;
-    float sint = fm_sqrt(fmaxf(0.f, 1.f - cost * cost));
+    float sint = fm_sqrt(positivePart(1.f - cost * cost));
     float s, c;
     fm_sincos(6.28318530718f * rng.uniform(), s, c);
     return Vec3{sint * c, sint * s, cost};
@@ -98,14 +95,18 @@ FM_HD float sampleHG(const MaterialRecord& m, PacketRng& rng) {
     return fminf(1.f, fmaxf(-1.f, cost));
 }
 
-// Turn unit d by polar cosine cost and a uniform azimuth, in an orthonormal frame around d
-// (stable at every direction, unlike the MCML formula's special case near the poles).
+// Turn unit d by polar cosine cost and a uniform azimuth, in the branch-free orthonormal basis
+// of Duff et al. (JCGT 2017): stable at every direction and with no square root, unlike the
+// MCML formula and its special case near the poles.
 FM_HD Vec3 deflect(Vec3 d, float cost, PacketRng& rng) {
-    float sint = fm_sqrt(fmaxf(0.f, 1.f - cost * cost));
+    float sint = fm_sqrt(positivePart(1.f - cost * cost));
     float sp, cp;
     fm_sincos(6.28318530718f * rng.uniform(), sp, cp);
-    Vec3 u = perpendicular(d);
-    Vec3 v = cross(d, u);
+    float sign = copysignf(1.f, d.z);
+    float a = -1.f / (sign + d.z);
+    float b = d.x * d.y * a;
+    Vec3 u{1.f + sign * d.x * d.x * a, sign * b, -sign * d.x};
+    Vec3 v{b, sign + d.y * d.y * a, -d.y};
     return normalize(cost * d + (sint * cp) * u + (sint * sp) * v);
 }
 

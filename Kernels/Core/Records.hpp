@@ -27,6 +27,12 @@ struct alignas(16) TetraRecord {
 };
 static_assert(sizeof(TetraRecord) == 112, "TetraRecord must stay 112 bytes");
 
+// The part of a cell every hop reads: its four planes (the first 64 bytes of TetraRecord).
+// Neighbours and face ids are read only when a packet actually crosses a face.
+struct alignas(16) CellPlanes {
+    float nx[4], ny[4], nz[4], C[4];
+};
+
 // Optical properties with the derived constants the packet loop needs (lengths in mm).
 struct alignas(16) MaterialRecord {
     float mu_a, mu_s, mu_t, n;
@@ -69,16 +75,20 @@ struct Ledger {
     }
 };
 
-// Event counts (FullMonte's MCEventCounts names).
-struct Events {
-    uint64_t launch = 0, absorb = 0, scatter = 0, boundary = 0, tir = 0, fresnel = 0,
-             refract = 0, interface = 0, exit = 0, die = 0, win = 0, abnormal = 0;
+// Event counts (FullMonte's MCEventCounts names). The GPU counts per thread in 32 bits (fewer
+// registers) and widens when it reduces; hosts count in 64 bits.
+template <class Count>
+struct EventCounts {
+    Count launch = 0, absorb = 0, scatter = 0, boundary = 0, tir = 0, fresnel = 0, refract = 0,
+          interface = 0, exit = 0, die = 0, win = 0, abnormal = 0;
 
-    FM_HD void add(const Events& o) {
+    template <class O>
+    FM_HD void add(const EventCounts<O>& o) {
         launch += o.launch; absorb += o.absorb; scatter += o.scatter; boundary += o.boundary;
         tir += o.tir; fresnel += o.fresnel; refract += o.refract; interface += o.interface;
         exit += o.exit; die += o.die; win += o.win; abnormal += o.abnormal;
     }
 };
+using Events = EventCounts<uint64_t>;
 
 }  // namespace fm

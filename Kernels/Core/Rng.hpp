@@ -1,5 +1,5 @@
-// Counter-based random streams: Philox4x32-10 (Salmon et al., SC'11), written from the paper.
-// Each packet's stream is keyed by (seed, packet index), so a packet draws the same numbers
+// Random streams keyed by (seed, packet index): Philox4x32-10 (Salmon et al., SC'11, written
+// from the paper) maps the key to a packet's starting state, so a packet draws the same numbers
 // whichever thread, GPU or MPI rank runs it: results do not depend on how work is split.
 #pragma once
 #include "Kernels/Core/Config.hpp"
@@ -37,24 +37,35 @@ FM_UNROLL
     return ctr;
 }
 
-// The random stream of one packet. Draws come four at a time from one Philox block; the
-// buffer is rotated rather than indexed so that it stays in registers on the GPU.
+FM_HD uint32_t rotl32(uint32_t x, int k) { return (x << k) | (x >> (32 - k)); }
+
+// The random stream of one packet: xoshiro128** (Blackman & Vigna) whose 128-bit state is the
+// Philox4x32-10 image of (packet index) under key (seed). Philox makes streams of neighbouring
+// packets independent; xoshiro then costs ~12 instructions a draw instead of Philox's ~25, and
+// 4 registers of state instead of 10 (the GPU kernel is issue-bound: docs/PERFORMANCE.md).
 class PacketRng {
 public:
-    FM_HD PacketRng(uint64_t seed, uint64_t packet)
-        : k0_(uint32_t(seed)), k1_(uint32_t(seed >> 32)),
-          p0_(uint32_t(packet)), p1_(uint32_t(packet >> 32)) {}
+    FM_HD PacketRng(uint64_t seed, uint64_t packet) {
+        Philox4x32 s = philox4x32_10(Philox4x32{{uint32_t(packet), uint32_t(packet >> 32), 0x6a09e667u, 0xbb67ae85u}},
+                                     uint32_t(seed), uint32_t(seed >> 32));
+        s0_ = s.c[0];
+        s1_ = s.c[1];
+        s2_ = s.c[2];
+        s3_ = s.c[3] | ((s.c[0] | s.c[1] | s.c[2]) == 0u ? 1u : 0u);  // never the all-zero state
+    }
 
     FM_HD uint32_t next() {
-        if (left_ == 0) refill();
-        uint32_t r = b0_;
-        b0_ = b1_;
-        b1_ = b2_;
-        b2_ = b3_;
-        --left_;
+        uint32_t r = rotl32(s1_ * 5u, 7) * 9u;
+        uint32_t t = s1_ << 9;
+        s2_ ^= s0_;
+        s3_ ^= s1_;
+        s1_ ^= s2_;
+        s0_ ^= s3_;
+        s2_ ^= t;
+        s3_ = rotl32(s3_, 11);
         return r;
     }
-    // Uniform in [0, 1), 24-bit resolution.
+    // Uniform in [0, 1), 24-bit resolution (the high bits, the generator's strongest).
     FM_HD float uniform() { return float(next() >> 8) * (1.0f / 16777216.0f); }
     // Uniform in (0, 1]: safe for -log(u).
     FM_HD float uniformOpen() { return float((next() >> 8) + 1u) * (1.0f / 16777216.0f); }
@@ -63,22 +74,9 @@ public:
         uint64_t hi = next() >> 5, lo = next() >> 6;  // 27 + 26 bits
         return double((hi << 26) | lo) * (1.0 / 9007199254740992.0);
     }
-    FM_HD uint32_t blocksUsed() const { return block_; }
 
 private:
-    FM_HD void refill() {
-        Philox4x32 out = philox4x32_10(Philox4x32{{block_, 0u, p0_, p1_}}, k0_, k1_);
-        ++block_;
-        b0_ = out.c[0];
-        b1_ = out.c[1];
-        b2_ = out.c[2];
-        b3_ = out.c[3];
-        left_ = 4;
-    }
-    uint32_t k0_, k1_, p0_, p1_;
-    uint32_t block_ = 0;
-    uint32_t b0_ = 0, b1_ = 0, b2_ = 0, b3_ = 0;
-    uint32_t left_ = 0;
+    uint32_t s0_, s1_, s2_, s3_;
 };
 
 }  // namespace fm

@@ -8,13 +8,15 @@
 
 namespace fm {
 
-template <bool kVolume, bool kSurface, bool kDirected, class Acc>
+template <bool kVolume, bool kSurface, bool kDirected, class Acc, class Count = uint64_t>
 struct TallyScorer {
+    // Whether the loop must look up face ids on crossings (exit or directed tallies).
+    static constexpr bool kScoresFaces = kSurface || kDirected;
     double* volume = nullptr;
     double* surface = nullptr;
     double* directed = nullptr;
     Ledger ledger;
-    Events events;
+    EventCounts<Count> events;
     uint32_t cacheTetra = 0;
     double cacheEnergy = 0;
 

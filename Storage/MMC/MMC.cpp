@@ -17,21 +17,19 @@ void rowIndex(TextReader& r, uint64_t expect, const std::string& what) {
     if (i != expect) r.fail(what + " rows must be numbered 1..N in order: expected " +
                             std::to_string(expect) + ", found " + std::to_string(i));
 }
-}  // namespace
 
-TetraMesh readMMCMesh(const std::string& nodePath, const std::string& elemPath) {
-    TextReader rn(nodePath);
+TetraMesh readMesh(TextReader& rn, TextReader& re) {
     uint64_t np = header(rn, "nodes");
     if (np < 4) rn.fail("a mesh needs at least 4 nodes, found " + std::to_string(np));
     std::vector<Point3> pts(1, Point3{0, 0, 0});
     for (uint64_t i = 1; i <= np; ++i) {
         rowIndex(rn, i, "node");
         Point3 p;
-        for (int k = 0; k < 3; ++k) p[k] = rn.number(std::string(1, "xyz"[k]) + " of node " + std::to_string(i));
+        for (int k = 0; k < 3; ++k)
+            p[k] = rn.bounded(std::string(1, "xyz"[k]) + " of node " + std::to_string(i), kMaxCoordinate);
         pts.push_back(p);
     }
     rn.expectEnd();
-    TextReader re(elemPath);
     uint64_t ne = header(re, "elements");
     if (ne < 1) re.fail("no elements");
     std::vector<TetraPoints> tets(1, TetraPoints{0, 0, 0, 0});
@@ -54,12 +52,11 @@ TetraMesh readMMCMesh(const std::string& nodePath, const std::string& elemPath) 
     try {
         return TetraMesh(std::move(pts), std::move(tets), std::move(regions));
     } catch (const ModelError& e) {
-        throw ModelError(elemPath + ": " + e.what());
+        throw ModelError(re.path() + ": " + e.what());
     }
 }
 
-MaterialSet readMMCMaterials(const std::string& propPath, double exteriorN) {
-    TextReader r(propPath);
+MaterialSet readMaterials(TextReader& r, double exteriorN) {
     uint64_t n = header(r, "materials");
     if (n < 1) r.fail("no materials");
     MaterialSet ms;
@@ -72,13 +69,34 @@ MaterialSet readMMCMaterials(const std::string& propPath, double exteriorN) {
         mat.mu_s = r.number("mu_s of " + m);
         mat.g = r.number("g of " + m);
         mat.n = r.number("n of " + m);
-        if (mat.mu_a < 0 || mat.mu_s < 0) r.fail(m + ": mu_a and mu_s must be >= 0");
+        if (!(mat.mu_a >= 0 && mat.mu_s >= 0 && mat.mu_a <= kMaxCoefficient && mat.mu_s <= kMaxCoefficient))
+            r.fail(m + ": mu_a and mu_s must be >= 0 and <= 1e15 /mm");
         if (!(std::fabs(mat.g) < 1)) r.fail(m + ": anisotropy g must satisfy |g| < 1, found " + std::to_string(mat.g));
-        if (!(mat.n > 0)) r.fail(m + ": refractive index must be > 0");
+        if (!(mat.n > 0 && mat.n <= kMaxCoefficient)) r.fail(m + ": refractive index must be > 0 (and <= 1e15)");
         ms.append(mat);
     }
     r.expectEnd();
     return ms;
+}
+
+}  // namespace
+
+TetraMesh readMMCMesh(const std::string& nodePath, const std::string& elemPath) {
+    TextReader rn(nodePath), re(elemPath);
+    return readMesh(rn, re);
+}
+TetraMesh readMMCMesh(std::istream& node, const std::string& nodeName, std::istream& elem,
+                      const std::string& elemName) {
+    TextReader rn(node, nodeName), re(elem, elemName);
+    return readMesh(rn, re);
+}
+MaterialSet readMMCMaterials(const std::string& propPath, double exteriorN) {
+    TextReader r(propPath);
+    return readMaterials(r, exteriorN);
+}
+MaterialSet readMMCMaterials(std::istream& prop, const std::string& propName, double exteriorN) {
+    TextReader r(prop, propName);
+    return readMaterials(r, exteriorN);
 }
 
 }  // namespace fm

@@ -1,5 +1,6 @@
 // MMC (mesh-based Monte Carlo) input files: node, elem and prop (.dat) text files.
 #pragma once
+#include <istream>
 #include <string>
 
 #include "Geometry/MaterialSet.hpp"
@@ -12,5 +13,9 @@ TetraMesh readMMCMesh(const std::string& nodePath, const std::string& elemPath);
 // prop: "1 Nm" then "i mu_a mu_s g n" rows (1/mm). MMC keeps the exterior index outside the
 // file; it is set to exteriorN (default 1, air).
 MaterialSet readMMCMaterials(const std::string& propPath, double exteriorN = 1.0);
+// The same from streams (text in memory); the names stand for the files in error messages.
+TetraMesh readMMCMesh(std::istream& node, const std::string& nodeName, std::istream& elem,
+                      const std::string& elemName);
+MaterialSet readMMCMaterials(std::istream& prop, const std::string& propName, double exteriorN = 1.0);
 
 }  // namespace fm

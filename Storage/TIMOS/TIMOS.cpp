@@ -6,20 +6,22 @@
 namespace fm {
 
 namespace {
-constexpr uint64_t kMaxCount = 2000000000ull;  // indices must fit the kernels' 31-bit ids
-}
 
-TetraMesh readTIMOSMesh(const std::string& path) {
-    TextReader r(path);
+constexpr uint64_t kMaxCount = 2000000000ull;  // indices must fit the kernels' 31-bit ids
+
+TetraMesh readMesh(TextReader& r) {
     uint64_t np = r.count("number of points", kMaxCount);
     uint64_t nt = r.count("number of tetrahedra", kMaxCount);
     if (np < 4 || nt < 1) r.fail("a mesh needs at least 4 points and 1 tetrahedron (found " +
                                  std::to_string(np) + " points, " + std::to_string(nt) + " tetrahedra)");
     std::vector<Point3> pts(1, Point3{0, 0, 0});
-    pts.reserve(std::min<uint64_t>(np, 1u << 24) + 1);
+    // The count comes from the file and may be a lie: reserve only what a small file holds
+    // (a two-line file claiming 1.6e7 points used to reserve 400 MB).
+    pts.reserve(std::min<uint64_t>(np, 1u << 16) + 1);
     for (uint64_t i = 1; i <= np; ++i) {
         Point3 p;
-        for (int k = 0; k < 3; ++k) p[k] = r.number("coordinate " + std::string(1, "xyz"[k]) + " of point " + std::to_string(i));
+        for (int k = 0; k < 3; ++k)
+            p[k] = r.bounded("coordinate " + std::string(1, "xyz"[k]) + " of point " + std::to_string(i), kMaxCoordinate);
         pts.push_back(p);
     }
     std::vector<TetraPoints> tets(1, TetraPoints{0, 0, 0, 0});
@@ -41,12 +43,11 @@ TetraMesh readTIMOSMesh(const std::string& path) {
     try {
         return TetraMesh(std::move(pts), std::move(tets), std::move(regions));
     } catch (const ModelError& e) {
-        throw ModelError(path + ": " + e.what());
+        throw ModelError(r.path() + ": " + e.what());
     }
 }
 
-MaterialSet readTIMOSMaterials(const std::string& path) {
-    TextReader r(path);
+MaterialSet readMaterials(TextReader& r) {
     uint64_t type = r.count("region type (1 = per region)", 9);
     if (type != 1) r.fail("region type " + std::to_string(type) + " is not supported (only 1: properties per region)");
     uint64_t n = r.count("number of materials", 1u << 20);
@@ -59,16 +60,20 @@ MaterialSet readTIMOSMaterials(const std::string& path) {
         mat.mu_s = r.number("mu_s of " + m);
         mat.g = r.number("g of " + m);
         mat.n = r.number("n of " + m);
-        if (mat.mu_a < 0) r.fail(m + ": mu_a must be >= 0, found " + std::to_string(mat.mu_a));
-        if (mat.mu_s < 0) r.fail(m + ": mu_s must be >= 0, found " + std::to_string(mat.mu_s));
+        if (!(mat.mu_a >= 0 && mat.mu_a <= kMaxCoefficient))
+            r.fail(m + ": mu_a must be >= 0 and <= 1e15 /mm, found " + std::to_string(mat.mu_a));
+        if (!(mat.mu_s >= 0 && mat.mu_s <= kMaxCoefficient))
+            r.fail(m + ": mu_s must be >= 0 and <= 1e15 /mm, found " + std::to_string(mat.mu_s));
         if (!(std::fabs(mat.g) < 1)) r.fail(m + ": anisotropy g must satisfy |g| < 1, found " + std::to_string(mat.g));
-        if (!(mat.n > 0)) r.fail(m + ": refractive index must be > 0, found " + std::to_string(mat.n));
+        if (!(mat.n > 0 && mat.n <= kMaxCoefficient))
+            r.fail(m + ": refractive index must be > 0 (and <= 1e15), found " + std::to_string(mat.n));
         ms.append(mat);
     }
     uint64_t bt = r.count("boundary type (1 = exterior index follows, 2 = matched)", 9);
     if (bt == 1) {
         double ne = r.number("refractive index of the exterior");
-        if (!(ne > 0)) r.fail("refractive index of the exterior must be > 0, found " + std::to_string(ne));
+        if (!(ne > 0 && ne <= kMaxCoefficient))
+            r.fail("refractive index of the exterior must be > 0 (and <= 1e15), found " + std::to_string(ne));
         ms.exterior(Material(0, 0, 0, ne));
     } else if (bt == 2) {
         ms.matchedBoundary = true;
@@ -79,8 +84,7 @@ MaterialSet readTIMOSMaterials(const std::string& path) {
     return ms;
 }
 
-TIMOSSources readTIMOSSource(const std::string& path) {
-    TextReader r(path);
+TIMOSSources readSources(TextReader& r) {
     uint64_t n = r.count("number of sources", 1u << 24);
     if (n == 0) r.fail("number of sources must be at least 1");
     auto comp = std::make_shared<CompositeSource>();
@@ -90,7 +94,7 @@ TIMOSSources readTIMOSSource(const std::string& path) {
         uint64_t type = r.count("type of " + s + " (1, 2, 11 or 12)", 100);
         auto point = [&](const std::string& what) {
             Point3 p;
-            for (int k = 0; k < 3; ++k) p[k] = r.number(std::string(1, "xyz"[k]) + " of " + what + " of " + s);
+            for (int k = 0; k < 3; ++k) p[k] = r.bounded(std::string(1, "xyz"[k]) + " of " + what + " of " + s, kMaxCoordinate);
             return p;
         };
         SourcePtr src;
@@ -131,6 +135,33 @@ TIMOSSources readTIMOSSource(const std::string& path) {
     if (!(total > 0)) r.fail("all source weights are zero");
     if (n == 1) return {comp->elements[0], total};
     return {comp, total};
+}
+
+}  // namespace
+
+TetraMesh readTIMOSMesh(const std::string& path) {
+    TextReader r(path);
+    return readMesh(r);
+}
+TetraMesh readTIMOSMesh(std::istream& in, const std::string& name) {
+    TextReader r(in, name);
+    return readMesh(r);
+}
+MaterialSet readTIMOSMaterials(const std::string& path) {
+    TextReader r(path);
+    return readMaterials(r);
+}
+MaterialSet readTIMOSMaterials(std::istream& in, const std::string& name) {
+    TextReader r(in, name);
+    return readMaterials(r);
+}
+TIMOSSources readTIMOSSource(const std::string& path) {
+    TextReader r(path);
+    return readSources(r);
+}
+TIMOSSources readTIMOSSource(std::istream& in, const std::string& name) {
+    TextReader r(in, name);
+    return readSources(r);
 }
 
 void writeTIMOSMesh(const std::string& path, const TetraMesh& mesh) {

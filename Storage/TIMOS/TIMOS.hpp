@@ -1,5 +1,6 @@
 // TIM-OS text formats (.mesh .opt .source): 1-based indices, mm and 1/mm.
 #pragma once
+#include <istream>
 #include <string>
 
 #include "Geometry/MaterialSet.hpp"
@@ -9,12 +10,16 @@ namespace fm {
 
 TetraMesh readTIMOSMesh(const std::string& path);
 MaterialSet readTIMOSMaterials(const std::string& path);
+// The same from a stream (text in memory); name stands for the file in error messages.
+TetraMesh readTIMOSMesh(std::istream& in, const std::string& name);
+MaterialSet readTIMOSMaterials(std::istream& in, const std::string& name);
 
 struct TIMOSSources {
     SourcePtr source;       // a CompositeSource when the file has several rows
     double totalPackets;    // sum of the rows' w (TIM-OS: photon counts)
 };
 TIMOSSources readTIMOSSource(const std::string& path);
+TIMOSSources readTIMOSSource(std::istream& in, const std::string& name);
 
 void writeTIMOSMesh(const std::string& path, const TetraMesh& mesh);
 void writeTIMOSMaterials(const std::string& path, const MaterialSet& mats);

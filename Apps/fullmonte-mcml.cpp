@@ -1,0 +1,139 @@
+// fullmonte-mcml: MCML's command line on FullMonte's engine. Runs every run of an .mci file
+// through the layered model and writes each .mco it names, in MCML's ASCII format.
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "Apps/ProgressBar.hpp"
+#include "Geometry/Errors.hpp"
+#include "Kernels/McmlKernel.hpp"
+#include "Storage/MCML/MCIReader.hpp"
+#include "Storage/MCML/MCOWriter.hpp"
+
+using namespace fm;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<bool> gCancel{false};
+extern "C" void onSignal(int) { gCancel = true; }
+
+const char* kUsage =
+    "usage: fullmonte-mcml FILE.mci [--threads T] [--seed K] [--kernel cpu|cuda] [--output-dir D] [--quiet]\n"
+    "  Runs every run in FILE.mci and writes each .mco it names (relative to the .mci's folder,\n"
+    "  or to D). Run k uses packets after those of runs 1..k-1, so runs are independent.\n"
+    "  --threads T   CPU threads (default: all cores)\n"
+    "  --seed K      random seed (default 1)\n"
+    "  --kernel      cpu (default) or cuda\n"
+    "  --output-dir  folder for the .mco files (created if needed)\n"
+    "  --quiet       no progress bar\n";
+
+struct Args {
+    std::string mci, kernel = "cpu", outputDir;
+    uint64_t seed = 1;
+    unsigned threads = 0;
+    bool quiet = false, help = false;
+};
+
+uint64_t wholeNumber(const std::string& flag, const std::string& s, uint64_t max) {
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+    if (s.empty() || s[0] == '-' || *end || errno || v > max)
+        throw ParameterError(flag + ": '" + s + "' is not a whole number in [0, " + std::to_string(max) + "]");
+    return v;
+}
+
+Args parse(int argc, char** argv) {
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+        std::string k = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw ParameterError(k + " needs a value");
+            return argv[++i];
+        };
+        if (k == "--help" || k == "-h") a.help = true;
+        else if (k == "--quiet") a.quiet = true;
+        else if (k == "--threads") a.threads = unsigned(wholeNumber(k, value(), 4096));
+        else if (k == "--seed") a.seed = wholeNumber(k, value(), ~uint64_t(0) >> 1);
+        else if (k == "--kernel") a.kernel = value();
+        else if (k == "--output-dir") a.outputDir = value();
+        else if (k.size() > 1 && k[0] == '-') throw ParameterError("unknown argument '" + k + "' (see --help)");
+        else if (a.mci.empty()) a.mci = k;
+        else throw ParameterError("only one .mci file is taken, got '" + a.mci + "' and '" + k + "'");
+    }
+    if (a.kernel != "cpu" && a.kernel != "cuda")
+        throw ParameterError("--kernel must be cpu or cuda, got '" + a.kernel + "'");
+    return a;
+}
+
+std::string outputPath(const Args& a, const MCMLRun& run) {
+    fs::path dir = a.outputDir.empty() ? fs::path(a.mci).parent_path() : fs::path(a.outputDir);
+    return (dir / run.outName).string();
+}
+
+void printSummary(size_t k, size_t runs, const std::string& path, const MCMLResult& r,
+                  const McmlTallies& t) {
+    std::printf("run %zu/%zu: %llu photons in %.3f s (%.0f photons/s, kernel %s) -> %s\n", k + 1, runs,
+                (unsigned long long)t.packetsDone, t.seconds, t.packetsDone / std::fmax(t.seconds, 1e-9),
+                t.kernel.c_str(), path.c_str());
+    std::printf("  Rsp %.6f  Rd %.6f  A %.6f  Tt %.6f\n", r.Rsp, r.Rd, r.A, r.Tt);
+    std::printf("  %.1f interactions per photon, %.3g interactions/s\n",
+                double(t.events.absorb) / std::fmax(1.0, double(t.packetsDone)),
+                double(t.events.absorb) / std::fmax(t.seconds, 1e-9));
+    const Ledger& L = t.ledger;
+    if (L.abnormal > 0)
+        std::printf("  warning: %.3g of the launched weight was booked abnormal (step/hit guards)\n",
+                    L.abnormal / L.launched);
+}
+
+int run(int argc, char** argv) {
+    Args a = parse(argc, argv);
+    if (a.help || a.mci.empty()) {
+        std::cout << kUsage;
+        return a.help ? 0 : 1;
+    }
+    MCMLInput input = readMCI(a.mci);
+    if (!a.outputDir.empty()) fs::create_directories(a.outputDir);
+    ProgressBar bar(!a.quiet);
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGTERM, onSignal);
+    uint64_t first = 0;
+    for (size_t k = 0; k < input.runs.size(); ++k) {
+        const MCMLRun& run = input.runs[k];
+        RunOptions opt = mcmlRunOptions(run);
+        opt.params.seed = a.seed;
+        opt.threads = a.threads;
+        opt.firstPacket = first;
+        opt.progress = [&](uint64_t d, uint64_t t) { bar(d, t); };
+        opt.cancel = &gCancel;
+        first += run.photons;
+        McmlTallies raw;
+        MCMLResult res = runMcml(a.kernel, layeredFromMcml(run), run, opt, &raw);
+        if (raw.cancelled) {
+            std::cerr << "fullmonte-mcml: interrupted in run " << k + 1 << " after " << raw.packetsDone
+                      << " of " << raw.packetsRequested << " photons; its .mco was not written\n";
+            return 130;
+        }
+        std::string path = outputPath(a, run);
+        writeMCO(path, res);
+        printSummary(k, input.runs.size(), path, res, raw);
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "fullmonte-mcml: error: " << e.what() << "\n";
+        return 1;
+    }
+}

@@ -1,0 +1,11 @@
+// The CPU MCML kernel: the common packet loop with the MCML scorer on std::thread workers.
+#pragma once
+#include "Kernels/McmlKernel.hpp"
+
+namespace fm {
+
+// Per-worker tallies, summed at the end; like runCpu, results depend on the thread count only
+// through the order of that sum.
+McmlTallies runMcmlCpu(const KernelInput& in, const McmlGrid& grid, const RunOptions& opt);
+
+}  // namespace fm

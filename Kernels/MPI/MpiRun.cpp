@@ -1,0 +1,143 @@
+#include "Kernels/MPI/MpiRun.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+#include "Kernels/Dispatch.hpp"
+#include "fm_config.h"
+#if FM_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace fm {
+
+void accumulateResult(RunResult& into, const RunResult& part) {
+    auto add = [](std::vector<double>& a, const std::vector<double>& b) {
+        if (a.empty()) a = b;
+        else for (size_t i = 0; i < b.size(); ++i) a[i] += b[i];
+    };
+    add(into.volume, part.volume);
+    add(into.surface, part.surface);
+    add(into.directed, part.directed);
+    into.ledger.add(part.ledger);
+    into.events.add(part.events);
+    into.packetsDone += part.packetsDone;
+    into.cancelled = into.cancelled || part.cancelled;
+    into.kernel = part.kernel;
+}
+
+#if FM_HAVE_MPI
+
+// Started by mpirun (OpenMPI or a PMI launcher)? A plain start stays a one-rank session without
+// MPI_Init, so a single-process run never depends on the MPI runtime's environment.
+static bool launchedByMpirun() {
+    for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+        if (std::getenv(v)) return true;
+    return false;
+}
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+    if (!launchedByMpirun()) return;
+    int flag = 0;
+    MPI_Initialized(&flag);
+    if (!flag) {
+        MPI_Init(argc, argv);
+        initialised_ = true;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+MpiSession::~MpiSession() {
+    if (initialised_) MPI_Finalize();
+}
+
+namespace {
+
+// Sums a vector onto rank 0 in place (sizes agree on every rank: same model, same outputs).
+void reduceVector(std::vector<double>& v, int rank) {
+    if (v.empty()) return;
+    if (rank == 0) MPI_Reduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    else MPI_Reduce(v.data(), nullptr, int(v.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+}
+
+void reduceResult(RunResult& r, int rank) {
+    reduceVector(r.volume, rank);
+    reduceVector(r.surface, rank);
+    reduceVector(r.directed, rank);
+    std::vector<double> ledger{r.ledger.launched, r.ledger.specular, r.ledger.absorbed, r.ledger.exited,
+                               r.ledger.rouletteGained, r.ledger.rouletteLost, r.ledger.abnormal};
+    reduceVector(ledger, rank);
+    Events& e = r.events;
+    uint64_t ev[14] = {e.launch, e.absorb, e.scatter, e.boundary, e.tir, e.fresnel, e.refract,
+                       e.interface, e.exit, e.die, e.win, e.abnormal, r.packetsDone, r.cancelled ? 1u : 0u};
+    uint64_t sum[14];
+    MPI_Reduce(ev, sum, 14, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank != 0) return;
+    Ledger& L = r.ledger;
+    L.launched = ledger[0]; L.specular = ledger[1]; L.absorbed = ledger[2]; L.exited = ledger[3];
+    L.rouletteGained = ledger[4]; L.rouletteLost = ledger[5]; L.abnormal = ledger[6];
+    e = Events{sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7], sum[8], sum[9], sum[10], sum[11]};
+    r.packetsDone = sum[12];
+    r.cancelled = sum[13] > 0;
+}
+
+}  // namespace
+
+RunResult runDistributed(const MpiSession& mpi, const std::string& kernel, const KernelInput& in,
+                         const RunOptions& opt) {
+    if (mpi.size() == 1) return runKernel(kernel, in, opt);
+    validateRunOptions(opt);
+    auto t0 = std::chrono::steady_clock::now();
+    // Chunks small enough to balance uneven ranks, large enough to keep a GPU busy.
+    const uint64_t chunk = std::max<uint64_t>(4096, opt.packets / (8 * uint64_t(mpi.size())));
+    // The shared counter is an RMA window on rank 0. Where the MPI build cannot create one
+    // (no one-sided transport), every rank falls back to a fixed interleaving of the chunks.
+    uint64_t counter = 0;
+    MPI_Win win = MPI_WIN_NULL;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int ok = MPI_Win_create(mpi.rank() == 0 ? &counter : nullptr, mpi.rank() == 0 ? sizeof counter : 0,
+                            sizeof counter, MPI_INFO_NULL, MPI_COMM_WORLD, &win) == MPI_SUCCESS;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    int allOk = 0;
+    MPI_Allreduce(&ok, &allOk, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    RunResult mine;
+    mine.kernel = kernel;
+    for (uint64_t k = 0;; ++k) {
+        uint64_t begin = (k * uint64_t(mpi.size()) + uint64_t(mpi.rank())) * chunk;
+        if (allOk) {
+            MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+            MPI_Fetch_and_op(&chunk, &begin, MPI_UINT64_T, 0, 0, MPI_SUM, win);
+            MPI_Win_unlock(0, win);
+        }
+        if (begin >= opt.packets) break;
+        RunOptions part = opt;
+        part.firstPacket = opt.firstPacket + begin;
+        part.packets = std::min(chunk, opt.packets - begin);
+        if (mpi.rank() != 0) part.progress = nullptr;
+        accumulateResult(mine, runKernel(kernel, in, part));
+        if (mine.cancelled) break;
+    }
+    if (win != MPI_WIN_NULL) MPI_Win_free(&win);
+    reduceResult(mine, mpi.rank());
+    mine.packetsRequested = opt.packets;
+    mine.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (mpi.rank() != 0) return RunResult{};
+    mine.kernel = kernel + " x" + std::to_string(mpi.size()) + " ranks";
+    return mine;
+}
+
+#else  // no MPI: a one-rank session
+
+MpiSession::MpiSession(int*, char***) {}
+MpiSession::~MpiSession() = default;
+
+RunResult runDistributed(const MpiSession&, const std::string& kernel, const KernelInput& in,
+                         const RunOptions& opt) {
+    return runKernel(kernel, in, opt);
+}
+
+#endif
+
+}  // namespace fm

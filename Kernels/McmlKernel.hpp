@@ -1,0 +1,59 @@
+// MCML mode: a layered model run through the common packet loop with the MCML scorer, then
+// MCML's normalisations into an MCMLResult (.mco content, cm units). Kernels choose by name:
+// "cpu" (Kernels/CPU/McmlCpu.cpp) or "cuda" (runMcmlCuda, built with Kernels/CUDA).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "Geometry/Layered.hpp"
+#include "Kernels/KernelInput.hpp"
+#include "Kernels/McmlScorer.hpp"
+#include "Storage/MCML/MCMLTypes.hpp"
+#include "fm_config.h"
+
+namespace fm {
+
+// Raw MCML tallies in units of launched packet weight (each packet launches weight 1).
+struct McmlTallies {
+    std::vector<double> absorbedRZ;     // [ir*nz + iz]
+    std::vector<double> reflectedRA;    // [ir*na + ia]
+    std::vector<double> transmittedRA;  // [ir*na + ia]
+    std::vector<double> absorbedCell;   // [cell]; layer i (0-based) is cell i+1
+    Ledger ledger;
+    Events events;
+    uint64_t packetsRequested = 0;
+    uint64_t packetsDone = 0;
+    double seconds = 0;
+    bool cancelled = false;
+    std::string kernel;
+};
+
+// The .mci grid (cm) in kernel units (mm).
+McmlGrid mcmlGrid(const MCMLRun& run);
+
+// Options matching MCML for this run: packets = run.photons, roulette wmin = run.wth and
+// prwin = run.chance. Seed, threads, firstPacket, progress and cancel are left to the caller.
+RunOptions mcmlRunOptions(const MCMLRun& run);
+
+// Runs kernel "cpu" or "cuda" over a packed layered model. Throws ParameterError for an unknown
+// kernel, bad options, or "CUDA MCML kernel not available in this build".
+McmlTallies runMcmlKernel(const std::string& kernel, const KernelInput& in, const McmlGrid& grid,
+                          const RunOptions& opt);
+
+// MCML's outputs from raw tallies, normalised by the packets done (MCML's N). The run supplies
+// the grid and is echoed into result.run (photons = packets done); Rsp is the analytic
+// specular reflectance.
+MCMLResult mcmlResult(const McmlTallies& t, const MCMLRun& run, double Rsp);
+
+// The whole MCML run: pack the model, run the kernel with opt as given (see mcmlRunOptions),
+// normalise. model must have run's layer count. raw, when given, receives the raw tallies.
+MCMLResult runMcml(const std::string& kernel, const LayeredModel& model, const MCMLRun& run,
+                   const RunOptions& opt, McmlTallies* raw = nullptr);
+
+#if FM_HAVE_CUDA && defined(FM_HAVE_CUDA_MCML)
+// Provided by Kernels/CUDA (McmlCuda.cu): runPacket with McmlScorer<atomic add> over in.view(),
+// arrays sized nr*nz, nr*na, nr*na and in.cells.size(), zeroed, filled as McmlTallies.
+McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOptions& opt);
+#endif
+
+}  // namespace fm

@@ -1,0 +1,42 @@
+// Writes a TetraMesh as a VTK unstructured grid for ParaView: .vtu (XML, compressed) or .vtk
+// (legacy, binary), chosen by the file extension. Points in mesh order (dummy 0 skipped), one
+// VTK_TETRA per tetra, cell data "Region" (int) plus one double array per addData call.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "Geometry/TetraMesh.hpp"
+
+namespace fm {
+
+class VTKMeshWriter {
+public:
+    VTKMeshWriter() = default;
+    explicit VTKMeshWriter(const std::string& filename) : filename_(filename) {}
+
+    void filename(const std::string& f) { filename_ = f; }
+    const std::string& filename() const { return filename_; }
+    // Kept by address: the mesh must outlive write().
+    void mesh(const TetraMesh& m) { mesh_ = &m; }
+    // Per-tetra values indexed by tetra id, index 0 the dummy (size tetraCount()+1; a vector of
+    // exactly tetraCount() values, without the dummy, is accepted too). The name is written as
+    // given and should carry the unit, e.g. "Fluence (W/mm^2)". NaN is written as NaN. A second
+    // call with the same name replaces the data. Checked against the mesh in write().
+    void addData(const std::string& name, const std::vector<double>& values);
+    void clearData() { data_.clear(); }
+    // Free text stored as "Comment" field data (and, for .vtk, in the one-line legacy header).
+    void addHeaderComment(const std::string& text) { comments_.push_back(text); }
+
+    // Throws ParameterError for a missing mesh/filename, bad data sizes or an unknown extension,
+    // Error when the file cannot be written. Writes via "<file>.partial", renamed when complete.
+    void write() const;
+
+private:
+    std::string filename_;
+    const TetraMesh* mesh_ = nullptr;
+    std::vector<std::pair<std::string, std::vector<double>>> data_;
+    std::vector<std::string> comments_;
+};
+
+}  // namespace fm

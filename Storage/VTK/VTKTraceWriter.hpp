@@ -1,0 +1,41 @@
+// Writes packet traces (the path of each packet, with its weight at each point) as VTK
+// polylines: .vtp (XML) or .vtk (legacy binary) by extension. One polyline per trace; point data
+// "Weight" (packet weight at that point) and "Step" (index along the trace); cell data "Trace"
+// (0-based trace number, in the order added).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "Geometry/TetraMesh.hpp"
+
+namespace fm {
+
+struct PacketTrace {
+    std::vector<Point3> points;   // mm
+    std::vector<double> weights;  // one per point
+};
+
+class VTKTraceWriter {
+public:
+    VTKTraceWriter() = default;
+    explicit VTKTraceWriter(const std::string& filename) : filename_(filename) {}
+
+    void filename(const std::string& f) { filename_ = f; }
+    const std::string& filename() const { return filename_; }
+    // Throws ParameterError for an empty trace or a weight count that differs from the points'.
+    void addTrace(const std::vector<Point3>& points, const std::vector<double>& weights);
+    void traces(const std::vector<PacketTrace>& t);  // replaces all traces
+    void clear() { traces_.clear(); }
+    size_t traceCount() const { return traces_.size(); }
+    void addHeaderComment(const std::string& text) { comments_.push_back(text); }
+
+    // Throws ParameterError (no filename, unknown extension) or Error (cannot write).
+    void write() const;
+
+private:
+    std::string filename_;
+    std::vector<PacketTrace> traces_;
+    std::vector<std::string> comments_;
+};
+
+}  // namespace fm

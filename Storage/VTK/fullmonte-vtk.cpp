@@ -1,0 +1,191 @@
+// fullmonte-vtk: turns a mesh and fullmonte-run's text outputs into files ParaView opens (.vtu /
+// .vtk, plus the boundary surface as .vtp) and, optionally, a PNG of the fluence. Lives beside
+// the VTK classes so that everything needing VTK is in Storage/VTK.
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "Storage/TIMOS/TIMOS.hpp"
+#include "Storage/Text/TextFile.hpp"
+#include "Storage/TextReader.hpp"
+#include "Storage/VTK/FluenceRenderer.hpp"
+#include "Storage/VTK/VTKMeshReader.hpp"
+#include "Storage/VTK/VTKMeshWriter.hpp"
+#include "Storage/VTK/VTKSurfaceWriter.hpp"
+
+using namespace fm;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kUsage =
+    "usage: fullmonte-vtk --mesh MESH --output OUT.vtu [options]\n"
+    "  --mesh FILE          TIM-OS .mesh, or a VTK .vtk/.vtu tetra mesh\n"
+    "  --region-array NAME  region cell array of a VTK mesh (default: Region, Tissue Type, first integer array)\n"
+    "  --output FILE        .vtu (XML) or .vtk (legacy binary): cell data Region + the arrays below\n"
+    "  --results DIR        a fullmonte-run output folder: adds its fluence.txt and volume_energy.txt\n"
+    "                       (and surface_exit.txt to --surface)\n"
+    "  --fluence FILE       per-tetra fluence, one value per line (as fullmonte-run writes)\n"
+    "  --energy FILE        per-tetra absorbed energy, one value per line (packet weight)\n"
+    "  --unit W|J           what fullmonte-run's --power was: power in W (default) or energy in J\n"
+    "  --surface FILE       also write the mesh boundary (.vtp or .vtk) with exit energy/fluence\n"
+    "  --png FILE           render the fluence to a PNG (needs X: run under `xvfb-run -a`)\n"
+    "  --view slice|surface what the PNG shows (default slice)\n"
+    "  --slice x,y,z,nx,ny,nz  slice plane (default: through the mesh centre, normal +z)\n"
+    "  --size WxH           PNG size in pixels (default 800x600)\n"
+    "  --comment TEXT       stored in the files' Comment field data\n";
+
+using Args = std::map<std::string, std::string>;
+
+Args parse(int argc, char** argv) {
+    static const char* kKeys[] = {"--mesh", "--region-array", "--output", "--results", "--fluence", "--energy",
+                                  "--unit", "--surface", "--png", "--view", "--slice", "--size", "--comment"};
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+        std::string k = argv[i];
+        if (k == "--help" || k == "-h") {
+            a["--help"] = "";
+            continue;
+        }
+        bool known = false;
+        for (auto key : kKeys) known = known || k == key;
+        if (!known) throw ParameterError("unknown argument '" + k + "' (see --help)");
+        if (i + 1 >= argc) throw ParameterError(k + " needs a value");
+        a[k] = argv[++i];
+    }
+    return a;
+}
+
+std::vector<double> numbers(const std::string& key, const std::string& s, char sep, size_t n) {
+    std::vector<double> v;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, sep)) {
+        char* end = nullptr;
+        double x = std::strtod(item.c_str(), &end);
+        if (item.empty() || *end || !std::isfinite(x)) throw ParameterError(key + ": '" + item + "' is not a number");
+        v.push_back(x);
+    }
+    if (v.size() != n) throw ParameterError(key + " needs " + std::to_string(n) + " numbers separated by '" + sep + "'");
+    return v;
+}
+
+TetraMesh readMesh(const Args& a) {
+    std::string path = a.at("--mesh");
+    std::string ext = fs::path(path).extension().string();
+    if (ext == ".vtk" || ext == ".vtu") {
+        VTKMeshReader r(path);
+        if (a.count("--region-array")) r.regionArrayName(a.at("--region-array"));
+        r.read();
+        return r.takeMesh();
+    }
+    return readTIMOSMesh(path);
+}
+
+struct SurfaceExit {
+    std::vector<double> energy, fluence;  // per face id, index 0 the dummy
+};
+
+// surface_exit.txt rows: face p1 p2 p3 energy exit_fluence. The point ids are checked against
+// the mesh so that results from another mesh are caught instead of drawn on the wrong faces.
+SurfaceExit readSurfaceExit(const std::string& path, const TetraMesh& mesh) {
+    TextReader r(path, true);
+    SurfaceExit s{std::vector<double>(mesh.faceCount() + 1, 0.0), std::vector<double>(mesh.faceCount() + 1, 0.0)};
+    for (std::string t = r.token(); !t.empty(); t = r.token()) {
+        char* end = nullptr;
+        unsigned long f = std::strtoul(t.c_str(), &end, 10);
+        if (*end || f == 0 || f > mesh.faceCount()) r.fail("face id '" + t + "' is not a face of the mesh");
+        for (int k = 0; k < 3; ++k)
+            if (r.count("point id", ~0u) != mesh.face(uint32_t(f)).points[k])
+                r.fail("face " + t + " has other points than the mesh's face (results from another mesh?)");
+        s.energy[f] = r.number("exit energy");
+        s.fluence[f] = r.number("exit fluence");
+    }
+    return s;
+}
+
+void addFileData(VTKMeshWriter& w, std::vector<double>& fluence, const Args& a, const std::string& unit) {
+    std::string dir = a.count("--results") ? a.at("--results") : "";
+    std::string fl = a.count("--fluence") ? a.at("--fluence") : (dir.empty() ? "" : dir + "/fluence.txt");
+    std::string en = a.count("--energy") ? a.at("--energy") : (dir.empty() ? "" : dir + "/volume_energy.txt");
+    if (!fl.empty() && (a.count("--fluence") || fs::exists(fl))) {
+        fluence = readValues(fl);
+        w.addData("Fluence (" + unit + "/mm^2)", fluence);
+    }
+    if (!en.empty() && (a.count("--energy") || fs::exists(en)))
+        w.addData("Absorbed energy (packet weight)", readValues(en));
+}
+
+void writeSurface(const Args& a, const TetraMesh& mesh, const std::string& unit) {
+    VTKSurfaceWriter s(a.at("--surface"));
+    s.mesh(mesh);
+    std::string exitFile = a.count("--results") ? a.at("--results") + "/surface_exit.txt" : "";
+    if (!exitFile.empty() && fs::exists(exitFile)) {
+        SurfaceExit e = readSurfaceExit(exitFile, mesh);
+        s.addData("Exit energy (packet weight)", e.energy);
+        s.addData("Exit fluence (" + unit + "/mm^2)", e.fluence);
+    }
+    if (a.count("--comment")) s.addHeaderComment(a.at("--comment"));
+    s.write();
+}
+
+void render(const Args& a, const TetraMesh& mesh, const std::vector<double>& fluence, const std::string& unit) {
+    if (fluence.empty()) throw ParameterError("--png needs fluence (--fluence FILE or --results DIR)");
+    FluenceRenderer r;
+    r.filename(a.at("--png"));
+    r.mesh(mesh);
+    r.data(fluence, "Fluence (" + unit + "/mm^2)");
+    std::string view = a.count("--view") ? a.at("--view") : "slice";
+    if (view == "surface") r.surface();
+    else if (view != "slice") throw ParameterError("--view must be slice or surface, not '" + view + "'");
+    if (a.count("--slice")) {
+        auto v = numbers("--slice", a.at("--slice"), ',', 6);
+        r.slice({v[0], v[1], v[2]}, {v[3], v[4], v[5]});
+    }
+    if (a.count("--size")) {
+        auto v = numbers("--size", a.at("--size"), 'x', 2);
+        r.size(unsigned(v[0]), unsigned(v[1]));
+    }
+    r.write();
+}
+
+int run(int argc, char** argv) {
+    Args a = parse(argc, argv);
+    if (a.count("--help") || argc == 1) {
+        std::cout << kUsage;
+        return argc == 1 ? 1 : 0;
+    }
+    if (!a.count("--mesh") || !a.count("--output")) throw ParameterError("--mesh and --output are required");
+    std::string unit = a.count("--unit") ? a.at("--unit") : "W";
+    if (unit != "W" && unit != "J") throw ParameterError("--unit must be W or J, not '" + unit + "'");
+    TetraMesh mesh = readMesh(a);
+    VTKMeshWriter w(a.at("--output"));
+    w.mesh(mesh);
+    std::vector<double> fluence;
+    addFileData(w, fluence, a, unit);
+    if (a.count("--comment")) w.addHeaderComment(a.at("--comment"));
+    w.write();
+    std::cout << "fullmonte-vtk: wrote " << a.at("--output") << " (" << mesh.tetraCount() << " tetras)\n";
+    if (a.count("--surface")) {
+        writeSurface(a, mesh, unit);
+        std::cout << "fullmonte-vtk: wrote " << a.at("--surface") << "\n";
+    }
+    if (a.count("--png")) {
+        render(a, mesh, fluence, unit);
+        std::cout << "fullmonte-vtk: wrote " << a.at("--png") << "\n";
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "fullmonte-vtk: error: " << e.what() << "\n";
+        return 1;
+    }
+}

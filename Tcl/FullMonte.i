@@ -1,0 +1,163 @@
+// SWIG interface of the FullMonte Tcl package. SWIG (as in FullMonte) gives the conventions
+// FullMonte scripts rely on: `ClassName obj args`, `obj method args`, getter/setter by arity, and
+// returned objects as `_<hex>_p_<Type>` handles that are themselves commands. The adapter classes
+// (Tcl/Tcl*.hpp) sit in the global namespace so handles read _p_TetraMesh, not _p_ns__TetraMesh.
+%module FullMonte
+
+%{
+#include <tcl.h>
+#include "Geometry/Errors.hpp"
+#include "Storage/MCML/MCMLFormatError.hpp"
+#include "Tcl/TclGeometry.hpp"
+#include "Tcl/TclSources.hpp"
+#include "Tcl/TclOutputs.hpp"
+#include "Tcl/TclKernels.hpp"
+#include "Tcl/TclQueries.hpp"
+#include "Tcl/TclStorage.hpp"
+#ifdef FM_TCL_VTK
+#include "Tcl/TclVTK.hpp"
+#endif
+#ifdef FM_TCL_MCML
+#include "Tcl/TclMCML.hpp"
+#endif
+
+// C++ errors become Tcl errors carrying the message; errorCode says which kind, so scripts can
+// `catch ... opts` and test [dict get $opts -errorcode].
+static void fmTclError(Tcl_Interp* interp, const char* kind, const char* msg) {
+    Tcl_SetObjResult(interp, Tcl_NewStringObj(msg, -1));
+    Tcl_SetErrorCode(interp, "FULLMONTE", kind, msg, (char*)NULL);
+}
+%}
+
+%include <std_string.i>
+
+%exception {
+    try {
+        $action
+    } catch (const fm::FormatError& e) {
+        fmTclError(interp, "FORMAT", e.what());
+        SWIG_fail;
+    } catch (const MCMLFormatError& e) {
+        fmTclError(interp, "FORMAT", e.what());
+        SWIG_fail;
+    } catch (const fm::ModelError& e) {
+        fmTclError(interp, "MODEL", e.what());
+        SWIG_fail;
+    } catch (const fm::ParameterError& e) {
+        fmTclError(interp, "PARAMETER", e.what());
+        SWIG_fail;
+    } catch (const std::exception& e) {
+        fmTclError(interp, "ERROR", e.what());
+        SWIG_fail;
+    }
+}
+
+// Returned objects: the most-derived class, as a command (SWIG's own %factory makes plain
+// pointer strings in Tcl, which could not be called as `$handle method`).
+%define %fm_dispatch(Type)
+if (!dcast) {
+    Type* dobj = dynamic_cast<Type*>($1);
+    if (dobj) {
+        dcast = 1;
+        %set_output(SWIG_NewInstanceObj(SWIG_as_voidptr(dobj), $descriptor(Type*), $owner));
+    }
+}
+%enddef
+%define %fm_factory(Method, Types...)
+%typemap(out) Method {
+    int dcast = 0;
+    %formacro(%fm_dispatch, Types)
+    if (!dcast) %set_output(SWIG_NewInstanceObj(SWIG_as_voidptr($1), $descriptor, $owner));
+}
+%enddef
+
+%fm_factory(Source* Composite::get, SurfaceTri, Point, Ball, Line, PencilBeam, Volume, Surface, Composite, Cylinder, Fiber);
+%fm_factory(Source* Kernel::source, SurfaceTri, Point, Ball, Line, PencilBeam, Volume, Surface, Composite, Cylinder, Fiber);
+%fm_factory(Source* TIMOSSourceReader::source, SurfaceTri, Point, Ball, Line, PencilBeam, Volume, Surface, Composite, Cylinder, Fiber);
+#ifdef FM_TCL_MCML
+%fm_factory(OutputData* OutputDataCollection::getByName, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, MCMLOutput);
+%fm_factory(OutputData* OutputDataCollection::getByType, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, MCMLOutput);
+%fm_factory(OutputData* OutputDataCollection::getByIndex, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, MCMLOutput);
+%fm_factory(OutputData* OutputDataCollection::current, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, MCMLOutput);
+#else
+%fm_factory(OutputData* OutputDataCollection::getByName, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface);
+%fm_factory(OutputData* OutputDataCollection::getByType, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface);
+%fm_factory(OutputData* OutputDataCollection::getByIndex, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface);
+%fm_factory(OutputData* OutputDataCollection::current, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface);
+#endif
+
+// Every returned object is a fresh handle owned by Tcl (it shares the data it refers to), so a
+// handle never dangles, whatever happens to the object it came from.
+%newobject TetraMesh::regions;
+%newobject TetraMesh::points;
+%newobject TetraMesh::tetraCells;
+%newobject TetraMesh::internalFacesForFluenceCounting;
+%newobject MaterialSet::exterior;
+%newobject MaterialSet::material;
+%newobject BoxMeshBuilder::mesh;
+%newobject Composite::get;
+%newobject SurfaceSourceBuilder::output;
+%newobject SpatialMap::mesh;
+%newobject OutputDataCollection::getByName;
+%newobject OutputDataCollection::getByType;
+%newobject OutputDataCollection::getByIndex;
+%newobject OutputDataCollection::current;
+%newobject Kernel::geometry;
+%newobject Kernel::materials;
+%newobject Kernel::source;
+%newobject Kernel::results;
+%newobject TetraInternalKernel::directedSurfaceScorer;
+%newobject EnergyToFluence::result;
+%newobject DoseHistogramCollection::get;
+%newobject DoseHistogramCollection::forRegion;
+%newobject DoseVolumeHistogramGenerator::result;
+%newobject WeightedMapSum::result;
+%newobject TIMOSMeshReader::mesh;
+%newobject TIMOSMaterialReader::materials;
+%newobject TIMOSSourceReader::source;
+
+// Objects only C++ creates (reader, kernel and query results): no Tcl constructor.
+%nodefaultctor FileIO;
+%nodefaultctor Kernel;
+%nodefaultctor Source;
+%nodefaultctor Partition;
+%nodefaultctor Points;
+%nodefaultctor TetraCells;
+%nodefaultctor FaceList;
+%nodefaultctor OutputData;
+%nodefaultctor MCEventCounts;
+%nodefaultctor ConservationCounts;
+%nodefaultctor SpatialMap;
+%nodefaultctor DirectedSurface;
+%nodefaultctor DirectedSurfaceScorer;
+%nodefaultctor DoseHistogram;
+%nodefaultctor DoseHistogramCollection;
+
+%include "Tcl/TclGeometry.hpp"
+%include "Tcl/TclSources.hpp"
+%include "Tcl/TclOutputs.hpp"
+%include "Tcl/TclKernels.hpp"
+%include "Tcl/TclQueries.hpp"
+%include "Tcl/TclStorage.hpp"
+
+// ---- VTK (Storage/VTK): wrapped only when its library is built (FM_USE_VTK ON);
+// see Tcl/CMakeLists.txt. ----
+#ifdef FM_TCL_VTK
+%newobject VTKMeshReader::mesh;
+%newobject VTKMeshReader::cellData;
+%include "Tcl/TclVTK.hpp"
+#endif
+
+// ---- MCML (layered model): wrapped when the core has it (Geometry/Layered.hpp). ----
+#ifdef FM_TCL_MCML
+%newobject Layered::layer;
+%newobject MCMLCase::geometry;
+%newobject MCMLCase::materials;
+%newobject MCMLInputReader::get;
+%newobject MCMLInputReader::current;
+%newobject MCMLOutputReader::result;
+%newobject MCMLKernel::geometry;
+%nodefaultctor MCMLCase;
+%nodefaultctor MCMLOutput;
+%include "Tcl/TclMCML.hpp"
+#endif

@@ -1,0 +1,185 @@
+// Tcl-facing run outputs: FullMonte's OutputDataCollection and the items in it (event counts,
+// conservation ledger, spatial maps), plus what FullMonte's Tcl could not do: read single values,
+// sums, region sums and point/line probes of a map.
+#pragma once
+#include <string>
+#include <vector>
+
+#ifndef SWIG
+#include <memory>
+
+#include "Geometry/MaterialSet.hpp"
+#include "Geometry/TetraMesh.hpp"
+#include "Kernels/KernelInput.hpp"
+#endif
+
+class TetraMesh;
+
+class OutputData {
+public:
+    virtual ~OutputData();
+    virtual std::string name() const = 0;
+    virtual std::string type() const = 0;
+#ifndef SWIG
+    // Same object, new handle (a fresh wrapper is returned each time so handles never dangle).
+    virtual OutputData* clone() const = 0;
+    // Type strings getByType also accepts (besides type()).
+    virtual bool isType(const std::string& t) const;
+#endif
+};
+
+// FullMonte's MCEventCounts. Ntime and Nnohit are always 0 (no time gate, no missed launches).
+class MCEventCounts : public OutputData {
+public:
+    std::string name() const override;
+    std::string type() const override;
+    unsigned long long Nlaunch() const;
+    unsigned long long Nabsorb() const;
+    unsigned long long Nscatter() const;
+    unsigned long long Nbound() const;
+    unsigned long long Ntir() const;
+    unsigned long long Nfresnel() const;
+    unsigned long long Nrefr() const;
+    unsigned long long Ninterface() const;
+    unsigned long long Nexit() const;
+    unsigned long long Ndie() const;
+    unsigned long long Nwin() const;
+    unsigned long long Nabnormal() const;
+    unsigned long long Ntime() const;
+    unsigned long long Nnohit() const;
+#ifndef SWIG
+    explicit MCEventCounts(const fm::Events& e) : e_(e) {}
+    OutputData* clone() const override { return new MCEventCounts(e_); }
+    bool isType(const std::string& t) const override;
+private:
+    fm::Events e_;
+#endif
+};
+
+// FullMonte's ConservationCounts, in units of launched packet weight. Ours closes exactly as
+// w_launch + w_roulette = w_absorb + w_exit + w_specular + w_die + w_abnormal (+ rounding).
+class ConservationCounts : public OutputData {
+public:
+    std::string name() const override;
+    std::string type() const override;
+    double w_launch() const;
+    double w_absorb() const;
+    double w_die() const;       // lost in roulette
+    double w_exit() const;      // left through the boundary after entering
+    double w_roulette() const;  // gained by roulette winners
+    double w_abnormal() const;
+    double w_time() const;
+    double w_nohit() const;
+    double w_specular() const;  // beyond FullMonte: reflected where a beam enters from outside
+    double imbalance() const;   // (launch + roulette) - (absorb + exit + specular + die + abnormal)
+#ifndef SWIG
+    explicit ConservationCounts(const fm::Ledger& l) : l_(l) {}
+    OutputData* clone() const override { return new ConservationCounts(l_); }
+private:
+    fm::Ledger l_;
+#endif
+};
+
+#ifndef SWIG
+// A per-element array and what it means. The mesh and materials it was computed on travel with it
+// so that queries (fluence, region sums, probes) need no further arguments.
+struct MapData {
+    std::string name;         // "VolumeEnergy", "Fluence", ...
+    std::string spatialType;  // "Volume" | "Surface" | "DirectedSurface"
+    std::string quantity;     // "PhotonWeight" | "Energy" | "Fluence" | "EnergyPerVolume"
+    std::string unit;         // "packet", "J/mm^2", ...
+    std::vector<double> values;
+    std::shared_ptr<const fm::TetraMesh> mesh;
+    std::shared_ptr<const fm::MaterialSet> materials;  // in the mesh's length unit
+    uint64_t packets = 0;     // packets launched in the run behind it
+    std::vector<unsigned> dims;  // e.g. {nr, nz} for MCML's 2-D arrays; empty: 1-D
+};
+using MapPtr = std::shared_ptr<const MapData>;
+#endif
+
+class SpatialMap : public OutputData {
+public:
+    std::string name() const override;
+    std::string type() const override;  // "AbstractSpatialMap", as FullMonte 2018
+    unsigned dim() const;
+    std::string dims() const;  // "nr nz" for 2-D arrays (row-major, first index outermost)
+    std::string spatialType() const;
+    std::string quantity() const;
+    std::string unit() const;
+    unsigned long long packetCount() const;
+    TetraMesh* mesh() const;
+    // Beyond FullMonte: values and summaries in Tcl.
+    double get(unsigned i) const;
+    unsigned size() const;
+    double sum() const;                     // NaN entries skipped
+    double regionSum(unsigned r) const;     // volume maps: sum over tetras of region r (0 = all)
+    double regionMean(unsigned r) const;    // volume-weighted mean over region r (0 = all)
+    double regionMax(unsigned r) const;
+    double min() const;
+    double max() const;
+    unsigned argmax() const;
+    std::string values() const;                              // Tcl list of all entries
+    std::string values(unsigned first, unsigned count) const;
+    double valueAt(const std::string& xyz) const;            // volume maps: NaN outside
+    std::string valuesAlong(const std::string& a, const std::string& b, unsigned samples) const;
+#ifndef SWIG
+    explicit SpatialMap(MapPtr d) : d_(std::move(d)) {}
+    OutputData* clone() const override { return new SpatialMap(d_); }
+    bool isType(const std::string& t) const override;
+    const MapPtr& data() const { return d_; }
+private:
+    const fm::TetraMesh& needMesh(const char* what) const;
+    MapPtr d_;
+#endif
+};
+
+// Beyond FullMonte's DirectedSurface: per face of one scored region boundary, the weight that
+// crossed into and out of the region. Index i runs over the boundary's faces.
+class DirectedSurface : public OutputData {
+public:
+    std::string name() const override;
+    std::string type() const override;  // "DirectedSurface"
+    unsigned dim() const;
+    unsigned region() const;
+    unsigned faceID(unsigned i) const;
+    double entering(unsigned i) const;
+    double exiting(unsigned i) const;
+    double totalEntering() const;
+    double totalExiting() const;
+#ifndef SWIG
+    struct Data {
+        unsigned region = 0;
+        std::vector<uint32_t> faces;
+        std::vector<double> in, out;
+    };
+    explicit DirectedSurface(std::shared_ptr<const Data> d) : d_(std::move(d)) {}
+    OutputData* clone() const override { return new DirectedSurface(d_); }
+private:
+    std::shared_ptr<const Data> d_;
+#endif
+};
+
+class OutputDataCollection {
+public:
+    OutputDataCollection();
+    OutputData* getByName(const std::string& n) const;
+    OutputData* getByName(const std::string& n, unsigned i) const;
+    OutputData* getByType(const std::string& t) const;
+    OutputData* getByType(const std::string& t, unsigned i) const;
+    OutputData* getByIndex(unsigned i) const;
+    unsigned size() const;
+    void start();
+    void next();
+    bool done() const;
+    OutputData* current() const;
+    void clear();
+    void add(OutputData* d);
+    std::string names() const;  // beyond FullMonte: Tcl list of item names
+#ifndef SWIG
+    using Items = std::vector<std::shared_ptr<OutputData>>;
+    explicit OutputDataCollection(std::shared_ptr<const Items> items);
+private:
+    std::shared_ptr<const Items> items_;
+    unsigned cursor_ = 0;
+#endif
+};

@@ -1,0 +1,276 @@
+#include "Tcl/TclSources.hpp"
+
+#include <sstream>
+
+#include "Tcl/TclGeometry.hpp"
+#include "Tcl/TclUtil.hpp"
+
+using fm::ParameterError;
+using fmtcl::formatVec3;
+using fmtcl::parseVec3;
+
+namespace {
+
+int endpointIndex(int i, const std::string& cls) {
+    if (i != 0 && i != 1) throw ParameterError(cls + " endpoint: index must be 0 or 1, got " + std::to_string(i));
+    return i;
+}
+
+// UNIFORM | LAMBERT | CUSTOM, any case.
+fm::CylinderSource::Distribution distribution(const std::string& d, const std::string& what) {
+    std::string u = fmtcl::lower(d);
+    if (u == "uniform") return fm::CylinderSource::Uniform;
+    if (u == "lambert") return fm::CylinderSource::Lambert;
+    if (u == "custom") return fm::CylinderSource::Custom;
+    throw ParameterError(what + ": '" + d + "' is not UNIFORM, LAMBERT or CUSTOM");
+}
+
+const char* distributionName(fm::CylinderSource::Distribution d) {
+    return d == fm::CylinderSource::Uniform ? "UNIFORM" : d == fm::CylinderSource::Lambert ? "LAMBERT" : "CUSTOM";
+}
+
+fm::Point3 direction(const std::string& s, const std::string& what) {
+    fm::Point3 d = parseVec3(s, what);
+    if (!(fm::normP(d) > 0)) throw ParameterError(what + ": direction must not be zero");
+    return d;
+}
+
+}  // namespace
+
+// ---- Source ----
+
+Source::~Source() = default;
+double Source::power() const { return s_->power; }
+void Source::power(double w) { s_->power = fmtcl::nonNegative(w, type() + " power"); }
+std::string Source::type() const { return s_->typeName(); }
+
+Source* Source::wrap(const fm::SourcePtr& s) {
+    if (auto p = std::dynamic_pointer_cast<fm::PointSource>(s)) return new Point(p);
+    if (auto p = std::dynamic_pointer_cast<fm::BallSource>(s)) return new Ball(p);
+    if (auto p = std::dynamic_pointer_cast<fm::LineSource>(s)) return new Line(p);
+    if (auto p = std::dynamic_pointer_cast<fm::PencilBeamSource>(s)) return new PencilBeam(p);
+    if (auto p = std::dynamic_pointer_cast<fm::VolumeSource>(s)) return new Volume(p);
+    if (auto p = std::dynamic_pointer_cast<fm::SurfaceSource>(s))
+        return p->triangles.empty() ? new Surface(p) : new SurfaceTri(p);
+    if (auto p = std::dynamic_pointer_cast<fm::CompositeSource>(s)) return new Composite(p);
+    if (auto p = std::dynamic_pointer_cast<fm::CylinderSource>(s)) return new Cylinder(p);
+    if (auto p = std::dynamic_pointer_cast<fm::FiberSource>(s)) return new Fiber(p);
+    throw ParameterError("source of type " + s->typeName() + " has no Tcl class");
+}
+
+// ---- Point ----
+
+Point::Point() : Source(std::make_shared<fm::PointSource>()) {}
+Point::Point(double w) : Point() { power(w); }
+Point::Point(double w, const std::string& xyz) : Point(w) { position(xyz); }
+Point::Point(double w, const std::string& xyz, unsigned hint) : Point(w, xyz) { elementHint(hint); }
+std::string Point::position() const { return formatVec3(as<fm::PointSource>().position); }
+void Point::position(const std::string& xyz) { as<fm::PointSource>().position = parseVec3(xyz, "Point position"); }
+unsigned Point::elementHint() const { return as<fm::PointSource>().elementHint; }
+void Point::elementHint(unsigned t) { as<fm::PointSource>().elementHint = t; }
+
+// ---- Ball ----
+
+Ball::Ball() : Source(std::make_shared<fm::BallSource>()) {}
+std::string Ball::centre() const { return formatVec3(as<fm::BallSource>().centre); }
+void Ball::centre(const std::string& xyz) { as<fm::BallSource>().centre = parseVec3(xyz, "Ball centre"); }
+std::string Ball::position() const { return centre(); }
+void Ball::position(const std::string& xyz) { as<fm::BallSource>().centre = parseVec3(xyz, "Ball position"); }
+double Ball::radius() const { return as<fm::BallSource>().radius; }
+void Ball::radius(double r) { as<fm::BallSource>().radius = fmtcl::positive(r, "Ball radius"); }
+
+// ---- Line ----
+
+Line::Line() : Source(std::make_shared<fm::LineSource>()) {}
+std::string Line::endpoint(int i) const { return formatVec3(as<fm::LineSource>().endpoint[endpointIndex(i, "Line")]); }
+void Line::endpoint(int i, const std::string& xyz) {
+    as<fm::LineSource>().endpoint[endpointIndex(i, "Line")] = parseVec3(xyz, "Line endpoint");
+}
+std::string Line::pattern() const {
+    return as<fm::LineSource>().pattern == fm::LineSource::Normal ? "Normal" : "Isotropic";
+}
+void Line::pattern(const std::string& p) {
+    std::string u = fmtcl::lower(p);
+    if (u == "isotropic") as<fm::LineSource>().pattern = fm::LineSource::Isotropic;
+    else if (u == "normal") as<fm::LineSource>().pattern = fm::LineSource::Normal;
+    else throw ParameterError("Line pattern: '" + p + "' is not Isotropic or Normal");
+}
+
+// ---- PencilBeam ----
+
+PencilBeam::PencilBeam() : Source(std::make_shared<fm::PencilBeamSource>()) {}
+std::string PencilBeam::position() const { return formatVec3(as<fm::PencilBeamSource>().position); }
+void PencilBeam::position(const std::string& xyz) {
+    as<fm::PencilBeamSource>().position = parseVec3(xyz, "PencilBeam position");
+}
+std::string PencilBeam::direction() const { return formatVec3(as<fm::PencilBeamSource>().direction); }
+void PencilBeam::direction(const std::string& d) {
+    as<fm::PencilBeamSource>().direction = ::direction(d, "PencilBeam direction");
+}
+double PencilBeam::radius() const { return as<fm::PencilBeamSource>().radius; }
+void PencilBeam::radius(double r) { as<fm::PencilBeamSource>().radius = fmtcl::nonNegative(r, "PencilBeam radius"); }
+unsigned PencilBeam::elementHint() const { return as<fm::PencilBeamSource>().elementHint; }
+void PencilBeam::elementHint(unsigned t) { as<fm::PencilBeamSource>().elementHint = t; }
+
+// ---- Volume ----
+
+Volume::Volume() : Source(std::make_shared<fm::VolumeSource>()) {}
+Volume::Volume(double w, unsigned tetra) : Volume() {
+    power(w);
+    elementID(tetra);
+}
+unsigned Volume::elementID() const { return as<fm::VolumeSource>().element; }
+void Volume::elementID(unsigned t) { as<fm::VolumeSource>().element = t; }
+unsigned Volume::region() const { return as<fm::VolumeSource>().region; }
+void Volume::region(unsigned r) {
+    as<fm::VolumeSource>().region = r;
+    as<fm::VolumeSource>().element = 0;  // the core uses element when it is set
+}
+
+// ---- Surface, SurfaceTri ----
+
+Surface::Surface() : Source(std::make_shared<fm::SurfaceSource>()) {}
+unsigned Surface::surfaceID() const {
+    const auto& f = as<fm::SurfaceSource>().faces;
+    return f.empty() ? 0 : f.front();
+}
+void Surface::surfaceID(unsigned f) { as<fm::SurfaceSource>().faces.assign(1, f); }
+void Surface::addSurfaceID(unsigned f) { as<fm::SurfaceSource>().faces.push_back(f); }
+unsigned Surface::region() const { return as<fm::SurfaceSource>().region; }
+void Surface::region(unsigned r) { as<fm::SurfaceSource>().region = r; }
+std::string Surface::emission() const {
+    auto e = as<fm::SurfaceSource>().emission;
+    return e == fm::SurfaceSource::Normal ? "NORMAL" : e == fm::SurfaceSource::Lambert ? "LAMBERT" : "ISOTROPIC";
+}
+void Surface::emission(const std::string& e) {
+    std::string u = fmtcl::lower(e);
+    auto& s = as<fm::SurfaceSource>();
+    if (u == "normal") s.emission = fm::SurfaceSource::Normal;
+    else if (u == "lambert") s.emission = fm::SurfaceSource::Lambert;
+    else if (u == "isotropic" || u == "uniform") s.emission = fm::SurfaceSource::Isotropic;
+    else throw ParameterError("Surface emission: '" + e + "' is not NORMAL, LAMBERT or ISOTROPIC");
+}
+
+SurfaceTri::SurfaceTri() : Surface(std::make_shared<fm::SurfaceSource>()) {
+    as<fm::SurfaceSource>().emission = fm::SurfaceSource::Normal;  // TIM-OS type 12
+}
+std::string SurfaceTri::triPointIDs() const {
+    const auto& t = as<fm::SurfaceSource>().triangles;
+    if (t.empty()) return "0 0 0";
+    return std::to_string(t[0][0]) + " " + std::to_string(t[0][1]) + " " + std::to_string(t[0][2]);
+}
+void SurfaceTri::triPointIDs(const std::string& ijk) {
+    fm::Point3 v = parseVec3(ijk, "SurfaceTri triPointIDs");
+    std::array<uint32_t, 3> tri;
+    for (int k = 0; k < 3; ++k) tri[k] = uint32_t(fmtcl::wholeNumber(v[k], "SurfaceTri point id", 1, 4e9));
+    as<fm::SurfaceSource>().triangles.assign(1, tri);
+}
+
+// ---- Composite ----
+
+Composite::Composite() : Source(std::make_shared<fm::CompositeSource>()) {}
+void Composite::add(Source* s) {
+    const auto& p = fmtcl::need(s, "Composite add").ptr();
+    if (p == s_) throw ParameterError("Composite add: a composite cannot contain itself");
+    as<fm::CompositeSource>().elements.push_back(p);
+}
+unsigned Composite::count() const { return unsigned(as<fm::CompositeSource>().elements.size()); }
+Source* Composite::get(unsigned i) const {
+    const auto& e = as<fm::CompositeSource>().elements;
+    if (i >= e.size())
+        throw ParameterError("Composite get: index " + std::to_string(i) + " out of range (" +
+                             std::to_string(e.size()) + " elements)");
+    return Source::wrap(e[i]);
+}
+
+// ---- Cylinder ----
+
+Cylinder::Cylinder() : Source(std::make_shared<fm::CylinderSource>()) {}
+std::string Cylinder::endpoint(int i) const {
+    return formatVec3(as<fm::CylinderSource>().endpoint[endpointIndex(i, "Cylinder")]);
+}
+void Cylinder::endpoint(int i, const std::string& xyz) {
+    as<fm::CylinderSource>().endpoint[endpointIndex(i, "Cylinder")] = parseVec3(xyz, "Cylinder endpoint");
+}
+double Cylinder::radius() const { return as<fm::CylinderSource>().radius; }
+void Cylinder::radius(double r) { as<fm::CylinderSource>().radius = fmtcl::nonNegative(r, "Cylinder radius"); }
+bool Cylinder::emitVolume() const { return as<fm::CylinderSource>().emitVolume; }
+void Cylinder::emitVolume(bool b) { as<fm::CylinderSource>().emitVolume = b; }
+bool Cylinder::emitHemiSphere() const { return as<fm::CylinderSource>().emitHemiSphere; }
+void Cylinder::emitHemiSphere(bool b) { as<fm::CylinderSource>().emitHemiSphere = b; }
+std::string Cylinder::hemiSphereEmitDistribution() const {
+    return distributionName(as<fm::CylinderSource>().hemiSphereEmitDistribution);
+}
+void Cylinder::hemiSphereEmitDistribution(const std::string& d) {
+    as<fm::CylinderSource>().hemiSphereEmitDistribution = distribution(d, "Cylinder hemiSphereEmitDistribution");
+}
+double Cylinder::numericalAperture() const { return as<fm::CylinderSource>().numericalAperture; }
+void Cylinder::numericalAperture(double na) {
+    if (!(na > 0 && na <= 1)) throw ParameterError("Cylinder numericalAperture must be in (0, 1], got " + std::to_string(na));
+    as<fm::CylinderSource>().numericalAperture = na;
+}
+
+// ---- Fiber ----
+
+Fiber::Fiber() : Source(std::make_shared<fm::FiberSource>()) {}
+std::string Fiber::position() const { return formatVec3(as<fm::FiberSource>().position); }
+void Fiber::position(const std::string& xyz) { as<fm::FiberSource>().position = parseVec3(xyz, "Fiber position"); }
+std::string Fiber::direction() const { return formatVec3(as<fm::FiberSource>().direction); }
+void Fiber::direction(const std::string& d) { as<fm::FiberSource>().direction = ::direction(d, "Fiber direction"); }
+double Fiber::numericalAperture() const { return as<fm::FiberSource>().numericalAperture; }
+void Fiber::numericalAperture(double na) {
+    as<fm::FiberSource>().numericalAperture = fmtcl::positive(na, "Fiber numericalAperture");
+}
+
+// ---- SurfaceSourceBuilder ----
+
+void SurfaceSourceBuilder::mesh(TetraMesh* m) { mesh_ = fmtcl::need(m, "SurfaceSourceBuilder mesh").ptr(); }
+void SurfaceSourceBuilder::setRegion(VolumeCellInRegionPredicate* p) {
+    region_ = fmtcl::need(p, "SurfaceSourceBuilder setRegion").region();
+}
+void SurfaceSourceBuilder::emitHemiSphere(bool b) { hemi_ = b; }
+void SurfaceSourceBuilder::hemiSphereEmitDistribution(const std::string& d) {
+    distribution(d, "SurfaceSourceBuilder hemiSphereEmitDistribution");
+    dist_ = fmtcl::lower(d);
+    if (dist_ == "custom")
+        throw ParameterError("SurfaceSourceBuilder: CUSTOM (numerical aperture) emission is not supported "
+                             "for surfaces; use UNIFORM or LAMBERT");
+}
+void SurfaceSourceBuilder::numericalAperture(double na) { fmtcl::positive(na, "SurfaceSourceBuilder numericalAperture"); }
+void SurfaceSourceBuilder::checkDirection(bool b) { check_ = b; }
+void SurfaceSourceBuilder::emitDirection(const std::string& d) { dir_ = ::direction(d, "SurfaceSourceBuilder emitDirection"); }
+void SurfaceSourceBuilder::power(double w) { power_ = fmtcl::nonNegative(w, "SurfaceSourceBuilder power"); }
+
+// Emission goes into the selected region (the core's region-surface convention). With
+// checkDirection only faces whose inward normal points along emitDirection are kept; the core
+// can list faces explicitly only on the mesh boundary, so that case is limited to those.
+void SurfaceSourceBuilder::update() {
+    if (!mesh_) throw ParameterError("SurfaceSourceBuilder update: call mesh first");
+    if (!region_) throw ParameterError("SurfaceSourceBuilder update: call setRegion with a region >= 1 first");
+    auto s = std::make_shared<fm::SurfaceSource>();
+    s->power = power_;
+    s->emission = !hemi_ ? fm::SurfaceSource::Normal
+                  : dist_ == "lambert" ? fm::SurfaceSource::Lambert : fm::SurfaceSource::Isotropic;
+    auto faces = mesh_->regionBoundary(region_);
+    if (faces.empty()) throw fm::ModelError("SurfaceSourceBuilder: region " + std::to_string(region_) + " has no boundary faces");
+    if (!check_) {
+        s->region = region_;
+    } else {
+        for (auto [f, t] : faces) {
+            const fm::MeshFace& F = mesh_->face(f);
+            double sgn = t == F.owner ? -1.0 : 1.0;  // inward normal
+            if (sgn * fm::dotP(F.normal, dir_) <= 0) continue;
+            if (F.other)
+                throw fm::ModelError("SurfaceSourceBuilder: checkDirection selects face " + std::to_string(f) +
+                                     " inside the mesh; only mesh-boundary faces can be selected one by one");
+            s->faces.push_back(f);
+        }
+        if (s->faces.empty()) throw fm::ModelError("SurfaceSourceBuilder: no face of the region faces emitDirection");
+    }
+    out_ = s;
+}
+
+Surface* SurfaceSourceBuilder::output() const {
+    if (!out_) throw ParameterError("SurfaceSourceBuilder output: call update first");
+    return new Surface(out_);
+}

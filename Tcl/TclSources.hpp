@@ -1,0 +1,198 @@
+// Tcl-facing light sources (FullMonte's Source:: classes, namespaces flattened). Each holds a
+// shared core source (Geometry/Sources.hpp), so a Composite sees later changes to its members as
+// FullMonte's did. Getters and setters share a name; setters check their argument at once.
+#pragma once
+#include <string>
+
+#ifndef SWIG
+#include <memory>
+
+#include "Geometry/Sources.hpp"
+#endif
+
+class TetraMesh;
+class VolumeCellInRegionPredicate;
+
+class Source {
+public:
+    virtual ~Source();
+    double power() const;
+    void power(double w);
+    std::string type() const;
+#ifndef SWIG
+    const fm::SourcePtr& ptr() const { return s_; }
+    static Source* wrap(const fm::SourcePtr& s);  // the adapter of the right class
+protected:
+    explicit Source(fm::SourcePtr s) : s_(std::move(s)) {}
+    template <class T>
+    T& as() const { return static_cast<T&>(*s_); }
+    fm::SourcePtr s_;
+#endif
+};
+
+class Point : public Source {
+public:
+    Point();
+    Point(double w);
+    Point(double w, const std::string& xyz);
+    Point(double w, const std::string& xyz, unsigned hint);
+    std::string position() const;
+    void position(const std::string& xyz);
+    unsigned elementHint() const;
+    void elementHint(unsigned t);
+#ifndef SWIG
+    explicit Point(std::shared_ptr<fm::PointSource> s) : Source(std::move(s)) {}
+#endif
+};
+
+class Ball : public Source {
+public:
+    Ball();
+    std::string centre() const;
+    void centre(const std::string& xyz);
+    std::string position() const;  // alias of centre, as later FullMonte scripts use it
+    void position(const std::string& xyz);
+    double radius() const;
+    void radius(double r);
+#ifndef SWIG
+    explicit Ball(std::shared_ptr<fm::BallSource> s) : Source(std::move(s)) {}
+#endif
+};
+
+class Line : public Source {
+public:
+    Line();
+    std::string endpoint(int i) const;
+    void endpoint(int i, const std::string& xyz);
+    std::string pattern() const;  // "Isotropic" | "Normal"
+    void pattern(const std::string& p);
+#ifndef SWIG
+    explicit Line(std::shared_ptr<fm::LineSource> s) : Source(std::move(s)) {}
+#endif
+};
+
+class PencilBeam : public Source {
+public:
+    PencilBeam();
+    std::string position() const;
+    void position(const std::string& xyz);
+    std::string direction() const;
+    void direction(const std::string& dxyz);
+    double radius() const;  // stored, ignored by the kernels (as in FullMonte)
+    void radius(double r);
+    unsigned elementHint() const;
+    void elementHint(unsigned t);
+#ifndef SWIG
+    explicit PencilBeam(std::shared_ptr<fm::PencilBeamSource> s) : Source(std::move(s)) {}
+#endif
+};
+
+class Volume : public Source {
+public:
+    Volume();
+    Volume(double w, unsigned tetra);
+    unsigned elementID() const;
+    void elementID(unsigned t);
+    unsigned region() const;  // beyond FullMonte: emit from a whole region
+    void region(unsigned r);
+#ifndef SWIG
+    explicit Volume(std::shared_ptr<fm::VolumeSource> s) : Source(std::move(s)) {}
+#endif
+};
+
+// Boundary faces by id (surfaceID) or a region's boundary; emits into the tissue.
+class Surface : public Source {
+public:
+    Surface();
+    unsigned surfaceID() const;
+    void surfaceID(unsigned f);
+    void addSurfaceID(unsigned f);
+    unsigned region() const;
+    void region(unsigned r);
+    std::string emission() const;  // "NORMAL" | "LAMBERT" | "ISOTROPIC" (into the hemisphere)
+    void emission(const std::string& e);
+#ifndef SWIG
+    explicit Surface(std::shared_ptr<fm::SurfaceSource> s) : Source(std::move(s)) {}
+#endif
+};
+
+class SurfaceTri : public Surface {
+public:
+    SurfaceTri();
+    std::string triPointIDs() const;
+    void triPointIDs(const std::string& ijk);
+#ifndef SWIG
+    explicit SurfaceTri(std::shared_ptr<fm::SurfaceSource> s) : Surface(std::move(s)) {}
+#endif
+};
+
+class Composite : public Source {
+public:
+    Composite();
+    void add(Source* s);
+    unsigned count() const;
+    Source* get(unsigned i) const;
+#ifndef SWIG
+    explicit Composite(std::shared_ptr<fm::CompositeSource> s) : Source(std::move(s)) {}
+#endif
+};
+
+class Cylinder : public Source {
+public:
+    Cylinder();
+    std::string endpoint(int i) const;
+    void endpoint(int i, const std::string& xyz);
+    double radius() const;
+    void radius(double r);
+    bool emitVolume() const;
+    void emitVolume(bool b);
+    bool emitHemiSphere() const;
+    void emitHemiSphere(bool b);
+    std::string hemiSphereEmitDistribution() const;  // UNIFORM | LAMBERT | CUSTOM
+    void hemiSphereEmitDistribution(const std::string& d);
+    double numericalAperture() const;
+    void numericalAperture(double na);
+#ifndef SWIG
+    explicit Cylinder(std::shared_ptr<fm::CylinderSource> s) : Source(std::move(s)) {}
+#endif
+};
+
+// A fibre tip: a cone of numerical aperture NA around direction (FullMonte had no Tcl methods).
+class Fiber : public Source {
+public:
+    Fiber();
+    std::string position() const;
+    void position(const std::string& xyz);
+    std::string direction() const;
+    void direction(const std::string& dxyz);
+    double numericalAperture() const;
+    void numericalAperture(double na);
+#ifndef SWIG
+    explicit Fiber(std::shared_ptr<fm::FiberSource> s) : Source(std::move(s)) {}
+#endif
+};
+
+// Builds a Surface source on the boundary of a region (FullMonte later API).
+class SurfaceSourceBuilder {
+public:
+    void mesh(TetraMesh* m);
+    void setRegion(VolumeCellInRegionPredicate* p);
+    void emitHemiSphere(bool b);
+    void hemiSphereEmitDistribution(const std::string& d);  // UNIFORM | LAMBERT | CUSTOM
+    void numericalAperture(double na);
+    void checkDirection(bool b);
+    void emitDirection(const std::string& dxyz);
+    void power(double w);
+    void update();
+    Surface* output() const;
+#ifndef SWIG
+private:
+    std::shared_ptr<fm::TetraMesh> mesh_;
+    unsigned region_ = 0;
+    bool hemi_ = true, check_ = false;
+    std::string dist_ = "LAMBERT";
+    fm::Point3 dir_{0, 0, 1};
+    double power_ = 1;
+    std::shared_ptr<fm::SurfaceSource> out_;
+#endif
+};

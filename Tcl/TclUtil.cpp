@@ -1,0 +1,106 @@
+#include "Tcl/TclUtil.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace fmtcl {
+
+fm::Point3 parseVec3(const std::string& s, const std::string& what) {
+    std::string t = s;
+    for (char& c : t)
+        if (c == ',' || c == '{' || c == '}') c = ' ';
+    std::istringstream in(t);
+    std::vector<double> v;
+    std::string tok;
+    while (in >> tok) {
+        char* end = nullptr;
+        double x = std::strtod(tok.c_str(), &end);
+        if (end == tok.c_str() || *end || !std::isfinite(x))
+            throw fm::ParameterError(what + ": '" + tok + "' is not a finite number (in \"" + s + "\")");
+        v.push_back(x);
+    }
+    if (v.size() != 3)
+        throw fm::ParameterError(what + ": expected 3 numbers \"x y z\", got \"" + s + "\"");
+    return {v[0], v[1], v[2]};
+}
+
+namespace {
+void put(std::ostream& o, double x) {
+    if (std::isnan(x)) o << "nan";
+    else if (std::isinf(x)) o << (x > 0 ? "inf" : "-inf");
+    else o << x;
+}
+}  // namespace
+
+std::string formatVec3(const fm::Point3& p) {
+    std::ostringstream o;
+    o.precision(15);
+    for (double x : p) {
+        put(o, x);
+        o << ' ';
+    }
+    return o.str();
+}
+
+// 17 digits: a value read back from the list is the same double (maps feed Tcl-side maths).
+std::string formatList(const std::vector<double>& v) {
+    std::ostringstream o;
+    o.precision(17);
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (i) o << ' ';
+        put(o, v[i]);
+    }
+    return o.str();
+}
+
+uint64_t wholeNumber(double x, const std::string& what, double lo, double hi) {
+    if (!std::isfinite(x) || x != std::floor(x))
+        throw fm::ParameterError(what + " must be a whole number, got " + std::to_string(x));
+    if (x < lo || x > hi) {
+        std::ostringstream o;
+        o.precision(17);
+        o << what << " must be in [" << lo << ", " << hi << "], got " << x;
+        throw fm::ParameterError(o.str());
+    }
+    return uint64_t(x);
+}
+
+double nonNegative(double x, const std::string& what) {
+    if (!(std::isfinite(x) && x >= 0))
+        throw fm::ParameterError(what + " must be finite and >= 0, got " + std::to_string(x));
+    return x;
+}
+
+double positive(double x, const std::string& what) {
+    if (!(std::isfinite(x) && x > 0))
+        throw fm::ParameterError(what + " must be finite and > 0, got " + std::to_string(x));
+    return x;
+}
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return s;
+}
+
+double unitLengthMM(const std::string& unit) {
+    std::string u = lower(unit);
+    if (u == "mm") return 1.0;
+    if (u == "cm") return 10.0;
+    if (u == "m") return 1000.0;
+    if (u == "um") return 0.001;
+    throw fm::ParameterError("unknown length unit '" + unit + "' (use mm, cm, m or um)");
+}
+
+std::string checkUnit(const std::string& unit, const std::string& what) {
+    try {
+        unitLengthMM(unit);
+    } catch (const fm::ParameterError& e) {
+        throw fm::ParameterError(what + ": " + e.what());
+    }
+    return lower(unit);
+}
+
+}  // namespace fmtcl

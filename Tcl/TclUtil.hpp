@@ -1,0 +1,39 @@
+// Helpers shared by the Tcl adapter classes: the one-word vectors and option strings FullMonte
+// scripts pass, the "x y z " strings its getters return, and argument checks that raise errors
+// naming the method and the value (SWIG turns them into Tcl errors).
+#pragma once
+#ifndef SWIG
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "Geometry/Errors.hpp"
+#include "Geometry/TetraMesh.hpp"
+
+namespace fmtcl {
+
+// "x y z" (whitespace, commas or braces between numbers) -> point; throws ParameterError.
+fm::Point3 parseVec3(const std::string& s, const std::string& what);
+// As FullMonte's SWIG array typemap printed them: "x y z " (trailing space).
+std::string formatVec3(const fm::Point3& p);
+std::string formatList(const std::vector<double>& v);
+
+// Checks that throw ParameterError("<what> ...") for values no run can use.
+uint64_t wholeNumber(double x, const std::string& what, double lo, double hi);
+double nonNegative(double x, const std::string& what);
+double positive(double x, const std::string& what);
+
+std::string lower(std::string s);
+// Length unit -> millimetres per unit ("mm" 1, "cm" 10, "m" 1000, "um" 0.001).
+double unitLengthMM(const std::string& unit);
+std::string checkUnit(const std::string& unit, const std::string& what);
+
+// Object arguments arrive as pointers that may be NULL (the Tcl word "NULL").
+template <class T>
+T& need(T* p, const std::string& what) {
+    if (!p) throw fm::ParameterError(what + ": expected an object, got NULL");
+    return *p;
+}
+
+}  // namespace fmtcl
+#endif

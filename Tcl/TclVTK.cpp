@@ -1,0 +1,153 @@
+#include "Tcl/TclVTK.hpp"
+
+#include "Storage/VTK/FluenceRenderer.hpp"
+#include "Storage/VTK/VTKMeshReader.hpp"
+#include "Storage/VTK/VTKMeshWriter.hpp"
+#include "Storage/VTK/VTKSurfaceWriter.hpp"
+#include "Tcl/TclGeometry.hpp"
+#include "Tcl/TclUtil.hpp"
+
+using fm::ParameterError;
+
+namespace {
+
+MapPtr mapArg(OutputData* d, const std::string& what, const std::string& spatialType) {
+    auto* m = dynamic_cast<SpatialMap*>(&fmtcl::need(d, what));
+    if (!m) throw ParameterError(what + ": expected a spatial map, got " + d->type() + " '" + d->name() + "'");
+    if (m->data()->spatialType != spatialType)
+        throw ParameterError(what + ": expected a " + spatialType + " map, '" + m->name() + "' is " +
+                             m->data()->spatialType);
+    return m->data();
+}
+
+// "Fluence" -> "Fluence (J/mm^2)": ParaView users see the unit; names with one are kept.
+std::string withUnit(const std::string& name, const MapData& d) {
+    if (name.find('(') != std::string::npos || d.unit.empty()) return name;
+    return name + " (" + d.unit + ")";
+}
+
+}  // namespace
+
+// ---- VTKMeshReader ----
+
+void VTKMeshReader::regionArrayName(const std::string& n) { regionName_ = n; }
+std::string VTKMeshReader::regionArrayName() const { return regionName_; }
+
+void VTKMeshReader::read() {
+    fm::VTKMeshReader r(need("VTKMeshReader read"));
+    r.regionArrayName(regionName_);
+    r.read();
+    cells_.clear();
+    for (const std::string& n : r.cellArrayNames()) cells_.push_back({n, r.cellData(n)});
+    used_ = r.regionArrayUsed();
+    mesh_ = std::make_shared<fm::TetraMesh>(r.takeMesh());
+}
+TetraMesh* VTKMeshReader::mesh() const {
+    if (!mesh_) throw ParameterError("VTKMeshReader mesh: call read first");
+    return new TetraMesh(mesh_);
+}
+std::string VTKMeshReader::regionArrayUsed() const { return used_; }
+std::string VTKMeshReader::cellArrayNames() const {
+    std::string s;
+    for (const auto& c : cells_) s += (s.empty() ? "{" : " {") + c.first + "}";
+    return s;
+}
+SpatialMap* VTKMeshReader::cellData(const std::string& name) const {
+    for (const auto& c : cells_)
+        if (c.first == name) {
+            auto d = std::make_shared<MapData>();
+            d->name = name;
+            d->spatialType = "Volume";
+            d->quantity = "CellData";
+            d->values = c.second;
+            d->mesh = mesh_;
+            return new SpatialMap(d);
+        }
+    throw ParameterError("VTKMeshReader cellData: no cell array '" + name + "' (arrays: " + cellArrayNames() + ")");
+}
+
+// ---- VTKMeshWriter ----
+
+void VTKMeshWriter::mesh(TetraMesh* m) { mesh_ = fmtcl::need(m, "VTKMeshWriter mesh").ptr(); }
+void VTKMeshWriter::addData(const std::string& name, OutputData* d) {
+    data_.push_back({name, mapArg(d, "VTKMeshWriter addData", "Volume")});
+}
+void VTKMeshWriter::addHeaderComment(const std::string& t) { comments_.push_back(t); }
+void VTKMeshWriter::clearData() { data_.clear(); }
+void VTKMeshWriter::write() {
+    if (!mesh_) throw ParameterError("VTKMeshWriter write: call mesh first");
+    fm::VTKMeshWriter w(need("VTKMeshWriter write"));
+    w.mesh(*mesh_);
+    for (const auto& [name, d] : data_) w.addData(withUnit(name, *d), d->values);
+    for (const auto& c : comments_) w.addHeaderComment(c);
+    w.write();
+}
+
+// ---- VTKSurfaceWriter ----
+
+void VTKSurfaceWriter::mesh(TetraMesh* m) { mesh_ = fmtcl::need(m, "VTKSurfaceWriter mesh").ptr(); }
+void VTKSurfaceWriter::region(unsigned r) { region_ = r; }
+unsigned VTKSurfaceWriter::region() const { return region_; }
+void VTKSurfaceWriter::addData(const std::string& name, OutputData* d) {
+    data_.push_back({name, mapArg(d, "VTKSurfaceWriter addData", "Surface")});
+}
+void VTKSurfaceWriter::addHeaderComment(const std::string& t) { comments_.push_back(t); }
+void VTKSurfaceWriter::clearData() { data_.clear(); }
+void VTKSurfaceWriter::write() {
+    if (!mesh_) throw ParameterError("VTKSurfaceWriter write: call mesh first");
+    fm::VTKSurfaceWriter w(need("VTKSurfaceWriter write"));
+    w.mesh(*mesh_);
+    w.region(region_);
+    for (const auto& [name, d] : data_) w.addData(withUnit(name, *d), d->values);
+    for (const auto& c : comments_) w.addHeaderComment(c);
+    w.write();
+}
+
+// ---- FluenceRenderer ----
+
+struct FluenceRenderer::Impl {
+    fm::FluenceRenderer r;
+    MapPtr data, faces;  // kept alive: the core renderer copies values, this keeps titles simple
+};
+
+FluenceRenderer::FluenceRenderer() : impl_(std::make_unique<Impl>()) {}
+FluenceRenderer::~FluenceRenderer() = default;
+void FluenceRenderer::mesh(TetraMesh* m) {
+    mesh_ = fmtcl::need(m, "FluenceRenderer mesh").ptr();
+    impl_->r.mesh(*mesh_);
+}
+void FluenceRenderer::data(OutputData* map) {
+    impl_->data = mapArg(map, "FluenceRenderer data", "Volume");
+    impl_->r.data(impl_->data->values, withUnit(impl_->data->name, *impl_->data));
+}
+void FluenceRenderer::data(OutputData* map, const std::string& title) {
+    impl_->data = mapArg(map, "FluenceRenderer data", "Volume");
+    impl_->r.data(impl_->data->values, title);
+}
+void FluenceRenderer::faceData(OutputData* map) {
+    impl_->faces = mapArg(map, "FluenceRenderer faceData", "Surface");
+    impl_->r.faceData(impl_->faces->values, withUnit(impl_->faces->name, *impl_->faces));
+}
+void FluenceRenderer::faceData(OutputData* map, const std::string& title) {
+    impl_->faces = mapArg(map, "FluenceRenderer faceData", "Surface");
+    impl_->r.faceData(impl_->faces->values, title);
+}
+void FluenceRenderer::slice(const std::string& o, const std::string& n) {
+    impl_->r.slice(fmtcl::parseVec3(o, "FluenceRenderer slice origin"), fmtcl::parseVec3(n, "FluenceRenderer slice normal"));
+}
+void FluenceRenderer::sliceThroughCentre(const std::string& n) {
+    impl_->r.sliceThroughCentre(fmtcl::parseVec3(n, "FluenceRenderer sliceThroughCentre"));
+}
+void FluenceRenderer::surface() { impl_->r.surface(0); }
+void FluenceRenderer::surface(unsigned region) { impl_->r.surface(region); }
+void FluenceRenderer::size(unsigned w, unsigned h) { impl_->r.size(w, h); }
+void FluenceRenderer::logScale(bool on) { impl_->r.logScale(on); }
+void FluenceRenderer::range(double lo, double hi) { impl_->r.range(lo, hi); }
+void FluenceRenderer::showRegionOutlines(bool on) { impl_->r.showRegionOutlines(on); }
+void FluenceRenderer::write() {
+    if (!mesh_) throw ParameterError("FluenceRenderer write: call mesh first");
+    impl_->r.filename(need("FluenceRenderer write"));
+    impl_->r.write();
+}
+double FluenceRenderer::usedMin() const { return impl_->r.usedMin(); }
+double FluenceRenderer::usedMax() const { return impl_->r.usedMax(); }

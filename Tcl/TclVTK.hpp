@@ -1,0 +1,103 @@
+// Tcl-facing VTK classes (FullMonte's later VTKMeshReader/VTKMeshWriter/VTKSurfaceWriter, plus
+// FluenceRenderer) over Storage/VTK, which is built when FM_USE_VTK is ON. Maps are passed as
+// output objects (SpatialMap), as FullMonte scripts do: `W addData "Fluence" [EF result]`.
+#pragma once
+#include <string>
+
+#include "Tcl/TclOutputs.hpp"
+#include "Tcl/TclStorage.hpp"
+
+#ifndef SWIG
+#include <memory>
+#include <utility>
+#include <vector>
+#endif
+
+class TetraMesh;
+
+class VTKMeshReader : public FileIO {
+public:
+    // Region labels: this cell array; empty (default) tries Region, then Tissue Type (FullMonte
+    // 2018), then the first integer cell array, else every tetra is region 1.
+    void regionArrayName(const std::string& n);
+    std::string regionArrayName() const;
+    void read();
+    TetraMesh* mesh() const;
+    std::string regionArrayUsed() const;
+    std::string cellArrayNames() const;              // Tcl list
+    SpatialMap* cellData(const std::string& name) const;  // per tetra, index 0 the dummy
+#ifndef SWIG
+private:
+    std::string regionName_, used_;
+    std::shared_ptr<fm::TetraMesh> mesh_;
+    std::vector<std::pair<std::string, std::vector<double>>> cells_;
+#endif
+};
+
+// Cell data: Region plus one array per addData. A name without a unit in parentheses gets the
+// map's unit appended ("Fluence" -> "Fluence (J/mm^2)"). .vtu or .vtk by extension.
+class VTKMeshWriter : public FileIO {
+public:
+    void mesh(TetraMesh* m);
+    void addData(const std::string& name, OutputData* d);
+    void addHeaderComment(const std::string& text);
+    void clearData();
+    void write();
+#ifndef SWIG
+private:
+    std::shared_ptr<fm::TetraMesh> mesh_;
+    std::vector<std::pair<std::string, MapPtr>> data_;
+    std::vector<std::string> comments_;
+#endif
+};
+
+// Boundary triangles (region 0, the default) or one region's surface, with per-face data
+// (e.g. SurfaceExitEnergy or its EnergyToFluence result). .vtp or .vtk by extension.
+class VTKSurfaceWriter : public FileIO {
+public:
+    void mesh(TetraMesh* m);
+    void region(unsigned r);
+    unsigned region() const;
+    void addData(const std::string& name, OutputData* d);
+    void addHeaderComment(const std::string& text);
+    void clearData();
+    void write();
+#ifndef SWIG
+private:
+    std::shared_ptr<fm::TetraMesh> mesh_;
+    unsigned region_ = 0;
+    std::vector<std::pair<std::string, MapPtr>> data_;
+    std::vector<std::string> comments_;
+#endif
+};
+
+// A PNG of a per-tetra map, off-screen: a slice (default through the centre, normal +z) with
+// region outlines, or a surface; log colour scale by default. Needs an X display (xvfb-run -a
+// on a headless machine); without one, write raises an error saying so.
+class FluenceRenderer : public FileIO {
+public:
+    void mesh(TetraMesh* m);
+    void data(OutputData* map);                           // title "<name> (<unit>)"
+    void data(OutputData* map, const std::string& title);
+    void faceData(OutputData* map);                       // per-face values for surface views
+    void faceData(OutputData* map, const std::string& title);
+    void slice(const std::string& origin, const std::string& normal);
+    void sliceThroughCentre(const std::string& normal);
+    void surface();
+    void surface(unsigned region);
+    void size(unsigned width, unsigned height);
+    void logScale(bool on);
+    void range(double lo, double hi);
+    void showRegionOutlines(bool on);
+    void write();
+    double usedMin() const;
+    double usedMax() const;
+#ifndef SWIG
+    FluenceRenderer();
+    ~FluenceRenderer() override;
+    struct Impl;
+private:
+    std::shared_ptr<fm::TetraMesh> mesh_;
+    std::unique_ptr<Impl> impl_;
+#endif
+};

@@ -1,0 +1,9 @@
+// MCML .mci reader (the stream overload: no file needed).
+#include "Storage/MCML/MCIReader.hpp"
+#include "Tests/Fuzz/FuzzUtil.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    std::istringstream in(fmfuzz::text(data, size));
+    fmfuzz::expectOnlyUserErrors([&] { readMCI(in, "fuzz.mci"); });
+    return 0;
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# MCML seven-layer skin on the GPU: 1e6 (vs CPU) and 1e8 photons, RAT and A_l against the
+# CUDAMCML 1e8 reference. Usage: bench/gpu_mcml.sh DATA OUT BUILD_DIR
+set -uo pipefail
+data=$1; out=$2; build=$3
+mkdir -p "$out/mcml"
+skin="$data/mcml/skin7/7layerskin_600nm.mci"
+mk() {  # photons name -> a one-run .mci from the skin file's third run
+  awk -v n="$1" -v name="$2" '
+    /# number of runs/ && !hdr {print "1\t\t\t\t\t\t# number of runs"; hdr=1; next}
+    /^### Specify data for run/ {r++}
+    !hdr {print; next}
+    r == 3 {
+      if ($1 ~ /\.mco$/) {print name ".mco\tA"; next}
+      if ($1 == "10000000") {print n; next}
+      print
+    }' "$skin" > "$out/mcml/$2.mci"
+}
+mk 1000000 skin_1e6; mk 100000000 skin_1e8
+grep -E 'runs|mco|photons|^[0-9]{6,}' "$out/mcml/skin_1e8.mci" | head -4
+for k in cuda cpu; do
+  /usr/bin/time -f "$k 1e6 wall %e s" "$build/bin/fullmonte-mcml" "$out/mcml/skin_1e6.mci" --kernel $k --quiet --output-dir "$out/mcml/$k" 2>&1 | tail -3
+done
+for s in 1 2; do
+  /usr/bin/time -f "cuda 1e8 seed $s wall %e s" "$build/bin/fullmonte-mcml" "$out/mcml/skin_1e8.mci" --kernel cuda --seed $s --quiet --output-dir "$out/mcml/cuda$s" 2>&1 | tail -3
+done
+for f in "$out"/mcml/*/*.mco "$data/mcml/skin7/sevenlayer_600nm_100M.mco"; do
+  echo "$f: $(awk '/^RAT/{getline a; getline b; getline c; getline d; print a+0, b+0, c+0, d+0} /^A_l/{printf "A_l:"; for(i=0;i<7;i++){getline x; printf " %s", x+0}; print ""}' "$f" | tr '\n' ' ')"
+done
