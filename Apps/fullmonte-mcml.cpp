@@ -11,6 +11,7 @@
 
 #include "Apps/ProgressBar.hpp"
 #include "Geometry/Errors.hpp"
+#include "Kernels/Dispatch.hpp"
 #include "Kernels/McmlKernel.hpp"
 #include "Storage/MCML/MCIReader.hpp"
 #include "Storage/MCML/MCOWriter.hpp"
@@ -98,7 +99,9 @@ int run(int argc, char** argv) {
         std::cout << kUsage;
         return a.help ? 0 : 1;
     }
+    KernelWarmUp warm(a.kernel, {});  // CUDA context creation overlaps reading the .mci
     MCMLInput input = readMCI(a.mci);
+    warm.join();
     if (!a.outputDir.empty()) fs::create_directories(a.outputDir);
     ProgressBar bar(!a.quiet);
     std::signal(SIGINT, onSignal);

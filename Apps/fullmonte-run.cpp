@@ -135,6 +135,16 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         return argc == 1 ? 1 : 0;
     }
     if (!a.has("--output")) throw ParameterError("--output DIR is required");
+    // CUDA context creation (~0.2 s) overlaps reading the model; the run reports any error.
+    std::vector<int> warmDevices;
+    if (a.has("--devices")) {
+        if (a.get("--devices") == "all") warmDevices = {-1};
+        else try {
+            for (double d : numberList("--devices", a.get("--devices"), 0)) warmDevices.push_back(int(d));
+        } catch (const ParameterError&) {  // reported with the other options below
+        }
+    }
+    KernelWarmUp warm(mpi.size() == 1 ? a.get("--kernel", "cpu") : std::string("cpu"), warmDevices);
     TetraMesh mesh;
     MaterialSet mats;
     SourcePtr src;
@@ -199,6 +209,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     validateRunOptions(opt);
 
     KernelInput in = packWithContext(a, mesh, mats, *src);
+    warm.join();
     std::string dir = a.get("--output");
     std::filesystem::create_directories(dir);
 

@@ -20,6 +20,19 @@ bool cudaAvailable(std::string* why) {
 #endif
 }
 
+KernelWarmUp::KernelWarmUp(const std::string& kind, const std::vector<int>& devices) {
+#if FM_HAVE_CUDA
+    if (kind == "cuda") t_ = std::thread([devices] { warmUpCudaDevices(devices); });
+#else
+    (void)kind;
+    (void)devices;
+#endif
+}
+KernelWarmUp::~KernelWarmUp() { join(); }
+void KernelWarmUp::join() {
+    if (t_.joinable()) t_.join();
+}
+
 void validateRunOptions(const RunOptions& o) {
     const KernelParams& p = o.params;
     if (o.packets == 0) throw ParameterError("packets must be at least 1");

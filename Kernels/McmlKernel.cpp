@@ -89,6 +89,23 @@ RunOptions mcmlRunOptions(const MCMLRun& run) {
     return o;
 }
 
+std::vector<float> slabBounds(const KernelInput& in) {
+    const size_t L = in.cells.size() < 2 ? 0 : in.cells.size() - 1;
+    if (L == 0 || in.materials.size() != L + 2)
+        throw ParameterError("MCML kernel: the model is not a packed layered model");
+    std::vector<float> z(L + 2, 0.f);
+    for (size_t i = 1; i <= L; ++i) {
+        const TetraRecord& c = in.cells[i];
+        const bool slab = c.nz[0] == -1.f && c.nz[1] == 1.f && c.nx[0] == 0.f && c.ny[0] == 0.f &&
+                          c.nx[1] == 0.f && c.ny[1] == 0.f && c.material == i &&
+                          (i == 1 || -c.C[0] == in.cells[i - 1].C[1]);
+        if (!slab) throw ParameterError("MCML kernel: cell " + std::to_string(i) + " is not a slab");
+        z[i] = -c.C[0];
+        z[i + 1] = c.C[1];
+    }
+    return z;
+}
+
 McmlTallies runMcmlKernel(const std::string& kernel, const KernelInput& in, const McmlGrid& grid,
                           const RunOptions& opt) {
     validateRunOptions(opt);

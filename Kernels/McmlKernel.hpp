@@ -35,6 +35,11 @@ McmlGrid mcmlGrid(const MCMLRun& run);
 // prwin = run.chance. Seed, threads, firstPacket, progress and cancel are left to the caller.
 RunOptions mcmlRunOptions(const MCMLRun& run);
 
+// The layer bounds of a packed layered model (packLayered) for Core/SlabModel.hpp: z[i] = top of
+// cell i (1..L), z[L+1] = bottom, read back from the cells' planes so both views agree to the
+// bit. Throws ParameterError if the cells are not slabs.
+std::vector<float> slabBounds(const KernelInput& in);
+
 // Runs kernel "cpu" or "cuda" over a packed layered model. Throws ParameterError for an unknown
 // kernel, bad options, or "CUDA MCML kernel not available in this build".
 McmlTallies runMcmlKernel(const std::string& kernel, const KernelInput& in, const McmlGrid& grid,

@@ -27,3 +27,11 @@ done
 for f in "$out"/mcml/*/*.mco "$data/mcml/skin7/sevenlayer_600nm_100M.mco"; do
   echo "$f: $(awk '/^RAT/{getline a; getline b; getline c; getline d; print a+0, b+0, c+0, d+0} /^A_l/{printf "A_l:"; for(i=0;i<7;i++){getline x; printf " %s", x+0}; print ""}' "$f" | tr '\n' ' ')"
 done
+if [ "${SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
+  mk 20000 skin_2e4   # the MCML kernel keeps its layer tallies in shared memory: check races too
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 3 "$build/bin/fullmonte-mcml" "$out/mcml/skin_2e4.mci" --kernel cuda \
+      --quiet --output-dir "$out/mcml/san_$tool" > "$out/mcml/san_$tool.log" 2>&1
+    echo "compute-sanitizer $tool (MCML, 2e4 photons): exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/mcml/san_$tool.log" | head -1)"
+  done
+fi

@@ -5,6 +5,7 @@
 #include "Geometry/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Core/Packet.hpp"
+#include "Kernels/Core/SlabModel.hpp"
 
 namespace fm {
 namespace {
@@ -50,7 +51,10 @@ McmlTallies runMcmlCpu(const KernelInput& in, const McmlGrid& grid, const RunOpt
     auto t0 = std::chrono::steady_clock::now();
     const unsigned threads = resolveThreads(opt.threads);
     checkMemory(grid, threads);
-    const ArrayModel model = in.view();
+    // The slab geometry computed from the layer bounds (Core/SlabModel.hpp): the same result as
+    // the packed cell records (in.view()), with fewer loads and plane distances per hop.
+    const std::vector<float> z = slabBounds(in);
+    const SlabModel model{z.data(), uint32_t(z.size() - 2), in.materials.data(), in.view().emitters};
     std::vector<WorkerTallies> workers;
     workers.reserve(threads);
     for (unsigned w = 0; w < threads; ++w) workers.emplace_back(grid, in.cells.size());

@@ -7,8 +7,16 @@
 #include <chrono>
 
 #include "Kernels/CUDA/CudaSupport.cuh"
+#include "Kernels/Core/SlabModel.hpp"
+#include "Kernels/Core/TallyScorer.hpp"
+#include "Kernels/McmlScorer.hpp"
 
 namespace fm {
+// Everything here is per translation unit (an unnamed namespace): the constant-memory materials
+// are static, so host code that uploads them (DeviceInput) must not be an inline function shared
+// between the .cu files: the linker would keep one copy, which uploads into the other file's
+// materials.
+namespace {
 
 // static: each .cu that includes the engine has its own copy, filled by its own DeviceInput.
 static __constant__ MaterialRecord c_materials[kMaxCudaMaterials];
@@ -25,6 +33,17 @@ struct DeviceModel {
     EmitterView emitters;
     const MaterialRecord* mats;  // shared-memory copy, when FM_CUDA_SHARED_MATERIALS
 
+    // Called by every thread of a block before any packet (block-level set-up, then a barrier).
+    __device__ void enterBlock(uint32_t nMaterials) {
+#if FM_CUDA_SHARED_MATERIALS
+        __shared__ MaterialRecord shared[kMaxCudaMaterials];
+        for (uint32_t i = threadIdx.x; i < nMaterials; i += blockDim.x) shared[i] = c_materials[i];
+        __syncthreads();
+        mats = shared;
+#else
+        (void)nMaterials;
+#endif
+    }
     // Four named 16-byte loads: writing through a cast pointer would force the planes into
     // local memory.
     __device__ CellPlanes planes(uint32_t i) const {
@@ -46,32 +65,99 @@ struct DeviceModel {
     }
 };
 
+#ifndef FM_CUDA_SLAB_SHARED_MATERIALS  // 1: MCML layer materials copied to shared memory
+#define FM_CUDA_SLAB_SHARED_MATERIALS 0
+#endif
+
+// The layered (MCML) model on the GPU: Core/SlabModel.hpp with the layer bounds copied per
+// block into shared memory (lanes in different layers read different bounds without
+// serialising), materials from constant memory. No cell records are read.
+struct DeviceSlabModel : SlabModel {
+    const float* zGlobal;  // layers + 2 floats in device memory
+    const MaterialRecord* smats;
+
+    __device__ void enterBlock(uint32_t nMaterials) {
+        __shared__ float zs[kMaxCudaMaterials];
+#if FM_CUDA_SLAB_SHARED_MATERIALS
+        __shared__ MaterialRecord ms[kMaxCudaMaterials];
+        for (uint32_t i = threadIdx.x; i < nMaterials; i += blockDim.x) ms[i] = c_materials[i];
+        smats = ms;
+#else
+        (void)nMaterials;
+#endif
+        for (uint32_t i = threadIdx.x; i < layers + 2u; i += blockDim.x) zs[i] = zGlobal[i];
+        __syncthreads();
+        z = zs;
+    }
+    __device__ const MaterialRecord& material(uint32_t i) const {
+#if FM_CUDA_SLAB_SHARED_MATERIALS
+        return smats[i];
+#else
+        return c_materials[i];
+#endif
+    }
+};
+
 #ifndef FM_CUDA_BLOCK
 #define FM_CUDA_BLOCK 256
 #endif
 #ifndef FM_CUDA_MIN_BLOCKS  // minimum resident blocks per SM: caps registers per thread
 #define FM_CUDA_MIN_BLOCKS 3
 #endif
+#ifndef FM_CUDA_FETCH  // packets a thread takes from the batch counter at a time
+#define FM_CUDA_FETCH 1
+#endif
 #ifndef FM_CUDA_PACKETS_PER_THREAD  // per launch
 #define FM_CUDA_PACKETS_PER_THREAD 128
 #endif
 constexpr int kBlock = FM_CUDA_BLOCK;
 
+// Tally arrays small enough for shared memory (the cells of a layered model or a small mesh,
+// their exit faces) are accumulated per block and added to the global arrays once, at the end:
+// many lanes flushing into the same global address serialise in L2 (1e8 packets of a 6-tetra
+// cube spent 80% of the kernel there). The host names up to two such arrays.
+constexpr uint32_t kBlockTallyDoubles = 1024;  // at most 8 KB per block, dynamic shared memory
+struct BlockTallies {
+    double* global[2] = {nullptr, nullptr};
+    uint32_t n[2] = {0, 0};
+    // Array i (volume or cells first, exits second) is kept per block when it fits.
+    void offer(int i, double* p, size_t count) {
+        if (p && count > 0 && n[0] + n[1] + count <= kBlockTallyDoubles) {
+            global[i] = p;
+            n[i] = uint32_t(count);
+        }
+    }
+};
+
+// Point a scorer's small arrays at the block's copies.
+template <bool V, bool S, bool D, class Acc, class Count>
+__device__ void useBlockTallies(TallyScorer<V, S, D, Acc, Count>& sc, const BlockTallies& bt, double* smem) {
+    if (bt.global[0] && sc.volume == bt.global[0]) sc.volume = smem;
+    if (bt.global[1] && sc.surface == bt.global[1]) sc.surface = smem + bt.n[0];
+}
+template <class Acc, class Count>
+__device__ void useBlockTallies(McmlScorer<Acc, Count>& sc, const BlockTallies& bt, double* smem) {
+    if (bt.global[0] && sc.absorbedCell == bt.global[0]) sc.absorbedCell = smem;
+}
+
 // Threads take packets one at a time from a shared counter until the batch is used up, and
 // advance them one event per loop iteration, so a lane whose packet ends starts the next one
 // at once instead of waiting for the rest of its warp.
-template <class Scorer>
+template <class Model, class Scorer>
 __global__ void __launch_bounds__(kBlock, FM_CUDA_MIN_BLOCKS)
-packetKernel(DeviceModel m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc,
-            DeviceTotals* totals, unsigned long long* next, uint32_t nMaterials) {
-#if FM_CUDA_SHARED_MATERIALS
-    __shared__ MaterialRecord mats[kMaxCudaMaterials];
-    for (uint32_t i = threadIdx.x; i < nMaterials; i += blockDim.x) mats[i] = c_materials[i];
-    __syncthreads();
-    m.mats = mats;
-#endif
+packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc,
+            DeviceTotals* totals, unsigned long long* next, uint32_t nMaterials, BlockTallies bt) {
+    extern __shared__ double blockAcc[];  // bt.n[0] + bt.n[1] doubles (dynamic: none for large models)
+    const uint32_t nBlockAcc = bt.n[0] + bt.n[1];
+    for (uint32_t i = threadIdx.x; i < nBlockAcc; i += blockDim.x) blockAcc[i] = 0.0;
+    useBlockTallies(sc, bt, blockAcc);
+    m.enterBlock(nMaterials);
+    if (nBlockAcc > 0) __syncthreads();
     PacketState st;
     bool live = false;
+    // Packets are taken from the batch counter FM_CUDA_FETCH at a time per thread: one atomic
+    // with a return value per packet stalls a lane on a contended address.
+    uint64_t nextPacket = 0, endPacket = 0;
     for (;;) {
         if (live) {
             live = advance(m, kp, st, sc);
@@ -82,12 +168,22 @@ packetKernel(DeviceModel m, KernelParams kp, uint64_t first, uint64_t count, Sco
             addEventsUnaggregated(totals, sc.events);
             sc.events = EventCounts<uint32_t>{};
         }
-        uint64_t i = atomicAdd(next, 1ull);
-        if (i >= count) break;
-        live = launchPacket(m, kp, first + i, st, sc);
+        if (nextPacket == endPacket) {
+            nextPacket = atomicAdd(next, (unsigned long long)FM_CUDA_FETCH);
+            if (nextPacket >= count) break;
+            endPacket = nextPacket + FM_CUDA_FETCH < count ? nextPacket + FM_CUDA_FETCH : count;
+        }
+        live = launchPacket(m, kp, first + nextPacket++, st, sc);
     }
     sc.flush();
     addTotals(totals, sc.ledger, sc.events);
+    if (nBlockAcc > 0) {
+        __syncthreads();
+        for (uint32_t i = threadIdx.x; i < nBlockAcc; i += blockDim.x) {
+            const double v = blockAcc[i];
+            if (v != 0.0) atomicAdd(i < bt.n[0] ? bt.global[0] + i : bt.global[1] + (i - bt.n[0]), v);
+        }
+    }
 }
 
 namespace cuda_engine {
@@ -142,13 +238,14 @@ struct BatchRun {
     double seconds = 0;
 };
 
-template <class Scorer>
-BatchRun launchBatches(const DeviceModel& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
-                       uint32_t nMaterials, cudaStream_t s) {
+template <class Model, class Scorer>
+BatchRun launchBatches(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
+                       uint32_t nMaterials, cudaStream_t s, BlockTallies bt = {}) {
     int device = 0, sms = 0, perSm = 0;
     cudaCheck(cudaGetDevice(&device), "get device");
     cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
-    cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, packetKernel<Scorer>, kBlock, 0), "occupancy");
+    const size_t smem = sizeof(double) * (bt.n[0] + bt.n[1]);
+    cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, packetKernel<Model, Scorer>, kBlock, smem), "occupancy");
     const uint64_t grid = uint64_t(sms) * std::max(perSm, 1);
     const uint64_t batch = grid * kBlock * FM_CUDA_PACKETS_PER_THREAD;
     const uint64_t nBatches = (opt.packets + batch - 1) / batch;
@@ -159,8 +256,8 @@ BatchRun launchBatches(const DeviceModel& m, const RunOptions& opt, Scorer sc, D
     auto launch = [&](uint64_t b) {
         uint64_t begin = b * batch, n = std::min(batch, opt.packets - begin);
         unsigned blocks = unsigned(std::min<uint64_t>(grid, (n + kBlock - 1) / kBlock));
-        packetKernel<Scorer><<<blocks, kBlock, 0, s>>>(m, opt.params, opt.firstPacket + begin, n, sc, totals,
-                                                     counters.get() + b, nMaterials);
+        packetKernel<Model, Scorer><<<blocks, kBlock, smem, s>>>(m, opt.params, opt.firstPacket + begin, n, sc, totals,
+                                                     counters.get() + b, nMaterials, bt);
         cudaCheck(cudaGetLastError(), "launch");
         cudaCheck(cudaEventRecord(done[b], s), "event");
     };
@@ -181,4 +278,5 @@ BatchRun launchBatches(const DeviceModel& m, const RunOptions& opt, Scorer sc, D
 
 }  // namespace cuda_engine
 
+}  // namespace
 }  // namespace fm

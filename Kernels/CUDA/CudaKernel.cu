@@ -22,6 +22,29 @@ bool cudaDeviceAvailable(std::string* why) {
     return true;
 }
 
+void warmUpCudaDevices(const std::vector<int>& devices) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+        cudaGetLastError();
+        return;
+    }
+    std::vector<int> ids = devices;
+    if (ids.empty()) ids = {0};
+    if (ids.size() == 1 && ids[0] < 0) {
+        ids.clear();
+        for (int i = 0; i < n; ++i) ids.push_back(i);
+    }
+    // One thread per device: contexts are created in parallel.
+    std::vector<std::thread> threads;
+    for (int d : ids)
+        if (d >= 0 && d < n)
+            threads.emplace_back([d] {
+                if (cudaSetDevice(d) == cudaSuccess) cudaFree(nullptr);  // creates the context
+                cudaGetLastError();
+            });
+    for (auto& t : threads) t.join();
+}
+
 namespace {
 
 // One GPU's share of a run: the model uploaded once, tallies and ledger accumulated over every
@@ -45,7 +68,10 @@ public:
             sc.volume = vol_.get();
             sc.surface = surf_.get();
             sc.directed = dir_.get();
-            b = launchBatches(dev_.model(), part, sc, totals_.get(), uint32_t(in_.materials.size()), s_);
+            BlockTallies bt;
+            bt.offer(0, sc.volume, vol_.size());
+            bt.offer(1, sc.surface, surf_.size());
+            b = launchBatches(dev_.model(), part, sc, totals_.get(), uint32_t(in_.materials.size()), s_, bt);
         });
         return b;
     }

@@ -1,5 +1,6 @@
 // MCML mode on the GPU: the same engine and packet loop as the standard tallies, with the MCML
-// scorer (r-z absorption, r-angle exits) accumulating through double atomics.
+// scorer (r-z absorption, r-angle exits) accumulating through double atomics, over the slab
+// geometry computed from the layer bounds (DeviceSlabModel): no cell records are read.
 #include "Kernels/CUDA/CudaEngine.cuh"
 #include "Kernels/McmlKernel.hpp"
 
@@ -26,7 +27,19 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     sc.transmittedRA = tt.get();
     sc.absorbedCell = cells.get();
     sc.grid = grid;
-    BatchRun b = launchBatches(dev.model(), opt, sc, totals.get(), uint32_t(in.materials.size()), s);
+    const std::vector<float> z = slabBounds(in);
+    DeviceBuffer<float> zDev(z.size(), "layer bounds");
+    zDev.upload(z, s);
+    DeviceSlabModel m;
+    m.z = nullptr;  // set per block to the shared copy (DeviceSlabModel::enterBlock)
+    m.layers = uint32_t(z.size() - 2);
+    m.materials = nullptr;
+    m.emitters = dev.model().emitters;
+    m.zGlobal = zDev.get();
+    m.smats = nullptr;
+    BlockTallies bt;
+    bt.offer(0, sc.absorbedCell, cells.size());
+    BatchRun b = launchBatches(m, opt, sc, totals.get(), uint32_t(in.materials.size()), s, bt);
 
     McmlTallies t;
     t.kernel = "cuda";

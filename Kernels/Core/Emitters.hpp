@@ -109,7 +109,7 @@ FM_HD uint32_t walkTo(const Model& m, uint32_t tetra, Vec3 from, Vec3 to) {
     if (len <= 0.f) return tetra;
     d = (1.f / len) * d;
     for (int hops = 0; hops < 100000; ++hops) {
-        FaceHit h = exitFace(m.planes(tetra), from, d);
+        FaceHit h = cellExit(m, tetra, from, d);
         if (h.t >= len) return tetra;
         if (h.face < 0) return 0;
         uint32_t next = m.adjacent(tetra, h.face);

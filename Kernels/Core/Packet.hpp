@@ -125,7 +125,7 @@ FM_HD bool advance(const Model& m, const KernelParams& kp, PacketState& st, Scor
     if (st.s < 0.f) st.s = -fm_log(st.rng.uniformOpen());
     const uint32_t mat = m.cellMaterial(pk.tetra);
     const MaterialRecord& M = m.material(mat);
-    const FaceHit h = exitFace(m.planes(pk.tetra), pk.pos, pk.dir);
+    const FaceHit h = cellExit(m, pk.tetra, pk.pos, pk.dir);
     const float dist = M.mu_t > 0.f ? st.s / M.mu_t : kInfinity;
     if (dist < h.t) {
         pk.pos = pk.pos + dist * pk.dir;

@@ -53,6 +53,13 @@ FM_HD FaceHit exitFace(const Planes& T, Vec3 p, Vec3 d) {
     return h;
 }
 
+// The exit of cell i of a model that stores four planes per cell (ArrayModel, the GPU's
+// DeviceModel). Models without planes() provide their own (SlabModel.hpp).
+template <class Model>
+FM_HD auto cellExit(const Model& m, uint32_t i, Vec3 p, Vec3 d) -> decltype(m.planes(i), FaceHit{}) {
+    return exitFace(m.planes(i), p, d);
+}
+
 // Unpolarised Fresnel reflectance for incidence cosine cosi (> 0) from index n1 into n2.
 // Returns 1 for total internal reflection; cost receives the transmitted angle's cosine.
 FM_HD float fresnelReflectance(float n1, float n2, float cosi, float& cost) {

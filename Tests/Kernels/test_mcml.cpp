@@ -9,6 +9,8 @@
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/CPU/McmlCpu.hpp"
+#include "Kernels/Core/Packet.hpp"
+#include "Kernels/Core/SlabModel.hpp"
 #include "Storage/MCML/MCIReader.hpp"
 #include "Storage/MCML/MCOReader.hpp"
 #include "Storage/MCML/MCOWriter.hpp"
@@ -144,6 +146,58 @@ BOOST_AUTO_TEST_CASE(mcml_scorer_agrees_with_standard_tallies) {
     BOOST_CHECK_CLOSE(sum(t.transmittedRA), std.surface[4], 1e-9);
     McmlTallies t1 = runMcmlCpu(in, mcmlGrid(run), options(run, 20000, 1));
     BOOST_CHECK_CLOSE(sum(t1.absorbedRZ), sum(t.absorbedRZ), 1e-10);  // any thread count
+}
+
+// The MCML kernels run the layered model through SlabModel (bounds computed, two planes); it
+// must be the packed records' geometry exactly: the same exit face and distance for any ray,
+// and the same tallies to the bit for the same packets.
+struct HostAddForTest {
+    static void add(double* p, double v) { *p += v; }
+};
+
+BOOST_AUTO_TEST_CASE(slab_geometry_equals_packed_records) {
+    MCMLRun run = smallRun();
+    KernelInput in = packLayered(layeredFromMcml(run));
+    const std::vector<float> z = slabBounds(in);
+    BOOST_REQUIRE_EQUAL(z.size(), 5u);
+    BOOST_CHECK_CLOSE(z[2], 0.1f, 1e-4);
+    BOOST_CHECK_CLOSE(z[4], 1.6f, 1e-4);
+    const SlabModel slab{z.data(), 3u, in.materials.data(), in.view().emitters};
+    const ArrayModel cells = in.view();
+    PacketRng rng(3, 0);
+    for (int k = 0; k < 20000; ++k) {
+        uint32_t c = 1 + uint32_t(rng.uniform() * 3.f) % 3u;
+        Vec3 p{rng.uniform() - 0.5f, rng.uniform() - 0.5f, z[c] + rng.uniform() * (z[c + 1] - z[c])};
+        Vec3 d = k % 97 == 0 ? Vec3{1.f, 0.f, 0.f} : deflect(Vec3{0.f, 0.f, 1.f}, 2.f * rng.uniform() - 1.f, rng);
+        FaceHit a = cellExit(cells, c, p, d), b = cellExit(slab, c, p, d);
+        BOOST_REQUIRE_EQUAL(a.face, b.face);
+        BOOST_REQUIRE_EQUAL(a.t, b.t);
+        if (a.face >= 0) {
+            BOOST_REQUIRE_EQUAL(cells.adjacent(c, a.face), slab.adjacent(c, a.face));
+            BOOST_REQUIRE_EQUAL(cells.faceId(c, a.face), slab.faceId(c, a.face));
+            BOOST_REQUIRE_EQUAL(a.normal.z, b.normal.z);
+        }
+    }
+    const McmlGrid g = mcmlGrid(run);
+    std::vector<double> rzA(size_t(g.nr) * g.nz), rzB(rzA.size()), raA(size_t(g.nr) * g.na), raB(raA.size()),
+        ttA(raA.size()), ttB(raA.size()), clA(4), clB(4);
+    McmlScorer<HostAddForTest> sa, sb;
+    sa.grid = sb.grid = g;
+    sa.absorbedRZ = rzA.data(), sa.reflectedRA = raA.data(), sa.transmittedRA = ttA.data(), sa.absorbedCell = clA.data();
+    sb.absorbedRZ = rzB.data(), sb.reflectedRA = raB.data(), sb.transmittedRA = ttB.data(), sb.absorbedCell = clB.data();
+    const RunOptions o = options(run, 3000, 1);
+    for (uint64_t i = 0; i < 3000; ++i) {
+        runPacket(cells, o.params, i, sa);
+        runPacket(slab, o.params, i, sb);
+    }
+    sa.flush();
+    sb.flush();
+    BOOST_CHECK(rzA == rzB);
+    BOOST_CHECK(raA == raB);
+    BOOST_CHECK(ttA == ttB);
+    BOOST_CHECK(clA == clB);
+    BOOST_CHECK_EQUAL(sa.events.boundary, sb.events.boundary);
+    BOOST_CHECK_GT(sb.events.boundary, 3000u);  // the packets did cross layers
 }
 
 BOOST_AUTO_TEST_CASE(normalisations_sum_back_to_rat) {
