@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "Apps/BatchCommand.hpp"
 #include "Apps/ProgressBar.hpp"
 #include "Apps/RunSummary.hpp"
 #include "Geometry/ModelPacker.hpp"
@@ -27,6 +28,7 @@ extern "C" void onSignal(int) { gCancel = true; }
 const char* kUsage =
     "usage: fullmonte-run --mesh M.mesh --opt O.opt --source S.source --output DIR [options]\n"
     "       fullmonte-run --mmc-node N --mmc-elem E --mmc-prop P (--point x,y,z | --pencil x,y,z,dx,dy,dz) --output DIR\n"
+    "       fullmonte-run --mesh M.mesh (--opt O.opt | --batch-opt OPTS) --batch-sources SOURCES --output DIR\n"
     "options:\n"
     "  --packets N        packets to launch (default: the source file's count, else 1e6)\n"
     "  --seed K           random seed (default 1)\n"
@@ -41,7 +43,13 @@ const char* kUsage =
     "  --power P          source power (W) or energy (J) that scales fluence.txt (default 1)\n"
     "  --exterior-n N     exterior refractive index for MMC inputs (default 1)\n"
     "  --no-surface       do not score surface exit energy\n"
-    "  --quiet            no progress bar\n";
+    "  --quiet            no progress bar\n"
+    "batch (one run per source file, or per row of one .source file, x each material set):\n"
+    "  --batch-sources S  a folder of .source files, one .source file (a run per row), or a list\n"
+    "                     file naming .source files one per line (relative to the list)\n"
+    "  --batch-opt O      material sets to sweep: a folder of .opt files, one .opt, or a list\n"
+    "                     writes DIR/fluence_matrix.fmm (tetras x runs, docs/FLUENCE_MATRIX.md),\n"
+    "                     fluence_matrix.h5 (HDF5 builds) and summary.json with per-run ledgers\n";
 
 struct Args {
     std::map<std::string, std::string> v;
@@ -58,7 +66,7 @@ Args parse(int argc, char** argv) {
     static const char* kValues[] = {"--mesh", "--opt", "--source", "--packets", "--seed", "--threads",
                                     "--wmin", "--prwin", "--kernel", "--output", "--power", "--mmc-node",
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
-                                    "--max-steps", "--max-hits", "--devices"};
+                                    "--max-steps", "--max-hits", "--devices", "--batch-sources", "--batch-opt"};
     Args a;
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
@@ -150,9 +158,9 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     SourcePtr src;
     double filePackets = 0;
     if (a.has("--mesh")) {
-        if (!a.has("--opt")) throw ParameterError("--opt is required with --mesh");
+        if (!a.has("--opt") && !a.has("--batch-opt")) throw ParameterError("--opt (or --batch-opt) is required with --mesh");
         mesh = readTIMOSMesh(a.get("--mesh"));
-        mats = readTIMOSMaterials(a.get("--opt"));
+        if (a.has("--opt")) mats = readTIMOSMaterials(a.get("--opt"));
     } else if (a.has("--mmc-node")) {
         if (!a.has("--mmc-elem") || !a.has("--mmc-prop"))
             throw ParameterError("--mmc-node needs --mmc-elem and --mmc-prop");
@@ -161,7 +169,15 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     } else {
         throw ParameterError("--mesh (TIM-OS) or --mmc-node (MMC) is required");
     }
-    if (a.has("--source")) {
+    const bool batch = a.has("--batch-sources");
+    if (a.has("--batch-opt") && !batch) throw ParameterError("--batch-opt needs --batch-sources");
+    if (batch && (a.has("--source") || a.has("--point") || a.has("--pencil")))
+        throw ParameterError("--batch-sources replaces --source/--point/--pencil: give one or the other");
+    if (batch && a.has("--power"))
+        throw ParameterError("--power does not apply to a batch: the fluence matrix is per unit emitted energy");
+    if (batch) {
+        // batch mode reads its sources itself (below)
+    } else if (a.has("--source")) {
         auto s = readTIMOSSource(a.get("--source"));
         src = s.source;
         filePackets = s.totalPackets;
@@ -207,6 +223,23 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         }
     }
     validateRunOptions(opt);
+    if (batch) {
+        BatchCommand bc;
+        bc.mesh = &mesh;
+        bc.materials = (a.has("--opt") || a.has("--mmc-prop")) ? &mats : nullptr;
+        bc.materialsFile = a.has("--opt") ? a.get("--opt") : a.get("--mmc-prop");
+        bc.sources = a.get("--batch-sources");
+        bc.materialSets = a.get("--batch-opt");
+        bc.packetsGiven = a.has("--packets");
+        bc.opt = opt;
+        bc.kernel = kernel;
+        bc.output = a.get("--output");
+        bc.quiet = a.flags.count("--quiet") > 0;
+        bc.cancel = &gCancel;
+        std::signal(SIGINT, onSignal);
+        std::signal(SIGTERM, onSignal);
+        return runBatchCommand(bc, mpi);
+    }
 
     KernelInput in = packWithContext(a, mesh, mats, *src);
     warm.join();

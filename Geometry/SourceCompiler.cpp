@@ -246,13 +246,40 @@ void Builder::surface(const SurfaceSource& s, double p) {
                 throw ModelError("Surface source: face " + std::to_string(f) + " is not a boundary face");
             faces.push_back({f, mesh.face(f).owner});
         }
-    } else {
+    }
+    for (auto [f, t] : s.sides) {
+        if (f == 0 || f > mesh.faceCount())
+            throw ModelError("Surface source: face " + std::to_string(f) + " does not exist (1.." +
+                             std::to_string(mesh.faceCount()) + ")");
+        const MeshFace& F = mesh.face(f);
+        if (t == 0 || (t != F.owner && t != F.other))
+            throw ModelError("Surface source: tetra " + std::to_string(t) + " is not on either side of face " +
+                             std::to_string(f));
+        faces.push_back({f, t});
+    }
+    if (ids.empty() && s.sides.empty()) {
         faces = mesh.regionBoundary(s.region);
         if (faces.empty()) throw ModelError("Surface source: region " + std::to_string(s.region) + " has no boundary faces");
     }
     auto& e = add(kEmitFaces, p);
     e.mode = s.emission == SurfaceSource::Normal ? kDirNormal
-             : s.emission == SurfaceSource::Lambert ? kDirLambert : kDirHemisphere;
+             : s.emission == SurfaceSource::Lambert ? kDirLambert
+             : s.emission == SurfaceSource::Cone ? kDirCone : kDirHemisphere;
+    if (s.emission == SurfaceSource::Cone) {
+        // One cone for the emitter: every face must emit into tissue of the same index.
+        double n = mats.material(mesh.region(faces.front().second)).n;
+        for (auto [f, t] : faces)
+            if (mats.material(mesh.region(t)).n != n)
+                throw ModelError("Surface source: a numerical-aperture (CUSTOM) emission needs one refractive index "
+                                 "on the emitting side; face " + std::to_string(f) + " emits into n = " +
+                                 std::to_string(mats.material(mesh.region(t)).n) + ", others into n = " +
+                                 std::to_string(n));
+        double sinMax = s.numericalAperture / n;
+        if (!(s.numericalAperture > 0) || sinMax > 1)
+            throw ModelError("Surface source: numerical aperture " + std::to_string(s.numericalAperture) +
+                             " must be in (0, n] with n = " + std::to_string(n));
+        e.cosMax = float(std::sqrt(1 - sinMax * sinMax));
+    }
     size_t first = out.pieces.size();
     std::vector<double> w;
     for (auto [f, t] : faces) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "Geometry/TetraMesh.hpp"
@@ -58,8 +59,14 @@ struct VolumeSource : Source {
 struct SurfaceSource : Source {
     std::vector<uint32_t> faces;
     std::vector<std::array<uint32_t, 3>> triangles;  // boundary faces given by point ids
-    uint32_t region = 0;  // used when faces/triangles are empty: all faces bounding this region
-    enum Emission { Normal, Lambert, Isotropic } emission = Lambert;
+    // Any faces, boundary or internal, each with the tetra it emits into: (face id, tetra).
+    // Used with or instead of `faces` (SurfaceSourceBuilder's internal region surfaces).
+    std::vector<std::pair<uint32_t, uint32_t>> sides;
+    uint32_t region = 0;  // used when faces/triangles/sides are empty: all faces bounding this region
+    // Isotropic: uniform in the inward hemisphere. Cone: uniform within asin(NA / n) of the
+    // inward normal, n that of the tissue emitted into.
+    enum Emission { Normal, Lambert, Isotropic, Cone } emission = Lambert;
+    double numericalAperture = 0.5;
     std::string typeName() const override { return "Surface"; }
 };
 

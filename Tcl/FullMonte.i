@@ -12,13 +12,17 @@
 #include "Tcl/TclSources.hpp"
 #include "Tcl/TclOutputs.hpp"
 #include "Tcl/TclKernels.hpp"
+#include "Tcl/TclTraces.hpp"
 #include "Tcl/TclQueries.hpp"
 #include "Tcl/TclStorage.hpp"
+#include "Tcl/TclBatch.hpp"
 #ifdef FM_TCL_VTK
 #include "Tcl/TclVTK.hpp"
+#include "Tcl/TclVTKCompat.hpp"
 #endif
 #ifdef FM_TCL_MCML
 #include "Tcl/TclMCML.hpp"
+#include "Tcl/TclMCMLTraces.hpp"
 #endif
 
 // C++ errors become Tcl errors carrying the message; errorCode says which kind, so scripts can
@@ -75,15 +79,15 @@ if (!dcast) {
 %fm_factory(Source* Kernel::source, SurfaceTri, Point, Ball, Line, PencilBeam, Volume, Surface, Composite, Cylinder, Fiber);
 %fm_factory(Source* TIMOSSourceReader::source, SurfaceTri, Point, Ball, Line, PencilBeam, Volume, Surface, Composite, Cylinder, Fiber);
 #ifdef FM_TCL_MCML
-%fm_factory(OutputData* OutputDataCollection::getByName, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, MCMLOutput);
-%fm_factory(OutputData* OutputDataCollection::getByType, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, MCMLOutput);
-%fm_factory(OutputData* OutputDataCollection::getByIndex, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, MCMLOutput);
-%fm_factory(OutputData* OutputDataCollection::current, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, MCMLOutput);
+%fm_factory(OutputData* OutputDataCollection::getByName, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, MCMLOutput, PacketPositionTraceSet);
+%fm_factory(OutputData* OutputDataCollection::getByType, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, MCMLOutput, PacketPositionTraceSet);
+%fm_factory(OutputData* OutputDataCollection::getByIndex, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, MCMLOutput, PacketPositionTraceSet);
+%fm_factory(OutputData* OutputDataCollection::current, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, MCMLOutput, PacketPositionTraceSet);
 #else
-%fm_factory(OutputData* OutputDataCollection::getByName, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface);
-%fm_factory(OutputData* OutputDataCollection::getByType, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface);
-%fm_factory(OutputData* OutputDataCollection::getByIndex, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface);
-%fm_factory(OutputData* OutputDataCollection::current, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface);
+%fm_factory(OutputData* OutputDataCollection::getByName, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, PacketPositionTraceSet);
+%fm_factory(OutputData* OutputDataCollection::getByType, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, PacketPositionTraceSet);
+%fm_factory(OutputData* OutputDataCollection::getByIndex, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, PacketPositionTraceSet);
+%fm_factory(OutputData* OutputDataCollection::current, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, PacketPositionTraceSet);
 #endif
 
 // Every returned object is a fresh handle owned by Tcl (it shares the data it refers to), so a
@@ -140,12 +144,40 @@ if (!dcast) {
 %include "Tcl/TclQueries.hpp"
 %include "Tcl/TclStorage.hpp"
 
+// ---- Packet traces (issue 5): TetraTraceKernel and its PacketTraces output
+// (Tcl/TclTraces.hpp). ----
+%nodefaultctor PacketPositionTraceSet;
+%include "Tcl/TclTraces.hpp"
+// ---- end packet traces ----
+
 // ---- VTK (Storage/VTK): wrapped only when its library is built (FM_USE_VTK ON);
 // see Tcl/CMakeLists.txt. ----
 #ifdef FM_TCL_VTK
 %newobject VTKMeshReader::mesh;
 %newobject VTKMeshReader::cellData;
 %include "Tcl/TclVTK.hpp"
+
+// ---- FullMonte 2018 VTK commands (issue 5): vtkFullMonte* and the VTK readers/writers their
+// scripts use, as FMvtk* classes; FullMonte.tcl names them vtk* (Tcl/TclVTKCompat.hpp). ----
+%nodefaultctor FMvtkDataArray;
+%nodefaultctor FMvtkDataSetAttributes;
+%nodefaultctor FMvtkDataSet;
+%nodefaultctor FMvtkWriter;
+%newobject FMvtkDataSetAttributes::GetArray;
+%newobject FMvtkDataSet::GetCellData;
+%newobject FMvtkDataSet::GetPointData;
+%newobject FMvtkUnstructuredGridReader::GetOutput;
+%newobject FMvtkPolyDataReader::GetOutput;
+%newobject FMvtkFullMonteTetraMeshWrapper::blankMesh;
+%newobject FMvtkFullMonteTetraMeshWrapper::regionMesh;
+%newobject FMvtkFullMonteTetraMeshWrapper::regions;
+%newobject FMvtkFullMonteTetraMeshWrapper::faces;
+%newobject FMvtkFullMonteArrayAdaptor::array;
+%newobject FMvtkFullMonteMeshFromUnstructuredGrid::mesh;
+%newobject FMvtkFullMonteMeshFromUnstructuredGrid::meshPtr;
+%newobject FMvtkFullMontePacketPositionTraceSetToPolyData::getPolyData;
+%include "Tcl/TclVTKCompat.hpp"
+// ---- end FullMonte 2018 VTK commands ----
 #endif
 
 // ---- MCML (layered model): wrapped when the core has it (Geometry/Layered.hpp). ----
@@ -160,4 +192,13 @@ if (!dcast) {
 %nodefaultctor MCMLCase;
 %nodefaultctor MCMLOutput;
 %include "Tcl/TclMCML.hpp"
+// ---- MCMLKernelWithTraces (issue 5, Tcl/TclMCMLTraces.hpp) ----
+%include "Tcl/TclMCMLTraces.hpp"
 #endif
+
+// ---- Batches (issue 9, Kernels/Batch.hpp): BatchRunner, one run per source (x material set),
+// `B result i` an OutputDataCollection per run, `B fluenceMatrix file`. ----
+%newobject BatchRunner::geometry;
+%newobject BatchRunner::materials;
+%newobject BatchRunner::result;
+%include "Tcl/TclBatch.hpp"

@@ -13,13 +13,6 @@
 
 using fm::ParameterError;
 
-struct Kernel::Prepared {
-    std::shared_ptr<const fm::TetraMesh> mesh;
-    std::shared_ptr<const fm::MaterialSet> mats;
-    fm::KernelInput in;
-    fm::RunOptions opt;
-};
-
 namespace {
 
 std::atomic<bool> gInterrupted{false};
@@ -157,6 +150,13 @@ bool Kernel::running() const { return running_; }
 double Kernel::seconds() const { return seconds_; }
 unsigned long long Kernel::packetsDone() const { return packetsDone_; }
 std::string Kernel::device() const { return device_; }
+void Kernel::devices(const std::string& list) {
+    notRunning("devices");
+    if (device_ != "cuda")
+        throw ParameterError(className_ + " devices: only the TetraCUDA* kernels run on GPUs (this one runs on the CPU)");
+    opt_.devices = fmtcl::parseDeviceList(list, className_ + " devices");
+}
+std::string Kernel::devices() const { return device_ == "cuda" ? fmtcl::formatDeviceList(opt_.devices) : ""; }
 
 // ---- Kernel: running ----
 
@@ -330,12 +330,6 @@ TetraCUDAVolumeKernel::TetraCUDAVolumeKernel() : TetraVolumeKernel("TetraCUDAVol
 TetraCUDASurfaceKernel::TetraCUDASurfaceKernel() : TetraSurfaceKernel("TetraCUDASurfaceKernel", "cuda") {}
 TetraCUDASVKernel::TetraCUDASVKernel() : TetraSVKernel("TetraCUDASVKernel", "cuda") {}
 TetraCUDAInternalKernel::TetraCUDAInternalKernel() : TetraInternalKernel("TetraCUDAInternalKernel", "cuda") {}
-
-TetraTraceKernel::TetraTraceKernel() : TetraSVKernel("TetraTraceKernel", "cpu") {}
-void TetraTraceKernel::checkRunnable() const {
-    throw ParameterError("TetraTraceKernel: packet traces are not recorded by this version of FullMonte; "
-                         "use TetraSVKernel for volume and surface outputs");
-}
 
 // SV: the directed tally on every face between two different regions (FullMonte's faces "for
 // fluence counting"), as one map indexed 2*face + side (side 0: leaving the face's owner tetra).

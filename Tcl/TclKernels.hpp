@@ -67,10 +67,19 @@ public:
     double seconds() const;  // duration of the last run
     unsigned long long packetsDone() const;
     std::string device() const;  // "cpu" or "cuda"
+    // GPUs a TetraCUDA* kernel's run is split over (issue 9): "0 1", "all"; default "0".
+    void devices(const std::string& list);
+    std::string devices() const;
 #ifndef SWIG
     Kernel(const Kernel&) = delete;
     Kernel& operator=(const Kernel&) = delete;
-    struct Prepared;
+    // A run's inputs, packed on the Tcl thread.
+    struct Prepared {
+        std::shared_ptr<const fm::TetraMesh> mesh;
+        std::shared_ptr<const fm::MaterialSet> mats;
+        fm::KernelInput in;
+        fm::RunOptions opt;
+    };
     const std::shared_ptr<fm::TetraMesh>& meshPtr() const { return mesh_; }
     const std::shared_ptr<MaterialSet>& materialsPtr() const { return materials_; }
 
@@ -95,12 +104,13 @@ protected:
     virtual void checkRunnable() const {}
     void notRunning(const char* what) const;
     void checkDevice() const;
+    // Checks and packs the model (raises model errors); used by makeJob and TetraTraceKernel.
+    std::shared_ptr<Prepared> prepare() const;
     const fm::RunOptions& options() const { return opt_; }
     std::string className_;
     std::string device_;
 
 private:
-    std::shared_ptr<Prepared> prepare() const;
     void launch(Job job);
     std::shared_ptr<const OutputDataCollection::Items> collect(const fm::RunResult& r, const Prepared& p) const;
     void waitWithProgress();
@@ -188,15 +198,7 @@ private:
 #endif
 };
 
-// Packet traces are not recorded by this version's kernels: running raises an error saying so.
-class TetraTraceKernel : public TetraSVKernel {
-public:
-    TetraTraceKernel();
-#ifndef SWIG
-protected:
-    void checkRunnable() const override;
-#endif
-};
+// TetraTraceKernel (packet traces) is in Tcl/TclTraces.hpp.
 
 class TetraCUDAVolumeKernel : public TetraVolumeKernel {
 public:

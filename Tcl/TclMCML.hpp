@@ -146,8 +146,8 @@ public:
 #ifndef SWIG
 protected:
     Job makeJob() const override;
+    MCMLRun buildRun() const;  // protected: MCMLKernelWithTraces (Tcl/TclMCMLTraces.hpp) uses it
 private:
-    MCMLRun buildRun() const;
     std::shared_ptr<Layered::Data> layered_;
 #endif
 };

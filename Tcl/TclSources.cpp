@@ -140,7 +140,8 @@ unsigned Surface::region() const { return as<fm::SurfaceSource>().region; }
 void Surface::region(unsigned r) { as<fm::SurfaceSource>().region = r; }
 std::string Surface::emission() const {
     auto e = as<fm::SurfaceSource>().emission;
-    return e == fm::SurfaceSource::Normal ? "NORMAL" : e == fm::SurfaceSource::Lambert ? "LAMBERT" : "ISOTROPIC";
+    return e == fm::SurfaceSource::Normal ? "NORMAL" : e == fm::SurfaceSource::Lambert ? "LAMBERT"
+           : e == fm::SurfaceSource::Cone ? "CONE" : "ISOTROPIC";
 }
 void Surface::emission(const std::string& e) {
     std::string u = fmtcl::lower(e);
@@ -228,49 +229,90 @@ void SurfaceSourceBuilder::mesh(TetraMesh* m) { mesh_ = fmtcl::need(m, "SurfaceS
 void SurfaceSourceBuilder::setRegion(VolumeCellInRegionPredicate* p) {
     region_ = fmtcl::need(p, "SurfaceSourceBuilder setRegion").region();
 }
+void SurfaceSourceBuilder::setRegion(unsigned r) { region_ = r; }
+unsigned SurfaceSourceBuilder::region() const { return region_; }
 void SurfaceSourceBuilder::emitHemiSphere(bool b) { hemi_ = b; }
+bool SurfaceSourceBuilder::emitHemiSphere() const { return hemi_; }
 void SurfaceSourceBuilder::hemiSphereEmitDistribution(const std::string& d) {
-    distribution(d, "SurfaceSourceBuilder hemiSphereEmitDistribution");
-    dist_ = fmtcl::lower(d);
-    if (dist_ == "custom")
-        throw ParameterError("SurfaceSourceBuilder: CUSTOM (numerical aperture) emission is not supported "
-                             "for surfaces; use UNIFORM or LAMBERT");
+    dist_ = distribution(d, "SurfaceSourceBuilder hemiSphereEmitDistribution");
 }
-void SurfaceSourceBuilder::numericalAperture(double na) { fmtcl::positive(na, "SurfaceSourceBuilder numericalAperture"); }
+std::string SurfaceSourceBuilder::hemiSphereEmitDistribution() const { return distributionName(dist_); }
+void SurfaceSourceBuilder::numericalAperture(double na) {
+    na_ = fmtcl::positive(na, "SurfaceSourceBuilder numericalAperture");
+}
+double SurfaceSourceBuilder::numericalAperture() const { return na_; }
 void SurfaceSourceBuilder::checkDirection(bool b) { check_ = b; }
+bool SurfaceSourceBuilder::checkDirection() const { return check_; }
 void SurfaceSourceBuilder::emitDirection(const std::string& d) { dir_ = ::direction(d, "SurfaceSourceBuilder emitDirection"); }
+std::string SurfaceSourceBuilder::emitDirection() const { return formatVec3(dir_); }
+void SurfaceSourceBuilder::emitOutward(bool b) { outward_ = b; }
+bool SurfaceSourceBuilder::emitOutward() const { return outward_; }
 void SurfaceSourceBuilder::power(double w) { power_ = fmtcl::nonNegative(w, "SurfaceSourceBuilder power"); }
+double SurfaceSourceBuilder::power() const { return power_; }
 
-// Emission goes into the selected region (the core's region-surface convention). With
-// checkDirection only faces whose inward normal points along emitDirection are kept; the core
-// can list faces explicitly only on the mesh boundary, so that case is limited to those.
+// Faces of the region's surface: against the exterior and against other regions. Each face emits
+// into the region (or, with emitOutward, out of it into the neighbouring tissue; faces on the mesh
+// boundary then have nothing to emit into and are left out). With checkDirection only faces
+// whose emitting normal has a positive component along emitDirection are kept.
 void SurfaceSourceBuilder::update() {
-    if (!mesh_) throw ParameterError("SurfaceSourceBuilder update: call mesh first");
-    if (!region_) throw ParameterError("SurfaceSourceBuilder update: call setRegion with a region >= 1 first");
+    const std::string what = "SurfaceSourceBuilder update";
+    if (!mesh_) throw ParameterError(what + ": call mesh first");
+    if (!region_) throw ParameterError(what + ": call setRegion with a region >= 1 first");
+    if (region_ >= mesh_->regionCount() || !(mesh_->regionVolume(region_) > 0))
+        throw fm::ModelError(what + ": region " + std::to_string(region_) + " has no tetras (regions 1.." +
+                             std::to_string(mesh_->regionCount() - 1) + ")");
+    const double len = fm::normP(dir_);
+    const fm::Point3 u{dir_[0] / len, dir_[1] / len, dir_[2] / len};
+    std::vector<std::pair<uint32_t, uint32_t>> sides;
+    size_t onBoundary = 0, facing = 0;
+    for (auto [f, inside] : mesh_->regionBoundary(region_)) {
+        const fm::MeshFace& F = mesh_->face(f);
+        const uint32_t outside = inside == F.owner ? F.other : F.owner;
+        if (outward_ && !outside) {
+            ++onBoundary;
+            continue;
+        }
+        const uint32_t into = outward_ ? outside : inside;
+        // The face normal points out of its owner: into `into` is -normal when `into` owns it.
+        const double sgn = into == F.owner ? -1.0 : 1.0;
+        if (check_ && !(sgn * fm::dotP(F.normal, u) > 1e-9)) continue;
+        ++facing;
+        sides.push_back({f, into});
+    }
+    if (sides.empty()) {
+        std::string r = "region " + std::to_string(region_);
+        if (outward_ && !facing && !onBoundary) throw fm::ModelError(what + ": " + r + " has no surface");
+        if (outward_ && onBoundary && !check_)
+            throw fm::ModelError(what + ": every face of " + r +
+                                 "'s surface is on the mesh boundary, so emitOutward has no tissue to emit into");
+        throw fm::ModelError(what + ": no face of " + r + "'s surface emits along emitDirection " +
+                             formatVec3(dir_) + (outward_ ? " (emitting outward)" : " (emitting into the region)"));
+    }
     auto s = std::make_shared<fm::SurfaceSource>();
     s->power = power_;
+    s->sides = std::move(sides);
+    s->numericalAperture = na_;
     s->emission = !hemi_ ? fm::SurfaceSource::Normal
-                  : dist_ == "lambert" ? fm::SurfaceSource::Lambert : fm::SurfaceSource::Isotropic;
-    auto faces = mesh_->regionBoundary(region_);
-    if (faces.empty()) throw fm::ModelError("SurfaceSourceBuilder: region " + std::to_string(region_) + " has no boundary faces");
-    if (!check_) {
-        s->region = region_;
-    } else {
-        for (auto [f, t] : faces) {
-            const fm::MeshFace& F = mesh_->face(f);
-            double sgn = t == F.owner ? -1.0 : 1.0;  // inward normal
-            if (sgn * fm::dotP(F.normal, dir_) <= 0) continue;
-            if (F.other)
-                throw fm::ModelError("SurfaceSourceBuilder: checkDirection selects face " + std::to_string(f) +
-                                     " inside the mesh; only mesh-boundary faces can be selected one by one");
-            s->faces.push_back(f);
-        }
-        if (s->faces.empty()) throw fm::ModelError("SurfaceSourceBuilder: no face of the region faces emitDirection");
-    }
+                  : dist_ == fm::CylinderSource::Lambert ? fm::SurfaceSource::Lambert
+                  : dist_ == fm::CylinderSource::Custom ? fm::SurfaceSource::Cone
+                  : fm::SurfaceSource::Isotropic;
     out_ = s;
 }
 
 Surface* SurfaceSourceBuilder::output() const {
     if (!out_) throw ParameterError("SurfaceSourceBuilder output: call update first");
     return new Surface(out_);
+}
+unsigned SurfaceSourceBuilder::faceCount() const { return out_ ? unsigned(out_->sides.size()) : 0u; }
+std::string SurfaceSourceBuilder::faceIDs() const {
+    std::string r;
+    if (out_)
+        for (auto [f, t] : out_->sides) r += (r.empty() ? "" : " ") + std::to_string(f);
+    return r;
+}
+double SurfaceSourceBuilder::area() const {
+    double a = 0;
+    if (out_)
+        for (auto [f, t] : out_->sides) a += mesh_->face(f).area;
+    return a;
 }

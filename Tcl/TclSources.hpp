@@ -172,25 +172,41 @@ public:
 #endif
 };
 
-// Builds a Surface source on the boundary of a region (FullMonte later API).
+// Builds a Surface source on the surface of a region (FullMonte later API): the region's faces
+// against the exterior and against other regions, emitting into the region (beyond FullMonte:
+// emitOutward, out of it). Getters share the setters' names.
 class SurfaceSourceBuilder {
 public:
     void mesh(TetraMesh* m);
     void setRegion(VolumeCellInRegionPredicate* p);
-    void emitHemiSphere(bool b);
-    void hemiSphereEmitDistribution(const std::string& d);  // UNIFORM | LAMBERT | CUSTOM
-    void numericalAperture(double na);
+    void setRegion(unsigned r);  // beyond FullMonte: the region number itself
+    unsigned region() const;
+    void emitHemiSphere(bool b);  // 1 (default): hemisphere per the distribution; 0: along the normal
+    bool emitHemiSphere() const;
+    void hemiSphereEmitDistribution(const std::string& d);  // UNIFORM | LAMBERT (default) | CUSTOM
+    std::string hemiSphereEmitDistribution() const;
+    void numericalAperture(double na);  // CUSTOM: a cone of half-angle asin(NA / n)
+    double numericalAperture() const;
     void checkDirection(bool b);
+    bool checkDirection() const;
     void emitDirection(const std::string& dxyz);
+    std::string emitDirection() const;
+    void emitOutward(bool b);
+    bool emitOutward() const;
     void power(double w);
+    double power() const;
     void update();
     Surface* output() const;
+    unsigned faceCount() const;   // faces selected by the last update
+    std::string faceIDs() const;  // Tcl list of their ids
+    double area() const;          // their total area
 #ifndef SWIG
 private:
     std::shared_ptr<fm::TetraMesh> mesh_;
     unsigned region_ = 0;
-    bool hemi_ = true, check_ = false;
-    std::string dist_ = "LAMBERT";
+    bool hemi_ = true, check_ = false, outward_ = false;
+    fm::CylinderSource::Distribution dist_ = fm::CylinderSource::Lambert;
+    double na_ = 0.5;
     fm::Point3 dir_{0, 0, 1};
     double power_ = 1;
     std::shared_ptr<fm::SurfaceSource> out_;

@@ -103,4 +103,37 @@ std::string checkUnit(const std::string& unit, const std::string& what) {
     return lower(unit);
 }
 
+// ---- device lists (issue 9) ----
+
+std::vector<int> parseDeviceList(const std::string& s, const std::string& what) {
+    std::string t = s;
+    for (char& c : t)
+        if (c == ',' || c == '{' || c == '}') c = ' ';
+    std::istringstream in(t);
+    std::vector<int> out;
+    std::string w;
+    while (in >> w) {
+        if (lower(w) == "all") {
+            if (!out.empty() || (in >> w)) throw fm::ParameterError(what + ": 'all' stands alone, got '" + s + "'");
+            return {-1};
+        }
+        char* end = nullptr;
+        long d = std::strtol(w.c_str(), &end, 10);
+        if (end == w.c_str() || *end || d < 0 || d > 1023)
+            throw fm::ParameterError(what + ": '" + w + "' is not a device id (0, 1, ...) or 'all'");
+        if (std::find(out.begin(), out.end(), int(d)) != out.end())
+            throw fm::ParameterError(what + ": device " + w + " given twice");
+        out.push_back(int(d));
+    }
+    return out;
+}
+
+std::string formatDeviceList(const std::vector<int>& d) {
+    if (d.size() == 1 && d[0] < 0) return "all";
+    if (d.empty()) return "0";
+    std::string s;
+    for (size_t i = 0; i < d.size(); ++i) s += (i ? " " : "") + std::to_string(d[i]);
+    return s;
+}
+
 }  // namespace fmtcl

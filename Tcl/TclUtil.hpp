@@ -35,5 +35,9 @@ T& need(T* p, const std::string& what) {
     return *p;
 }
 
+// ---- device lists (issue 9): "0 1", "0,1", "all" (every GPU), "" (device 0) ----
+std::vector<int> parseDeviceList(const std::string& s, const std::string& what);
+std::string formatDeviceList(const std::vector<int>& d);
+
 }  // namespace fmtcl
 #endif

@@ -4,10 +4,10 @@
 # Usage: bench/gpu_scaling.sh DATA OUT
 set -uo pipefail
 data=$1; out=$2
-build=build-scale
+build=${FM_BUILD_DIR:-build-scale}
 mkdir -p "$out"
 nvidia-smi -L
-cmake -S . -B $build -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DFM_BUILD_TESTS=OFF \
+[ "${FM_REUSE_BUILD:-0}" = 1 ] && [ -x $build/bin/fullmonte-run ] || cmake -S . -B $build -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DFM_BUILD_TESTS=OFF \
   -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null 2>&1 && cmake --build $build -j 32 --target fullmonte-run fullmonte-compare >/dev/null 2>&1 || { echo build failed; exit 1; }
 b="$data/timos/cube_5med/cube_5med"
 for dev in 0 all; do

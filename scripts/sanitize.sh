@@ -27,7 +27,7 @@ configure_and_build() {  # kind build targets...
   mkdir -p "$build"
   # -O1 -g1: line numbers in reports at a fraction of a debug build's compile time.
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-    -DFM_SANITIZE="$kind" -DFM_USE_CUDA=OFF -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF \
+    -DFM_SANITIZE="$kind" -DFM_USE_CUDA=OFF -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DFM_USE_HDF5=OFF \
     >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; return 1; }
   cmake --build "$build" -j "$jobs" --target "$@" >"$build/build.log" 2>&1 || {
     grep -E "error|Error" "$build/build.log" | head -30; return 1; }
@@ -41,16 +41,19 @@ for kind in "${kinds[@]}"; do
   case $kind in
     address)
       configure_and_build address "$build" test_core test_geometry test_storage test_kernel_cpu \
-        test_stuck test_long_run test_mcml_files fuzz_replay fullmonte-run || { status=1; continue; }
+        test_stuck test_long_run test_mcml_files fuzz_replay fullmonte-run test_batch test_fluence_matrix \
+        || { status=1; continue; }
       (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 1200 \
-        -R '^(test_core|test_geometry|test_storage|test_kernel_cpu|test_stuck|test_long_run|test_mcml_files|fuzz_corpus_replay|app_bad_inputs|app_interrupt)$') || status=1
+        -R '^(test_core|test_geometry|test_storage|test_kernel_cpu|test_stuck|test_long_run|test_mcml_files|fuzz_corpus_replay|app_bad_inputs|app_interrupt|test_batch|test_fluence_matrix|app_batch_cli)$') || status=1
       ;;
     thread)
-      configure_and_build thread "$build" test_kernel_cpu fullmonte-run || { status=1; continue; }
+      configure_and_build thread "$build" test_kernel_cpu test_batch fullmonte-run || { status=1; continue; }
       # The validation suite is single-threaded physics, slow under TSan: only the kernel's
       # threading tests (Boost.Test filter through the environment, for this one test).
       (cd "$build" && BOOST_TEST_RUN_FILTERS=cpu_kernel ctest --output-on-failure --timeout 1200 \
-        -R '^test_kernel_cpu$' && ctest --output-on-failure --timeout 600 -R '^app_interrupt$') || status=1
+        -R '^test_kernel_cpu$' && ctest --output-on-failure --timeout 600 -R '^app_interrupt$' &&
+        BOOST_TEST_RUN_FILTERS=batch/three_sources_equal_three_single_runs:batch/cancel_stops_the_batch \
+          ctest --output-on-failure --timeout 900 -R '^test_batch$') || status=1
       ;;
     *)
       echo "sanitize: unknown kind '$kind' (address or thread)" >&2

@@ -191,34 +191,58 @@ namespace cuda_engine {
 using Clock = std::chrono::steady_clock;
 inline double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-struct DeviceInput {
+// Materials into this device's constant memory (ordered on stream s after earlier launches).
+inline void uploadMaterials(const std::vector<MaterialRecord>& m, cudaStream_t s) {
+    if (m.size() > kMaxCudaMaterials)
+        throw Error("CUDA: " + std::to_string(m.size()) + " materials exceed the " +
+                    std::to_string(kMaxCudaMaterials) + " that fit in constant memory");
+    cudaCheck(cudaMemcpyToSymbolAsync(c_materials, m.data(), m.size() * sizeof(MaterialRecord), 0,
+                                      cudaMemcpyHostToDevice, s), "upload materials");
+}
+
+// The mesh part of the input: uploaded once and kept while runs change sources and materials
+// (batches, Kernels/Batch.hpp).
+struct DeviceMesh {
     DeviceBuffer<TetraRecord> cells;
+    DeviceMesh(const std::vector<TetraRecord>& c, cudaStream_t s) : cells(c.size(), "tetra records") {
+        cells.upload(c, s);
+    }
+};
+
+// The compiled sources of one run.
+struct DeviceSources {
     DeviceBuffer<EmitterRecord> emitters;
     DeviceBuffer<double> emitterCdf, pieceCdf;
     DeviceBuffer<Piece> pieces;
 
+    DeviceSources(const std::vector<EmitterRecord>& e, const std::vector<double>& ecdf,
+                  const std::vector<Piece>& p, const std::vector<double>& pcdf, cudaStream_t s)
+        : emitters(e.size(), "emitters"), emitterCdf(ecdf.size(), "emitter table"),
+          pieceCdf(pcdf.size(), "source pieces"), pieces(p.size(), "source pieces") {
+        emitters.upload(e, s);
+        emitterCdf.upload(ecdf, s);
+        pieceCdf.upload(pcdf, s);
+        pieces.upload(p, s);
+    }
+    EmitterView view() const {
+        return EmitterView{emitters.get(), emitterCdf.get(), uint32_t(emitters.size()), pieces.get(), pieceCdf.get()};
+    }
+};
+
+inline DeviceModel deviceModel(const DeviceMesh& m, const DeviceSources& src) {
+    return DeviceModel{m.cells.get(), src.view(), nullptr};
+}
+
+// A whole KernelInput on the device: mesh, sources, materials.
+struct DeviceInput {
+    DeviceMesh mesh;
+    DeviceSources sources;
+
     DeviceInput(const KernelInput& in, cudaStream_t s)
-        : cells(in.cells.size(), "tetra records"), emitters(in.emitters.size(), "emitters"),
-          emitterCdf(in.emitterCdf.size(), "emitter table"), pieceCdf(in.pieceCdf.size(), "source pieces"),
-          pieces(in.pieces.size(), "source pieces") {
-        if (in.materials.size() > kMaxCudaMaterials)
-            throw Error("CUDA: " + std::to_string(in.materials.size()) + " materials exceed the " +
-                        std::to_string(kMaxCudaMaterials) + " that fit in constant memory");
-        cudaCheck(cudaMemcpyToSymbolAsync(c_materials, in.materials.data(),
-                                          in.materials.size() * sizeof(MaterialRecord), 0,
-                                          cudaMemcpyHostToDevice, s), "upload materials");
-        cells.upload(in.cells, s);
-        emitters.upload(in.emitters, s);
-        emitterCdf.upload(in.emitterCdf, s);
-        pieceCdf.upload(in.pieceCdf, s);
-        pieces.upload(in.pieces, s);
+        : mesh(in.cells, s), sources(in.emitters, in.emitterCdf, in.pieces, in.pieceCdf, s) {
+        uploadMaterials(in.materials, s);
     }
-    DeviceModel model() const {
-        return DeviceModel{cells.get(),
-                           EmitterView{emitters.get(), emitterCdf.get(), uint32_t(emitters.size()),
-                                       pieces.get(), pieceCdf.get()},
-                           nullptr};
-    }
+    DeviceModel model() const { return deviceModel(mesh, sources); }
 };
 
 class Stream {

@@ -47,20 +47,27 @@ void warmUpCudaDevices(const std::vector<int>& devices) {
 
 namespace {
 
-// One GPU's share of a run: the model uploaded once, tallies and ledger accumulated over every
-// packet range it is given, then added into the result.
+// One GPU's share of a run: the mesh uploaded once, tallies and ledger accumulated over every
+// packet range it is given, then added into the result. A batch keeps it and swaps materials
+// and sources between runs (load), so the mesh crosses PCIe once per device.
 class DeviceRun {
 public:
-    DeviceRun(const KernelInput& in, const OutputSelection& o)
-        : in_(in), o_(o), dev_(in, s_), vol_(o.volume ? in.cells.size() : 0, "volume tally"),
-          surf_(o.surface ? in.faceCount : 0, "surface tally"),
-          dir_(o.directed ? 2 * size_t(in.faceCount) : 0, "directed surface tally"), totals_(1, "ledger") {
-        vol_.zero(s_);
-        surf_.zero(s_);
-        dir_.zero(s_);
-        totals_.zero(s_);
-        cudaCheck(cudaStreamSynchronize(s_), "upload");
+    DeviceRun(const KernelInput& mesh, const OutputSelection& o)
+        : o_(o), mesh_(mesh.cells, s_), vol_(o.volume ? mesh.cells.size() : 0, "volume tally"),
+          surf_(o.surface ? mesh.faceCount : 0, "surface tally"),
+          dir_(o.directed ? 2 * size_t(mesh.faceCount) : 0, "directed surface tally"), totals_(1, "ledger") {
+        clear();
     }
+    // Materials and sources of the next run; tallies start from zero.
+    void load(const std::vector<MaterialRecord>& mats, const std::vector<EmitterRecord>& e,
+              const std::vector<double>& ecdf, const std::vector<Piece>& p, const std::vector<double>& pcdf) {
+        src_.reset();
+        src_ = std::make_unique<DeviceSources>(e, ecdf, p, pcdf, s_);
+        uploadMaterials(mats, s_);
+        nMaterials_ = uint32_t(mats.size());
+        clear();
+    }
+    void load(const KernelInput& in) { load(in.materials, in.emitters, in.emitterCdf, in.pieces, in.pieceCdf); }
     BatchRun run(const RunOptions& part) {
         BatchRun b;
         dispatchOutputs(o_.volume, o_.surface, o_.directed, [&](auto V, auto S, auto D) {
@@ -71,7 +78,7 @@ public:
             BlockTallies bt;
             bt.offer(0, sc.volume, vol_.size());
             bt.offer(1, sc.surface, surf_.size());
-            b = launchBatches(dev_.model(), part, sc, totals_.get(), uint32_t(in_.materials.size()), s_, bt);
+            b = launchBatches(deviceModel(mesh_, *src_), part, sc, totals_.get(), nMaterials_, s_, bt);
         });
         return b;
     }
@@ -90,15 +97,23 @@ public:
     }
 
 private:
-    const KernelInput& in_;
+    void clear() {
+        vol_.zero(s_);
+        surf_.zero(s_);
+        dir_.zero(s_);
+        totals_.zero(s_);
+        cudaCheck(cudaStreamSynchronize(s_), "upload");
+    }
     OutputSelection o_;
     Stream s_;
-    DeviceInput dev_;
+    DeviceMesh mesh_;
+    std::unique_ptr<DeviceSources> src_;
+    uint32_t nMaterials_ = 0;
     DeviceBuffer<double> vol_, surf_, dir_;
     DeviceBuffer<DeviceTotals> totals_;
 };
 
-std::vector<int> resolveDevices(const std::vector<int>& requested) {
+std::vector<int> resolveDevicesImpl(const std::vector<int>& requested) {
     int n = 0;
     cudaCheck(cudaGetDeviceCount(&n), "count devices");
     std::vector<int> ds = requested;
@@ -122,7 +137,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     auto t0 = Clock::now();
     std::string why;
     if (!cudaDeviceAvailable(&why)) throw Error("kernel cuda: " + why);
-    const std::vector<int> devices = resolveDevices(opt.devices);
+    const std::vector<int> devices = resolveDevicesImpl(opt.devices);
     RunResult r;
     r.kernel = devices.size() > 1 ? "cuda x" + std::to_string(devices.size()) : "cuda";
     r.packetsRequested = opt.packets;
@@ -137,6 +152,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
             cudaCheck(cudaSetDevice(devices[k]), "select device");
             auto tu = Clock::now();
             runs[k] = std::make_unique<DeviceRun>(in, opt.outputs);
+            runs[k]->load(in);
             upload[k] = since(tu);
             for (;;) {
                 if (opt.cancel && opt.cancel->load()) break;
@@ -183,6 +199,54 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     r.kernelSeconds = *std::max_element(kernel.begin(), kernel.end());
     r.downloadSeconds = since(t1);
     r.packetsDone = done.load();
+    r.cancelled = r.packetsDone < opt.packets;
+    r.seconds = since(t0);
+    return r;
+}
+
+// ---- Batches (Kernels/Batch.hpp): one device keeps the mesh while runs come and go ----
+
+std::vector<int> cudaResolveDevices(const std::vector<int>& requested) { return resolveDevicesImpl(requested); }
+
+struct CudaModelOnDevice::Impl {
+    int device;
+    std::unique_ptr<DeviceRun> run;
+};
+
+CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const OutputSelection& outputs)
+    : impl_(std::make_unique<Impl>()) {
+    std::string why;
+    if (!cudaDeviceAvailable(&why)) throw Error("kernel cuda: " + why);
+    impl_->device = device;
+    cudaCheck(cudaSetDevice(device), "select device");
+    impl_->run = std::make_unique<DeviceRun>(mesh, outputs);
+}
+
+CudaModelOnDevice::~CudaModelOnDevice() {
+    if (impl_ && impl_->run) {
+        cudaSetDevice(impl_->device);
+        impl_->run.reset();
+    }
+}
+
+int CudaModelOnDevice::device() const { return impl_->device; }
+
+// The same steps as runCuda on one device (so the same tallies), without the mesh upload.
+RunResult CudaModelOnDevice::run(const RunVariant& v, const RunOptions& opt) {
+    auto t0 = Clock::now();
+    cudaCheck(cudaSetDevice(impl_->device), "select device");
+    DeviceRun& d = *impl_->run;
+    d.load(v.materials, v.emitters, v.emitterCdf, v.pieces, v.pieceCdf);
+    RunResult r;
+    r.kernel = "cuda";
+    r.packetsRequested = opt.packets;
+    r.uploadSeconds = since(t0);
+    BatchRun b = d.run(opt);
+    r.kernelSeconds = b.seconds;
+    auto t1 = Clock::now();
+    d.addTo(r);
+    r.downloadSeconds = since(t1);
+    r.packetsDone = b.packetsDone;
     r.cancelled = r.packetsDone < opt.packets;
     r.seconds = since(t0);
     return r;

@@ -4,6 +4,10 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+#include <vector>
+
+#include "Kernels/Batch.hpp"
 #include "Kernels/KernelInput.hpp"
 
 namespace fm {
@@ -18,5 +22,25 @@ void warmUpCudaDevices(const std::vector<int>& devices);
 RunResult runCuda(const KernelInput& in, const RunOptions& opt);
 
 constexpr unsigned kMaxCudaMaterials = 256;
+
+// Device ids for a request (empty: {0}; {-1}: every device); throws naming a missing device.
+std::vector<int> cudaResolveDevices(const std::vector<int>& requested);
+
+// The mesh of a batch uploaded once to one device (Kernels/Batch.hpp); each run uploads only its
+// materials and emitters. Use from one thread at a time. run() gives what runCuda gives for the
+// same input on that one device.
+class CudaModelOnDevice {
+public:
+    CudaModelOnDevice(int device, const KernelInput& mesh, const OutputSelection& outputs);
+    ~CudaModelOnDevice();
+    CudaModelOnDevice(const CudaModelOnDevice&) = delete;
+    CudaModelOnDevice& operator=(const CudaModelOnDevice&) = delete;
+    RunResult run(const RunVariant& v, const RunOptions& opt);
+    int device() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace fm

@@ -42,7 +42,10 @@ MpiSession::MpiSession(int* argc, char*** argv) {
     int flag = 0;
     MPI_Initialized(&flag);
     if (!flag) {
-        MPI_Init(argc, argv);
+        // Funneled: batches (Kernels/Batch.cpp) run kernels on worker threads while the calling
+        // thread alone makes MPI calls.
+        int provided = 0;
+        MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
         initialised_ = true;
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -51,6 +54,13 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 
 MpiSession::~MpiSession() {
     if (initialised_) MPI_Finalize();
+}
+
+bool MpiSession::allAgree(bool ok) const {
+    if (size_ == 1) return ok;
+    int mine = ok ? 1 : 0, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all != 0;
 }
 
 namespace {
@@ -132,6 +142,7 @@ RunResult runDistributed(const MpiSession& mpi, const std::string& kernel, const
 
 MpiSession::MpiSession(int*, char***) {}
 MpiSession::~MpiSession() = default;
+bool MpiSession::allAgree(bool ok) const { return ok; }
 
 RunResult runDistributed(const MpiSession&, const std::string& kernel, const KernelInput& in,
                          const RunOptions& opt) {

@@ -17,6 +17,9 @@ public:
     MpiSession& operator=(const MpiSession&) = delete;
     int rank() const { return rank_; }
     int size() const { return size_; }
+    // True when `ok` is true on every rank (collective: every rank must call it). Lets ranks
+    // give up together when one of them cannot go on, instead of leaving the others waiting.
+    bool allAgree(bool ok) const;
 
 private:
     int rank_ = 0, size_ = 1;

@@ -14,37 +14,100 @@
 namespace fm {
 
 void VTKTraceWriter::addTrace(const std::vector<Point3>& points, const std::vector<double>& weights) {
+    PacketTrace t;
+    t.points = points;
+    t.weights = weights;
+    addTrace(std::move(t));
+}
+
+void VTKTraceWriter::addTrace(PacketTrace t) {
     std::string n = std::to_string(traces_.size());
-    if (points.empty()) throw ParameterError("VTKTraceWriter: trace " + n + " has no points");
-    if (weights.size() != points.size())
-        throw ParameterError("VTKTraceWriter: trace " + n + " has " + std::to_string(points.size()) + " points but " +
-                             std::to_string(weights.size()) + " weights (need one weight per point)");
-    traces_.push_back({points, weights});
+    if (t.points.empty()) throw ParameterError("VTKTraceWriter: trace " + n + " has no points");
+    if (t.weights.size() != t.points.size())
+        throw ParameterError("VTKTraceWriter: trace " + n + " has " + std::to_string(t.points.size()) + " points but " +
+                             std::to_string(t.weights.size()) + " weights (need one weight per point)");
+    auto check = [&](size_t size, const char* field) {
+        if (size != 0 && size != t.points.size())
+            throw ParameterError("VTKTraceWriter: trace " + n + " has " + std::to_string(t.points.size()) +
+                                 " points but " + std::to_string(size) + " " + field + " (need none or one per point)");
+    };
+    check(t.tetras.size(), "tetras");
+    check(t.materials.size(), "materials");
+    check(t.events.size(), "events");
+    check(t.stepLengths.size(), "step lengths");
+    check(t.pathLengths.size(), "path lengths");
+    check(t.times.size(), "times");
+    traces_.push_back(std::move(t));
 }
 
 void VTKTraceWriter::traces(const std::vector<PacketTrace>& t) {
     std::vector<PacketTrace> keep;
     keep.swap(traces_);
     try {
-        for (const auto& tr : t) addTrace(tr.points, tr.weights);
+        for (const auto& tr : t) addTrace(tr);
     } catch (...) {
         traces_.swap(keep);  // all or nothing
         throw;
     }
 }
 
+PacketTrace packetTrace(const TraceSet& t, size_t i) {
+    PacketTrace p;
+    const size_t n = t.length(i);
+    for (size_t j = 0; j < n; ++j) {
+        const TraceStep& s = t.step(i, j);
+        p.points.push_back({s.pos[0], s.pos[1], s.pos[2]});
+        p.weights.push_back(s.w);
+        p.tetras.push_back(s.tetra);
+        p.materials.push_back(s.material);
+        p.events.push_back(s.event);
+        p.stepLengths.push_back(s.step);
+        p.pathLengths.push_back(s.path);
+        p.times.push_back(s.time);
+    }
+    return p;
+}
+
+void VTKTraceWriter::traces(const TraceSet& t) {
+    std::vector<PacketTrace> all;
+    all.reserve(t.traceCount());
+    for (size_t i = 0; i < t.traceCount(); ++i) all.push_back(packetTrace(t, i));
+    traces(all);
+}
+
 namespace {
+
+template <class A>
+vtkSmartPointer<A> named(const char* name) {
+    auto a = vtkSmartPointer<A>::New();
+    a->SetName(name);
+    return a;
+}
 
 vtkSmartPointer<vtkPolyData> polylines(const std::vector<PacketTrace>& traces) {
     auto pts = vtkSmartPointer<vtkPoints>::New();
     pts->SetDataTypeToDouble();
     auto lines = vtkSmartPointer<vtkCellArray>::New();
-    auto weight = vtkSmartPointer<vtkDoubleArray>::New();
-    weight->SetName("Weight");
-    auto step = vtkSmartPointer<vtkIntArray>::New();
-    step->SetName("Step");
-    auto id = vtkSmartPointer<vtkIntArray>::New();
-    id->SetName("Trace");
+    auto weight = named<vtkDoubleArray>("Weight");
+    auto step = named<vtkIntArray>("Step");
+    auto id = named<vtkIntArray>("Trace");
+    // The optional fields are written when every trace carries them.
+    auto all = [&](auto field) {
+        if (traces.empty()) return false;
+        for (const auto& t : traces)
+            if ((t.*field).empty()) return false;
+        return true;
+    };
+    const bool hasTetra = all(&PacketTrace::tetras), hasMat = all(&PacketTrace::materials),
+               hasEvent = all(&PacketTrace::events), hasStep = all(&PacketTrace::stepLengths),
+               hasPath = all(&PacketTrace::pathLengths), hasTime = all(&PacketTrace::times);
+    auto tetra = named<vtkIntArray>("Tetra");
+    auto mat = named<vtkIntArray>("Material");
+    auto event = named<vtkIntArray>("Event");
+    auto stepLen = named<vtkDoubleArray>("Step length (mm)");
+    auto path = named<vtkDoubleArray>("Path length (mm)");
+    auto time = named<vtkDoubleArray>("Time of flight (ns)");
+    auto endEvent = named<vtkIntArray>("End event");
     for (size_t t = 0; t < traces.size(); ++t) {
         const PacketTrace& tr = traces[t];
         lines->InsertNextCell(vtkIdType(tr.points.size()));
@@ -52,15 +115,29 @@ vtkSmartPointer<vtkPolyData> polylines(const std::vector<PacketTrace>& traces) {
             lines->InsertCellPoint(pts->InsertNextPoint(tr.points[i].data()));
             weight->InsertNextValue(tr.weights[i]);
             step->InsertNextValue(int(i));
+            if (hasTetra) tetra->InsertNextValue(int(tr.tetras[i]));
+            if (hasMat) mat->InsertNextValue(int(tr.materials[i]));
+            if (hasEvent) event->InsertNextValue(int(tr.events[i]));
+            if (hasStep) stepLen->InsertNextValue(tr.stepLengths[i]);
+            if (hasPath) path->InsertNextValue(tr.pathLengths[i]);
+            if (hasTime) time->InsertNextValue(tr.times[i]);
         }
         id->InsertNextValue(int(t));
+        if (hasEvent) endEvent->InsertNextValue(int(tr.events.back()));
     }
     auto pd = vtkSmartPointer<vtkPolyData>::New();
     pd->SetPoints(pts);
     pd->SetLines(lines);
     pd->GetPointData()->AddArray(weight);
     pd->GetPointData()->AddArray(step);
+    if (hasTetra) pd->GetPointData()->AddArray(tetra);
+    if (hasMat) pd->GetPointData()->AddArray(mat);
+    if (hasEvent) pd->GetPointData()->AddArray(event);
+    if (hasStep) pd->GetPointData()->AddArray(stepLen);
+    if (hasPath) pd->GetPointData()->AddArray(path);
+    if (hasTime) pd->GetPointData()->AddArray(time);
     pd->GetCellData()->AddArray(id);
+    if (hasEvent) pd->GetCellData()->AddArray(endEvent);
     return pd;
 }
 

@@ -1,18 +1,25 @@
 // Writes packet traces (the path of each packet, with its weight at each point) as VTK
 // polylines: .vtp (XML) or .vtk (legacy binary) by extension. One polyline per trace; point data
 // "Weight" (packet weight at that point) and "Step" (index along the trace); cell data "Trace"
-// (0-based trace number, in the order added).
+// (0-based trace number, in the order added). Traces from a trace run (TraceSet) add point data
+// "Tetra", "Material", "Event" (TraceEvent code), "Step length (mm)", "Path length (mm)",
+// "Time of flight (ns)" and cell data "End event".
 #pragma once
 #include <string>
 #include <vector>
 
 #include "Geometry/TetraMesh.hpp"
+#include "Kernels/CPU/TraceCpu.hpp"
 
 namespace fm {
 
 struct PacketTrace {
     std::vector<Point3> points;   // mm
     std::vector<double> weights;  // one per point
+    // Optional (empty, or one per point): written when every trace has them.
+    std::vector<uint32_t> tetras, materials;
+    std::vector<uint8_t> events;
+    std::vector<double> stepLengths, pathLengths, times;
 };
 
 class VTKTraceWriter {
@@ -24,7 +31,9 @@ public:
     const std::string& filename() const { return filename_; }
     // Throws ParameterError for an empty trace or a weight count that differs from the points'.
     void addTrace(const std::vector<Point3>& points, const std::vector<double>& weights);
+    void addTrace(PacketTrace t);  // also checks the optional fields' lengths
     void traces(const std::vector<PacketTrace>& t);  // replaces all traces
+    void traces(const TraceSet& t);                   // replaces all traces, with every field
     void clear() { traces_.clear(); }
     size_t traceCount() const { return traces_.size(); }
     void addHeaderComment(const std::string& text) { comments_.push_back(text); }
@@ -37,5 +46,8 @@ private:
     std::vector<PacketTrace> traces_;
     std::vector<std::string> comments_;
 };
+
+// The TraceSet's trace i as a PacketTrace with every field.
+PacketTrace packetTrace(const TraceSet& t, size_t i);
 
 }  // namespace fm

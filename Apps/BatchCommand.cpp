@@ -1,0 +1,375 @@
+#include "Apps/BatchCommand.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+#include "Apps/RunSummary.hpp"
+#include "Geometry/BatchModel.hpp"
+#include "Geometry/Queries.hpp"
+#include "Kernels/Batch.hpp"
+#include "Storage/FluenceMatrix/FluenceMatrix.hpp"
+#include "Storage/TIMOS/TIMOS.hpp"
+#include "fm_config.h"
+#if FM_HAVE_HDF5
+#include "Storage/FluenceMatrix/FluenceMatrixHDF5.hpp"
+#endif
+
+namespace fm {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Entry {
+    std::string label;  // file (and row) it came from
+    std::string where;  // "LIST:LINE" for errors, or the file
+    std::string path;
+    int row = 0;        // 1-based row of a multi-row .source file, 0 = the whole file
+};
+
+bool endsWith(const std::string& s, const std::string& e) {
+    return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+}
+
+// A folder (every *EXT in it, sorted), one EXT file, or a list file: one path per line,
+// relative to the list's folder; blank lines and # comments are skipped.
+std::vector<Entry> listInputs(const std::string& arg, const std::string& ext, const std::string& flag) {
+    std::vector<Entry> out;
+    std::error_code ec;
+    if (fs::is_directory(arg, ec)) {
+        for (const auto& e : fs::directory_iterator(arg))
+            if (e.is_regular_file() && e.path().extension() == ext)
+                out.push_back({e.path().filename().string(), e.path().string(), e.path().string(), 0});
+        std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.label < b.label; });
+        if (out.empty()) throw ParameterError(flag + " " + arg + ": no " + ext + " files in this folder");
+        return out;
+    }
+    if (!fs::exists(arg, ec)) throw ParameterError(flag + " " + arg + ": no such file or folder");
+    if (endsWith(arg, ext)) return {Entry{fs::path(arg).filename().string(), arg, arg, 0}};
+    std::ifstream in(arg);
+    if (!in) throw ParameterError(flag + " " + arg + ": cannot open");
+    fs::path base = fs::path(arg).parent_path();
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+        auto b = line.find_first_not_of(" \t\r");
+        if (b == std::string::npos || line[b] == '#') continue;
+        auto e = line.find_last_not_of(" \t\r");
+        std::string item = line.substr(b, e - b + 1);
+        if (item.find('\0') != std::string::npos) throw FormatError(arg + ":" + std::to_string(n) + ": not a text list of files");
+        fs::path p = fs::path(item).is_absolute() ? fs::path(item) : base / item;
+        std::string where = arg + ":" + std::to_string(n);
+        if (!fs::is_regular_file(p, ec)) throw FormatError(where + ": '" + item + "' is not a readable file");
+        out.push_back({item, where, p.string(), 0});
+    }
+    if (out.empty()) throw FormatError(arg + ": lists no files (one path per line expected)");
+    return out;
+}
+
+// Errors of a listed file keep its own FILE:LINE and say which list line named it.
+template <class F>
+auto readListed(const Entry& e, F read) -> decltype(read(e.path)) {
+    try {
+        return read(e.path);
+    } catch (const FormatError& x) {
+        if (e.where == e.path) throw;
+        throw FormatError(e.where + ": " + x.what());
+    }
+}
+
+std::string jsonString(const std::string& s) {
+    std::string o = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') o += '\\', o += c;
+        else if (c == '\n') o += "\\n";
+        else if ((unsigned char)c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            o += buf;
+        } else o += c;
+    }
+    return o + "\"";
+}
+
+std::string ledgerJson(const RunResult& r) {
+    const Ledger& L = r.ledger;
+    double n = L.launched > 0 ? L.launched : 1.0;
+    std::ostringstream o;
+    o << "{\"launched\": " << jsonNumber(L.launched / n) << ", \"specular\": " << jsonNumber(L.specular / n)
+      << ", \"absorbed\": " << jsonNumber(L.absorbed / n) << ", \"exited\": " << jsonNumber(L.exited / n)
+      << ", \"roulette_gained\": " << jsonNumber(L.rouletteGained / n)
+      << ", \"roulette_lost\": " << jsonNumber(L.rouletteLost / n) << ", \"abnormal\": " << jsonNumber(L.abnormal / n)
+      << ", \"imbalance\": " << jsonNumber(L.imbalance() / n) << "}";
+    return o.str();
+}
+
+std::string eventsJson(const Events& e) {
+    std::ostringstream o;
+    o << "{\"launch\": " << e.launch << ", \"absorb\": " << e.absorb << ", \"scatter\": " << e.scatter
+      << ", \"boundary\": " << e.boundary << ", \"tir\": " << e.tir << ", \"fresnel\": " << e.fresnel
+      << ", \"refract\": " << e.refract << ", \"interface\": " << e.interface << ", \"exit\": " << e.exit
+      << ", \"die\": " << e.die << ", \"win\": " << e.win << ", \"abnormal\": " << e.abnormal << "}";
+    return o.str();
+}
+
+struct RunRecord {
+    bool have = false;
+    RunResult r;  // tallies dropped once written
+};
+
+// What the batch is made of, read from the files the command line names.
+struct BatchInputs {
+    std::vector<SourcePtr> sources;
+    std::vector<std::string> srcLabels, srcWhere;  // names in the summary; where, for errors
+    std::vector<uint64_t> packets;
+    std::vector<MaterialSet> matSets;
+    std::vector<std::string> matLabels, matWhere;
+};
+
+std::string whereOf(const Entry& e, const std::string& label) {
+    return e.where == e.path ? label : e.where + ": " + label;
+}
+
+// Sources: each entry one run; a multi-row .source given directly is one run per row.
+void readSources(const BatchCommand& c, BatchInputs& in) {
+    std::vector<Entry> entries = listInputs(c.sources, ".source", "--batch-sources");
+    auto packetsOf = [&](double filePackets) {
+        if (c.packetsGiven) return c.opt.packets;
+        return filePackets >= 1 && filePackets <= 1e15 ? uint64_t(filePackets) : uint64_t(1000000);
+    };
+    const bool splitRows = entries.size() == 1 && entries[0].where == entries[0].path;
+    for (const Entry& e : entries) {
+        TIMOSSources s = readListed(e, [](const std::string& p) { return readTIMOSSource(p); });
+        auto* comp = dynamic_cast<CompositeSource*>(s.source.get());
+        if (splitRows && comp && comp->elements.size() > 1) {
+            for (size_t k = 0; k < comp->elements.size(); ++k) {
+                in.sources.push_back(comp->elements[k]);
+                in.srcLabels.push_back(e.label + "#" + std::to_string(k + 1));
+                in.srcWhere.push_back(e.label + " row " + std::to_string(k + 1));
+                in.packets.push_back(packetsOf(comp->elements[k]->power));
+            }
+        } else {
+            in.sources.push_back(s.source);
+            in.srcLabels.push_back(e.label);
+            in.srcWhere.push_back(whereOf(e, e.label));
+            in.packets.push_back(packetsOf(s.totalPackets));
+        }
+    }
+}
+
+// Material sets: --batch-opt, else --opt alone.
+void readMaterialSets(const BatchCommand& c, BatchInputs& in) {
+    if (c.materialSets.empty()) {
+        if (!c.materials) throw ParameterError("--opt or --batch-opt is required");
+        in.matSets.push_back(*c.materials);
+        in.matLabels.push_back(c.materialsFile);
+        in.matWhere.push_back(c.materialsFile);
+        return;
+    }
+    for (const Entry& e : listInputs(c.materialSets, ".opt", "--batch-opt")) {
+        in.matSets.push_back(readListed(e, [](const std::string& p) { return readTIMOSMaterials(p); }));
+        in.matLabels.push_back(e.label);
+        in.matWhere.push_back(whereOf(e, e.label));
+    }
+}
+
+// The matrix files of rank 0: binary, and HDF5 where built. Columns are streamed as runs end.
+class MatrixFiles {
+public:
+    MatrixFiles(const std::string& dir, const FluenceMatrixHeader& h, const std::vector<std::string>& labels) {
+        fs::create_directories(dir);
+        bin_ = std::make_unique<FluenceMatrixWriter>(dir + "/fluence_matrix.fmm", h);
+#if FM_HAVE_HDF5
+        h5_ = std::make_unique<FluenceMatrixHDF5Writer>(dir + "/fluence_matrix.h5", h, labels);
+#else
+        (void)labels;
+#endif
+    }
+    void writeColumn(size_t j, const std::vector<double>& col) {
+        bin_->writeColumn(j, col);
+#if FM_HAVE_HDF5
+        h5_->writeColumn(j, col);
+#endif
+    }
+    std::vector<std::string> commit() {
+        bin_->commit();
+#if FM_HAVE_HDF5
+        h5_->commit();
+        return {"fluence_matrix.fmm", "fluence_matrix.h5"};
+#else
+        return {"fluence_matrix.fmm"};
+#endif
+    }
+
+private:
+    std::unique_ptr<FluenceMatrixWriter> bin_;
+#if FM_HAVE_HDF5
+    std::unique_ptr<FluenceMatrixHDF5Writer> h5_;
+#endif
+};
+
+template <class T, class F>
+void jsonList(std::ostream& o, const std::vector<T>& v, F item) {
+    o << "[";
+    for (size_t i = 0; i < v.size(); ++i) o << (i ? ", " : "") << item(v[i]);
+    o << "]";
+}
+
+struct SummaryContext {
+    const BatchCommand& c;
+    const BatchInputs& in;
+    const BatchModel& model;
+    const BatchSummary& sum;
+    const FluenceMatrixHeader& h;
+    const std::vector<RunRecord>& records;
+    const std::vector<std::string>& files;
+    bool complete;
+    uint64_t packetsTotal;
+};
+
+void writePerRun(std::ostream& o, const SummaryContext& x) {
+    for (size_t j = 0; j < x.records.size(); ++j) {
+        const RunRecord& rec = x.records[j];
+        o << "    {\"run\": " << j << ", \"source\": " << jsonString(x.in.srcLabels[j % x.model.sources])
+          << ", \"material_set\": " << jsonString(x.in.matLabels[j / x.model.sources])
+          << ", \"seed\": " << x.model.runs[j].seed << ", \"packets_requested\": " << x.model.runs[j].packets;
+        if (rec.have) {
+            o << ", \"status\": \"" << (rec.r.cancelled ? "interrupted" : "complete") << "\", \"packets\": "
+              << rec.r.packetsDone << ", \"seconds\": " << jsonNumber(rec.r.seconds) << ", \"kernel\": "
+              << jsonString(rec.r.kernel);
+            if (rec.r.kernelSeconds > 0)  // GPU: this run's upload is its sources and materials only
+                o << ", \"upload_seconds\": " << jsonNumber(rec.r.uploadSeconds) << ", \"kernel_seconds\": "
+                  << jsonNumber(rec.r.kernelSeconds);
+            o << ",\n     \"ledger\": " << ledgerJson(rec.r) << ",\n     \"events\": " << eventsJson(rec.r.events) << "}";
+        } else {
+            o << ", \"status\": \"not run\"}";
+        }
+        o << (j + 1 < x.records.size() ? ",\n" : "\n");
+    }
+}
+
+void writeBatchSummary(const std::string& path, const SummaryContext& x) {
+    const BatchSummary& sum = x.sum;
+    const KernelParams& p = x.c.opt.params;
+    AtomicFile f(path);
+    auto& o = f.out;
+    auto str = [](const std::string& s) { return jsonString(s); };
+    o << "{\n  \"mode\": \"batch\",\n  \"status\": \"" << (x.complete ? "complete" : "interrupted") << "\",\n"
+      << "  \"kernel\": " << jsonString(sum.kernel) << ",\n  \"ranks\": " << sum.ranks << ",\n"
+      << "  \"devices_per_rank\": " << sum.slots << ",\n  \"runs\": " << sum.runs << ",\n  \"runs_per_rank\": ";
+    jsonList(o, sum.runsPerRank, [](size_t n) { return std::to_string(n); });
+    o << ",\n  \"runs_done\": " << sum.delivered << ",\n  \"sources\": " << x.model.sources << ",\n"
+      << "  \"material_sets\": " << x.model.materialSets << ",\n  \"tetras\": " << x.h.rows << ",\n"
+      << "  \"seed\": " << p.seed << ",\n  \"wmin\": " << jsonNumber(p.wmin) << ",\n"
+      << "  \"prwin\": " << jsonNumber(p.prwin) << ",\n  \"packets\": " << x.packetsTotal << ",\n"
+      << "  \"seconds\": " << jsonNumber(sum.seconds) << ",\n"
+      << "  \"packets_per_second\": " << jsonNumber(sum.seconds > 0 ? x.packetsTotal / sum.seconds : 0) << ",\n"
+      << "  \"matrix\": {\"files\": ";
+    jsonList(o, x.files, str);
+    o << ", \"rows\": " << x.h.rows << ", \"cols\": " << x.h.cols << ", \"quantity\": \"fluence\", \"units\": "
+      << jsonString(x.h.units) << ", \"column\": \"material_set * sources + source\"},\n  \"source_files\": ";
+    jsonList(o, x.in.srcLabels, str);
+    o << ",\n  \"material_files\": ";
+    jsonList(o, x.in.matLabels, str);
+    o << ",\n  \"per_run\": [\n";
+    writePerRun(o, x);
+    o << "  ]\n}\n";
+    f.commit();
+}
+
+BatchOptions batchOptions(const BatchCommand& c) {
+    BatchOptions bo;
+    bo.kernel = c.kernel;
+    bo.params = c.opt.params;
+    bo.threads = c.opt.threads;
+    bo.devices = c.opt.devices;
+    bo.outputs.volume = true;  // the matrix needs only the volume tally
+    bo.outputs.surface = false;
+    bo.outputs.directed = false;
+    bo.cancel = c.cancel;
+    return bo;
+}
+
+}  // namespace
+
+int runBatchCommand(const BatchCommand& c, const MpiSession& mpi) {
+    const TetraMesh& mesh = *c.mesh;
+    BatchInputs in;
+    readSources(c, in);
+    readMaterialSets(c, in);
+    BatchModel model = packBatch(mesh, in.matSets, in.sources, in.packets, c.opt.params.seed, in.srcWhere, in.matWhere);
+
+    BatchOptions bo = batchOptions(c);
+    const bool root = mpi.rank() == 0;
+    const bool bar = root && !c.quiet && isatty(2);
+    bo.progress = [&](size_t done, size_t total) {
+        if (bar) std::fprintf(stderr, "\rbatch: %zu/%zu runs", done, total), std::fflush(stderr);
+    };
+    FluenceMatrixHeader h;
+    h.rows = mesh.tetraCount();
+    h.cols = model.runs.size();
+    h.sources = model.sources;
+    h.materialSets = model.materialSets;
+    std::vector<std::string> runLabels;
+    for (size_t m = 0; m < model.materialSets; ++m)
+        for (size_t s = 0; s < model.sources; ++s)
+            runLabels.push_back(in.srcLabels[s] + (model.materialSets > 1 ? " | " + in.matLabels[m] : ""));
+
+    std::unique_ptr<MatrixFiles> matrix;
+    std::exception_ptr openError;
+    if (root) {
+        try {
+            matrix = std::make_unique<MatrixFiles>(c.output, h, runLabels);
+        } catch (...) {
+            openError = std::current_exception();
+        }
+    }
+    // Every rank stops if rank 0 cannot write (the batch is collective: no rank may wait alone).
+    if (!mpi.allAgree(!openError)) {
+        if (openError) std::rethrow_exception(openError);
+        throw Error("rank " + std::to_string(mpi.rank()) + ": stopping, rank 0 cannot write its outputs");
+    }
+    std::vector<RunRecord> records(model.runs.size());
+    auto onResult = [&](size_t run, RunResult&& r) {
+        if (!r.cancelled) {
+            const MaterialSet& mats = in.matSets[run / model.sources];
+            matrix->writeColumn(run, matrixColumn(volumeFluence(mesh, mats, r.volume, 1.0 / double(r.packetsDone))));
+        }
+        r.volume.clear();
+        r.surface.clear();
+        r.directed.clear();
+        records[run].r = std::move(r);
+        records[run].have = true;
+    };
+    BatchSummary sum = runBatch(model.mesh, model.runs, bo, onResult, &mpi);
+    if (bar) std::fprintf(stderr, "\n");
+    if (!root) return 0;
+
+    bool complete = !sum.cancelled;
+    uint64_t packetsTotal = 0;
+    for (auto& rec : records) {
+        complete = complete && rec.have && !rec.r.cancelled;
+        packetsTotal += rec.have ? rec.r.packetsDone : 0;
+    }
+    std::vector<std::string> files;
+    if (complete) files = matrix->commit();
+    writeBatchSummary(c.output + "/summary.json",
+                      SummaryContext{c, in, model, sum, h, records, files, complete, packetsTotal});
+    if (!complete) {
+        std::cerr << "fullmonte-run: batch interrupted after " << sum.delivered << " of " << sum.runs
+                  << " runs; no matrix written (summary.json has status \"interrupted\")\n";
+        return 130;
+    }
+    std::cout << "fullmonte-run: batch of " << sum.runs << " runs (" << model.sources << " sources x "
+              << model.materialSets << " material sets), " << packetsTotal << " packets in " << sum.seconds
+              << " s (kernel " << sum.kernel << ")\n  fluence matrix " << h.rows << " x " << h.cols << " in "
+              << c.output << "\n";
+    return 0;
+}
+
+}  // namespace fm

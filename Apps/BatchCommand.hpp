@@ -1,0 +1,31 @@
+// `fullmonte-run --batch-sources ...`: a batch of runs over one mesh (Kernels/Batch.hpp), written
+// as a fluence matrix (docs/FLUENCE_MATRIX.md; + HDF5 when built) and summary.json.
+#pragma once
+#include <atomic>
+#include <string>
+
+#include "Geometry/MaterialSet.hpp"
+#include "Geometry/TetraMesh.hpp"
+#include "Kernels/KernelInput.hpp"
+#include "Kernels/MPI/MpiRun.hpp"
+
+namespace fm {
+
+struct BatchCommand {
+    const TetraMesh* mesh = nullptr;
+    const MaterialSet* materials = nullptr;  // --opt, when given (used without --batch-opt)
+    std::string materialsFile;               // its path, for the summary
+    std::string sources;                     // --batch-sources: list file, .source file or folder
+    std::string materialSets;                // --batch-opt: list file, .opt file or folder (optional)
+    bool packetsGiven = false;               // --packets overrides the source files' counts
+    RunOptions opt;                          // packets, seed, threads, params, outputs, devices
+    std::string kernel = "cpu";
+    std::string output;
+    bool quiet = false;
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+// Returns the exit status (0 done, 130 interrupted); throws fm::Error for bad input.
+int runBatchCommand(const BatchCommand& c, const MpiSession& mpi);
+
+}  // namespace fm

@@ -1,0 +1,29 @@
+// A batch over one mesh (Kernels/Batch.hpp): sources x material sets, packed once. The mesh is
+// packed into cells a single time; each run gets its own materials and emitters (compiled per
+// material set, since emitters depend on refractive indices: specular entry, fibre cones).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "Geometry/MaterialSet.hpp"
+#include "Geometry/Sources.hpp"
+#include "Kernels/Batch.hpp"
+
+namespace fm {
+
+struct BatchModel {
+    KernelInput mesh;                // cells and faceCount (materials/emitters empty)
+    std::vector<BatchRunSpec> runs;  // run index = materialSet * sources + source
+    size_t sources = 0, materialSets = 0;
+    size_t run(size_t materialSet, size_t source) const { return materialSet * sources + source; }
+};
+
+// packets[s] is source s's packet count (one value: the same for all). Every run uses `seed`,
+// so run (m, s) equals a single run of source s with material set m and that seed. Throws
+// ModelError naming the source or material set (index, and label when given) at fault.
+BatchModel packBatch(const TetraMesh& mesh, const std::vector<MaterialSet>& materialSets,
+                     const std::vector<SourcePtr>& sources, const std::vector<uint64_t>& packets,
+                     uint64_t seed, const std::vector<std::string>& sourceLabels = {},
+                     const std::vector<std::string>& materialLabels = {});
+
+}  // namespace fm

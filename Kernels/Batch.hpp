@@ -1,0 +1,86 @@
+// Batches of runs over one mesh: one run per candidate source, per optical-property guess, or
+// both (PDT plan optimisation runs thousands). The mesh is packed once and, on the GPU, uploaded
+// once per device; only materials and emitters change from run to run.
+//
+// Where runs go:
+//   - one host, CPU kernel: one run at a time on all threads (a run is already parallel);
+//   - one host, CUDA kernel: each device keeps the mesh uploaded and takes the next run the
+//     moment it finishes one (a shared counter), so a faster GPU does more runs;
+//   - MPI ranks: whole runs are handed to ranks from one counter (a one-sided fetch-and-add on
+//     rank 0, or a fixed interleaving where the MPI library has no one-sided transport), and each
+//     finished run is sent to rank 0. Whole runs, not packet ranges: a run then never waits for
+//     other ranks, there is one message per run instead of a reduction per run, and a run's
+//     tallies are bit-identical to a one-process run (no change of summation order).
+// Every run's result equals runKernel(kernel, mesh + that run's materials/emitters, options with
+// its seed and packets): bit-identical on the CPU at the same thread count; on the GPU to the
+// order of floating-point atomics, as any GPU run.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "Kernels/KernelInput.hpp"
+
+namespace fm {
+
+class MpiSession;
+
+// What changes between the runs of a batch over one mesh: materials and compiled emitters.
+struct RunVariant {
+    std::vector<MaterialRecord> materials;  // index 0 = exterior
+    std::vector<EmitterRecord> emitters;
+    std::vector<double> emitterCdf;
+    std::vector<Piece> pieces;
+    std::vector<double> pieceCdf;
+};
+
+// Copies a variant's materials and emitters into `in` (whose cells and faceCount stay).
+void applyVariant(KernelInput& in, const RunVariant& v);
+// The variant part of a packed input (materials and emitters), moved out of it.
+RunVariant takeVariant(KernelInput& in);
+
+struct BatchRunSpec {
+    RunVariant model;
+    uint64_t packets = 1000000;
+    uint64_t seed = 1;
+};
+
+struct BatchOptions {
+    std::string kernel = "cpu";  // "cpu" or "cuda"
+    KernelParams params;         // wmin, prwin, maxSteps, maxHits (each run's seed is its own)
+    unsigned threads = 0;        // CPU threads per run, 0 = all
+    std::vector<int> devices;    // CUDA devices (empty: device 0; {-1}: every device)
+    OutputSelection outputs;
+    // Runs finished so far, on the calling thread (rank 0 only); must be cheap.
+    std::function<void(size_t runsDone, size_t runsTotal)> progress;
+    const std::atomic<bool>* cancel = nullptr;  // stops the runs in flight, starts no more
+};
+
+// Called on rank 0, on the calling thread, once per finished run (in completion order, not run
+// order); a cancelled run arrives with result.cancelled set.
+using BatchResultFn = std::function<void(size_t run, RunResult&& result)>;
+
+struct BatchSummary {
+    size_t runs = 0;          // runs in the batch
+    size_t delivered = 0;     // results passed to onResult (rank 0)
+    size_t ranks = 1;
+    std::vector<size_t> runsPerRank;  // rank 0: how many runs each rank did (load balance)
+    size_t slots = 1;         // devices (CUDA) or 1 (CPU) per rank
+    double seconds = 0;
+    bool cancelled = false;
+    std::string kernel;       // e.g. "cpu", "cuda x2"
+};
+
+// `mesh` holds the packed cells and faceCount (its materials/emitters are ignored). With an MPI
+// session of several ranks (mpi non-null), every rank must call this with the same batch; only
+// rank 0 receives results. Throws ParameterError/Error for bad options or a failing device.
+BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& runs, const BatchOptions& opt,
+                      const BatchResultFn& onResult, const MpiSession* mpi = nullptr);
+
+// The options a single run equal to batch run `r` would use (for tests and for reproducing one
+// column of a batch with fullmonte-run).
+RunOptions singleRunOptions(const BatchOptions& opt, const BatchRunSpec& r);
+
+}  // namespace fm

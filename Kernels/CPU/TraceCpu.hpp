@@ -1,0 +1,36 @@
+// The CPU trace run (TetraTraceKernel): the standard volume and surface tallies plus the trace of
+// every packet. Meant for a few packets (traces take ~36 bytes per event); the ordinary kernels
+// (runCpu) are separate and unaffected.
+#pragma once
+#include <vector>
+
+#include "Kernels/Core/PacketTrace.hpp"
+#include "Kernels/KernelInput.hpp"
+
+namespace fm {
+
+// Traces in packet-index order: trace i is steps[first[i] .. first[i+1]).
+struct TraceSet {
+    std::vector<TraceStep> steps;
+    std::vector<uint64_t> first{0};
+    size_t traceCount() const { return first.size() - 1; }
+    size_t length(size_t i) const { return size_t(first[i + 1] - first[i]); }
+    const TraceStep& step(size_t i, size_t j) const { return steps[size_t(first[i]) + j]; }
+};
+
+struct TracedRunResult {
+    RunResult run;  // volume and surface per opt.outputs (directed is not kept), ledger, events
+    TraceSet traces;
+};
+
+// Default limit on the points all traces may hold (about 1.2 GB): a run that would pass it
+// stops with a ParameterError asking for fewer packets.
+constexpr uint64_t kDefaultMaxTracePoints = uint64_t(1) << 25;
+
+// Same packets, random streams and physics as runCpu with the same options, so the tallies agree
+// with an untraced run (to summation order). Throws ParameterError when the traces would exceed
+// maxPoints.
+TracedRunResult runCpuTraced(const KernelInput& in, const RunOptions& opt,
+                             uint64_t maxPoints = kDefaultMaxTracePoints);
+
+}  // namespace fm

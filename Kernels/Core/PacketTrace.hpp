@@ -1,0 +1,93 @@
+// Packet traces (FullMonte's TetraTraceKernel / PacketPositionTraceSet): the path of a packet as
+// the sequence of its states after each event of the common packet loop. The loop itself is not
+// touched: tracePacket drives launchPacket/advance from Packet.hpp and records the packet after
+// every call, reading what happened from the scorer's event counters. So a traced packet follows
+// exactly the physics (and random stream) of an untraced one, and the ordinary kernels, which
+// never include this header, pay nothing for it.
+#pragma once
+#include "Kernels/Core/Packet.hpp"
+
+namespace fm {
+
+// What brought the packet to a trace point.
+enum TraceEvent : uint8_t {
+    kTraceLaunch = 0,         // first point: where the source emitted it
+    kTraceCross = 1,          // crossed a face into the next tetra (refracted if n differs)
+    kTraceReflect = 2,        // Fresnel or total internal reflection at a face; same tetra
+    kTraceScatter = 3,        // interaction: weight dropped, then scattered
+    kTraceRouletteWin = 4,    // interaction below wmin that won roulette (weight raised), scattered
+    kTraceExit = 5,           // left the mesh through a boundary face (weight leaving)
+    kTraceRouletteDeath = 6,  // interaction below wmin that lost roulette; weight 0
+    kTraceAbnormal = 7,       // stopped by a guard (maxSteps, maxHits) or failed emission
+};
+
+inline const char* traceEventName(uint8_t e) {
+    static const char* const names[] = {"launch", "cross", "reflect", "scatter",
+                                        "roulettewin", "exit", "death", "abnormal"};
+    return e < 8 ? names[e] : "unknown";
+}
+
+// One point of a trace. 36 bytes; a trace has (events + 1) of them.
+struct TraceStep {
+    float pos[3];     // mm
+    float w;          // packet weight after the event
+    float step;       // length of the straight segment ending here (mm; 0 at launch)
+    float path;       // path length from launch (mm)
+    float time;       // time of flight from launch (ns): sum of segment length * n / c
+    uint32_t tetra;   // tetra the packet is in after the event (the last one inside at exit)
+    uint16_t material;  // material (region) of that tetra
+    uint8_t event;    // TraceEvent
+    uint8_t pad = 0;
+};
+
+constexpr double kLightSpeedMmPerNs = 299.792458;
+
+// Runs packet `index` like runPacket, calling sink(const TraceStep&) at launch and after every
+// event. Scorer is any scorer of the packet loop (its tallies are filled as usual).
+template <class Model, class Scorer, class Sink>
+void tracePacket(const Model& m, const KernelParams& kp, uint64_t index, Scorer& sc, Sink&& sink) {
+    PacketState st;
+    const bool live = launchPacket(m, kp, index, st, sc);
+    TraceStep s{};
+    auto record = [&](uint8_t event, float w) {
+        const Packet& pk = st.pk;
+        float dx = pk.pos.x - s.pos[0], dy = pk.pos.y - s.pos[1], dz = pk.pos.z - s.pos[2];
+        float len = event == kTraceLaunch ? 0.f : fm_sqrt(dx * dx + dy * dy + dz * dz);
+        // The segment just travelled lies in the tetra of the previous point.
+        float n = event == kTraceLaunch ? 0.f : m.material(s.material).n;
+        s.step = len;
+        s.path += len;
+        s.time += float(len * n / kLightSpeedMmPerNs);
+        s.pos[0] = pk.pos.x;
+        s.pos[1] = pk.pos.y;
+        s.pos[2] = pk.pos.z;
+        s.w = w;
+        s.tetra = pk.tetra;
+        s.material = uint16_t(pk.tetra ? m.cellMaterial(pk.tetra) : 0);
+        s.event = event;
+        sink(s);
+    };
+    if (!live) {
+        record(kTraceAbnormal, 0.f);
+        return;
+    }
+    record(kTraceLaunch, st.pk.w);
+    for (;;) {
+        const auto before = sc.events;
+        const bool more = advance(m, kp, st, sc);
+        const auto& after = sc.events;
+        uint8_t ev;
+        float w = st.pk.w;
+        if (after.abnormal != before.abnormal) ev = kTraceAbnormal, w = 0.f;
+        else if (after.exit != before.exit) ev = kTraceExit;
+        else if (after.die != before.die) ev = kTraceRouletteDeath, w = 0.f;
+        else if (after.win != before.win) ev = kTraceRouletteWin;
+        else if (after.scatter != before.scatter) ev = kTraceScatter;
+        else if (after.tir != before.tir || after.fresnel != before.fresnel) ev = kTraceReflect;
+        else ev = kTraceCross;
+        record(ev, w);
+        if (!more) return;
+    }
+}
+
+}  // namespace fm

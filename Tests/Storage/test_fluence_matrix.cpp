@@ -1,0 +1,183 @@
+// The fluence matrix binary format (docs/FLUENCE_MATRIX.md): round trip, byte layout, and a
+// FormatError naming the file and the fault for each kind of bad file.
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <unistd.h>
+
+#include "Geometry/Errors.hpp"
+#include "Storage/FluenceMatrix/FluenceMatrix.hpp"
+#include "fm_config.h"
+#if FM_HAVE_HDF5 && defined(FM_TEST_HDF5)
+#include "Storage/FluenceMatrix/FluenceMatrixHDF5.hpp"
+#endif
+
+using namespace fm;
+namespace fs = std::filesystem;
+
+namespace {
+std::string tmpPath(const std::string& name) {
+    fs::path d = fs::temp_directory_path() / ("fm_matrix_test_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return (d / name).string();
+}
+FluenceMatrix sample() {
+    FluenceMatrix m;
+    m.header.rows = 5;
+    m.header.cols = 6;
+    m.header.sources = 3;
+    m.header.materialSets = 2;
+    for (uint64_t c = 0; c < 6; ++c)
+        for (uint64_t r = 0; r < 5; ++r) m.values.push_back(1.0 / (1 + r + 10 * c) + 1e-17 * c);
+    m.values[7] = std::numeric_limits<double>::quiet_NaN();  // mu_a = 0 tetras are NaN
+    m.values[8] = 1e300;
+    m.values[9] = -0.0;
+    return m;
+}
+std::vector<unsigned char> bytesOf(const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+void writeBytes(const std::string& p, const std::vector<unsigned char>& b) {
+    std::ofstream o(p, std::ios::binary | std::ios::trunc);
+    o.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+}
+void expectFormatError(const std::string& path, const std::string& fragment) {
+    try {
+        readFluenceMatrix(path);
+        BOOST_ERROR("accepted a bad file: expected '" << fragment << "'");
+    } catch (const FormatError& e) {
+        std::string m = e.what();
+        BOOST_CHECK_MESSAGE(m.find(path) == 0 && m.find(fragment) != std::string::npos, m);
+    }
+}
+// Each test's files live in one temporary folder, removed afterwards.
+struct TmpDir {
+    ~TmpDir() {
+        std::error_code ec;
+        fs::remove_all(fs::path(tmpPath("x")).parent_path(), ec);
+    }
+};
+bool sameValues(const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) return false;
+    return std::memcmp(a.data(), b.data(), 8 * a.size()) == 0;  // NaN and -0.0 bit for bit
+}
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(fluence_matrix, TmpDir)
+
+BOOST_AUTO_TEST_CASE(round_trip_and_layout) {
+    std::string p = tmpPath("m.fmm");
+    FluenceMatrix m = sample();
+    writeFluenceMatrix(p, m);
+    BOOST_CHECK(!fs::exists(p + ".partial"));
+    FluenceMatrix r = readFluenceMatrix(p);
+    BOOST_CHECK(sameValues(r.values, m.values));
+    BOOST_CHECK_EQUAL(r.header.rows, 5u);
+    BOOST_CHECK_EQUAL(r.header.cols, 6u);
+    BOOST_CHECK_EQUAL(r.header.sources, 3u);
+    BOOST_CHECK_EQUAL(r.header.materialSets, 2u);
+    BOOST_CHECK(r.header.quantity == MatrixQuantity::Fluence);
+    BOOST_CHECK_EQUAL(r.header.units, "mm^-2 per J emitted");
+    BOOST_CHECK_EQUAL(r.at(3, 4), 1.0 / (1 + 3 + 40) + 4e-17);
+    // The bytes the format document promises.
+    auto b = bytesOf(p);
+    BOOST_REQUIRE_EQUAL(b.size(), 128u + 8 * 30);
+    BOOST_CHECK(std::memcmp(b.data(), "FMFLUMAT", 8) == 0);
+    BOOST_CHECK_EQUAL(b[8], 1);                           // version, little-endian
+    BOOST_CHECK(b[12] == 4 && b[13] == 3 && b[14] == 2 && b[15] == 1);  // 0x01020304 LE
+    BOOST_CHECK_EQUAL(b[16], 1);                          // float64
+    BOOST_CHECK_EQUAL(b[24], 5);                          // rows
+    BOOST_CHECK_EQUAL(b[32], 6);                          // cols
+    BOOST_CHECK_EQUAL(b[96], 128);                        // data offset
+    double v;
+    std::memcpy(&v, b.data() + 128 + 8 * (4 * 5 + 3), 8);  // column-major (row 3, column 4)
+    BOOST_CHECK_EQUAL(v, m.at(3, 4));
+}
+
+BOOST_AUTO_TEST_CASE(columns_stream_in_any_order) {
+    std::string p = tmpPath("s.fmm");
+    FluenceMatrix m = sample();
+    {
+        FluenceMatrixWriter w(p, m.header);
+        for (uint64_t c : {5, 0, 3, 1, 4, 2}) w.writeColumn(c, m.column(c));
+        BOOST_CHECK(!fs::exists(p));  // only "<p>.partial" until commit
+        w.commit();
+    }
+    BOOST_CHECK(sameValues(readFluenceMatrix(p).values, m.values));
+    {
+        FluenceMatrixWriter w(tmpPath("u.fmm"), m.header);
+        w.writeColumn(0, m.column(0));
+        BOOST_CHECK_THROW(w.commit(), Error);  // columns 1..5 missing
+        BOOST_CHECK_THROW(w.writeColumn(6, m.column(0)), Error);
+        BOOST_CHECK_THROW(w.writeColumn(1, {1.0, 2.0}), Error);
+    }
+    BOOST_CHECK(!fs::exists(tmpPath("u.fmm")) && !fs::exists(tmpPath("u.fmm.partial")));
+}
+
+BOOST_AUTO_TEST_CASE(big_endian_file_is_read) {
+    std::string p = tmpPath("le.fmm"), q = tmpPath("be.fmm");
+    FluenceMatrix m = sample();
+    writeFluenceMatrix(p, m);
+    auto b = bytesOf(p);
+    auto swapAt = [&](size_t off, size_t n) { std::reverse(b.begin() + off, b.begin() + off + n); };
+    for (size_t off : {8, 12, 16, 20, 56}) swapAt(off, 4);
+    for (size_t off : {24, 32, 40, 48, 96}) swapAt(off, 8);
+    for (size_t i = 0; i < 30; ++i) swapAt(128 + 8 * i, 8);
+    writeBytes(q, b);
+    BOOST_CHECK(sameValues(readFluenceMatrix(q).values, m.values));
+}
+
+BOOST_AUTO_TEST_CASE(bad_files_are_named_errors) {
+    std::string p = tmpPath("good.fmm");
+    writeFluenceMatrix(p, sample());
+    const auto good = bytesOf(p);
+    auto variant = [&](const std::string& name, auto edit) {
+        auto b = good;
+        edit(b);
+        std::string q = tmpPath(name);
+        writeBytes(q, b);
+        return q;
+    };
+    expectFormatError(tmpPath("absent.fmm"), "cannot open");
+    expectFormatError(variant("short.fmm", [](auto& b) { b.resize(100); }), "shorter than the 128-byte header");
+    expectFormatError(variant("magic.fmm", [](auto& b) { b[0] = 'X'; }), "magic");
+    expectFormatError(variant("version.fmm", [](auto& b) { b[8] = 2; }), "version 2");
+    expectFormatError(variant("bom.fmm", [](auto& b) { b[12] = 9; }), "byte-order mark");
+    expectFormatError(variant("dtype.fmm", [](auto& b) { b[16] = 2; }), "dtype 2");
+    expectFormatError(variant("quantity.fmm", [](auto& b) { b[56] = 9; }), "quantity 9");
+    expectFormatError(variant("units.fmm", [](auto& b) { std::memset(b.data() + 64, 'u', 32); }), "units");
+    expectFormatError(variant("trunc.fmm", [](auto& b) { b.resize(b.size() - 8); }), "truncated");
+    expectFormatError(variant("extra.fmm", [](auto& b) { b.push_back(0); }), "1 bytes after the last value");
+    expectFormatError(variant("dims.fmm", [](auto& b) { b[40] = 4; }), "sources (4) x material sets (2) != columns (6)");
+    // A huge row count must fail on the size check, not allocate.
+    expectFormatError(variant("huge.fmm", [](auto& b) { std::memset(b.data() + 24, 0xff, 7); }), "exceed the file");
+}
+
+#if FM_HAVE_HDF5 && defined(FM_TEST_HDF5)
+BOOST_AUTO_TEST_CASE(hdf5_file_reads_back_through_the_c_api) {
+    std::string p = tmpPath("m.h5");
+    FluenceMatrix m = sample();
+    {
+        FluenceMatrixHDF5Writer w(p, m.header, {"a", "b", "c", "d", "e", "f"});
+        for (uint64_t c : {2, 0, 1, 5, 4, 3}) w.writeColumn(c, m.column(c));
+        w.commit();
+    }
+    BOOST_CHECK(fs::exists(p) && !fs::exists(p + ".partial"));
+    FluenceMatrix r = readFluenceMatrixHDF5(p);
+    BOOST_CHECK_EQUAL(r.header.rows, 5u);
+    BOOST_CHECK_EQUAL(r.header.cols, 6u);
+    BOOST_CHECK_EQUAL(r.header.sources, 3u);
+    BOOST_CHECK_EQUAL(r.header.materialSets, 2u);
+    BOOST_CHECK(sameValues(r.values, m.values));
+    writeFluenceMatrix(tmpPath("m.fmm"), m);
+    BOOST_CHECK_THROW(readFluenceMatrixHDF5(tmpPath("m.fmm")), FormatError);  // not HDF5
+}
+#endif
+
+BOOST_AUTO_TEST_SUITE_END()

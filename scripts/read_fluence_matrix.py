@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Read a FullMonte fluence matrix (docs/FLUENCE_MATRIX.md) into numpy.
+
+    from read_fluence_matrix import read_fluence_matrix
+    header, phi = read_fluence_matrix("out/fluence_matrix.fmm")
+    phi.shape            # (tetras, runs); phi[i, j] = tetra i+1, run j
+    dose = phi @ energies_J   # a plan: one energy (J) per source, fluence in J/mm^2
+
+Run as a script it prints the header and per-column sums:
+    scripts/read_fluence_matrix.py out/fluence_matrix.fmm
+"""
+import struct
+import sys
+
+import numpy as np
+
+MAGIC = b"FMFLUMAT"
+HEADER_BYTES = 128
+QUANTITIES = {1: "fluence", 2: "absorbed_energy"}
+
+
+class FormatError(ValueError):
+    pass
+
+
+def read_header(path):
+    with open(path, "rb") as f:
+        raw = f.read(HEADER_BYTES)
+        f.seek(0, 2)
+        size = f.tell()
+    if len(raw) < HEADER_BYTES:
+        raise FormatError(f"{path}: {len(raw)} bytes is shorter than the 128-byte header")
+    if raw[:8] != MAGIC:
+        raise FormatError(f"{path}: not a FullMonte fluence matrix (magic is not FMFLUMAT)")
+    if struct.unpack_from("<I", raw, 12)[0] == 0x01020304:
+        bo = "<"
+    elif struct.unpack_from(">I", raw, 12)[0] == 0x01020304:
+        bo = ">"
+    else:
+        raise FormatError(f"{path}: byte-order mark at offset 12 is neither 0x01020304 nor its byte swap")
+    version, _, dtype, layout = struct.unpack_from(bo + "4I", raw, 8)
+    rows, cols, sources, material_sets = struct.unpack_from(bo + "4Q", raw, 24)
+    quantity = struct.unpack_from(bo + "I", raw, 56)[0]
+    units = raw[64:96].split(b"\0", 1)[0].decode("ascii", "replace")
+    offset = struct.unpack_from(bo + "Q", raw, 96)[0]
+    if version != 1:
+        raise FormatError(f"{path}: version {version} is not supported (this reader knows version 1)")
+    if dtype != 1 or layout != 1 or offset != HEADER_BYTES:
+        raise FormatError(f"{path}: dtype {dtype} / layout {layout} / offset {offset} unknown (want 1 / 1 / 128)")
+    if quantity not in QUANTITIES:
+        raise FormatError(f"{path}: quantity {quantity} is unknown")
+    if sources * material_sets != cols:
+        raise FormatError(f"{path}: sources x material sets != columns")
+    expected = HEADER_BYTES + 8 * rows * cols
+    if size != expected:
+        raise FormatError(f"{path}: {size} bytes, {rows} x {cols} float64 need {expected}")
+    return {"version": version, "byteorder": "little" if bo == "<" else "big", "rows": rows,
+            "cols": cols, "sources": sources, "material_sets": material_sets,
+            "quantity": QUANTITIES[quantity], "units": units}
+
+
+def read_fluence_matrix(path, mmap=False):
+    """Returns (header dict, array of shape (tetras, runs)), column j = run j
+    (material set j // sources, source j % sources). mmap=True maps the file instead of reading it."""
+    h = read_header(path)
+    dt = np.dtype("<f8" if h["byteorder"] == "little" else ">f8")
+    n = h["rows"] * h["cols"]
+    if mmap:
+        data = np.memmap(path, dtype=dt, mode="r", offset=HEADER_BYTES, shape=(n,))
+    else:
+        data = np.fromfile(path, dtype=dt, count=n, offset=HEADER_BYTES)
+    # Column-major on disk: run j's column is contiguous, so (cols, rows) in C order, transposed.
+    return h, data.reshape(h["cols"], h["rows"]).T
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 1
+    try:
+        h, phi = read_fluence_matrix(argv[1])
+    except (OSError, FormatError) as e:
+        print(f"read_fluence_matrix: error: {e}", file=sys.stderr)
+        return 1
+    for k, v in h.items():
+        print(f"{k}: {v}")
+    for j in range(h["cols"]):
+        col = phi[:, j]
+        print(f"column {j}: finite {np.isfinite(col).sum()}, sum {np.nansum(col):.9g}, max {np.nanmax(col) if np.isfinite(col).any() else float('nan'):.9g}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
