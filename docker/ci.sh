@@ -96,7 +96,10 @@ bargs=(--pull=never --build-arg "BASE_IMAGE=$base" --build-arg "FM_JOBS=${FM_JOB
 if [ "$mode" = prebuilt ]; then
   cmake --install "$build" --prefix "$work/prebuilt" --strip >"$work/install.log" 2>&1 || {
     cat "$work/install.log"; fail "cmake --install $build"; }
-  bargs+=(--target prebuilt --build-context "fullmonte-prebuilt=$work/prebuilt")
+  extra=""   # runtime packages for what this build links beyond the image's defaults
+  grep -q 'FM_HAVE_MPI 1' "$build/fm_config.h" 2>/dev/null && extra="$extra libopenmpi3"
+  grep -q 'FM_HAVE_HDF5 1' "$build/fm_config.h" 2>/dev/null && extra="$extra libhdf5-103-1"
+  bargs+=(--target prebuilt --build-context "fullmonte-prebuilt=$work/prebuilt" --build-arg "FM_RUNTIME_EXTRA=$extra")
 fi
 "${PODMAN[@]}" build "${bargs[@]}" "$root" >"$work/build.log" 2>&1 || {
   tail -40 "$work/build.log"; fail "podman build (log above)"; }
