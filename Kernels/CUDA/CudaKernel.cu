@@ -2,6 +2,8 @@
 #include "Kernels/CUDA/CudaEngine.cuh"
 #include <atomic>
 #include <memory>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "Kernels/Core/TallyScorer.hpp"
@@ -141,9 +143,25 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     RunResult r;
     r.kernel = devices.size() > 1 ? "cuda x" + std::to_string(devices.size()) : "cuda";
     r.packetsRequested = opt.packets;
-    const uint64_t chunk = devices.size() == 1 ? opt.packets
-                                               : std::max<uint64_t>(1u << 20, opt.packets / (16 * devices.size()));
+    // Guided self-scheduling over several devices: each takes half its share of what is left
+    // (at least minChunk), so early chunks are large (few launch tails) and the last ones small
+    // (the devices finish together). One device: one chunk.
+    const uint64_t minChunk = devices.size() == 1 ? opt.packets
+                                                  : std::max<uint64_t>(1u << 20, opt.packets / (64 * devices.size()));
     std::atomic<uint64_t> nextChunk{0}, done{0};
+    auto takeChunk = [&](uint64_t& begin, uint64_t& n) {
+        uint64_t cur = nextChunk.load();
+        for (;;) {
+            if (cur >= opt.packets) return false;
+            const uint64_t left = opt.packets - cur;
+            const uint64_t size = std::min(left, std::max(minChunk, left / (2 * devices.size())));
+            if (nextChunk.compare_exchange_weak(cur, cur + size)) {
+                begin = cur;
+                n = size;
+                return true;
+            }
+        }
+    };
     std::vector<std::unique_ptr<DeviceRun>> runs(devices.size());
     std::vector<std::string> errors(devices.size());
     std::vector<double> upload(devices.size()), kernel(devices.size());
@@ -156,11 +174,11 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
             upload[k] = since(tu);
             for (;;) {
                 if (opt.cancel && opt.cancel->load()) break;
-                uint64_t begin = nextChunk.fetch_add(chunk);
-                if (begin >= opt.packets) break;
+                uint64_t begin = 0, n = 0;
+                if (!takeChunk(begin, n)) break;
                 RunOptions part = opt;
                 part.firstPacket = opt.firstPacket + begin;
-                part.packets = std::min(chunk, opt.packets - begin);
+                part.packets = n;
                 part.progress = devices.size() == 1 ? opt.progress
                     : std::function<void(uint64_t, uint64_t)>();  // several devices: reported below
                 BatchRun b = runs[k]->run(part);
@@ -177,15 +195,22 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     } else {
         std::vector<std::thread> pool;
         for (size_t k = 0; k < devices.size(); ++k) pool.emplace_back(work, k);
-        std::atomic<bool> finished{false};
+        // Progress every 100 ms; woken at once when the devices are done (a plain sleep kept
+        // every multi-GPU run up to 100 ms longer: 8% of a 1e8-packet run on two H200s).
+        std::mutex m;
+        std::condition_variable cv;
+        bool finished = false;
         std::thread reporter([&] {
-            while (!finished.load()) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            std::unique_lock<std::mutex> lock(m);
+            while (!cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return finished; }))
                 if (opt.progress) opt.progress(done.load(), opt.packets);
-            }
         });
         for (auto& t : pool) t.join();
-        finished = true;
+        {
+            std::lock_guard<std::mutex> lock(m);
+            finished = true;
+        }
+        cv.notify_all();
         reporter.join();
     }
     for (size_t k = 0; k < devices.size(); ++k)
