@@ -6,15 +6,7 @@ data=$1; out=$2; build=$3
 mkdir -p "$out/mcml"
 skin="$data/mcml/skin7/7layerskin_600nm.mci"
 mk() {  # photons name -> a one-run .mci from the skin file's third run
-  awk -v n="$1" -v name="$2" '
-    /# number of runs/ && !hdr {print "1\t\t\t\t\t\t# number of runs"; hdr=1; next}
-    /^### Specify data for run/ {r++}
-    !hdr {print; next}
-    r == 3 {
-      if ($1 ~ /\.mco$/) {print name ".mco\tA"; next}
-      if ($1 == "10000000") {print n; next}
-      print
-    }' "$skin" > "$out/mcml/$2.mci"
+  "$(dirname "$0")/skin_mci.sh" "$skin" "$1" "$2" > "$out/mcml/$2.mci"
 }
 mk 1000000 skin_1e6; mk 100000000 skin_1e8
 grep -E 'runs|mco|photons|^[0-9]{6,}' "$out/mcml/skin_1e8.mci" | head -4

@@ -35,15 +35,7 @@ mkcube60() {
 }
 # A one-run .mci of the skin file's third run with n photons.
 mkskin() {
-  awk -v n="$1" -v name="$2" '
-    /# number of runs/ && !hdr {print "1\t\t\t\t\t\t# number of runs"; hdr=1; next}
-    /^### Specify data for run/ {r++}
-    !hdr {print; next}
-    r == 3 {
-      if ($1 ~ /\.mco$/) {print name ".mco\tA"; next}
-      if ($1 == "10000000") {print n; next}
-      print
-    }' "$data/mcml/skin7/7layerskin_600nm.mci" > "$out/perf/$2.mci"
+  "$(dirname "$0")/skin_mci.sh" "$data/mcml/skin7/7layerskin_600nm.mci" "$1" "$2" > "$out/perf/$2.mci"
   echo "$out/perf/$2.mci"
 }
 base() {
