@@ -4,15 +4,10 @@
 #include <chrono>
 #include <thread>
 
-#include "Kernels/Core/Packet.hpp"
-#include "Kernels/Core/TallyScorer.hpp"
+#include "Kernels/CPU/CpuLanes.hpp"
 
 namespace fm {
 namespace {
-
-struct HostAdd {
-    static void add(double* p, double v) { *p += v; }
-};
 
 // Packets a worker runs between looks at the cancel flag. Small enough that a run stops within
 // a fraction of a second even when packets are slow (a large scattering model: ~1 ms each, or a
@@ -66,7 +61,7 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
     r.packetsRequested = opt.packets;
     const auto& o = opt.outputs;
     dispatchOutputs(o.volume, o.surface, o.directed, [&](auto V, auto S, auto D) {
-        using Scorer = TallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value, HostAdd>;
+        using Scorer = HostTallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value>;
         std::vector<std::vector<double>> vol(threads), surf(threads), dir(threads);
         std::vector<Scorer> scorers(threads);
         for (unsigned w = 0; w < threads; ++w) {
@@ -79,8 +74,7 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
         }
         r.packetsDone = forEachPacketRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e) {
             Scorer sc = scorers[w];  // a local copy: no false sharing between workers
-            for (uint64_t i = b; i < e; ++i) runPacket(model, opt.params, i, sc);
-            sc.flush();
+            runPacketLanes(model, opt.params, b, e, sc, uint32_t(in.materials.size()));
             scorers[w] = sc;
         });
         auto reduce = [&](std::vector<std::vector<double>>& parts, std::vector<double>& out) {

@@ -4,16 +4,10 @@
 
 #include "Geometry/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
-#include "Kernels/Core/Packet.hpp"
-#include "Kernels/Core/SlabModel.hpp"
+#include "Kernels/CPU/CpuLanes.hpp"
 
 namespace fm {
 namespace {
-
-struct HostAdd {
-    static void add(double* p, double v) { *p += v; }
-};
-using HostMcmlScorer = McmlScorer<HostAdd>;
 
 // One worker's arrays; the scorer points into them.
 struct WorkerTallies {
@@ -51,10 +45,9 @@ McmlTallies runMcmlCpu(const KernelInput& in, const McmlGrid& grid, const RunOpt
     auto t0 = std::chrono::steady_clock::now();
     const unsigned threads = resolveThreads(opt.threads);
     checkMemory(grid, threads);
-    // The slab geometry computed from the layer bounds (Core/SlabModel.hpp): the same result as
-    // the packed cell records (in.view()), with fewer loads and plane distances per hop.
-    const std::vector<float> z = slabBounds(in);
-    const SlabModel model{z.data(), uint32_t(z.size() - 2), in.materials.data(), in.view().emitters};
+    // The packed cell records through the 8-packet lane loop (CPU/CpuLanes.hpp); the GPU reads
+    // the same layers as Core/SlabModel.hpp (identical results: test_mcml).
+    const ArrayModel model = in.view();
     std::vector<WorkerTallies> workers;
     workers.reserve(threads);
     for (unsigned w = 0; w < threads; ++w) workers.emplace_back(grid, in.cells.size());
@@ -64,8 +57,7 @@ McmlTallies runMcmlCpu(const KernelInput& in, const McmlGrid& grid, const RunOpt
     t.packetsRequested = opt.packets;
     t.packetsDone = forEachPacketRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e) {
         HostMcmlScorer sc = workers[w].scorer;  // a local copy: no false sharing between workers
-        for (uint64_t i = b; i < e; ++i) runPacket(model, opt.params, i, sc);
-        sc.flush();
+        runPacketLanes(model, opt.params, b, e, sc, uint32_t(in.materials.size()));
         workers[w].scorer = sc;
     });
     t.absorbedRZ = std::move(workers[0].rz);

@@ -8,7 +8,11 @@
 #define FM_DEVICE_CODE 1
 #else
 #define FM_UNROLL _Pragma("GCC unroll 4")
-#define FM_HD inline
+// Forced inline on the host as on the device: the CPU kernel is compiled once per instruction
+// set (Kernels/CPU/CpuLanes*.cpp), and a physics function left out of line in the AVX2 object
+// could be picked by the linker for a generic caller. Forced inlining leaves no such copy, and
+// the lane loops vectorise only when every call in them is inlined.
+#define FM_HD inline __attribute__((always_inline))
 #endif
 
 namespace fm {

@@ -50,36 +50,8 @@ FM_HD bool crossFace(const Model& m, uint32_t mat, const MaterialRecord& M, cons
     return false;
 }
 
-// Deposit mu_a/mu_t of the weight. The ledger books w0 - w1 computed in double from the two
-// floats, which is exact, so the ledger closes to double rounding.
 template <class Scorer>
-FM_HD void drop(const MaterialRecord& M, Packet& pk, Scorer& sc) {
-    float w1 = pk.w * (1.f - M.absorbFraction);
-    double dw = double(pk.w) - double(w1);
-    pk.w = w1;
-    sc.absorb(pk.tetra, pk.pos, dw);
-    sc.ledger.absorbed += dw;
-    ++sc.events.absorb;
-}
-
-// Russian roulette below wmin: survive with probability prwin at weight w/prwin.
-template <class Scorer>
-FM_HD bool roulette(const KernelParams& kp, Packet& pk, Scorer& sc, PacketRng& rng) {
-    if (pk.w >= kp.wmin) return true;
-    if (pk.w > 0.f && rng.uniform() < kp.prwin) {
-        float w1 = pk.w / kp.prwin;
-        sc.ledger.rouletteGained += double(w1) - double(pk.w);
-        pk.w = w1;
-        ++sc.events.win;
-        return true;
-    }
-    sc.ledger.rouletteLost += pk.w;
-    ++sc.events.die;
-    return false;
-}
-
-template <class Scorer>
-FM_HD void bookAbnormal(Packet& pk, Scorer& sc) {
+FM_HD void bookAbnormal(const Packet& pk, Scorer& sc) {
     sc.ledger.abnormal += pk.w;
     ++sc.events.abnormal;
 }
@@ -115,35 +87,126 @@ FM_HD bool launchPacket(const Model& m, const KernelParams& kp, uint64_t index, 
     return true;
 }
 
-// One event of a live packet: a hop to the next face of its cell, or an interaction (drop,
-// roulette, spin) where its step runs out. Returns false when the packet has ended (exited,
-// lost at roulette, or stopped by a guard and booked abnormal). One event per call keeps GPU
-// lanes in step: a lane whose packet ends launches the next while the others go on.
-template <class Model, class Scorer>
-FM_HD bool advance(const Model& m, const KernelParams& kp, PacketState& st, Scorer& sc) {
+// What one event of a live packet was (bits): a hop to a face, or an interaction (weight drop,
+// then roulette below wmin, won or lost, then spin), or a guard that stopped the packet.
+constexpr uint32_t kEventHop = 1u, kEventInteract = 2u, kEventWon = 4u, kEventLost = 8u,
+                   kEventTooLong = 16u, kEventStuck = 32u;
+
+struct Event {
+    FaceHit h;       // the cell's exit face (what a hop crosses)
+    float w0, w1;    // weight before and after the drop (interactions)
+    uint32_t kind;   // kEvent* bits
+};
+
+// The interaction where a step runs out: drop mu_a/mu_t of the weight, Russian roulette below
+// wmin (survive with probability prwin at weight w/prwin), Henyey-Greenstein spin. Packet
+// state only; the scorer books the outcome (bookEvent), so the CPU can run this for 8 packets
+// at once in vector registers.
+FM_HD uint32_t interact(const KernelParams& kp, const MaterialRecord& M, Packet& pk, PacketRng& rng,
+                        float& w0, float& w1) {
+    w0 = pk.w;
+    w1 = pk.w * (1.f - M.absorbFraction);
+    uint32_t kind = kEventInteract;
+    if (w1 < kp.wmin) kind |= (w1 > 0.f && rng.uniform() < kp.prwin) ? kEventWon : kEventLost;
+    pk.w = (kind & kEventWon) ? w1 / kp.prwin : w1;
+    // The roulette draw is taken only below wmin, the spin's two only when the packet survives:
+    // the same order of draws as ever, so a packet's stream is used as before.
+    if (!(kind & kEventLost)) pk.dir = deflect(pk.dir, sampleHG(M, rng), rng);
+    return kind;
+}
+
+// The first half of one event of a live packet in cell material M: draw a step when none is
+// left, find the exit face, then move either to where the step runs out (kEventInteract: the
+// interaction is still to be done, by interactEvent) or to the face (kEventHop, the step left
+// rescaled by mu_t). State arithmetic only, no scorer: the CPU runs it on 8 packets in
+// lockstep (Kernels/CPU/CpuLanes.hpp), then books each one with bookEvent.
+template <class Model>
+FM_HD Event moveEvent(const Model& m, const KernelParams& kp, const MaterialRecord& M, PacketState& st) {
     Packet& pk = st.pk;
     if (st.s < 0.f) st.s = -fm_log(st.rng.uniformOpen());
-    const uint32_t mat = m.cellMaterial(pk.tetra);
-    const MaterialRecord& M = m.material(mat);
-    const FaceHit h = cellExit(m, pk.tetra, pk.pos, pk.dir);
+    Event e;
+    e.h = cellExit(m, pk.tetra, pk.pos, pk.dir);
+    e.w0 = e.w1 = pk.w;
     const float dist = M.mu_t > 0.f ? st.s / M.mu_t : kInfinity;
-    if (dist < h.t) {
+    if (dist < e.h.t) {
         pk.pos = pk.pos + dist * pk.dir;
         st.s = -1.f;
         st.hits = 0;
-        drop(M, pk, sc);
-        if (!roulette(kp, pk, sc, st.rng)) return false;
-        pk.dir = deflect(pk.dir, sampleHG(M, st.rng), st.rng);
-        ++sc.events.scatter;
-        if (++st.steps < kp.maxSteps) return true;
-    } else if (h.face >= 0 && ++st.hits < kp.maxHits) {  // else: stuck, or grazing forever
-        pk.pos = pk.pos + h.t * pk.dir;
-        st.s = positivePart(st.s - h.t * M.mu_t);
-        ++sc.events.boundary;
-        return !crossFace(m, mat, M, h, pk, sc, st.rng);
+        e.kind = kEventInteract;
+    } else if (e.h.face >= 0 && ++st.hits < kp.maxHits) {  // else: stuck, or grazing forever
+        pk.pos = pk.pos + e.h.t * pk.dir;
+        st.s = positivePart(st.s - e.h.t * M.mu_t);
+        e.kind = kEventHop;
+    } else {
+        e.kind = kEventStuck;
     }
+    return e;
+}
+
+// The second half of an event that moveEvent ended at an interaction: drop, roulette, spin,
+// and the maxSteps guard.
+FM_HD void interactEvent(const KernelParams& kp, const MaterialRecord& M, PacketState& st, Event& e) {
+    e.kind = interact(kp, M, st.pk, st.rng, e.w0, e.w1);
+    if (!(e.kind & kEventLost) && ++st.steps >= kp.maxSteps) e.kind |= kEventTooLong;
+}
+
+// The physics of one event: moveEvent, then interactEvent where the step ran out.
+template <class Model>
+FM_HD Event nextEvent(const Model& m, const KernelParams& kp, const MaterialRecord& M, PacketState& st) {
+    Event e = moveEvent(m, kp, M, st);
+    if (e.kind & kEventInteract) interactEvent(kp, M, st, e);
+    return e;
+}
+
+// Tallies, ledger and event counts of an interaction (event e, kEventInteract set). The ledger
+// books the drop as w0 - w1 computed in double from the two floats, which is exact, so it
+// closes to double rounding. Reads the packet's cell, position and weight only. Returns false
+// when the packet has ended (lost at roulette, or over maxSteps and booked abnormal).
+template <class Scorer>
+FM_HD bool bookInteraction(const Event& e, const Packet& pk, Scorer& sc) {
+    const double dw = double(e.w0) - double(e.w1);
+    sc.absorb(pk.tetra, pk.pos, dw);
+    sc.ledger.absorbed += dw;
+    ++sc.events.absorb;
+    if (e.kind & kEventLost) {
+        sc.ledger.rouletteLost += e.w1;
+        ++sc.events.die;
+        return false;
+    }
+    if (e.kind & kEventWon) {
+        sc.ledger.rouletteGained += double(pk.w) - double(e.w1);
+        ++sc.events.win;
+    }
+    ++sc.events.scatter;
+    if (!(e.kind & kEventTooLong)) return true;
     bookAbnormal(pk, sc);
     return false;
+}
+
+// The bookkeeping of event e: an interaction's tallies, or a hop's face crossing (Fresnel draws
+// from the packet's stream), or a guard booked abnormal. Returns false when the packet has ended.
+template <class Model, class Scorer>
+FM_HD bool bookEvent(const Model& m, uint32_t mat, const MaterialRecord& M, const Event& e,
+                     PacketState& st, Scorer& sc) {
+    if (e.kind & kEventInteract) return bookInteraction(e, st.pk, sc);
+    if (e.kind & kEventHop) {
+        ++sc.events.boundary;
+        return !crossFace(m, mat, M, e.h, st.pk, sc, st.rng);
+    }
+    bookAbnormal(st.pk, sc);
+    return false;
+}
+
+// One event of a live packet: a hop to the next face of its cell, or an interaction (drop,
+// roulette, spin) where its step runs out. Returns false when the packet has ended. One event
+// per call keeps GPU lanes in step: a lane whose packet ends launches the next while the
+// others go on.
+template <class Model, class Scorer>
+FM_HD bool advance(const Model& m, const KernelParams& kp, PacketState& st, Scorer& sc) {
+    const uint32_t mat = m.cellMaterial(st.pk.tetra);
+    const MaterialRecord& M = m.material(mat);
+    const Event e = nextEvent(m, kp, M, st);
+    return bookEvent(m, mat, M, e, st, sc);
 }
 
 // Simulate packet `index` of the run from start to end.

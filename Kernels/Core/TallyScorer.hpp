@@ -8,6 +8,14 @@
 
 namespace fm {
 
+// Whether accumulation policy Acc wants the one-entry volume cache: GPU atomics do (FullMonteCUDA
+// Table 2); plain adds into per-thread host arrays do not (the cache's compare is a branch the
+// CPU mispredicts ~30% of the time, dearer than the add it saves). Acc::kCache, default true.
+template <class A, class = void>
+struct AccUsesCache : std::true_type {};
+template <class A>
+struct AccUsesCache<A, std::void_t<decltype(A::kCache)>> : std::bool_constant<A::kCache> {};
+
 template <bool kVolume, bool kSurface, bool kDirected, class Acc, class Count = uint64_t>
 struct TallyScorer {
     // Whether the loop must look up face ids on crossings (exit or directed tallies).
@@ -21,7 +29,9 @@ struct TallyScorer {
     double cacheEnergy = 0;
 
     FM_HD void absorb(uint32_t tetra, Vec3, double dw) {
-        if constexpr (kVolume) {
+        if constexpr (kVolume && !AccUsesCache<Acc>::value) {
+            Acc::add(volume + tetra, dw);
+        } else if constexpr (kVolume) {
             if (tetra != cacheTetra) {
                 flush();
                 cacheTetra = tetra;

@@ -1,0 +1,65 @@
+// Chooses the lane loop for the CPU this runs on (Kernels/CPU/CpuLanes.hpp).
+#include "Kernels/CPU/CpuLanes.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace fm {
+
+#define FM_LANES_DECLARE(NS)                                                                   \
+    namespace NS {                                                                             \
+    template <class Scorer>                                                                    \
+    void runLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint64_t end,  \
+                  Scorer& sc, uint32_t materialCount);                                         \
+    }
+FM_LANES_DECLARE(lanes_generic)
+#if FM_HAVE_AVX2_LANES
+FM_LANES_DECLARE(lanes_avx2)
+#endif
+#undef FM_LANES_DECLARE
+
+namespace {
+
+bool useAvx2() {
+#if FM_HAVE_AVX2_LANES
+    static const bool use = [] {
+        const char* isa = std::getenv("FM_CPU_ISA");
+        if (isa && std::strcmp(isa, "generic") == 0) return false;
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") != 0;
+    }();
+    return use;
+#else
+    return false;
+#endif
+}
+
+}  // namespace
+
+const char* cpuLaneIsa() { return useAvx2() ? "avx2" : "generic"; }
+
+template <class Scorer>
+void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint64_t end, Scorer& sc,
+                    uint32_t materialCount) {
+#if FM_HAVE_AVX2_LANES
+    if (useAvx2()) return lanes_avx2::runLanes(m, kp, begin, end, sc, materialCount);
+#endif
+    lanes_generic::runLanes(m, kp, begin, end, sc, materialCount);
+}
+
+#define FM_LANES_INSTANTIATE(V, S, D)                                                          \
+    template void runPacketLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t,  \
+                                 HostTallyScorer<V, S, D>&, uint32_t);
+FM_LANES_INSTANTIATE(false, false, false)
+FM_LANES_INSTANTIATE(false, false, true)
+FM_LANES_INSTANTIATE(false, true, false)
+FM_LANES_INSTANTIATE(false, true, true)
+FM_LANES_INSTANTIATE(true, false, false)
+FM_LANES_INSTANTIATE(true, false, true)
+FM_LANES_INSTANTIATE(true, true, false)
+FM_LANES_INSTANTIATE(true, true, true)
+#undef FM_LANES_INSTANTIATE
+template void runPacketLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t, HostMcmlScorer&,
+                             uint32_t);
+
+}  // namespace fm

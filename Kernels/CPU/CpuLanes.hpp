@@ -1,0 +1,44 @@
+// The CPU packet loop: 8 packets advanced in lockstep, one event each per iteration, so that
+// the event physics (Core nextEvent: step draw, exit face, drop, roulette, spin) runs in vector
+// registers (one AVX2 register holds a float of each packet), while the bookkeeping (tallies,
+// ledger, face crossings, launches) runs per packet in scalar code (Core bookEvent). The same
+// Core functions as the GPU's advance(), called per lane: one physics source.
+//
+// Each packet keeps its own random stream and draws from it in the same order as advance(), so
+// a packet's history does not depend on which lane or thread runs it, and results do not
+// depend on the thread count. The lane loop is compiled with AVX2 (CpuLanesAvx2.cpp, chosen at
+// run time when the CPU has it; -march stays generic) and without floating-point contraction,
+// so every packet has exactly the history the scalar advance() gives it: the baseline build
+// (CpuLanesGeneric.cpp) runs that one packet at a time, and both agree to summation order
+// (Tests/Kernels/test_cpu_kernel.cpp, lane_loop_matches_scalar_packet_loop).
+#pragma once
+#include "Kernels/Core/ArrayModel.hpp"
+#include "Kernels/Core/Packet.hpp"
+#include "Kernels/Core/TallyScorer.hpp"
+#include "Kernels/McmlScorer.hpp"
+
+namespace fm {
+
+// Tally accumulation on the host: plain adds into per-thread arrays, no accumulation cache.
+struct HostAdd {
+    static constexpr bool kCache = false;
+    FM_HD static void add(double* p, double v) { *p += v; }
+};
+template <bool V, bool S, bool D>
+using HostTallyScorer = TallyScorer<V, S, D, HostAdd>;
+using HostMcmlScorer = McmlScorer<HostAdd>;
+
+// Runs packets [begin, end) of a run through the lane loop, booking into sc (whose ledger and
+// events accumulate; its tallies are flushed on return). Scorer: a HostTallyScorer or
+// HostMcmlScorer. materialCount (the size of m.materials, 0 if unknown) lets the AVX2 loop keep
+// a table of up to 8 materials in registers.
+template <class Scorer>
+void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint64_t end, Scorer& sc,
+                    uint32_t materialCount = 0);
+
+// "avx2" (8-packet lane loop) or "generic" (one packet at a time): what runPacketLanes uses.
+// FM_CPU_ISA=generic in the environment forces the latter (same histories, so the same
+// results to summation order).
+const char* cpuLaneIsa();
+
+}  // namespace fm

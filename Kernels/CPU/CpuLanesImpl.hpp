@@ -1,0 +1,349 @@
+// The lane loop of Kernels/CPU/CpuLanes.hpp, included once per instruction set with
+// FM_LANES_NS naming a namespace of its own (so the two compilations never share a symbol).
+#pragma once
+#include "Kernels/CPU/CpuLanes.hpp"
+
+#ifndef FM_LANES_NS
+#error "define FM_LANES_NS before including CpuLanesImpl.hpp"
+#endif
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#define FM_LANE_INLINE inline __attribute__((always_inline))
+
+namespace fm {
+namespace FM_LANES_NS {
+
+constexpr int kLanes = 8;  // a multiple of 8 (the AVX2 transposes)
+
+// Packet state of the lanes, one array per field: lane l of every array is one packet.
+struct LaneState {
+    alignas(32) float px[kLanes], py[kLanes], pz[kLanes];
+    alignas(32) float dx[kLanes], dy[kLanes], dz[kLanes];
+    alignas(32) float w[kLanes], s[kLanes];
+    alignas(32) uint32_t tetra[kLanes], steps[kLanes], hits[kLanes];
+    alignas(32) uint32_t r0[kLanes], r1[kLanes], r2[kLanes], r3[kLanes];
+
+    FM_LANE_INLINE PacketState get(int l) const {
+        return PacketState{Packet{Vec3{px[l], py[l], pz[l]}, Vec3{dx[l], dy[l], dz[l]}, tetra[l], w[l]},
+                           PacketRng(PacketRng::State{r0[l], r1[l], r2[l], r3[l]}), s[l], steps[l], hits[l]};
+    }
+    FM_LANE_INLINE void put(int l, const PacketState& st) {
+        px[l] = st.pk.pos.x; py[l] = st.pk.pos.y; pz[l] = st.pk.pos.z;
+        dx[l] = st.pk.dir.x; dy[l] = st.pk.dir.y; dz[l] = st.pk.dir.z;
+        w[l] = st.pk.w; s[l] = st.s;
+        tetra[l] = st.pk.tetra; steps[l] = st.steps; hits[l] = st.hits;
+        const PacketRng::State r = st.rng.state();
+        r0[l] = r.s0; r1[l] = r.s1; r2[l] = r.s2; r3[l] = r.s3;
+    }
+};
+
+// The event each lane's packet had in the vector phase, for the scalar bookkeeping. The face
+// normal a hop crosses is read back from the cell (the vector phase does not keep it: fewer
+// live registers).
+struct LaneEvents {
+    alignas(32) uint32_t kind[kLanes];
+    alignas(32) int32_t face[kLanes];
+    alignas(32) float w0[kLanes], w1[kLanes];
+
+    FM_LANE_INLINE void put(int l, const Event& e) {
+        kind[l] = e.kind; face[l] = e.h.face;
+        w0[l] = e.w0; w1[l] = e.w1;
+    }
+    FM_LANE_INLINE Event get(int l) const {
+        Event e;
+        e.h = FaceHit{0.f, face[l], Vec3{0.f, 0.f, 0.f}};
+        e.w0 = w0[l]; e.w1 = w1[l]; e.kind = kind[l];
+        return e;
+    }
+};
+
+// The cell records of the lanes' packets, one array per field: the face planes and the
+// material (MaterialRecord's eight floats in order). Filled before the vector phase with
+// 16-byte loads and in-register transposes where AVX2 is there: the compiler would otherwise
+// gather each of the 24 fields with 8 scalar loads.
+struct LaneCells {
+    alignas(32) float nx[4][kLanes], ny[4][kLanes], nz[4][kLanes], C[4][kLanes];
+    alignas(32) float mat[8][kLanes];
+    alignas(32) uint32_t material[kLanes];
+};
+static_assert(sizeof(MaterialRecord) == 8 * sizeof(float), "MaterialRecord: eight floats");
+
+#if defined(__AVX2__)
+// out[i][c + lane] = field i of the 4-float group at byte offset 16*g of lane c+lane's record,
+// for the eight lanes from c.
+FM_LANE_INLINE void transpose4(const float* const* rec, int g, float (*out)[kLanes], int c) {
+    __m256 a[4];
+    for (int l = 0; l < 4; ++l)
+        a[l] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_load_ps(rec[l] + 4 * g)),
+                                    _mm_load_ps(rec[l + 4] + 4 * g), 1);
+    const __m256 t0 = _mm256_unpacklo_ps(a[0], a[1]), t1 = _mm256_unpackhi_ps(a[0], a[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(a[2], a[3]), t3 = _mm256_unpackhi_ps(a[2], a[3]);
+    _mm256_store_ps(out[0] + c, _mm256_shuffle_ps(t0, t2, 0x44));
+    _mm256_store_ps(out[1] + c, _mm256_shuffle_ps(t0, t2, 0xEE));
+    _mm256_store_ps(out[2] + c, _mm256_shuffle_ps(t1, t3, 0x44));
+    _mm256_store_ps(out[3] + c, _mm256_shuffle_ps(t1, t3, 0xEE));
+}
+
+// out[i][c + lane] = rec[lane][i] for eight records of eight floats.
+FM_LANE_INLINE void transpose8(const float* const* rec, float (*out)[kLanes], int c) {
+    __m256 r[8], t[8], u[8];
+    for (int l = 0; l < 8; ++l) r[l] = _mm256_loadu_ps(rec[l]);
+    for (int l = 0; l < 8; l += 2) {
+        t[l] = _mm256_unpacklo_ps(r[l], r[l + 1]);
+        t[l + 1] = _mm256_unpackhi_ps(r[l], r[l + 1]);
+    }
+    for (int h = 0; h < 8; h += 4) {
+        u[h] = _mm256_shuffle_ps(t[h], t[h + 2], 0x44);
+        u[h + 1] = _mm256_shuffle_ps(t[h], t[h + 2], 0xEE);
+        u[h + 2] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0x44);
+        u[h + 3] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; ++i) {
+        _mm256_store_ps(out[i] + c, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+        _mm256_store_ps(out[i + 4] + c, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+    }
+}
+#endif
+
+// Up to 8 materials, one row per MaterialRecord field: a lane's fields are then one permute of
+// a row by its material index, instead of a load and a transpose.
+constexpr uint32_t kMaterialTable = 8;
+struct MaterialTable {
+    alignas(32) float field[8][kMaterialTable];
+};
+
+FM_LANE_INLINE void loadCells(const ArrayModel& m, const MaterialTable* table, const LaneState& L, LaneCells& C) {
+    const float* planes[kLanes];
+    const float* mats[kLanes];
+    for (int l = 0; l < kLanes; ++l) {
+        const TetraRecord& T = m.cells[L.tetra[l]];
+        C.material[l] = T.material;
+        planes[l] = T.nx;
+        mats[l] = &m.materials[T.material].mu_a;
+    }
+#if defined(__AVX2__)
+    for (int c = 0; c < kLanes; c += 8) {
+        transpose4(planes + c, 0, C.nx, c);
+        transpose4(planes + c, 1, C.ny, c);
+        transpose4(planes + c, 2, C.nz, c);
+        transpose4(planes + c, 3, C.C, c);
+        if (table) {
+            const __m256i idx = _mm256_load_si256(reinterpret_cast<const __m256i*>(C.material + c));
+            for (int k = 0; k < 8; ++k)
+                _mm256_store_ps(C.mat[k] + c, _mm256_permutevar8x32_ps(_mm256_load_ps(table->field[k]), idx));
+        } else {
+            transpose8(mats + c, C.mat, c);
+        }
+    }
+#else
+    (void)table;
+    for (int l = 0; l < kLanes; ++l) {
+        for (int i = 0; i < 4; ++i) {
+            C.nx[i][l] = planes[l][i];
+            C.ny[i][l] = planes[l][4 + i];
+            C.nz[i][l] = planes[l][8 + i];
+            C.C[i][l] = planes[l][12 + i];
+        }
+        for (int i = 0; i < 8; ++i) C.mat[i][l] = mats[l][i];
+    }
+#endif
+}
+
+// Bit l set where lane l's event was an interaction.
+FM_LANE_INLINE unsigned interactMask(const LaneEvents& E) {
+#if defined(__AVX2__)
+    static_assert(kEventInteract == 2u, "the interaction bit is bit 1");
+    unsigned m = 0;
+    for (int c = 0; c < kLanes; c += 8) {
+        const __m256i k = _mm256_load_si256(reinterpret_cast<const __m256i*>(E.kind + c));
+        m |= unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32(k, 30)))) << c;
+    }
+    return m;
+#else
+    unsigned m = 0;
+    for (int l = 0; l < kLanes; ++l) m |= ((E.kind[l] & kEventInteract) ? 1u : 0u) << l;
+    return m;
+#endif
+}
+
+// The model as one lane's nextEvent sees it: the planes of its packet's cell, loaded already.
+struct LaneCell {
+    CellPlanes P;
+    FM_LANE_INLINE const CellPlanes& planes(uint32_t) const { return P; }
+};
+
+FM_LANE_INLINE MaterialRecord laneMaterial(const LaneCells& C, int l) {
+    return MaterialRecord{C.mat[0][l], C.mat[1][l], C.mat[2][l], C.mat[3][l],
+                          C.mat[4][l], C.mat[5][l], C.mat[6][l], C.mat[7][l]};
+}
+
+// One lane's event (Core nextEvent), in two vector loops to keep fewer values live at once:
+// moveEvent for every lane, then interactEvent for the lanes that interact. Each is a
+// function of its own, not the loop body: omp simd would otherwise privatise the packet state
+// as per-lane arrays in memory.
+FM_LANE_INLINE void moveLane(const LaneCells& C, const KernelParams& kp, LaneState& L, LaneEvents& E, int l) {
+    PacketState st = L.get(l);
+    LaneCell cell;
+    for (int i = 0; i < 4; ++i) {
+        cell.P.nx[i] = C.nx[i][l];
+        cell.P.ny[i] = C.ny[i][l];
+        cell.P.nz[i] = C.nz[i][l];
+        cell.P.C[i] = C.C[i][l];
+    }
+    const Event e = moveEvent(cell, kp, laneMaterial(C, l), st);
+    L.put(l, st);
+    E.put(l, e);
+}
+
+FM_LANE_INLINE void interactLane(const LaneCells& C, const KernelParams& kp, LaneState& L, LaneEvents& E, int l) {
+    // Only what an interaction reads or changes: direction, weight, stream, step count.
+    PacketState st{Packet{Vec3{0.f, 0.f, 0.f}, Vec3{L.dx[l], L.dy[l], L.dz[l]}, 0u, L.w[l]},
+                   PacketRng(PacketRng::State{L.r0[l], L.r1[l], L.r2[l], L.r3[l]}), 0.f, L.steps[l], 0u};
+    Event e;
+    e.kind = E.kind[l];
+    e.w0 = e.w1 = st.pk.w;
+    if (e.kind & kEventInteract) interactEvent(kp, laneMaterial(C, l), st, e);
+    L.dx[l] = st.pk.dir.x; L.dy[l] = st.pk.dir.y; L.dz[l] = st.pk.dir.z;
+    L.w[l] = st.pk.w;
+    const PacketRng::State r = st.rng.state();
+    L.r0[l] = r.s0; L.r1[l] = r.s1; L.r2[l] = r.s2; L.r3[l] = r.s3;
+    L.steps[l] = st.steps;
+    E.kind[l] = e.kind; E.w0[l] = e.w0; E.w1[l] = e.w1;
+}
+
+// The vector phase: one event of every lane's packet (idle lanes compute on stale state,
+// which is harmless: their cell index stays valid and their results are never booked). The
+// parameters are copied so that no load in the loops is conditional (GCC if-converts the
+// branches only then).
+FM_LANE_INLINE void stepLanes(const ArrayModel& m, const MaterialTable* table, const KernelParams& kp,
+                              LaneState& L, LaneCells& C, LaneEvents& E) {
+    loadCells(m, table, L, C);
+    const KernelParams k = kp;
+#pragma omp simd
+    for (int l = 0; l < kLanes; ++l) moveLane(C, k, L, E, l);
+#pragma omp simd
+    for (int l = 0; l < kLanes; ++l) interactLane(C, k, L, E, l);
+}
+
+template <class Scorer>
+struct LaneRun {
+    LaneRun(const ArrayModel& model, const KernelParams& params, uint64_t begin, uint64_t stop,
+            uint32_t materialCount)
+        : m(model), kp(params), next(begin), end(stop) {
+        if (materialCount >= 1 && materialCount <= kMaterialTable) {
+            for (uint32_t i = 0; i < materialCount; ++i) {
+                const float* f = &m.materials[i].mu_a;
+                for (int k = 0; k < 8; ++k) matTable.field[k][i] = f[k];
+            }
+            table = &matTable;
+        }
+    }
+
+    const ArrayModel& m;
+    const KernelParams& kp;
+    uint64_t next, end;
+    LaneState L{};
+    LaneCells C{};
+    LaneEvents E{};
+    MaterialTable matTable{};
+    const MaterialTable* table = nullptr;  // &matTable when the model has at most 8 materials
+    unsigned liveMask = 0;  // bit l: lane l has a packet
+    Scorer sc[kLanes];  // one per lane: its own ledger, counts and (MCML) layer cache
+
+    // Start the next packet of the range in lane l; false when none is left.
+    bool launch(int l) {
+        while (next < end) {
+            PacketState st;
+            if (launchPacket(m, kp, next++, st, sc[l])) {
+                L.put(l, st);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // Lane l's packet has ended: start the next one there, or leave the lane idle.
+    void finish(int l) {
+        if (!launch(l)) liveMask &= ~(1u << l);
+    }
+
+    void run(Scorer& out) {
+        for (int l = 0; l < kLanes; ++l) {
+            sc[l] = out;
+            if (l > 0) {
+                sc[l].ledger = Ledger{};
+                sc[l].events = decltype(out.events){};
+            }
+        }
+        for (int l = 0; l < kLanes; ++l)
+            if (launch(l)) liveMask |= 1u << l;
+        while (liveMask) {
+            stepLanes(m, table, kp, L, C, E);
+            // Interactions first, then hops and guards, each over a bit mask of lanes: no
+            // branch on the (random) kind of each lane's event.
+            const unsigned in = interactMask(E);
+            unsigned interacting = in & liveMask, other = ~in & liveMask;
+            for (; interacting; interacting &= interacting - 1) {
+                const int l = __builtin_ctz(interacting);
+                const Packet pk{Vec3{L.px[l], L.py[l], L.pz[l]}, Vec3{0.f, 0.f, 0.f}, L.tetra[l], L.w[l]};
+                if (!bookInteraction(E.get(l), pk, sc[l])) finish(l);
+            }
+            for (; other; other &= other - 1) {
+                const int l = __builtin_ctz(other);
+                Event e = E.get(l);
+                PacketState st = L.get(l);
+                const uint32_t mat = C.material[l];
+                if (e.h.face >= 0) {  // the normal of the face crossed, from the cell
+                    const TetraRecord& T = m.cells[L.tetra[l]];
+                    e.h.normal = Vec3{T.nx[e.h.face], T.ny[e.h.face], T.nz[e.h.face]};
+                }
+                if (bookEvent(m, mat, m.material(mat), e, st, sc[l])) L.put(l, st);  // crossed
+                else finish(l);
+            }
+        }
+        for (int l = 0; l < kLanes; ++l) {
+            sc[l].flush();
+            if (l > 0) {
+                sc[0].ledger.add(sc[l].ledger);
+                sc[0].events.add(sc[l].events);
+            }
+        }
+        out = sc[0];
+    }
+};
+
+template <class Scorer>
+void runLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint64_t end, Scorer& sc,
+              uint32_t materialCount) {
+#if FM_LANES_SCALAR
+    (void)materialCount;
+    // One packet at a time through advance(): without AVX2 (no gathers, no blends) the lane
+    // loop measured slower than this. Each packet's history is the same either way.
+    for (uint64_t i = begin; i < end; ++i) runPacket(m, kp, i, sc);
+    sc.flush();
+#else
+    LaneRun<Scorer> r(m, kp, begin, end, materialCount);
+    r.run(sc);
+#endif
+}
+
+// The scorers the CPU kernels use: the eight output choices of runCpu, and MCML.
+#define FM_LANES_INSTANTIATE(V, S, D)                                                        \
+    template void runLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t,        \
+                           HostTallyScorer<V, S, D>&, uint32_t);
+FM_LANES_INSTANTIATE(false, false, false)
+FM_LANES_INSTANTIATE(false, false, true)
+FM_LANES_INSTANTIATE(false, true, false)
+FM_LANES_INSTANTIATE(false, true, true)
+FM_LANES_INSTANTIATE(true, false, false)
+FM_LANES_INSTANTIATE(true, false, true)
+FM_LANES_INSTANTIATE(true, true, false)
+FM_LANES_INSTANTIATE(true, true, true)
+#undef FM_LANES_INSTANTIATE
+template void runLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t, HostMcmlScorer&, uint32_t);
+
+}  // namespace FM_LANES_NS
+}  // namespace fm
