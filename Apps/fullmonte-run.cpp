@@ -136,6 +136,19 @@ KernelInput packWithContext(const Args& a, const TetraMesh& mesh, const Material
     }
 }
 
+// --devices: comma-separated CUDA device ids or "all" ({-1}); empty when not given.
+std::vector<int> deviceList(const Args& a, const std::string& kernel) {
+    std::vector<int> devices;
+    if (!a.has("--devices")) return devices;
+    if (kernel != "cuda") throw ParameterError("--devices needs --kernel cuda");
+    if (a.get("--devices") == "all") return {-1};
+    for (double d : numberList("--devices", a.get("--devices"), 0)) {
+        if (d < 0 || d != std::floor(d)) throw ParameterError("--devices: '" + a.get("--devices") + "' is not a list of device ids");
+        devices.push_back(int(d));
+    }
+    return devices;
+}
+
 int run(int argc, char** argv, const MpiSession& mpi) {
     Args a = parse(argc, argv);
     if (a.flags.count("--help") || argc == 1) {
@@ -143,16 +156,10 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         return argc == 1 ? 1 : 0;
     }
     if (!a.has("--output")) throw ParameterError("--output DIR is required");
+    const std::string kernel = a.get("--kernel", "cpu");
+    const std::vector<int> devices = deviceList(a, kernel);
     // CUDA context creation (~0.2 s) overlaps reading the model; the run reports any error.
-    std::vector<int> warmDevices;
-    if (a.has("--devices")) {
-        if (a.get("--devices") == "all") warmDevices = {-1};
-        else try {
-            for (double d : numberList("--devices", a.get("--devices"), 0)) warmDevices.push_back(int(d));
-        } catch (const ParameterError&) {  // reported with the other options below
-        }
-    }
-    KernelWarmUp warm(mpi.size() == 1 ? a.get("--kernel", "cpu") : std::string("cpu"), warmDevices);
+    KernelWarmUp warm(mpi.size() == 1 ? kernel : std::string("cpu"), devices);
     TetraMesh mesh;
     MaterialSet mats;
     SourcePtr src;
@@ -213,15 +220,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     opt.outputs.surface = !a.flags.count("--no-surface");
     double power = number(a, "--power", 1.0);
     if (!(power > 0)) throw ParameterError("--power must be > 0");
-    std::string kernel = a.get("--kernel", "cpu");
-    if (a.has("--devices")) {
-        if (kernel != "cuda") throw ParameterError("--devices needs --kernel cuda");
-        if (a.get("--devices") == "all") opt.devices = {-1};
-        else for (double d : numberList("--devices", a.get("--devices"), 0)) {
-            if (d < 0 || d != std::floor(d)) throw ParameterError("--devices: '" + a.get("--devices") + "' is not a list of device ids");
-            opt.devices.push_back(int(d));
-        }
-    }
+    opt.devices = devices;
     validateRunOptions(opt);
     if (batch) {
         BatchCommand bc;

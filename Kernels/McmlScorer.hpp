@@ -45,24 +45,9 @@ struct McmlScorer {
     // One-entry cache of the layer: successive deposits nearly always share it.
     uint32_t cacheCell = 0;
     double cacheCellWeight = 0;
-#if defined(FM_MCML_RZ_CACHE)
-    uint32_t cacheRZ = 0;
-    double cacheRZWeight = 0;
-#endif
 
     FM_HD void absorb(uint32_t cell, Vec3 p, double dw) {
-#if defined(FM_MCML_NO_RZ)  // diagnostic only: what the r-z grid costs
-#elif defined(FM_MCML_RZ_CACHE)
-        const uint32_t b = grid.rzBin(p);
-        if (b != cacheRZ) {
-            if (cacheRZWeight != 0.0) Acc::add(absorbedRZ + cacheRZ, cacheRZWeight);
-            cacheRZ = b;
-            cacheRZWeight = 0.0;
-        }
-        cacheRZWeight += dw;
-#else
         Acc::add(absorbedRZ + grid.rzBin(p), dw);
-#endif
         if (cell != cacheCell) {
             flushCell();
             cacheCell = cell;
@@ -74,19 +59,11 @@ struct McmlScorer {
         Acc::add(t + grid.raBin(p, d), w);
     }
     FM_HD void cross(uint32_t, double) {}
-    FM_HD void flush() {
-        flushCell();
-#if defined(FM_MCML_RZ_CACHE)
-        if (cacheRZWeight != 0.0) Acc::add(absorbedRZ + cacheRZ, cacheRZWeight);
-        cacheRZWeight = 0.0;
-#endif
-    }
+    FM_HD void flush() { flushCell(); }
 
 private:
     FM_HD void flushCell() {
-#ifndef FM_DIAG_NO_FLUSH
         if (cacheCellWeight != 0.0) Acc::add(absorbedCell + cacheCell, cacheCellWeight);
-#endif
         cacheCellWeight = 0.0;
     }
 };

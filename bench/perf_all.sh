@@ -57,7 +57,7 @@ meshRun() {  # case kernel packets seed dir
 import json, sys
 s = json.load(open(sys.argv[1])); L = s["ledger"]
 print(float(sys.argv[3]) - float(sys.argv[2]), s.get("kernel_seconds", s["seconds"]), s.get("upload_seconds", 0),
-      s.get("download_seconds", 0), s["events"]["absorb"], L["absorbed"], s["seconds"])
+      s.get("download_seconds", 0), s["events"]["absorb"], L["absorbed"])
 EOF
 }
 mcmlRun() {  # kernel photons seed dir
@@ -72,7 +72,7 @@ mcmlRun() {  # kernel photons seed dir
     /photons in/ {for (i = 1; i <= NF; i++) if ($i == "in") s = $(i + 1); n = $3}
     /Rsp/ {for (i = 1; i <= NF; i++) if ($i == "A") a = $(i + 1)}
     /interactions per photon/ {ipp = $1}
-    END {printf "%s %s 0 0 %.0f %s %s\n", w, s, ipp * n, a, s}' "$log"
+    END {printf "%s %s 0 0 %.0f %s\n", w, s, ipp * n, a}' "$log"
 }
 caseRun() {  # case kernel packets seed dir
   if [ "$1" = skin7 ]; then mcmlRun "$2" "$3" "$4" "$5"; else meshRun "$@"; fi
@@ -100,7 +100,7 @@ for c in $cases; do
   "$py" - "$c" "$kernel" "$packets" "$cn" "$res" "$checks" >> "$table" <<'EOF'
 import math, sys
 c, kernel, n, cn = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-wall, ks, up, down, steps, absorbed, secs = map(float, sys.argv[5].split())
+wall, ks, up, down, steps, absorbed = map(float, sys.argv[5].split())
 if sys.argv[6].strip() == "FAIL":
     check, z = "CPU check failed", float("nan")
 elif len(sys.argv[6].split()) < 2:

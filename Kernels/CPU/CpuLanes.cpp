@@ -50,14 +50,7 @@ void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin,
 #define FM_LANES_INSTANTIATE(V, S, D)                                                          \
     template void runPacketLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t,  \
                                  HostTallyScorer<V, S, D>&, uint32_t);
-FM_LANES_INSTANTIATE(false, false, false)
-FM_LANES_INSTANTIATE(false, false, true)
-FM_LANES_INSTANTIATE(false, true, false)
-FM_LANES_INSTANTIATE(false, true, true)
-FM_LANES_INSTANTIATE(true, false, false)
-FM_LANES_INSTANTIATE(true, false, true)
-FM_LANES_INSTANTIATE(true, true, false)
-FM_LANES_INSTANTIATE(true, true, true)
+FM_FOR_EACH_HOST_OUTPUTS(FM_LANES_INSTANTIATE)
 #undef FM_LANES_INSTANTIATE
 template void runPacketLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t, HostMcmlScorer&,
                              uint32_t);

@@ -1,8 +1,9 @@
 // The CPU packet loop: 8 packets advanced in lockstep, one event each per iteration, so that
-// the event physics (Core nextEvent: step draw, exit face, drop, roulette, spin) runs in vector
-// registers (one AVX2 register holds a float of each packet), while the bookkeeping (tallies,
-// ledger, face crossings, launches) runs per packet in scalar code (Core bookEvent). The same
-// Core functions as the GPU's advance(), called per lane: one physics source.
+// the event physics (Core moveEvent + interactEvent: step draw, exit face, drop, roulette,
+// spin) runs in vector registers (one AVX2 register holds a float of each packet), while the
+// bookkeeping (tallies, ledger, face crossings, launches) runs per packet in scalar code (Core
+// bookEvent). The same Core functions as the GPU's advance(), called per lane: one physics
+// source.
 //
 // Each packet keeps its own random stream and draws from it in the same order as advance(), so
 // a packet's history does not depend on which lane or thread runs it, and results do not
@@ -27,6 +28,10 @@ struct HostAdd {
 template <bool V, bool S, bool D>
 using HostTallyScorer = TallyScorer<V, S, D, HostAdd>;
 using HostMcmlScorer = McmlScorer<HostAdd>;
+// X(V, S, D) for each of runCpu's eight output choices: the HostTallyScorer instantiations.
+#define FM_FOR_EACH_HOST_OUTPUTS(X) \
+    X(false, false, false) X(false, false, true) X(false, true, false) X(false, true, true) \
+    X(true, false, false) X(true, false, true) X(true, true, false) X(true, true, true)
 
 // Runs packets [begin, end) of a run through the lane loop, booking into sc (whose ledger and
 // events accumulate; its tallies are flushed on return). Scorer: a HostTallyScorer or

@@ -169,7 +169,7 @@ FM_LANE_INLINE unsigned interactMask(const LaneEvents& E) {
 #endif
 }
 
-// The model as one lane's nextEvent sees it: the planes of its packet's cell, loaded already.
+// The model as one lane's moveEvent sees it: the planes of its packet's cell, loaded already.
 struct LaneCell {
     CellPlanes P;
     FM_LANE_INLINE const CellPlanes& planes(uint32_t) const { return P; }
@@ -180,8 +180,8 @@ FM_LANE_INLINE MaterialRecord laneMaterial(const LaneCells& C, int l) {
                           C.mat[4][l], C.mat[5][l], C.mat[6][l], C.mat[7][l]};
 }
 
-// One lane's event (Core nextEvent), in two vector loops to keep fewer values live at once:
-// moveEvent for every lane, then interactEvent for the lanes that interact. Each is a
+// One lane's event (Core moveEvent, then interactEvent), in two vector loops to keep fewer
+// values live at once: moveEvent for every lane, then interactEvent for the lanes that interact. Each is a
 // function of its own, not the loop body: omp simd would otherwise privatise the packet state
 // as per-lane arrays in memory.
 FM_LANE_INLINE void moveLane(const LaneCells& C, const KernelParams& kp, LaneState& L, LaneEvents& E, int l) {
@@ -334,14 +334,7 @@ void runLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint6
 #define FM_LANES_INSTANTIATE(V, S, D)                                                        \
     template void runLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t,        \
                            HostTallyScorer<V, S, D>&, uint32_t);
-FM_LANES_INSTANTIATE(false, false, false)
-FM_LANES_INSTANTIATE(false, false, true)
-FM_LANES_INSTANTIATE(false, true, false)
-FM_LANES_INSTANTIATE(false, true, true)
-FM_LANES_INSTANTIATE(true, false, false)
-FM_LANES_INSTANTIATE(true, false, true)
-FM_LANES_INSTANTIATE(true, true, false)
-FM_LANES_INSTANTIATE(true, true, true)
+FM_FOR_EACH_HOST_OUTPUTS(FM_LANES_INSTANTIATE)
 #undef FM_LANES_INSTANTIATE
 template void runLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t, HostMcmlScorer&, uint32_t);
 

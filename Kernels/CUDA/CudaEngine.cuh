@@ -65,37 +65,19 @@ struct DeviceModel {
     }
 };
 
-#ifndef FM_CUDA_SLAB_SHARED_MATERIALS  // 1: MCML layer materials copied to shared memory
-#define FM_CUDA_SLAB_SHARED_MATERIALS 0
-#endif
-
 // The layered (MCML) model on the GPU: Core/SlabModel.hpp with the layer bounds copied per
 // block into shared memory (lanes in different layers read different bounds without
 // serialising), materials from constant memory. No cell records are read.
 struct DeviceSlabModel : SlabModel {
     const float* zGlobal;  // layers + 2 floats in device memory
-    const MaterialRecord* smats;
 
-    __device__ void enterBlock(uint32_t nMaterials) {
+    __device__ void enterBlock(uint32_t) {
         __shared__ float zs[kMaxCudaMaterials];
-#if FM_CUDA_SLAB_SHARED_MATERIALS
-        __shared__ MaterialRecord ms[kMaxCudaMaterials];
-        for (uint32_t i = threadIdx.x; i < nMaterials; i += blockDim.x) ms[i] = c_materials[i];
-        smats = ms;
-#else
-        (void)nMaterials;
-#endif
         for (uint32_t i = threadIdx.x; i < layers + 2u; i += blockDim.x) zs[i] = zGlobal[i];
         __syncthreads();
         z = zs;
     }
-    __device__ const MaterialRecord& material(uint32_t i) const {
-#if FM_CUDA_SLAB_SHARED_MATERIALS
-        return smats[i];
-#else
-        return c_materials[i];
-#endif
-    }
+    __device__ const MaterialRecord& material(uint32_t i) const { return c_materials[i]; }
 };
 
 #ifndef FM_CUDA_BLOCK
@@ -103,9 +85,6 @@ struct DeviceSlabModel : SlabModel {
 #endif
 #ifndef FM_CUDA_MIN_BLOCKS  // minimum resident blocks per SM: caps registers per thread
 #define FM_CUDA_MIN_BLOCKS 3
-#endif
-#ifndef FM_CUDA_FETCH  // packets a thread takes from the batch counter at a time
-#define FM_CUDA_FETCH 1
 #endif
 #ifndef FM_CUDA_PACKETS_PER_THREAD  // per launch
 #define FM_CUDA_PACKETS_PER_THREAD 128
@@ -155,9 +134,6 @@ packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
     if (nBlockAcc > 0) __syncthreads();
     PacketState st;
     bool live = false;
-    // Packets are taken from the batch counter FM_CUDA_FETCH at a time per thread: one atomic
-    // with a return value per packet stalls a lane on a contended address.
-    uint64_t nextPacket = 0, endPacket = 0;
     for (;;) {
         if (live) {
             live = advance(m, kp, st, sc);
@@ -168,12 +144,9 @@ packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
             addEventsUnaggregated(totals, sc.events);
             sc.events = EventCounts<uint32_t>{};
         }
-        if (nextPacket == endPacket) {
-            nextPacket = atomicAdd(next, (unsigned long long)FM_CUDA_FETCH);
-            if (nextPacket >= count) break;
-            endPacket = nextPacket + FM_CUDA_FETCH < count ? nextPacket + FM_CUDA_FETCH : count;
-        }
-        live = launchPacket(m, kp, first + nextPacket++, st, sc);
+        uint64_t i = atomicAdd(next, 1ull);
+        if (i >= count) break;
+        live = launchPacket(m, kp, first + i, st, sc);
     }
     sc.flush();
     addTotals(totals, sc.ledger, sc.events);

@@ -24,28 +24,6 @@ bool cudaDeviceAvailable(std::string* why) {
     return true;
 }
 
-void warmUpCudaDevices(const std::vector<int>& devices) {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-        cudaGetLastError();
-        return;
-    }
-    std::vector<int> ids = devices;
-    if (ids.empty()) ids = {0};
-    if (ids.size() == 1 && ids[0] < 0) {
-        ids.clear();
-        for (int i = 0; i < n; ++i) ids.push_back(i);
-    }
-    // One thread per device: contexts are created in parallel.
-    std::vector<std::thread> threads;
-    for (int d : ids)
-        if (d >= 0 && d < n)
-            threads.emplace_back([d] {
-                if (cudaSetDevice(d) == cudaSuccess) cudaFree(nullptr);  // creates the context
-                cudaGetLastError();
-            });
-    for (auto& t : threads) t.join();
-}
 
 namespace {
 
@@ -135,6 +113,24 @@ std::vector<int> resolveDevicesImpl(const std::vector<int>& requested) {
 // Packets are handed out in chunks from one counter, so a faster (or less busy) GPU takes more
 // of them; every packet keeps its own index and random stream, so the tallies are the same
 // (to summation order) however the chunks fall.
+void warmUpCudaDevices(const std::vector<int>& devices) {
+    std::vector<int> ids;
+    try {
+        ids = resolveDevicesImpl(devices);
+    } catch (const std::exception&) {  // no device, or a bad id: the run reports it
+        cudaGetLastError();
+        return;
+    }
+    // One thread per device: contexts are created in parallel.
+    std::vector<std::thread> threads;
+    for (int d : ids)
+        threads.emplace_back([d] {
+            if (cudaSetDevice(d) == cudaSuccess) cudaFree(nullptr);  // creates the context
+            cudaGetLastError();
+        });
+    for (auto& t : threads) t.join();
+}
+
 RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     auto t0 = Clock::now();
     std::string why;

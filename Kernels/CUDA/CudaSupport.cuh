@@ -62,29 +62,8 @@ private:
     size_t n_ = 0;
 };
 
-#ifndef FM_CUDA_AGG  // 1: lanes of a warp adding to the same address combine first
-#define FM_CUDA_AGG 0
-#endif
-
 struct DeviceAtomicAdd {
-    __device__ static void add(double* p, double v) {
-#if FM_CUDA_AGG
-        // Few cells (a layered model, a small mesh, the source's tetra): many lanes flush into
-        // the same address at once, and same-address atomics serialise in L2. One atomic per
-        // address per warp instead.
-        const unsigned active = __activemask();
-        const unsigned peers = __match_any_sync(active, reinterpret_cast<unsigned long long>(p));
-        if (peers == (1u << (threadIdx.x & 31))) {
-            atomicAdd(p, v);
-            return;
-        }
-        double sum = 0.0;
-        for (unsigned m = peers; m; m &= m - 1) sum += __shfl_sync(peers, v, __ffs(m) - 1);
-        if ((threadIdx.x & 31) == unsigned(__ffs(peers) - 1)) atomicAdd(p, sum);
-#else
-        atomicAdd(p, v);
-#endif
-    }
+    __device__ static void add(double* p, double v) { atomicAdd(p, v); }
 };
 
 // Totals every thread adds its ledger and events into, one atomic per warp.

@@ -36,7 +36,6 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     m.materials = nullptr;
     m.emitters = dev.model().emitters;
     m.zGlobal = zDev.get();
-    m.smats = nullptr;
     BlockTallies bt;
     bt.offer(0, sc.absorbedCell, cells.size());
     BatchRun b = launchBatches(m, opt, sc, totals.get(), uint32_t(in.materials.size()), s, bt);

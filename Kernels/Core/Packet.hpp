@@ -150,14 +150,6 @@ FM_HD void interactEvent(const KernelParams& kp, const MaterialRecord& M, Packet
     if (!(e.kind & kEventLost) && ++st.steps >= kp.maxSteps) e.kind |= kEventTooLong;
 }
 
-// The physics of one event: moveEvent, then interactEvent where the step ran out.
-template <class Model>
-FM_HD Event nextEvent(const Model& m, const KernelParams& kp, const MaterialRecord& M, PacketState& st) {
-    Event e = moveEvent(m, kp, M, st);
-    if (e.kind & kEventInteract) interactEvent(kp, M, st, e);
-    return e;
-}
-
 // Tallies, ledger and event counts of an interaction (event e, kEventInteract set). The ledger
 // books the drop as w0 - w1 computed in double from the two floats, which is exact, so it
 // closes to double rounding. Reads the packet's cell, position and weight only. Returns false
@@ -201,32 +193,19 @@ FM_HD bool bookEvent(const Model& m, uint32_t mat, const MaterialRecord& M, cons
 // roulette, spin) where its step runs out. Returns false when the packet has ended. One event
 // per call keeps GPU lanes in step: a lane whose packet ends launches the next while the
 // others go on.
-// The interaction's physics and its booking sit in one branch (the same functions as
-// nextEvent + bookEvent, fused): on the GPU a warp then diverges once per event instead of
-// twice (1e8 packets on an H100: FourLayer 0.72 -> 0.62 s, cube_5med 1.97 -> 1.83 s).
-#ifndef FM_ADVANCE_FUSED
-#define FM_ADVANCE_FUSED 1
-#endif
+// The interaction's physics and its booking sit in one branch (moveEvent, interactEvent,
+// bookInteraction, fused): on the GPU a warp then diverges once per event instead of
+// twice (1e8 packets on an H100: cube_5med kernel 1.97 -> 1.92 s, FourLayer 0.72 -> 0.70 s).
 template <class Model, class Scorer>
 FM_HD bool advance(const Model& m, const KernelParams& kp, PacketState& st, Scorer& sc) {
     const uint32_t mat = m.cellMaterial(st.pk.tetra);
     const MaterialRecord& M = m.material(mat);
-#if FM_ADVANCE_FUSED
     Event e = moveEvent(m, kp, M, st);
     if (e.kind & kEventInteract) {
         interactEvent(kp, M, st, e);
         return bookInteraction(e, st.pk, sc);
     }
-    if (e.kind & kEventHop) {
-        ++sc.events.boundary;
-        return !crossFace(m, mat, M, e.h, st.pk, sc, st.rng);
-    }
-    bookAbnormal(st.pk, sc);
-    return false;
-#else
-    const Event e = nextEvent(m, kp, M, st);
-    return bookEvent(m, mat, M, e, st, sc);
-#endif
+    return bookEvent(m, mat, M, e, st, sc);  // a hop or a guard
 }
 
 // Simulate packet `index` of the run from start to end.

@@ -41,9 +41,7 @@ struct TallyScorer {
     }
     FM_HD void flush() {
         if constexpr (kVolume) {
-#ifndef FM_DIAG_NO_FLUSH  // diagnostic only: what the volume flushes cost
             if (cacheEnergy != 0.0) Acc::add(volume + cacheTetra, cacheEnergy);
-#endif
             cacheEnergy = 0.0;
         }
     }
