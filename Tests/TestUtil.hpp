@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "Kernels/Dispatch.hpp"
 #include "fm_config.h"
 
 namespace fmtest {
@@ -18,6 +19,24 @@ inline bool haveSharedData(const std::string& rel) {
     if (std::filesystem::exists(sharedData(rel))) return true;
     BOOST_TEST_MESSAGE("SKIP: reference data " << sharedData(rel) << " not present");
     return false;
+}
+
+// GPU tests skip (with the reason) where no CUDA device can be used.
+inline bool haveGpu() {
+    std::string why;
+    if (fm::cudaAvailable(&why)) return true;
+    BOOST_TEST_MESSAGE("SKIP: " << why);
+    return false;
+}
+
+// Normalised L1 distance sum|a-b| / sum|a| of two tallies.
+inline double l1(const std::vector<double>& a, const std::vector<double>& b) {
+    double n = 0, d = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        n += std::fabs(a[i] - b[i]);
+        d += std::fabs(a[i]);
+    }
+    return n / d;
 }
 
 struct MeanSd {

@@ -9,14 +9,10 @@
 #include "Tests/TestUtil.hpp"
 
 using namespace fm;
+using fmtest::haveGpu;
+using fmtest::l1;
 
 namespace {
-bool haveGpu() {
-    std::string why;
-    if (cudaAvailable(&why)) return true;
-    BOOST_TEST_MESSAGE("SKIP: " << why);
-    return false;
-}
 struct Model {
     TetraMesh mesh = makeBoxMesh({-5, -5, -5}, {5, 5, 5}, 8, 8, 8, [](const Point3& c) {
         return c[0] * c[0] + c[1] * c[1] + c[2] * c[2] < 9 ? 2u : (c[2] > 2 ? 3u : 1u);
@@ -29,11 +25,6 @@ struct Model {
         mats.append(Material(0.02, 2, 0.0, 1.33));
     }
 };
-double l1(const std::vector<double>& a, const std::vector<double>& b) {
-    double n = 0, d = 0;
-    for (size_t i = 0; i < a.size(); ++i) { n += std::fabs(a[i] - b[i]); d += std::fabs(a[i]); }
-    return n / d;
-}
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(cuda, Model)

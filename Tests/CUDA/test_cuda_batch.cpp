@@ -10,22 +10,11 @@
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/Batch.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Tests/TestUtil.hpp"
 
 using namespace fm;
-
-namespace {
-bool haveGpu() {
-    std::string why;
-    if (cudaAvailable(&why)) return true;
-    BOOST_TEST_MESSAGE("SKIP: " << why);
-    return false;
-}
-double l1(const std::vector<double>& a, const std::vector<double>& b) {
-    double n = 0, d = 0;
-    for (size_t i = 0; i < a.size(); ++i) { n += std::fabs(a[i] - b[i]); d += std::fabs(a[i]); }
-    return n / d;
-}
-}  // namespace
+using fmtest::haveGpu;
+using fmtest::l1;
 
 BOOST_AUTO_TEST_CASE(cuda_batch_runs_equal_single_gpu_runs) {
     if (!haveGpu()) return;
