@@ -91,32 +91,88 @@ struct DeviceSlabModel : SlabModel {
 #endif
 constexpr int kBlock = FM_CUDA_BLOCK;
 
-// Tally arrays small enough for shared memory (the cells of a layered model or a small mesh,
-// their exit faces) are accumulated per block and added to the global arrays once, at the end:
-// many lanes flushing into the same global address serialise in L2 (1e8 packets of a 6-tetra
-// cube spent 80% of the kernel there). The host names up to two such arrays.
-constexpr uint32_t kBlockTallyDoubles = 1024;  // at most 8 KB per block, dynamic shared memory
+// Tally addresses that every lane adds into (the cells of a layered model or of a few-tetra
+// mesh, MCML's (r, z) bins at the beam) must not be added to in one global copy: same-address
+// atomics serialise in L2 (1e8 packets of a 6-tetra cube spent 80% of the kernel there; 1e8
+// skin7 photons 1.48 s -> 0.84 s with 32 replicas of the (r, z) grid). Two remedies, per array:
+//  - rows (arrays of up to kRowDoubles doubles in all): a row per thread in shared memory, added
+//    to with plain loads and stores (each thread owns its row: no atomics), summed into the
+//    global arrays once per block at the end. (A block-wide shared array would need atomics,
+//    which for doubles in shared memory are a compare-and-swap loop run one lane at a time.)
+//  - replicas: the array has `copies` replicas in global memory, block b adds into replica
+//    b % copies (fire-and-forget reductions, contention divided by the copies), the host sums
+//    them. For arrays of any size, as far as the memory budget allows. (A mesh's volume tally
+//    gained nothing from it: cube_5med's point-source tetra is not contended enough.)
+constexpr uint32_t kRowDoubles = 31;  // per-thread row length (odd: rows of a warp avoid bank conflicts)
 struct BlockTallies {
     double* global[2] = {nullptr, nullptr};
     uint32_t n[2] = {0, 0};
-    // Array i (volume or cells first, exits second) is kept per block when it fits.
-    void offer(int i, double* p, size_t count) {
-        if (p && count > 0 && n[0] + n[1] + count <= kBlockTallyDoubles) {
+    uint32_t copies[2] = {0, 0};  // > 0: array i is replicated (n[i] doubles per replica)
+    // Rows for arrays a (volume or layer cells) and b (surface exits), either may be absent:
+    // all or nothing, since the scorer then adds to both without atomics. Empty if they do not fit.
+    static BlockTallies rows(double* a, size_t na, double* b, size_t nb) {
+        BlockTallies bt;
+        if (!a) na = 0;
+        if (!b) nb = 0;
+        if (na + nb == 0 || na + nb > kRowDoubles) return bt;
+        bt.global[0] = na ? a : nullptr;
+        bt.global[1] = nb ? b : nullptr;
+        bt.n[0] = uint32_t(na);
+        bt.n[1] = uint32_t(nb);
+        return bt;
+    }
+    // Array i at p is laid out as `copies` replicas of n doubles (copies <= 1: not replicated).
+    BlockTallies& replicate(int i, double* p, size_t count, uint32_t c) {
+        if (c > 1) {
             global[i] = p;
             n[i] = uint32_t(count);
+            copies[i] = c;
         }
+        return *this;
     }
+    FM_HD bool rowsOn() const { return copies[0] == 0 && copies[1] == 0 && n[0] + n[1] > 0; }
+    // Doubles per thread row: odd, so the 64-bit accesses of 16 lanes hit distinct bank pairs.
+    FM_HD uint32_t stride() const { return rowsOn() ? ((n[0] + n[1]) | 1u) : 0u; }
+    __device__ double* replica(int i) const { return global[i] + size_t(blockIdx.x % copies[i]) * n[i]; }
 };
 
-// Point a scorer's small arrays at the block's copies.
-template <bool V, bool S, bool D, class Acc, class Count>
-__device__ void useBlockTallies(TallyScorer<V, S, D, Acc, Count>& sc, const BlockTallies& bt, double* smem) {
-    if (bt.global[0] && sc.volume == bt.global[0]) sc.volume = smem;
-    if (bt.global[1] && sc.surface == bt.global[1]) sc.surface = smem + bt.n[0];
+// How many replicas of an array of n doubles: up to maxCopies within a memory budget.
+inline uint32_t replicaCount(size_t n, uint32_t maxCopies, size_t budgetBytes = size_t(64) << 20) {
+    const size_t fit = n ? budgetBytes / (n * sizeof(double)) : 0;
+    return uint32_t(std::max<size_t>(1, std::min<size_t>(maxCopies, fit)));
 }
-template <class Acc, class Count>
-__device__ void useBlockTallies(McmlScorer<Acc, Count>& sc, const BlockTallies& bt, double* smem) {
-    if (bt.global[0] && sc.absorbedCell == bt.global[0]) sc.absorbedCell = smem;
+// Sum `copies` replicas of n doubles (laid out one after the other) into one array.
+inline std::vector<double> foldReplicas(const std::vector<double>& v, size_t n) {
+    if (n == 0 || v.size() == n) return v;
+    std::vector<double> r(v.begin(), v.begin() + n);
+    for (size_t k = n; k < v.size(); ++k) r[k % n] += v[k];
+    return r;
+}
+
+// The scorer that adds into the rows: the same one with DeviceRowAdd for the small arrays.
+// Only scorers whose every array can be a row have one (not with directed surface tallies).
+template <class Scorer>
+struct RowScorer {
+    static constexpr bool kOk = false;
+};
+template <bool V, bool S, class Count>
+struct RowScorer<TallyScorer<V, S, false, DeviceAtomicAdd, Count>> {
+    static constexpr bool kOk = V || S;
+    static auto make(const TallyScorer<V, S, false, DeviceAtomicAdd, Count>& s) { return s.template withAcc<DeviceRowAdd>(); }
+};
+
+// Point a scorer's small arrays at this thread's row, or its arrays at this block's replicas.
+template <bool V, bool S, class Count>
+__device__ void useBlockTallies(TallyScorer<V, S, false, DeviceRowAdd, Count>& sc, const BlockTallies& bt, double* row) {
+    if (bt.n[0]) sc.volume = row;
+    if (bt.n[1]) sc.surface = row + bt.n[0];
+}
+template <bool V, bool S, bool D, class Count>  // meshes: their tallies are not replicated
+__device__ void useBlockTallies(TallyScorer<V, S, D, DeviceAtomicAdd, Count>&, const BlockTallies&, double*) {}
+template <class Count>  // array 0: the layer cells, array 1: the (r, z) grid
+__device__ void useBlockTallies(McmlScorer<DeviceAtomicAdd, Count>& sc, const BlockTallies& bt, double*) {
+    if (bt.copies[0]) sc.absorbedCell = bt.replica(0);
+    if (bt.copies[1]) sc.absorbedRZ = bt.replica(1);
 }
 
 // Threads take packets one at a time from a shared counter until the batch is used up, and
@@ -126,12 +182,12 @@ template <class Model, class Scorer>
 __global__ void __launch_bounds__(kBlock, FM_CUDA_MIN_BLOCKS)
 packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc,
             DeviceTotals* totals, unsigned long long* next, uint32_t nMaterials, BlockTallies bt) {
-    extern __shared__ double blockAcc[];  // bt.n[0] + bt.n[1] doubles (dynamic: none for large models)
-    const uint32_t nBlockAcc = bt.n[0] + bt.n[1];
-    for (uint32_t i = threadIdx.x; i < nBlockAcc; i += blockDim.x) blockAcc[i] = 0.0;
-    useBlockTallies(sc, bt, blockAcc);
+    extern __shared__ double blockAcc[];  // blockDim.x rows of bt.stride() doubles (none for large models)
+    const uint32_t stride = bt.stride(), nBlockAcc = stride ? bt.n[0] + bt.n[1] : 0u;
+    double* row = blockAcc + threadIdx.x * stride;
+    for (uint32_t i = 0; i < stride; ++i) row[i] = 0.0;
+    useBlockTallies(sc, bt, row);
     m.enterBlock(nMaterials);
-    if (nBlockAcc > 0) __syncthreads();
     PacketState st;
     bool live = false;
     for (;;) {
@@ -150,10 +206,11 @@ packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
     }
     sc.flush();
     addTotals(totals, sc.ledger, sc.events);
-    if (nBlockAcc > 0) {
+    if (nBlockAcc > 0) {  // the rows' column sums into the global arrays
         __syncthreads();
         for (uint32_t i = threadIdx.x; i < nBlockAcc; i += blockDim.x) {
-            const double v = blockAcc[i];
+            double v = 0.0;
+            for (uint32_t t = 0; t < blockDim.x; ++t) v += blockAcc[t * stride + i];
             if (v != 0.0) atomicAdd(i < bt.n[0] ? bt.global[0] + i : bt.global[1] + (i - bt.n[0]), v);
         }
     }
@@ -236,12 +293,15 @@ struct BatchRun {
 };
 
 template <class Model, class Scorer>
-BatchRun launchBatches(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
-                       uint32_t nMaterials, cudaStream_t s, BlockTallies bt = {}) {
+BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
+                         uint32_t nMaterials, cudaStream_t s, BlockTallies bt) {
     int device = 0, sms = 0, perSm = 0;
     cudaCheck(cudaGetDevice(&device), "get device");
     cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
-    const size_t smem = sizeof(double) * (bt.n[0] + bt.n[1]);
+    const size_t smem = sizeof(double) * kBlock * bt.stride();
+    if (smem > 48 * 1024)  // above the default limit of dynamic shared memory: opt in
+        cudaCheck(cudaFuncSetAttribute(packetKernel<Model, Scorer>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+                  "shared memory for per-thread tallies");
     cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, packetKernel<Model, Scorer>, kBlock, smem), "occupancy");
     const uint64_t grid = uint64_t(sms) * std::max(perSm, 1);
     const uint64_t batch = grid * kBlock * FM_CUDA_PACKETS_PER_THREAD;
@@ -271,6 +331,17 @@ BatchRun launchBatches(const Model& m, const RunOptions& opt, Scorer sc, DeviceT
     }
     for (auto& e : done) cudaEventDestroy(e);
     return BatchRun{packetsDone, since(t0)};
+}
+
+// Launches with the small tallies bt in per-thread rows when it names any (and the scorer has a
+// row form), else straight into the global arrays.
+template <class Model, class Scorer>
+BatchRun launchBatches(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
+                       uint32_t nMaterials, cudaStream_t s, BlockTallies bt = {}) {
+    if constexpr (RowScorer<Scorer>::kOk) {
+        if (bt.rowsOn()) return launchBatchesAs(m, opt, RowScorer<Scorer>::make(sc), totals, nMaterials, s, bt);
+    }
+    return launchBatchesAs(m, opt, sc, totals, nMaterials, s, bt.rowsOn() ? BlockTallies{} : bt);
 }
 
 }  // namespace cuda_engine

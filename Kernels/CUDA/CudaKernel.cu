@@ -55,9 +55,7 @@ public:
             sc.volume = vol_.get();
             sc.surface = surf_.get();
             sc.directed = dir_.get();
-            BlockTallies bt;
-            bt.offer(0, sc.volume, vol_.size());
-            bt.offer(1, sc.surface, surf_.size());
+            const BlockTallies bt = BlockTallies::rows(sc.volume, vol_.size(), sc.surface, surf_.size());
             b = launchBatches(deviceModel(mesh_, *src_), part, sc, totals_.get(), nMaterials_, s_, bt);
         });
         return b;

@@ -62,8 +62,23 @@ private:
     size_t n_ = 0;
 };
 
+// Tally accumulation into global arrays: a fire-and-forget double reduction (red.global: no
+// generic-address fallback path).
 struct DeviceAtomicAdd {
-    __device__ static void add(double* p, double v) { atomicAdd(p, v); }
+    __device__ static void add(double* p, double v) {
+        asm volatile("red.global.add.f64 [%0], %1;" ::"l"(__cvta_generic_to_global(p)), "d"(v) : "memory");
+    }
+};
+// Tally accumulation into this thread's own row of shared memory (BlockTallies,
+// CudaEngine.cuh): a plain add, no atomics, no accumulation cache.
+struct DeviceRowAdd {
+    static constexpr bool kCache = false;
+    __device__ static void add(double* p, double v) {
+        const unsigned a = unsigned(__cvta_generic_to_shared(p));  // shared-space loads and stores
+        double x;
+        asm("ld.shared.f64 %0, [%1];" : "=d"(x) : "r"(a) : "memory");
+        asm("st.shared.f64 [%0], %1;" ::"r"(a), "d"(x + v) : "memory");
+    }
 };
 
 // Totals every thread adds its ledger and events into, one atomic per warp.

@@ -4,9 +4,17 @@
 #include "Kernels/CUDA/CudaEngine.cuh"
 #include "Kernels/McmlKernel.hpp"
 
+#include <cstdlib>
+
 namespace fm {
 
 using namespace cuda_engine;
+
+// Replicas of the (r, z) grid (FM_CUDA_RZ_REPLICAS overrides, for benchmarks).
+uint32_t mcmlRzReplicas() {
+    const char* e = std::getenv("FM_CUDA_RZ_REPLICAS");
+    return e && std::atoi(e) > 0 ? uint32_t(std::atoi(e)) : 32u;
+}
 
 McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOptions& opt) {
     auto t0 = Clock::now();
@@ -15,8 +23,12 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     Stream s;
     DeviceInput dev(in, s);
     const size_t nrz = size_t(grid.nr) * grid.nz, nra = size_t(grid.nr) * grid.na;
-    DeviceBuffer<double> rz(nrz, "A(r,z) grid"), rd(nra, "Rd(r,a) grid"), tt(nra, "Tt(r,a) grid");
-    DeviceBuffer<double> cells(in.cells.size(), "per-layer absorption");
+    // Replicas (CudaEngine.cuh): every lane adds into the same few layer cells, and photons
+    // deposit most of their weight in the (r, z) bins at the beam.
+    const size_t nCells = in.cells.size();
+    const uint32_t cellCopies = replicaCount(nCells, 256), rzCopies = replicaCount(nrz, mcmlRzReplicas());
+    DeviceBuffer<double> rz(rzCopies * nrz, "A(r,z) grid"), rd(nra, "Rd(r,a) grid"), tt(nra, "Tt(r,a) grid");
+    DeviceBuffer<double> cells(cellCopies * nCells, "per-layer absorption");
     DeviceBuffer<DeviceTotals> totals(1, "ledger");
     for (auto* b : {&rz, &rd, &tt, &cells}) b->zero(s);
     totals.zero(s);
@@ -37,7 +49,7 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     m.emitters = dev.model().emitters;
     m.zGlobal = zDev.get();
     BlockTallies bt;
-    bt.offer(0, sc.absorbedCell, cells.size());
+    bt.replicate(0, sc.absorbedCell, nCells, cellCopies).replicate(1, sc.absorbedRZ, nrz, rzCopies);
     BatchRun b = launchBatches(m, opt, sc, totals.get(), uint32_t(in.materials.size()), s, bt);
 
     McmlTallies t;
@@ -45,10 +57,10 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     t.packetsRequested = opt.packets;
     t.packetsDone = b.packetsDone;
     t.cancelled = b.packetsDone < opt.packets;
-    t.absorbedRZ = rz.download(s);
+    t.absorbedRZ = foldReplicas(rz.download(s), nrz);
     t.reflectedRA = rd.download(s);
     t.transmittedRA = tt.download(s);
-    t.absorbedCell = cells.download(s);
+    t.absorbedCell = foldReplicas(cells.download(s), nCells);
     RunResult r;
     totalsToResult(totals.download(s)[0], r);
     t.ledger = r.ledger;

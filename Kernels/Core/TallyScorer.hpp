@@ -51,6 +51,18 @@ struct TallyScorer {
     FM_HD void cross(uint32_t face, double w) {
         if constexpr (kDirected) Acc::add(directed + 2 * (face & ~kFaceSideBit) + (face >> 31), w);
     }
+
+    // The same scorer (pointers, ledger, counts) with another accumulation policy.
+    template <class A>
+    FM_HD TallyScorer<kVolume, kSurface, kDirected, A, Count> withAcc() const {
+        TallyScorer<kVolume, kSurface, kDirected, A, Count> o;
+        o.volume = volume;
+        o.surface = surface;
+        o.directed = directed;
+        o.ledger = ledger;
+        o.events = events;
+        return o;
+    }
 };
 
 // Call f(std::bool_constant<V>, std::bool_constant<S>, std::bool_constant<D>) for the runtime
