@@ -310,13 +310,24 @@ BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, Scorer sc, Devic
     counters.zero(s);
     std::vector<cudaEvent_t> done(nBatches);
     for (auto& e : done) cudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event");
+    // Launches alternate between s and a second stream, so that the next launch's blocks start
+    // on the SMs that the last packets of the one before leave idle (its tail), instead of
+    // after it. Both streams start after what was queued on s (uploads) and s waits for both
+    // before what comes next (downloads). Tallies are added atomically, so launches may overlap.
+    Stream second;
+    cudaEvent_t fork, join;
+    cudaCheck(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming), "event");
+    cudaCheck(cudaEventCreateWithFlags(&join, cudaEventDisableTiming), "event");
+    cudaCheck(cudaEventRecord(fork, s), "event");
+    cudaCheck(cudaStreamWaitEvent(second, fork, 0), "stream wait");
     auto launch = [&](uint64_t b) {
         uint64_t begin = b * batch, n = std::min(batch, opt.packets - begin);
         unsigned blocks = unsigned(std::min<uint64_t>(grid, (n + kBlock - 1) / kBlock));
-        packetKernel<Model, Scorer><<<blocks, kBlock, smem, s>>>(m, opt.params, opt.firstPacket + begin, n, sc, totals,
-                                                     counters.get() + b, nMaterials, bt);
+        cudaStream_t on = (b & 1) ? cudaStream_t(second) : s;
+        packetKernel<Model, Scorer><<<blocks, kBlock, smem, on>>>(m, opt.params, opt.firstPacket + begin, n, sc, totals,
+                                                      counters.get() + b, nMaterials, bt);
         cudaCheck(cudaGetLastError(), "launch");
-        cudaCheck(cudaEventRecord(done[b], s), "event");
+        cudaCheck(cudaEventRecord(done[b], on), "event");
     };
     auto t0 = Clock::now();
     uint64_t launched = 0, finished = 0, packetsDone = 0;
@@ -329,7 +340,11 @@ BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, Scorer sc, Devic
         if (opt.progress) opt.progress(packetsDone, opt.packets);
         if (opt.cancel && opt.cancel->load()) stop = true;
     }
+    cudaCheck(cudaEventRecord(join, second), "event");
+    cudaCheck(cudaStreamWaitEvent(s, join, 0), "stream wait");
     for (auto& e : done) cudaEventDestroy(e);
+    cudaEventDestroy(fork);
+    cudaEventDestroy(join);
     return BatchRun{packetsDone, since(t0)};
 }
 
