@@ -46,6 +46,8 @@ TetraRecord slabCell(const LayeredModel& m, size_t i) {
     R.C[2] = R.C[3] = kInfinity;
     R.adj[0] = i == 0 ? (kExteriorBit | 0u) : layerCell(i - 1);
     R.adj[1] = i + 1 == L ? (kExteriorBit | uint32_t(L + 1)) : layerCell(i + 1);
+    R.adjMaterial[0] = uint16_t(i == 0 ? 0u : layerCell(i - 1));  // material index = layer cell
+    R.adjMaterial[1] = uint16_t(i + 1 == L ? uint32_t(L + 1) : layerCell(i + 1));
     // Face ids are canonically oriented along +z; the top face of a cell sees it reversed.
     R.face[0] = uint32_t(kLayeredTopFace + i) | kFaceSideBit;
     R.face[1] = uint32_t(kLayeredTopFace + i + 1);
@@ -57,6 +59,9 @@ TetraRecord slabCell(const LayeredModel& m, size_t i) {
 
 void LayeredModel::validate() const {
     if (layers.empty()) throw ModelError("layered model: at least one layer is needed");
+    if (layers.size() + 2 > kMaxPackedMaterials)
+        throw ModelError("layered model: " + std::to_string(layers.size()) + " layers, at most " +
+                         std::to_string(kMaxPackedMaterials - 2) + " are supported");
     if (!positiveFinite(nAbove))
         throw ModelError("layered model: n of the medium above must be > 0, got " + std::to_string(nAbove));
     if (!positiveFinite(nBelow))

@@ -32,6 +32,9 @@ KernelInput packModel(const TetraMesh& mesh, const MaterialSet& mats, const Sour
     if (mesh.regionCount() > mats.size())
         throw ModelError("region " + std::to_string(mesh.regionCount() - 1) + " has no material (" +
                          std::to_string(mats.size() - 1) + " materials given besides the exterior)");
+    if (mats.size() > kMaxPackedMaterials)
+        throw ModelError(std::to_string(mats.size()) + " materials: at most " + std::to_string(kMaxPackedMaterials) +
+                         " are supported");
     in.cells.assign(mesh.tetraCount() + 1, TetraRecord{});
     for (uint32_t t = 1; t <= mesh.tetraCount(); ++t) {
         TetraRecord& R = in.cells[t];
@@ -47,6 +50,7 @@ KernelInput packModel(const TetraMesh& mesh, const MaterialSet& mats, const Sour
             R.C[i] = float(s * dotP(F.normal, q));
             uint32_t nb = mesh.neighbour(t, i);
             R.adj[i] = nb ? nb : (kExteriorBit | (mats.matchedBoundary ? R.material : 0u));
+            R.adjMaterial[i] = uint16_t(nb ? mesh.region(nb) : exteriorMaterial(R.adj[i]));
             R.face[i] = code;
         }
     }

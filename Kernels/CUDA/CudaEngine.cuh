@@ -53,6 +53,7 @@ struct DeviceModel {
                           {c.x, c.y, c.z, c.w}};
     }
     __device__ uint32_t adjacent(uint32_t i, int f) const { return __ldg(&cells[i].adj[f]); }
+    __device__ uint32_t adjacentMaterial(uint32_t i, int f) const { return __ldg(&cells[i].adjMaterial[f]); }
     __device__ uint32_t faceId(uint32_t i, int f) const { return __ldg(&cells[i].face[f]); }
     __device__ uint32_t scoredFaces(uint32_t i) const { return __ldg(&cells[i].scoredFaces); }
     __device__ uint32_t cellMaterial(uint32_t i) const { return __ldg(&cells[i].material); }

@@ -12,6 +12,7 @@ struct ArrayModel {
     FM_HD const TetraRecord& planes(uint32_t i) const { return cells[i]; }
     FM_HD uint32_t cellMaterial(uint32_t i) const { return cells[i].material; }
     FM_HD uint32_t adjacent(uint32_t i, int f) const { return cells[i].adj[f]; }
+    FM_HD uint32_t adjacentMaterial(uint32_t i, int f) const { return cells[i].adjMaterial[f]; }
     FM_HD uint32_t faceId(uint32_t i, int f) const { return cells[i].face[f]; }
     FM_HD uint32_t scoredFaces(uint32_t i) const { return cells[i].scoredFaces; }
     FM_HD const MaterialRecord& material(uint32_t i) const { return materials[i]; }

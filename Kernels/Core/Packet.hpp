@@ -22,7 +22,7 @@ FM_HD bool crossFace(const Model& m, uint32_t mat, const MaterialRecord& M, cons
                      Packet& pk, Scorer& sc, PacketRng& rng) {
     const uint32_t adj = m.adjacent(pk.tetra, h.face);
     const bool outside = isExterior(adj);
-    const uint32_t nextMat = outside ? exteriorMaterial(adj) : m.cellMaterial(adj);
+    const uint32_t nextMat = m.adjacentMaterial(pk.tetra, h.face);
     const float n2 = m.material(nextMat).n;
     if (n2 != M.n) {
         float cosi = dot(pk.dir, h.normal), cost;

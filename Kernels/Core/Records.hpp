@@ -17,13 +17,17 @@ constexpr uint32_t kFaceSideBit = 0x80000000u;
 // One cell: 4 face planes with outward unit normals (p is inside when dot(n,p) <= C for all
 // faces), neighbours, face ids, material. 112 bytes, 16-byte aligned: the GPU reads it as seven
 // 16-byte vectors. A layer of a layered model uses two planes; the others have n = 0, C = +inf.
+// adjMaterial[i] is the material across face i (the neighbour's, or the exterior's), so a face
+// crossing decides Fresnel from this record alone instead of loading the neighbour's record
+// first (on the GPU a second dependent load, usually an L1 miss, per crossing).
+constexpr uint32_t kMaxPackedMaterials = 65536;  // adjMaterial is 16 bits
 struct alignas(16) TetraRecord {
     float nx[4], ny[4], nz[4], C[4];
     uint32_t adj[4];    // neighbour cell, or kExteriorBit|material (0 = exterior material 0)
     uint32_t face[4];   // face id | kFaceSideBit when reversed
     uint32_t material;  // index into the material table
     uint32_t scoredFaces;  // bit i: face i is scored by the directed-surface tally
-    uint32_t pad[2];
+    uint16_t adjMaterial[4];  // material across face i
 };
 static_assert(sizeof(TetraRecord) == 112, "TetraRecord must stay 112 bytes");
 

@@ -25,6 +25,7 @@ struct SlabModel {
         if (f == 0) return i == 1u ? kExteriorBit : i - 1u;
         return i == layers ? (kExteriorBit | (layers + 1u)) : i + 1u;
     }
+    FM_HD uint32_t adjacentMaterial(uint32_t i, int f) const { return f == 0 ? i - 1u : i + 1u; }
     FM_HD uint32_t faceId(uint32_t i, int f) const { return f == 0 ? (i | kFaceSideBit) : i + 1u; }
     FM_HD uint32_t scoredFaces(uint32_t) const { return 0u; }
     FM_HD const MaterialRecord& material(uint32_t i) const { return materials[i]; }

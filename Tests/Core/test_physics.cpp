@@ -106,6 +106,32 @@ BOOST_AUTO_TEST_CASE(refraction_obeys_snell) {
     }
 }
 
+// Each cell record names the material across each face: the neighbour's region, or the
+// exterior's (material 0, or the cell's own with a matched boundary), as a crossing needs it.
+BOOST_AUTO_TEST_CASE(records_name_the_material_across_each_face) {
+    TetraMesh mesh = makeBoxMesh({0, 0, 0}, {2, 2, 2}, 2, 2, 2, [](const Point3& c) { return c[0] < 1 ? 1u : 2u; });
+    for (bool matched : {false, true}) {
+        MaterialSet ms;
+        ms.append(Material(0.1, 1, 0, 1.4));
+        ms.append(Material(0.2, 2, 0, 1.3));
+        ms.matchedBoundary = matched;
+        PointSource P;
+        P.position = {0.5, 0.5, 0.5};
+        KernelInput in = packModel(mesh, ms, P);
+        int interfaces = 0;
+        for (uint32_t t = 1; t <= mesh.tetraCount(); ++t)
+            for (int i = 0; i < 4; ++i) {
+                const TetraRecord& T = in.cells[t];
+                const uint32_t nb = mesh.neighbour(t, i);
+                const uint32_t expect = nb ? mesh.region(nb) : (matched ? mesh.region(t) : 0u);
+                BOOST_CHECK_EQUAL(T.adjMaterial[i], expect);
+                BOOST_CHECK_EQUAL(T.adjMaterial[i], isExterior(T.adj[i]) ? exteriorMaterial(T.adj[i]) : in.cells[T.adj[i]].material);
+                interfaces += nb && mesh.region(nb) != mesh.region(t);
+            }
+        BOOST_CHECK_GT(interfaces, 0);
+    }
+}
+
 // Exit face and distance against brute force: march along the ray until the point leaves.
 BOOST_AUTO_TEST_CASE(exit_face_matches_brute_force) {
     TetraMesh mesh = makeBoxMesh({0, 0, 0}, {1, 1, 1}, 1, 1, 1, [](const Point3&) { return 1u; });

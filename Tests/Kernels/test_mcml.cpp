@@ -97,6 +97,11 @@ BOOST_AUTO_TEST_CASE(layers_become_two_plane_cells) {
     BOOST_CHECK_EQUAL(c2.adj[1], 3u);
     BOOST_CHECK_EQUAL(in.cells[1].adj[0], kExteriorBit | 0u);
     BOOST_CHECK_EQUAL(in.cells[3].adj[1], kExteriorBit | 4u);
+    // the material across each face: the neighbouring layer's, or the ambient medium's
+    BOOST_CHECK_EQUAL(c2.adjMaterial[0], 1u);
+    BOOST_CHECK_EQUAL(c2.adjMaterial[1], 3u);
+    BOOST_CHECK_EQUAL(in.cells[1].adjMaterial[0], 0u);
+    BOOST_CHECK_EQUAL(in.cells[3].adjMaterial[1], 4u);
     BOOST_CHECK_EQUAL(in.cells[1].face[0] & ~kFaceSideBit, kLayeredTopFace);
     BOOST_CHECK_EQUAL(in.cells[3].face[1], 4u);
     double r = (1.0 - 1.4) / (1.0 + 1.4);
