@@ -275,8 +275,11 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         f.out << "# face p1 p2 p3 energy(packet weight) exit_fluence(per mm^2, scaled to --power)\n";
         for (uint32_t id : mesh.boundaryFaces()) {
             const auto& F = mesh.face(id);
-            f.out << id << ' ' << F.points[0] << ' ' << F.points[1] << ' ' << F.points[2] << ' '
-                  << r.surface[id] << ' ' << exitFluence[id] << '\n';
+            f.out << id << ' ' << F.points[0] << ' ' << F.points[1] << ' ' << F.points[2] << ' ';
+            putValue(f.out, r.surface[id]);
+            f.out << ' ';
+            putValue(f.out, exitFluence[id]);
+            f.out << '\n';
         }
         f.commit();
     }

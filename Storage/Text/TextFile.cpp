@@ -1,5 +1,6 @@
 #include "Storage/Text/TextFile.hpp"
 
+#include <charconv>
 #include <cmath>
 
 #include "Storage/AtomicFile.hpp"
@@ -7,11 +8,20 @@
 
 namespace fm {
 
-namespace {
-void put(std::ostream& o, double v) {
-    if (std::isnan(v)) o << "nan";
-    else o << v;
+// The stream's 9 significant digits (AtomicFile), through std::to_chars: the same text as
+// printf's %.9g several times faster (a large mesh writes millions of values).
+void putValue(std::ostream& o, double v) {
+    if (std::isnan(v)) {
+        o << "nan";
+        return;
+    }
+    char buf[32];
+    const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 9);
+    o.write(buf, r.ptr - buf);
 }
+
+namespace {
+void put(std::ostream& o, double v) { putValue(o, v); }
 }  // namespace
 
 void writeValues(const std::string& path, const std::vector<double>& values, size_t first) {

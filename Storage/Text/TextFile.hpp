@@ -1,11 +1,14 @@
 // Plain-text outputs: one value per line (per element, in input order) or CSV with a header.
 #pragma once
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
 namespace fm {
 
+// One value as the text outputs write it: 9 significant digits (%.9g), "nan" for NaN.
+void putValue(std::ostream& o, double v);
 // values[first..] one per line; "nan" for undefined values.
 void writeValues(const std::string& path, const std::vector<double>& values, size_t first = 1);
 // Selected entries (e.g. boundary faces): "id value" per line.
