@@ -142,12 +142,28 @@ inline uint32_t replicaCount(size_t n, uint32_t maxCopies, size_t budgetBytes = 
     const size_t fit = n ? budgetBytes / (n * sizeof(double)) : 0;
     return uint32_t(std::max<size_t>(1, std::min<size_t>(maxCopies, fit)));
 }
-// Sum `copies` replicas of n doubles (laid out one after the other) into one array.
-inline std::vector<double> foldReplicas(const std::vector<double>& v, size_t n) {
-    if (n == 0 || v.size() == n) return v;
-    std::vector<double> r(v.begin(), v.begin() + n);
-    for (size_t k = n; k < v.size(); ++k) r[k % n] += v[k];
-    return r;
+// Sum the replicas of n doubles (laid out one after the other, `copies` of them) into the first,
+// on the device, in replica order.
+__global__ void foldReplicasKernel(double* r, size_t n, uint32_t copies) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+        double v = r[i];
+        for (uint32_t c = 1; c < copies; ++c) v += r[c * n + i];
+        r[i] = v;
+    }
+}
+// The replicated array b (copies x n doubles) summed, downloaded: n doubles cross PCIe.
+inline std::vector<double> downloadFolded(DeviceBuffer<double>& b, size_t n, cudaStream_t s) {
+    const uint32_t copies = n ? uint32_t(b.size() / n) : 1u;
+    if (copies > 1) {
+        foldReplicasKernel<<<unsigned(std::min<size_t>((n + 255) / 256, 1024)), 256, 0, s>>>(b.get(), n, copies);
+        cudaCheck(cudaGetLastError(), "fold replicas");
+    }
+    std::vector<double> v(n);
+    if (n) {
+        cudaCheck(cudaMemcpyAsync(v.data(), b.get(), n * sizeof(double), cudaMemcpyDeviceToHost, s), "download");
+        cudaCheck(cudaStreamSynchronize(s), "download");
+    }
+    return v;
 }
 
 // The scorer that adds into the rows: the same one with DeviceRowAdd for the small arrays.

@@ -57,10 +57,10 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     t.packetsRequested = opt.packets;
     t.packetsDone = b.packetsDone;
     t.cancelled = b.packetsDone < opt.packets;
-    t.absorbedRZ = foldReplicas(rz.download(s), nrz);
+    t.absorbedRZ = downloadFolded(rz, nrz, s);
     t.reflectedRA = rd.download(s);
     t.transmittedRA = tt.download(s);
-    t.absorbedCell = foldReplicas(cells.download(s), nCells);
+    t.absorbedCell = downloadFolded(cells, nCells, s);
     RunResult r;
     totalsToResult(totals.download(s)[0], r);
     t.ledger = r.ledger;
