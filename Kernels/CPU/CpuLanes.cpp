@@ -9,7 +9,7 @@ namespace fm {
 #define FM_LANES_DECLARE(NS)                                                                   \
     namespace NS {                                                                             \
     template <class Scorer>                                                                    \
-    void runLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint64_t end,  \
+    void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks,          \
                   Scorer& sc, uint32_t materialCount);                                         \
     }
 FM_LANES_DECLARE(lanes_generic)
@@ -39,20 +39,45 @@ bool useAvx2() {
 const char* cpuLaneIsa() { return useAvx2() ? "avx2" : "generic"; }
 
 template <class Scorer>
-void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint64_t end, Scorer& sc,
+void runPacketLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks, Scorer& sc,
                     uint32_t materialCount) {
 #if FM_HAVE_AVX2_LANES
-    if (useAvx2()) return lanes_avx2::runLanes(m, kp, begin, end, sc, materialCount);
+    if (useAvx2()) return lanes_avx2::runLanes(m, kp, chunks, sc, materialCount);
 #endif
-    lanes_generic::runLanes(m, kp, begin, end, sc, materialCount);
+    lanes_generic::runLanes(m, kp, chunks, sc, materialCount);
+}
+
+namespace {
+struct OneRange final : PacketChunks {
+    uint64_t b, e;
+    bool given = false;
+    OneRange(uint64_t begin, uint64_t end) : b(begin), e(end) {}
+    bool next(uint64_t& begin, uint64_t& end) override {
+        if (given || b >= e) return false;
+        given = true;
+        begin = b;
+        end = e;
+        return true;
+    }
+};
+}  // namespace
+
+template <class Scorer>
+void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint64_t end, Scorer& sc,
+                    uint32_t materialCount) {
+    OneRange r(begin, end);
+    runPacketLanes(m, kp, r, sc, materialCount);
 }
 
 #define FM_LANES_INSTANTIATE(V, S, D)                                                          \
     template void runPacketLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t,  \
+                                 HostTallyScorer<V, S, D>&, uint32_t);                         \
+    template void runPacketLanes(const ArrayModel&, const KernelParams&, PacketChunks&,       \
                                  HostTallyScorer<V, S, D>&, uint32_t);
 FM_FOR_EACH_HOST_OUTPUTS(FM_LANES_INSTANTIATE)
 #undef FM_LANES_INSTANTIATE
 template void runPacketLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t, HostMcmlScorer&,
                              uint32_t);
+template void runPacketLanes(const ArrayModel&, const KernelParams&, PacketChunks&, HostMcmlScorer&, uint32_t);
 
 }  // namespace fm

@@ -33,6 +33,22 @@ using HostMcmlScorer = McmlScorer<HostAdd>;
     X(false, false, false) X(false, false, true) X(false, true, false) X(false, true, true) \
     X(true, false, false) X(true, false, true) X(true, true, false) X(true, true, true)
 
+// A worker's packet indices, handed out a chunk at a time: next() sets [begin, end) to the next
+// chunk and returns true, or returns false when there is none (range done, or run cancelled).
+class PacketChunks {
+public:
+    virtual bool next(uint64_t& begin, uint64_t& end) = 0;
+
+protected:
+    ~PacketChunks() = default;
+};
+
+// Runs the packets of every chunk of `chunks` through the lane loop: lanes whose packet ends
+// start the next packet of the chunk, then of the next chunk, so lanes idle only at the very end.
+template <class Scorer>
+void runPacketLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks, Scorer& sc,
+                    uint32_t materialCount = 0);
+
 // Runs packets [begin, end) of a run through the lane loop, booking into sc (whose ledger and
 // events accumulate; its tallies are flushed on return). Scorer: a HostTallyScorer or
 // HostMcmlScorer. materialCount (the size of m.materials, 0 if unknown) lets the AVX2 loop keep

@@ -1,6 +1,8 @@
 // The lane loop of Kernels/CPU/CpuLanes.hpp, included once per instruction set with
 // FM_LANES_NS naming a namespace of its own (so the two compilations never share a symbol).
 #pragma once
+#include <type_traits>
+
 #include "Kernels/CPU/CpuLanes.hpp"
 
 #ifndef FM_LANES_NS
@@ -225,6 +227,23 @@ FM_LANE_INLINE void prefetchTally(const HostTallyScorer<true, S, D>& sc, uint32_
     __builtin_prefetch(sc.volume + cell, 1);
 }
 
+// Whether a scorer's absorb(cell, pos, 0.0) changes nothing and costs one add: then the drops
+// are booked for all 8 lanes, 0 where a lane did not interact, with no branch on which did
+// (a loop over the set bits of a random mask mispredicts its exit about once per call).
+template <class Scorer>
+struct AbsorbsUnmasked : std::false_type {};
+template <bool V, bool S, bool D>
+struct AbsorbsUnmasked<HostTallyScorer<V, S, D>> : std::true_type {};
+
+// Whether a scorer books crossings of scored faces (TallyScorer::cross: the directed tally).
+// Unknown scorers are assumed to.
+template <class Scorer>
+struct BooksCrossings : std::true_type {};
+template <bool V, bool S, bool D>
+struct BooksCrossings<HostTallyScorer<V, S, D>> : std::bool_constant<D> {};
+template <>
+struct BooksCrossings<HostMcmlScorer> : std::false_type {};
+
 // The vector phase: one event of every lane's packet (idle lanes compute on stale state,
 // which is harmless: their cell index stays valid and their results are never booked). The
 // parameters are copied so that no load in the loops is conditional (GCC if-converts the
@@ -257,9 +276,8 @@ FM_LANE_INLINE void stepLanes(const ArrayModel& m, const MaterialTable* table, c
 
 template <class Scorer>
 struct LaneRun {
-    LaneRun(const ArrayModel& model, const KernelParams& params, uint64_t begin, uint64_t stop,
-            uint32_t materialCount)
-        : m(model), kp(params), next(begin), end(stop) {
+    LaneRun(const ArrayModel& model, const KernelParams& params, PacketChunks& source, uint32_t materialCount)
+        : m(model), kp(params), chunks(source) {
         if (materialCount >= 1 && materialCount <= kMaterialTable) {
             for (uint32_t i = 0; i < materialCount; ++i) {
                 const float* f = &m.materials[i].mu_a;
@@ -271,7 +289,8 @@ struct LaneRun {
 
     const ArrayModel& m;
     const KernelParams& kp;
-    uint64_t next, end;
+    PacketChunks& chunks;
+    uint64_t next = 0, end = 0;  // what is left of the current chunk
     LaneState L{};
     LaneCells C{};
     LaneEvents E{};
@@ -281,16 +300,17 @@ struct LaneRun {
     Scorer sc[kLanes];  // one per lane: its own ledger, counts and (MCML) layer cache
     alignas(32) double absorbed[kLanes];  // sc[l].ledger.absorbed, kept here (bookInteractions)
 
-    // Start the next packet of the range in lane l; false when none is left.
+    // Start the next packet in lane l: from the current chunk, else from the next one (so that
+    // lanes stay busy across chunks); false when none is left.
     bool launch(int l) {
-        while (next < end) {
+        for (;;) {
+            if (next == end && !chunks.next(next, end)) return false;
             PacketState st;
             if (launchPacket(m, kp, next++, st, sc[l])) {
                 L.put(l, st);
                 return true;
             }
         }
-        return false;
     }
 
     // Lane l's packet has ended: start the next one there, or leave the lane idle.
@@ -307,10 +327,17 @@ struct LaneRun {
 #pragma omp simd
         for (int l = 0; l < kLanes; ++l) dw[l] = double(E.w0[l]) - double(E.w1[l]);
 #pragma omp simd
-        for (int l = 0; l < kLanes; ++l) absorbed[l] += ((in >> l) & 1u) ? dw[l] : 0.0;
-        for (unsigned b = in; b; b &= b - 1) {
-            const int l = __builtin_ctz(b);
-            sc[l].absorb(L.tetra[l], Vec3{L.px[l], L.py[l], L.pz[l]}, dw[l]);
+        for (int l = 0; l < kLanes; ++l) {
+            dw[l] = ((in >> l) & 1u) ? dw[l] : 0.0;  // x + 0.0 == x: no sum changes
+            absorbed[l] += dw[l];
+        }
+        if constexpr (AbsorbsUnmasked<Scorer>::value) {
+            for (int l = 0; l < kLanes; ++l) sc[l].absorb(L.tetra[l], Vec3{L.px[l], L.py[l], L.pz[l]}, dw[l]);
+        } else {
+            for (unsigned b = in; b; b &= b - 1) {
+                const int l = __builtin_ctz(b);
+                sc[l].absorb(L.tetra[l], Vec3{L.px[l], L.py[l], L.pz[l]}, dw[l]);
+            }
         }
         const unsigned special = kindMask(E, kEventLost | kEventWon | kEventTooLong) & in;
         sc[0].events.absorb += uint32_t(__builtin_popcount(in));
@@ -325,7 +352,10 @@ struct LaneRun {
     // The hops and guards of the lanes in mask `other`. A plain crossing (Core plainCrossing:
     // same refractive index, no exit, no scored face) only moves the packet to the neighbour;
     // the others go through bookEvent (crossFace: Fresnel, exits, face tallies) with the
-    // packet's whole state.
+    // packet's whole state. Scalar on purpose: the branch on the (usually plain) outcome lets
+    // the CPU go on before the neighbour's material arrives from memory; the same decision in
+    // vector form (gathers, a blend of the cell index) made the next event wait for it and
+    // measured slower on cube_5med and FourLayer despite 3% fewer instructions.
     void bookHops(unsigned other) {
         const unsigned hops = kindMask(E, kEventHop) & other;
         unsigned slow = other & ~hops;
@@ -333,7 +363,7 @@ struct LaneRun {
             const int l = __builtin_ctz(b);
             const uint32_t mat = C.material[l];
             uint32_t nextMat;
-            if (plainCrossing<Scorer::kScoresFaces>(m, L.tetra[l], E.face[l], C.mat[3][l], E.adj[l], nextMat)) {
+            if (plainCrossing<BooksCrossings<Scorer>::value>(m, L.tetra[l], E.face[l], C.mat[3][l], E.adj[l], nextMat)) {
                 L.tetra[l] = E.adj[l];
                 ++sc[0].events.boundary;
                 sc[0].events.interface += nextMat != mat ? 1u : 0u;
@@ -387,27 +417,27 @@ struct LaneRun {
 };
 
 template <class Scorer>
-void runLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint64_t end, Scorer& sc,
-              uint32_t materialCount) {
+void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks, Scorer& sc, uint32_t materialCount) {
 #if FM_LANES_SCALAR
     (void)materialCount;
     // One packet at a time through advance(): without AVX2 (no gathers, no blends) the lane
     // loop measured slower than this. Each packet's history is the same either way.
-    for (uint64_t i = begin; i < end; ++i) runPacket(m, kp, i, sc);
+    for (uint64_t b, e; chunks.next(b, e);)
+        for (uint64_t i = b; i < e; ++i) runPacket(m, kp, i, sc);
     sc.flush();
 #else
-    LaneRun<Scorer> r(m, kp, begin, end, materialCount);
+    LaneRun<Scorer> r(m, kp, chunks, materialCount);
     r.run(sc);
 #endif
 }
 
 // The scorers the CPU kernels use: the eight output choices of runCpu, and MCML.
 #define FM_LANES_INSTANTIATE(V, S, D)                                                        \
-    template void runLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t,        \
+    template void runLanes(const ArrayModel&, const KernelParams&, PacketChunks&,             \
                            HostTallyScorer<V, S, D>&, uint32_t);
 FM_FOR_EACH_HOST_OUTPUTS(FM_LANES_INSTANTIATE)
 #undef FM_LANES_INSTANTIATE
-template void runLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t, HostMcmlScorer&, uint32_t);
+template void runLanes(const ArrayModel&, const KernelParams&, PacketChunks&, HostMcmlScorer&, uint32_t);
 
 }  // namespace FM_LANES_NS
 }  // namespace fm

@@ -55,9 +55,9 @@ McmlTallies runMcmlCpu(const KernelInput& in, const McmlGrid& grid, const RunOpt
     McmlTallies t;
     t.kernel = "cpu";
     t.packetsRequested = opt.packets;
-    t.packetsDone = forEachPacketRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e) {
+    t.packetsDone = forEachWorker(opt, threads, [&](unsigned w, PacketChunks& chunks) {
         HostMcmlScorer sc = workers[w].scorer;  // a local copy: no false sharing between workers
-        runPacketLanes(model, opt.params, b, e, sc, uint32_t(in.materials.size()));
+        runPacketLanes(model, opt.params, chunks, sc, uint32_t(in.materials.size()));
         workers[w].scorer = sc;
     });
     t.absorbedRZ = std::move(workers[0].rz);

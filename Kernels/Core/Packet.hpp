@@ -50,17 +50,18 @@ FM_HD bool crossFace(const Model& m, uint32_t mat, const MaterialRecord& M, cons
     return false;
 }
 
-// Whether crossing face f of cell i (refractive index n) is plain: into a neighbour cell of
-// the same index, with no face tally to book. crossFace then only moves the packet to `adj`
-// (and counts an interface where the material changes, nextMat != the cell's). The CPU lane
-// loop books plain crossings this way and calls crossFace for the others (exits, Fresnel,
-// scored faces): the same outcome, without the packet state round trip.
-template <bool kScoresFaces, class Model>
+// Whether crossing face f of cell i (refractive index n) into `adj` is plain: into a neighbour
+// cell of the same index, and (kCheckScored) not a face the directed tally scores. crossFace
+// then only moves the packet to `adj` (and counts an interface where the material changes,
+// nextMat != the cell's). The CPU lane loop books plain crossings this way and calls crossFace
+// for the others (exits, Fresnel, scored faces): the same outcome, without the packet state
+// round trip.
+template <bool kCheckScored, class Model>
 FM_HD bool plainCrossing(const Model& m, uint32_t i, int f, float n, uint32_t adj, uint32_t& nextMat) {
     if (isExterior(adj)) return false;
     nextMat = m.cellMaterial(adj);
     if (m.material(nextMat).n != n) return false;
-    return !(kScoresFaces && ((m.scoredFaces(i) >> f) & 1u));
+    return !(kCheckScored && ((m.scoredFaces(i) >> f) & 1u));
 }
 
 template <class Scorer>
