@@ -87,6 +87,7 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
     auto t0 = std::chrono::steady_clock::now();
     const unsigned threads = resolveThreads(opt.threads);
     const ArrayModel model = in.view();
+    const std::vector<uint8_t> crossing = plainCrossingBits(in);
     const size_t nv = in.cells.size(), ns = in.faceCount, nd = 2 * size_t(in.faceCount);
 
     RunResult r;
@@ -107,7 +108,7 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
         }
         r.packetsDone = forEachWorker(opt, threads, [&](unsigned w, PacketChunks& chunks) {
             Scorer sc = scorers[w];  // a local copy: no false sharing between workers
-            runPacketLanes(model, opt.params, chunks, sc, uint32_t(in.materials.size()));
+            runPacketLanes(model, opt.params, chunks, sc, uint32_t(in.materials.size()), crossing.data());
             scorers[w] = sc;
         });
         auto reduce = [&](std::vector<std::vector<double>>& parts, std::vector<double>& out) {

@@ -10,7 +10,7 @@ namespace fm {
     namespace NS {                                                                             \
     template <class Scorer>                                                                    \
     void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks,          \
-                  Scorer& sc, uint32_t materialCount);                                         \
+                  Scorer& sc, uint32_t materialCount, const uint8_t* crossing);                \
     }
 FM_LANES_DECLARE(lanes_generic)
 #if FM_HAVE_AVX2_LANES
@@ -38,13 +38,28 @@ bool useAvx2() {
 
 const char* cpuLaneIsa() { return useAvx2() ? "avx2" : "generic"; }
 
+std::vector<uint8_t> plainCrossingBits(const KernelInput& in) {
+    const ArrayModel m = in.view();
+    std::vector<uint8_t> bits(in.cells.size(), 0);
+    for (uint32_t i = 1; i < bits.size(); ++i) {
+        const uint32_t mat = m.cellMaterial(i);
+        const float n = m.material(mat).n;
+        for (int f = 0; f < 4; ++f) {
+            uint32_t nextMat = mat;
+            if (plainCrossing<true>(m, i, f, n, m.adjacent(i, f), nextMat))
+                bits[i] |= uint8_t((1u << f) | ((nextMat != mat ? 1u : 0u) << (4 + f)));
+        }
+    }
+    return bits;
+}
+
 template <class Scorer>
 void runPacketLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks, Scorer& sc,
-                    uint32_t materialCount) {
+                    uint32_t materialCount, const uint8_t* crossing) {
 #if FM_HAVE_AVX2_LANES
-    if (useAvx2()) return lanes_avx2::runLanes(m, kp, chunks, sc, materialCount);
+    if (useAvx2()) return lanes_avx2::runLanes(m, kp, chunks, sc, materialCount, crossing);
 #endif
-    lanes_generic::runLanes(m, kp, chunks, sc, materialCount);
+    lanes_generic::runLanes(m, kp, chunks, sc, materialCount, crossing);
 }
 
 namespace {
@@ -73,11 +88,12 @@ void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin,
     template void runPacketLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t,  \
                                  HostTallyScorer<V, S, D>&, uint32_t);                         \
     template void runPacketLanes(const ArrayModel&, const KernelParams&, PacketChunks&,       \
-                                 HostTallyScorer<V, S, D>&, uint32_t);
+                                 HostTallyScorer<V, S, D>&, uint32_t, const uint8_t*);
 FM_FOR_EACH_HOST_OUTPUTS(FM_LANES_INSTANTIATE)
 #undef FM_LANES_INSTANTIATE
 template void runPacketLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t, HostMcmlScorer&,
                              uint32_t);
-template void runPacketLanes(const ArrayModel&, const KernelParams&, PacketChunks&, HostMcmlScorer&, uint32_t);
+template void runPacketLanes(const ArrayModel&, const KernelParams&, PacketChunks&, HostMcmlScorer&, uint32_t,
+                             const uint8_t*);
 
 }  // namespace fm

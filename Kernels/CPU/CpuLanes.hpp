@@ -16,6 +16,7 @@
 #include "Kernels/Core/ArrayModel.hpp"
 #include "Kernels/Core/Packet.hpp"
 #include "Kernels/Core/TallyScorer.hpp"
+#include "Kernels/KernelInput.hpp"
 #include "Kernels/McmlScorer.hpp"
 
 namespace fm {
@@ -43,11 +44,18 @@ protected:
     ~PacketChunks() = default;
 };
 
+// Per cell, what a hop through each face is, from Core plainCrossing (scored faces counted as
+// not plain): bit f set where crossing face f is plain, bit 4 + f where it is plain and enters
+// another material. The lane loop then books a plain crossing from the cell it leaves (in
+// cache) instead of waiting for the neighbour's record to come from memory to find out.
+std::vector<uint8_t> plainCrossingBits(const KernelInput& in);
+
 // Runs the packets of every chunk of `chunks` through the lane loop: lanes whose packet ends
 // start the next packet of the chunk, then of the next chunk, so lanes idle only at the very end.
+// `crossing`: plainCrossingBits of the model, or null (then each hop reads its neighbour).
 template <class Scorer>
 void runPacketLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks, Scorer& sc,
-                    uint32_t materialCount = 0);
+                    uint32_t materialCount = 0, const uint8_t* crossing = nullptr);
 
 // Runs packets [begin, end) of a run through the lane loop, booking into sc (whose ledger and
 // events accumulate; its tallies are flushed on return). Scorer: a HostTallyScorer or

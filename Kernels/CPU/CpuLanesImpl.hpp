@@ -276,8 +276,9 @@ FM_LANE_INLINE void stepLanes(const ArrayModel& m, const MaterialTable* table, c
 
 template <class Scorer>
 struct LaneRun {
-    LaneRun(const ArrayModel& model, const KernelParams& params, PacketChunks& source, uint32_t materialCount)
-        : m(model), kp(params), chunks(source) {
+    LaneRun(const ArrayModel& model, const KernelParams& params, PacketChunks& source, uint32_t materialCount,
+            const uint8_t* crossingBits)
+        : m(model), kp(params), chunks(source), crossing(crossingBits) {
         if (materialCount >= 1 && materialCount <= kMaterialTable) {
             for (uint32_t i = 0; i < materialCount; ++i) {
                 const float* f = &m.materials[i].mu_a;
@@ -290,6 +291,7 @@ struct LaneRun {
     const ArrayModel& m;
     const KernelParams& kp;
     PacketChunks& chunks;
+    const uint8_t* crossing;     // plainCrossingBits, or null
     uint64_t next = 0, end = 0;  // what is left of the current chunk
     LaneState L{};
     LaneCells C{};
@@ -361,12 +363,21 @@ struct LaneRun {
         unsigned slow = other & ~hops;
         for (unsigned b = hops; b; b &= b - 1) {
             const int l = __builtin_ctz(b);
-            const uint32_t mat = C.material[l];
-            uint32_t nextMat;
-            if (plainCrossing<BooksCrossings<Scorer>::value>(m, L.tetra[l], E.face[l], C.mat[3][l], E.adj[l], nextMat)) {
+            bool plain, newMaterial;
+            if (crossing) {  // from the cell the packet leaves
+                const uint32_t bits = crossing[L.tetra[l]] >> E.face[l];
+                plain = bits & 1u;
+                newMaterial = (bits >> 4) & 1u;
+            } else {  // from the neighbour's record
+                uint32_t nextMat;
+                plain = plainCrossing<BooksCrossings<Scorer>::value>(m, L.tetra[l], E.face[l], C.mat[3][l],
+                                                                    E.adj[l], nextMat);
+                newMaterial = plain && nextMat != C.material[l];
+            }
+            if (plain) {
                 L.tetra[l] = E.adj[l];
                 ++sc[0].events.boundary;
-                sc[0].events.interface += nextMat != mat ? 1u : 0u;
+                sc[0].events.interface += newMaterial ? 1u : 0u;
             } else {
                 slow |= 1u << l;
             }
@@ -417,16 +428,18 @@ struct LaneRun {
 };
 
 template <class Scorer>
-void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks, Scorer& sc, uint32_t materialCount) {
+void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks, Scorer& sc, uint32_t materialCount,
+              const uint8_t* crossing) {
 #if FM_LANES_SCALAR
     (void)materialCount;
+    (void)crossing;
     // One packet at a time through advance(): without AVX2 (no gathers, no blends) the lane
     // loop measured slower than this. Each packet's history is the same either way.
     for (uint64_t b, e; chunks.next(b, e);)
         for (uint64_t i = b; i < e; ++i) runPacket(m, kp, i, sc);
     sc.flush();
 #else
-    LaneRun<Scorer> r(m, kp, chunks, materialCount);
+    LaneRun<Scorer> r(m, kp, chunks, materialCount, crossing);
     r.run(sc);
 #endif
 }
@@ -434,10 +447,11 @@ void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks,
 // The scorers the CPU kernels use: the eight output choices of runCpu, and MCML.
 #define FM_LANES_INSTANTIATE(V, S, D)                                                        \
     template void runLanes(const ArrayModel&, const KernelParams&, PacketChunks&,             \
-                           HostTallyScorer<V, S, D>&, uint32_t);
+                           HostTallyScorer<V, S, D>&, uint32_t, const uint8_t*);
 FM_FOR_EACH_HOST_OUTPUTS(FM_LANES_INSTANTIATE)
 #undef FM_LANES_INSTANTIATE
-template void runLanes(const ArrayModel&, const KernelParams&, PacketChunks&, HostMcmlScorer&, uint32_t);
+template void runLanes(const ArrayModel&, const KernelParams&, PacketChunks&, HostMcmlScorer&, uint32_t,
+                       const uint8_t*);
 
 }  // namespace FM_LANES_NS
 }  // namespace fm
