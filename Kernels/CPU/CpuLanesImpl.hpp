@@ -249,16 +249,17 @@ struct BooksCrossings<HostMcmlScorer> : std::false_type {};
 // parameters are copied so that no load in the loops is conditional (GCC if-converts the
 // branches only then).
 template <class Scorer>
-FM_LANE_INLINE void stepLanes(const ArrayModel& m, const MaterialTable* table, const KernelParams& kp,
-                              const Scorer& sc, LaneState& L, LaneCells& C, LaneEvents& E) {
+FM_LANE_INLINE void stepLanes(const ArrayModel& m, const MaterialTable* table, const uint8_t* crossing,
+                              const KernelParams& kp, const Scorer& sc, LaneState& L, LaneCells& C, LaneEvents& E) {
     loadCells(m, table, L, C);
     const KernelParams k = kp;
 #pragma omp simd
     for (int l = 0; l < kLanes; ++l) moveLane(C, k, L, E, l);
-    // The cell a hop enters (its material is read by the bookkeeping, its planes by the next
-    // loadCells) and its volume-tally entry are rarely in L2 (cube_5med: 5.4 MB of cells,
-    // 384 KB of tally): fetch them now, so that the interaction loop's arithmetic covers the
-    // latency. (perf: ~30% of the time was spent waiting on these loads.)
+    // The cell a hop enters (its planes are read by the next loadCells, its material by the
+    // bookkeeping when there are no plainCrossingBits) and its volume-tally entry are rarely in
+    // L2 (cube_5med: 5.4 MB of cells, 384 KB of tally): fetch them now, so that the interaction
+    // loop's arithmetic covers the latency (perf: ~30% of the time was spent waiting on these
+    // loads). Likewise the cell's plainCrossingBits byte, read when the packet hops on from there.
     for (unsigned h = kindMask(E, kEventHop); h; h &= h - 1) {
         const int l = __builtin_ctz(h);
         const uint32_t adj = m.cells[L.tetra[l]].adj[E.face[l]];
@@ -269,6 +270,7 @@ FM_LANE_INLINE void stepLanes(const ArrayModel& m, const MaterialTable* table, c
         __builtin_prefetch(p + 64);
         __builtin_prefetch(p + sizeof(TetraRecord) - 1);
         prefetchTally(sc, next);
+        if (crossing) __builtin_prefetch(crossing + next);  // read when the packet leaves that cell
     }
 #pragma omp simd
     for (int l = 0; l < kLanes; ++l) interactLane(C, k, L, E, l);
@@ -408,7 +410,7 @@ struct LaneRun {
         for (int l = 0; l < kLanes; ++l)
             if (launch(l)) liveMask |= 1u << l;
         while (liveMask) {
-            stepLanes(m, table, kp, sc[0], L, C, E);
+            stepLanes(m, table, crossing, kp, sc[0], L, C, E);
             // Interactions first, then hops and guards, each over a bit mask of lanes: no
             // branch on the (random) kind of each lane's event.
             const unsigned in = kindMask(E, kEventInteract) & liveMask;
