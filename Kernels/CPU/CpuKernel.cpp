@@ -11,8 +11,9 @@ namespace {
 
 // Packets a worker runs between looks at the cancel flag. Small enough that a run stops within
 // a fraction of a second even when packets are slow (a large scattering model: ~1 ms each, or a
-// sanitizer build), large enough that the per-chunk scorer copy and flush cost nothing. 4096 let
-// a Ctrl-C take several seconds.
+// sanitizer build), large enough that the per-chunk work (a look at the flag; a scorer copy and
+// flush in the trace kernel) costs nothing. 4096 let a Ctrl-C take several seconds. The lane
+// loop keeps its packets in flight across chunks (forEachWorker), so the size costs it nothing.
 constexpr uint64_t kChunk = 256;
 
 }  // namespace
@@ -23,8 +24,36 @@ unsigned resolveThreads(unsigned requested) {
     return hw ? hw : 1;
 }
 
-uint64_t forEachPacketRange(const RunOptions& opt, unsigned threads,
-                            const std::function<void(unsigned, uint64_t, uint64_t)>& body) {
+namespace {
+
+// One worker's range [b, e) in chunks of kChunk. A chunk counts as done when the next one is
+// asked for (or the worker ends): the lane loop may still be finishing a few of its packets
+// then, which only makes progress reports early by a fraction of a chunk.
+struct WorkerChunks final : PacketChunks {
+    const RunOptions& opt;
+    std::atomic<uint64_t>& done;
+    uint64_t c, e, given = 0;
+    WorkerChunks(const RunOptions& o, std::atomic<uint64_t>& d, uint64_t begin, uint64_t end)
+        : opt(o), done(d), c(begin), e(end) {}
+    bool next(uint64_t& begin, uint64_t& end) override {
+        settle();
+        if (c >= e || (opt.cancel && opt.cancel->load(std::memory_order_relaxed))) return false;
+        begin = c;
+        end = std::min(e, c + kChunk);
+        given = end - begin;
+        c = end;
+        return true;
+    }
+    void settle() {
+        done += given;
+        given = 0;
+    }
+};
+
+}  // namespace
+
+uint64_t forEachWorker(const RunOptions& opt, unsigned threads,
+                       const std::function<void(unsigned, PacketChunks&)>& body) {
     std::atomic<uint64_t> done{0};
     std::atomic<unsigned> running{threads};
     std::vector<std::thread> pool;
@@ -32,12 +61,9 @@ uint64_t forEachPacketRange(const RunOptions& opt, unsigned threads,
     for (unsigned w = 0; w < threads; ++w) {
         uint64_t b = first + n * w / threads, e = first + n * (w + 1) / threads;
         pool.emplace_back([&, w, b, e] {
-            for (uint64_t c = b; c < e; c += kChunk) {
-                if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) break;
-                uint64_t ce = std::min(e, c + kChunk);
-                body(w, c, ce);
-                done += ce - c;
-            }
+            WorkerChunks chunks(opt, done, b, e);
+            body(w, chunks);
+            chunks.settle();
             --running;
         });
     }
@@ -50,10 +76,18 @@ uint64_t forEachPacketRange(const RunOptions& opt, unsigned threads,
     return done.load();
 }
 
+uint64_t forEachPacketRange(const RunOptions& opt, unsigned threads,
+                            const std::function<void(unsigned, uint64_t, uint64_t)>& body) {
+    return forEachWorker(opt, threads, [&](unsigned w, PacketChunks& chunks) {
+        for (uint64_t b, e; chunks.next(b, e);) body(w, b, e);
+    });
+}
+
 RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
     auto t0 = std::chrono::steady_clock::now();
     const unsigned threads = resolveThreads(opt.threads);
     const ArrayModel model = in.view();
+    const std::vector<uint8_t> crossing = plainCrossingBits(in);
     const size_t nv = in.cells.size(), ns = in.faceCount, nd = 2 * size_t(in.faceCount);
 
     RunResult r;
@@ -72,9 +106,9 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
             scorers[w].surface = surf[w].data();
             scorers[w].directed = dir[w].data();
         }
-        r.packetsDone = forEachPacketRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e) {
+        r.packetsDone = forEachWorker(opt, threads, [&](unsigned w, PacketChunks& chunks) {
             Scorer sc = scorers[w];  // a local copy: no false sharing between workers
-            runPacketLanes(model, opt.params, b, e, sc, uint32_t(in.materials.size()));
+            runPacketLanes(model, opt.params, chunks, sc, uint32_t(in.materials.size()), crossing.data());
             scorers[w] = sc;
         });
         auto reduce = [&](std::vector<std::vector<double>>& parts, std::vector<double>& out) {

@@ -6,12 +6,21 @@
 
 namespace fm {
 
+class PacketChunks;  // CPU/CpuLanes.hpp
+
 // Splits packets [first, first+count) into one contiguous range per worker (fixed for a given
 // thread count, so results are bit-identical run to run), runs body(worker, begin, end) on each
 // in chunks, reports progress from the calling thread and honours cancel between chunks.
 // Returns the number of packets completed.
 uint64_t forEachPacketRange(const RunOptions& opt, unsigned threads,
                             const std::function<void(unsigned, uint64_t, uint64_t)>& body);
+
+// The same split, but body(worker, chunks) is called once per worker and pulls its chunks
+// itself (PacketChunks, CPU/CpuLanes.hpp): the lane loop keeps its packets in flight from one
+// chunk to the next instead of draining its lanes at the end of each. Cancel is honoured
+// between chunks (next() returns false); the packets already started are completed and counted.
+uint64_t forEachWorker(const RunOptions& opt, unsigned threads,
+                       const std::function<void(unsigned, PacketChunks&)>& body);
 
 unsigned resolveThreads(unsigned requested);
 

@@ -9,8 +9,8 @@ namespace fm {
 #define FM_LANES_DECLARE(NS)                                                                   \
     namespace NS {                                                                             \
     template <class Scorer>                                                                    \
-    void runLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint64_t end,  \
-                  Scorer& sc, uint32_t materialCount);                                         \
+    void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks,          \
+                  Scorer& sc, uint32_t materialCount, const uint8_t* crossing);                \
     }
 FM_LANES_DECLARE(lanes_generic)
 #if FM_HAVE_AVX2_LANES
@@ -38,21 +38,62 @@ bool useAvx2() {
 
 const char* cpuLaneIsa() { return useAvx2() ? "avx2" : "generic"; }
 
+std::vector<uint8_t> plainCrossingBits(const KernelInput& in) {
+    const ArrayModel m = in.view();
+    std::vector<uint8_t> bits(in.cells.size(), 0);
+    for (uint32_t i = 1; i < bits.size(); ++i) {
+        const uint32_t mat = m.cellMaterial(i);
+        const float n = m.material(mat).n;
+        for (int f = 0; f < 4; ++f) {
+            uint32_t nextMat = mat;
+            if (plainCrossing<true>(m, i, f, n, m.adjacent(i, f), nextMat))
+                bits[i] |= uint8_t((1u << f) | ((nextMat != mat ? 1u : 0u) << (4 + f)));
+        }
+    }
+    return bits;
+}
+
+template <class Scorer>
+void runPacketLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks, Scorer& sc,
+                    uint32_t materialCount, const uint8_t* crossing) {
+#if FM_HAVE_AVX2_LANES
+    if (useAvx2()) return lanes_avx2::runLanes(m, kp, chunks, sc, materialCount, crossing);
+#endif
+    lanes_generic::runLanes(m, kp, chunks, sc, materialCount, crossing);
+}
+
+namespace {
+struct OneRange final : PacketChunks {
+    uint64_t b, e;
+    bool given = false;
+    OneRange(uint64_t begin, uint64_t end) : b(begin), e(end) {}
+    bool next(uint64_t& begin, uint64_t& end) override {
+        if (given || b >= e) return false;
+        given = true;
+        begin = b;
+        end = e;
+        return true;
+    }
+};
+}  // namespace
+
 template <class Scorer>
 void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint64_t end, Scorer& sc,
                     uint32_t materialCount) {
-#if FM_HAVE_AVX2_LANES
-    if (useAvx2()) return lanes_avx2::runLanes(m, kp, begin, end, sc, materialCount);
-#endif
-    lanes_generic::runLanes(m, kp, begin, end, sc, materialCount);
+    OneRange r(begin, end);
+    runPacketLanes(m, kp, r, sc, materialCount);
 }
 
 #define FM_LANES_INSTANTIATE(V, S, D)                                                          \
     template void runPacketLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t,  \
-                                 HostTallyScorer<V, S, D>&, uint32_t);
+                                 HostTallyScorer<V, S, D>&, uint32_t);                         \
+    template void runPacketLanes(const ArrayModel&, const KernelParams&, PacketChunks&,       \
+                                 HostTallyScorer<V, S, D>&, uint32_t, const uint8_t*);
 FM_FOR_EACH_HOST_OUTPUTS(FM_LANES_INSTANTIATE)
 #undef FM_LANES_INSTANTIATE
 template void runPacketLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t, HostMcmlScorer&,
                              uint32_t);
+template void runPacketLanes(const ArrayModel&, const KernelParams&, PacketChunks&, HostMcmlScorer&, uint32_t,
+                             const uint8_t*);
 
 }  // namespace fm

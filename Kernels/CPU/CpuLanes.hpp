@@ -16,6 +16,7 @@
 #include "Kernels/Core/ArrayModel.hpp"
 #include "Kernels/Core/Packet.hpp"
 #include "Kernels/Core/TallyScorer.hpp"
+#include "Kernels/KernelInput.hpp"
 #include "Kernels/McmlScorer.hpp"
 
 namespace fm {
@@ -32,6 +33,29 @@ using HostMcmlScorer = McmlScorer<HostAdd>;
 #define FM_FOR_EACH_HOST_OUTPUTS(X) \
     X(false, false, false) X(false, false, true) X(false, true, false) X(false, true, true) \
     X(true, false, false) X(true, false, true) X(true, true, false) X(true, true, true)
+
+// A worker's packet indices, handed out a chunk at a time: next() sets [begin, end) to the next
+// chunk and returns true, or returns false when there is none (range done, or run cancelled).
+class PacketChunks {
+public:
+    virtual bool next(uint64_t& begin, uint64_t& end) = 0;
+
+protected:
+    ~PacketChunks() = default;
+};
+
+// Per cell, what a hop through each face is, from Core plainCrossing (scored faces counted as
+// not plain): bit f set where crossing face f is plain, bit 4 + f where it is plain and enters
+// another material. The lane loop then books a plain crossing from the cell it leaves (in
+// cache) instead of waiting for the neighbour's record to come from memory to find out.
+std::vector<uint8_t> plainCrossingBits(const KernelInput& in);
+
+// Runs the packets of every chunk of `chunks` through the lane loop: lanes whose packet ends
+// start the next packet of the chunk, then of the next chunk, so lanes idle only at the very end.
+// `crossing`: plainCrossingBits of the model, or null (then each hop reads its neighbour).
+template <class Scorer>
+void runPacketLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks, Scorer& sc,
+                    uint32_t materialCount = 0, const uint8_t* crossing = nullptr);
 
 // Runs packets [begin, end) of a run through the lane loop, booking into sc (whose ledger and
 // events accumulate; its tallies are flushed on return). Scorer: a HostTallyScorer or

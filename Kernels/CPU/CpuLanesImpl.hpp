@@ -1,6 +1,8 @@
 // The lane loop of Kernels/CPU/CpuLanes.hpp, included once per instruction set with
 // FM_LANES_NS naming a namespace of its own (so the two compilations never share a symbol).
 #pragma once
+#include <type_traits>
+
 #include "Kernels/CPU/CpuLanes.hpp"
 
 #ifndef FM_LANES_NS
@@ -47,6 +49,7 @@ struct LaneEvents {
     alignas(32) uint32_t kind[kLanes];
     alignas(32) int32_t face[kLanes];
     alignas(32) float w0[kLanes], w1[kLanes];
+    alignas(32) uint32_t adj[kLanes];  // hops: the neighbour across the face (stepLanes)
 
     FM_LANE_INLINE void put(int l, const Event& e) {
         kind[l] = e.kind; face[l] = e.h.face;
@@ -152,19 +155,20 @@ FM_LANE_INLINE void loadCells(const ArrayModel& m, const MaterialTable* table, c
 #endif
 }
 
-// Bit l set where lane l's event was an interaction.
-FM_LANE_INLINE unsigned interactMask(const LaneEvents& E) {
+// Bit l set where lane l's event has any of the kEvent* bits `bits`.
+FM_LANE_INLINE unsigned kindMask(const LaneEvents& E, uint32_t bits) {
 #if defined(__AVX2__)
-    static_assert(kEventInteract == 2u, "the interaction bit is bit 1");
+    const __m256i b = _mm256_set1_epi32(int(bits)), zero = _mm256_setzero_si256();
     unsigned m = 0;
     for (int c = 0; c < kLanes; c += 8) {
         const __m256i k = _mm256_load_si256(reinterpret_cast<const __m256i*>(E.kind + c));
-        m |= unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32(k, 30)))) << c;
+        const __m256i none = _mm256_cmpeq_epi32(_mm256_and_si256(k, b), zero);
+        m |= (~unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(none))) & 0xffu) << c;
     }
     return m;
 #else
     unsigned m = 0;
-    for (int l = 0; l < kLanes; ++l) m |= ((E.kind[l] & kEventInteract) ? 1u : 0u) << l;
+    for (int l = 0; l < kLanes; ++l) m |= ((E.kind[l] & bits) ? 1u : 0u) << l;
     return m;
 #endif
 }
@@ -214,25 +218,69 @@ FM_LANE_INLINE void interactLane(const LaneCells& C, const KernelParams& kp, Lan
     E.kind[l] = e.kind; E.w0[l] = e.w0; E.w1[l] = e.w1;
 }
 
+// Fetch the volume-tally entry of a cell ahead of its update (the per-thread volume array of
+// a large mesh does not stay in L2 beside the cells). Other scorers: nothing.
+template <class Scorer>
+FM_LANE_INLINE void prefetchTally(const Scorer&, uint32_t) {}
+template <bool S, bool D>
+FM_LANE_INLINE void prefetchTally(const HostTallyScorer<true, S, D>& sc, uint32_t cell) {
+    __builtin_prefetch(sc.volume + cell, 1);
+}
+
+// Whether a scorer's absorb(cell, pos, 0.0) changes nothing and costs one add: then the drops
+// are booked for all 8 lanes, 0 where a lane did not interact, with no branch on which did
+// (a loop over the set bits of a random mask mispredicts its exit about once per call).
+template <class Scorer>
+struct AbsorbsUnmasked : std::false_type {};
+template <bool V, bool S, bool D>
+struct AbsorbsUnmasked<HostTallyScorer<V, S, D>> : std::true_type {};
+
+// Whether a scorer books crossings of scored faces (TallyScorer::cross: the directed tally).
+// Unknown scorers are assumed to.
+template <class Scorer>
+struct BooksCrossings : std::true_type {};
+template <bool V, bool S, bool D>
+struct BooksCrossings<HostTallyScorer<V, S, D>> : std::bool_constant<D> {};
+template <>
+struct BooksCrossings<HostMcmlScorer> : std::false_type {};
+
 // The vector phase: one event of every lane's packet (idle lanes compute on stale state,
 // which is harmless: their cell index stays valid and their results are never booked). The
 // parameters are copied so that no load in the loops is conditional (GCC if-converts the
 // branches only then).
-FM_LANE_INLINE void stepLanes(const ArrayModel& m, const MaterialTable* table, const KernelParams& kp,
-                              LaneState& L, LaneCells& C, LaneEvents& E) {
+template <class Scorer>
+FM_LANE_INLINE void stepLanes(const ArrayModel& m, const MaterialTable* table, const uint8_t* crossing,
+                              const KernelParams& kp, const Scorer& sc, LaneState& L, LaneCells& C, LaneEvents& E) {
     loadCells(m, table, L, C);
     const KernelParams k = kp;
 #pragma omp simd
     for (int l = 0; l < kLanes; ++l) moveLane(C, k, L, E, l);
+    // The cell a hop enters (its planes are read by the next loadCells, its material by the
+    // bookkeeping when there are no plainCrossingBits) and its volume-tally entry are rarely in
+    // L2 (cube_5med: 5.4 MB of cells, 384 KB of tally): fetch them now, so that the interaction
+    // loop's arithmetic covers the latency (perf: ~30% of the time was spent waiting on these
+    // loads). Likewise the cell's plainCrossingBits byte, read when the packet hops on from there.
+    for (unsigned h = kindMask(E, kEventHop); h; h &= h - 1) {
+        const int l = __builtin_ctz(h);
+        const uint32_t adj = m.cells[L.tetra[l]].adj[E.face[l]];
+        E.adj[l] = adj;
+        const uint32_t next = isExterior(adj) ? 0u : adj;
+        const char* p = reinterpret_cast<const char*>(m.cells + next);
+        __builtin_prefetch(p);
+        __builtin_prefetch(p + 64);
+        __builtin_prefetch(p + sizeof(TetraRecord) - 1);
+        prefetchTally(sc, next);
+        if (crossing) __builtin_prefetch(crossing + next);  // read when the packet leaves that cell
+    }
 #pragma omp simd
     for (int l = 0; l < kLanes; ++l) interactLane(C, k, L, E, l);
 }
 
 template <class Scorer>
 struct LaneRun {
-    LaneRun(const ArrayModel& model, const KernelParams& params, uint64_t begin, uint64_t stop,
-            uint32_t materialCount)
-        : m(model), kp(params), next(begin), end(stop) {
+    LaneRun(const ArrayModel& model, const KernelParams& params, PacketChunks& source, uint32_t materialCount,
+            const uint8_t* crossingBits)
+        : m(model), kp(params), chunks(source), crossing(crossingBits) {
         if (materialCount >= 1 && materialCount <= kMaterialTable) {
             for (uint32_t i = 0; i < materialCount; ++i) {
                 const float* f = &m.materials[i].mu_a;
@@ -244,7 +292,9 @@ struct LaneRun {
 
     const ArrayModel& m;
     const KernelParams& kp;
-    uint64_t next, end;
+    PacketChunks& chunks;
+    const uint8_t* crossing;     // plainCrossingBits, or null
+    uint64_t next = 0, end = 0;  // what is left of the current chunk
     LaneState L{};
     LaneCells C{};
     LaneEvents E{};
@@ -252,22 +302,100 @@ struct LaneRun {
     const MaterialTable* table = nullptr;  // &matTable when the model has at most 8 materials
     unsigned liveMask = 0;  // bit l: lane l has a packet
     Scorer sc[kLanes];  // one per lane: its own ledger, counts and (MCML) layer cache
+    alignas(32) double absorbed[kLanes];  // sc[l].ledger.absorbed, kept here (bookInteractions)
 
-    // Start the next packet of the range in lane l; false when none is left.
+    // Start the next packet in lane l: from the current chunk, else from the next one (so that
+    // lanes stay busy across chunks); false when none is left.
     bool launch(int l) {
-        while (next < end) {
+        for (;;) {
+            if (next == end && !chunks.next(next, end)) return false;
             PacketState st;
             if (launchPacket(m, kp, next++, st, sc[l])) {
                 L.put(l, st);
                 return true;
             }
         }
-        return false;
     }
 
     // Lane l's packet has ended: start the next one there, or leave the lane idle.
     void finish(int l) {
         if (!launch(l)) liveMask &= ~(1u << l);
+    }
+
+    // The drops of the lanes in mask `in` (interactions): bookInteraction for 8 lanes at once.
+    // Each lane's absorbed sum stays its own (absorbed[l], in the same order of additions as
+    // sc[l].ledger.absorbed would get), the counts are added as popcounts, and only the lanes
+    // whose interaction was more than a scatter go through bookInteractionOutcome.
+    void bookInteractions(unsigned in) {
+        alignas(32) double dw[kLanes];
+#pragma omp simd
+        for (int l = 0; l < kLanes; ++l) dw[l] = double(E.w0[l]) - double(E.w1[l]);
+#pragma omp simd
+        for (int l = 0; l < kLanes; ++l) {
+            dw[l] = ((in >> l) & 1u) ? dw[l] : 0.0;  // x + 0.0 == x: no sum changes
+            absorbed[l] += dw[l];
+        }
+        if constexpr (AbsorbsUnmasked<Scorer>::value) {
+            for (int l = 0; l < kLanes; ++l) sc[l].absorb(L.tetra[l], Vec3{L.px[l], L.py[l], L.pz[l]}, dw[l]);
+        } else {
+            for (unsigned b = in; b; b &= b - 1) {
+                const int l = __builtin_ctz(b);
+                sc[l].absorb(L.tetra[l], Vec3{L.px[l], L.py[l], L.pz[l]}, dw[l]);
+            }
+        }
+        const unsigned special = kindMask(E, kEventLost | kEventWon | kEventTooLong) & in;
+        sc[0].events.absorb += uint32_t(__builtin_popcount(in));
+        sc[0].events.scatter += uint32_t(__builtin_popcount(in & ~special));
+        for (unsigned b = special; b; b &= b - 1) {
+            const int l = __builtin_ctz(b);
+            const Packet pk{Vec3{L.px[l], L.py[l], L.pz[l]}, Vec3{0.f, 0.f, 0.f}, L.tetra[l], L.w[l]};
+            if (!bookInteractionOutcome(E.get(l), pk, sc[l])) finish(l);
+        }
+    }
+
+    // The hops and guards of the lanes in mask `other`. A plain crossing (Core plainCrossing:
+    // same refractive index, no exit, no scored face) only moves the packet to the neighbour;
+    // the others go through bookEvent (crossFace: Fresnel, exits, face tallies) with the
+    // packet's whole state. Scalar on purpose: the branch on the (usually plain) outcome lets
+    // the CPU go on before the neighbour's material arrives from memory; the same decision in
+    // vector form (gathers, a blend of the cell index) made the next event wait for it and
+    // measured slower on cube_5med and FourLayer despite 3% fewer instructions.
+    void bookHops(unsigned other) {
+        const unsigned hops = kindMask(E, kEventHop) & other;
+        unsigned slow = other & ~hops;
+        for (unsigned b = hops; b; b &= b - 1) {
+            const int l = __builtin_ctz(b);
+            bool plain, newMaterial;
+            if (crossing) {  // from the cell the packet leaves
+                const uint32_t bits = crossing[L.tetra[l]] >> E.face[l];
+                plain = bits & 1u;
+                newMaterial = (bits >> 4) & 1u;
+            } else {  // from the neighbour's record
+                uint32_t nextMat;
+                plain = plainCrossing<BooksCrossings<Scorer>::value>(m, L.tetra[l], E.face[l], C.mat[3][l],
+                                                                    E.adj[l], nextMat);
+                newMaterial = plain && nextMat != C.material[l];
+            }
+            if (plain) {
+                L.tetra[l] = E.adj[l];
+                ++sc[0].events.boundary;
+                sc[0].events.interface += newMaterial ? 1u : 0u;
+            } else {
+                slow |= 1u << l;
+            }
+        }
+        for (; slow; slow &= slow - 1) {
+            const int l = __builtin_ctz(slow);
+            Event e = E.get(l);
+            PacketState st = L.get(l);
+            const uint32_t mat = C.material[l];
+            if (e.h.face >= 0) {  // the normal of the face crossed, from the cell
+                const TetraRecord& T = m.cells[L.tetra[l]];
+                e.h.normal = Vec3{T.nx[e.h.face], T.ny[e.h.face], T.nz[e.h.face]};
+            }
+            if (bookEvent(m, mat, m.material(mat), e, st, sc[l])) L.put(l, st);  // crossed
+            else finish(l);
+        }
     }
 
     void run(Scorer& out) {
@@ -277,35 +405,21 @@ struct LaneRun {
                 sc[l].ledger = Ledger{};
                 sc[l].events = decltype(out.events){};
             }
+            absorbed[l] = sc[l].ledger.absorbed;
         }
         for (int l = 0; l < kLanes; ++l)
             if (launch(l)) liveMask |= 1u << l;
         while (liveMask) {
-            stepLanes(m, table, kp, L, C, E);
+            stepLanes(m, table, crossing, kp, sc[0], L, C, E);
             // Interactions first, then hops and guards, each over a bit mask of lanes: no
             // branch on the (random) kind of each lane's event.
-            const unsigned in = interactMask(E);
-            unsigned interacting = in & liveMask, other = ~in & liveMask;
-            for (; interacting; interacting &= interacting - 1) {
-                const int l = __builtin_ctz(interacting);
-                const Packet pk{Vec3{L.px[l], L.py[l], L.pz[l]}, Vec3{0.f, 0.f, 0.f}, L.tetra[l], L.w[l]};
-                if (!bookInteraction(E.get(l), pk, sc[l])) finish(l);
-            }
-            for (; other; other &= other - 1) {
-                const int l = __builtin_ctz(other);
-                Event e = E.get(l);
-                PacketState st = L.get(l);
-                const uint32_t mat = C.material[l];
-                if (e.h.face >= 0) {  // the normal of the face crossed, from the cell
-                    const TetraRecord& T = m.cells[L.tetra[l]];
-                    e.h.normal = Vec3{T.nx[e.h.face], T.ny[e.h.face], T.nz[e.h.face]};
-                }
-                if (bookEvent(m, mat, m.material(mat), e, st, sc[l])) L.put(l, st);  // crossed
-                else finish(l);
-            }
+            const unsigned in = kindMask(E, kEventInteract) & liveMask;
+            bookInteractions(in);
+            bookHops(~in & liveMask);
         }
         for (int l = 0; l < kLanes; ++l) {
             sc[l].flush();
+            sc[l].ledger.absorbed = absorbed[l];
             if (l > 0) {
                 sc[0].ledger.add(sc[l].ledger);
                 sc[0].events.add(sc[l].events);
@@ -316,27 +430,30 @@ struct LaneRun {
 };
 
 template <class Scorer>
-void runLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint64_t end, Scorer& sc,
-              uint32_t materialCount) {
+void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks, Scorer& sc, uint32_t materialCount,
+              const uint8_t* crossing) {
 #if FM_LANES_SCALAR
     (void)materialCount;
+    (void)crossing;
     // One packet at a time through advance(): without AVX2 (no gathers, no blends) the lane
     // loop measured slower than this. Each packet's history is the same either way.
-    for (uint64_t i = begin; i < end; ++i) runPacket(m, kp, i, sc);
+    for (uint64_t b, e; chunks.next(b, e);)
+        for (uint64_t i = b; i < e; ++i) runPacket(m, kp, i, sc);
     sc.flush();
 #else
-    LaneRun<Scorer> r(m, kp, begin, end, materialCount);
+    LaneRun<Scorer> r(m, kp, chunks, materialCount, crossing);
     r.run(sc);
 #endif
 }
 
 // The scorers the CPU kernels use: the eight output choices of runCpu, and MCML.
 #define FM_LANES_INSTANTIATE(V, S, D)                                                        \
-    template void runLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t,        \
-                           HostTallyScorer<V, S, D>&, uint32_t);
+    template void runLanes(const ArrayModel&, const KernelParams&, PacketChunks&,             \
+                           HostTallyScorer<V, S, D>&, uint32_t, const uint8_t*);
 FM_FOR_EACH_HOST_OUTPUTS(FM_LANES_INSTANTIATE)
 #undef FM_LANES_INSTANTIATE
-template void runLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t, HostMcmlScorer&, uint32_t);
+template void runLanes(const ArrayModel&, const KernelParams&, PacketChunks&, HostMcmlScorer&, uint32_t,
+                       const uint8_t*);
 
 }  // namespace FM_LANES_NS
 }  // namespace fm

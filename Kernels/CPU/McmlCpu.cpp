@@ -48,6 +48,7 @@ McmlTallies runMcmlCpu(const KernelInput& in, const McmlGrid& grid, const RunOpt
     // The packed cell records through the 8-packet lane loop (CPU/CpuLanes.hpp); the GPU reads
     // the same layers as Core/SlabModel.hpp (identical results: test_mcml).
     const ArrayModel model = in.view();
+    const std::vector<uint8_t> crossing = plainCrossingBits(in);
     std::vector<WorkerTallies> workers;
     workers.reserve(threads);
     for (unsigned w = 0; w < threads; ++w) workers.emplace_back(grid, in.cells.size());
@@ -55,9 +56,9 @@ McmlTallies runMcmlCpu(const KernelInput& in, const McmlGrid& grid, const RunOpt
     McmlTallies t;
     t.kernel = "cpu";
     t.packetsRequested = opt.packets;
-    t.packetsDone = forEachPacketRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e) {
+    t.packetsDone = forEachWorker(opt, threads, [&](unsigned w, PacketChunks& chunks) {
         HostMcmlScorer sc = workers[w].scorer;  // a local copy: no false sharing between workers
-        runPacketLanes(model, opt.params, b, e, sc, uint32_t(in.materials.size()));
+        runPacketLanes(model, opt.params, chunks, sc, uint32_t(in.materials.size()), crossing.data());
         workers[w].scorer = sc;
     });
     t.absorbedRZ = std::move(workers[0].rz);

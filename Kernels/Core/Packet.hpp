@@ -50,6 +50,20 @@ FM_HD bool crossFace(const Model& m, uint32_t mat, const MaterialRecord& M, cons
     return false;
 }
 
+// Whether crossing face f of cell i (refractive index n) into `adj` is plain: into a neighbour
+// cell of the same index, and (kCheckScored) not a face the directed tally scores. crossFace
+// then only moves the packet to `adj` (and counts an interface where the material changes,
+// nextMat != the cell's). The CPU lane loop books plain crossings this way and calls crossFace
+// for the others (exits, Fresnel, scored faces): the same outcome, without the packet state
+// round trip.
+template <bool kCheckScored, class Model>
+FM_HD bool plainCrossing(const Model& m, uint32_t i, int f, float n, uint32_t adj, uint32_t& nextMat) {
+    if (isExterior(adj)) return false;
+    nextMat = m.adjacentMaterial(i, f);  // from the cell left: no load of the neighbour's record
+    if (m.material(nextMat).n != n) return false;
+    return !(kCheckScored && ((m.scoredFaces(i) >> f) & 1u));
+}
+
 template <class Scorer>
 FM_HD void bookAbnormal(const Packet& pk, Scorer& sc) {
     sc.ledger.abnormal += pk.w;
@@ -150,16 +164,11 @@ FM_HD void interactEvent(const KernelParams& kp, const MaterialRecord& M, Packet
     if (!(e.kind & kEventLost) && ++st.steps >= kp.maxSteps) e.kind |= kEventTooLong;
 }
 
-// Tallies, ledger and event counts of an interaction (event e, kEventInteract set). The ledger
-// books the drop as w0 - w1 computed in double from the two floats, which is exact, so it
-// closes to double rounding. Reads the packet's cell, position and weight only. Returns false
-// when the packet has ended (lost at roulette, or over maxSteps and booked abnormal).
+// What follows the drop of an interaction: roulette lost (the packet ends), won, the maxSteps
+// guard, else a scatter. The CPU lane loop books the drops of 8 lanes at once and calls this
+// for the lanes whose interaction was more than a scatter.
 template <class Scorer>
-FM_HD bool bookInteraction(const Event& e, const Packet& pk, Scorer& sc) {
-    const double dw = double(e.w0) - double(e.w1);
-    sc.absorb(pk.tetra, pk.pos, dw);
-    sc.ledger.absorbed += dw;
-    ++sc.events.absorb;
+FM_HD bool bookInteractionOutcome(const Event& e, const Packet& pk, Scorer& sc) {
     if (e.kind & kEventLost) {
         sc.ledger.rouletteLost += e.w1;
         ++sc.events.die;
@@ -173,6 +182,19 @@ FM_HD bool bookInteraction(const Event& e, const Packet& pk, Scorer& sc) {
     if (!(e.kind & kEventTooLong)) return true;
     bookAbnormal(pk, sc);
     return false;
+}
+
+// Tallies, ledger and event counts of an interaction (event e, kEventInteract set). The ledger
+// books the drop as w0 - w1 computed in double from the two floats, which is exact, so it
+// closes to double rounding. Reads the packet's cell, position and weight only. Returns false
+// when the packet has ended (lost at roulette, or over maxSteps and booked abnormal).
+template <class Scorer>
+FM_HD bool bookInteraction(const Event& e, const Packet& pk, Scorer& sc) {
+    const double dw = double(e.w0) - double(e.w1);
+    sc.absorb(pk.tetra, pk.pos, dw);
+    sc.ledger.absorbed += dw;
+    ++sc.events.absorb;
+    return bookInteractionOutcome(e, pk, sc);
 }
 
 // The bookkeeping of event e: an interaction's tallies, or a hop's face crossing (Fresnel draws

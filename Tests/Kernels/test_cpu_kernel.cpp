@@ -122,6 +122,51 @@ BOOST_AUTO_TEST_CASE(lane_loop_matches_scalar_packet_loop) {
 #endif
 }
 
+// Regions with the same refractive index (a crossing between them is plain but changes the
+// material: interface counts) and a directed-tally face (scored: never a plain crossing): the
+// lane loop's plainCrossingBits path against the scalar crossFace.
+BOOST_AUTO_TEST_CASE(lane_loop_matches_scalar_with_index_matched_regions_and_scored_faces) {
+    MaterialSet same;
+    same.exterior(Material(0, 0, 0, 1.0));
+    same.append(Material(0.05, 5, 0.8, 1.4));
+    same.append(Material(0.5, 20, 0.9, 1.4));
+    same.append(Material(0.1, 2, 0.0, 1.33));
+    std::vector<uint32_t> scored;
+    for (uint32_t t = 1; t <= mesh.tetraCount(); t += 7) scored.push_back(mesh.tetraFace(t, 1) & 0x7fffffff);
+    PointSource P;
+    P.position = {0, 0, 0};
+    KernelInput in = packModel(mesh, same, P, scored);
+    const std::vector<uint8_t> bits = plainCrossingBits(in);
+    size_t materialChanges = 0;
+    for (uint8_t b : bits) materialChanges += (b >> 4) != 0;
+    BOOST_CHECK_GT(materialChanges, 0u);
+    RunOptions o = options(3000, 1);
+    o.outputs.directed = true;
+    RunResult lanes = runCpu(in, o);
+    HostTallyScorer<true, true, true> sc;
+    std::vector<double> vol(in.cells.size(), 0.0), surf(in.faceCount, 0.0), dir(2 * size_t(in.faceCount), 0.0);
+    sc.volume = vol.data();
+    sc.surface = surf.data();
+    sc.directed = dir.data();
+    const ArrayModel m = in.view();
+    for (uint64_t i = 0; i < o.packets; ++i) runPacket(m, o.params, i, sc);
+    sc.flush();
+    BOOST_CHECK_GT(sc.events.interface, 0u);
+#if defined(__FMA__)
+    BOOST_CHECK_CLOSE(lanes.ledger.absorbed, sc.ledger.absorbed, 1.0);
+#else
+    BOOST_CHECK_EQUAL(lanes.events.boundary, sc.events.boundary);
+    BOOST_CHECK_EQUAL(lanes.events.interface, sc.events.interface);
+    BOOST_CHECK_EQUAL(lanes.events.refract, sc.events.refract);
+    BOOST_CHECK_EQUAL(lanes.events.fresnel, sc.events.fresnel);
+    BOOST_CHECK_EQUAL(lanes.events.exit, sc.events.exit);
+    for (size_t i = 0; i < dir.size(); ++i)
+        BOOST_REQUIRE_SMALL(lanes.directed[i] - dir[i], 1e-12 * (1 + std::fabs(dir[i])));
+    for (size_t i = 0; i < vol.size(); ++i)
+        BOOST_REQUIRE_SMALL(lanes.volume[i] - vol[i], 1e-12 * (1 + std::fabs(vol[i])));
+#endif
+}
+
 BOOST_AUTO_TEST_CASE(outputs_switch_independently) {
     PointSource P;
     P.position = {0, 0, 0};
