@@ -32,6 +32,21 @@ RunOptions options(uint64_t packets, unsigned threads) {
     o.outputs.directed = false;
     return o;
 }
+// The scalar packet loop (advance(), as the GPU runs it) over the packets of runCpu(in, o): the
+// lane loop's reference. Tallies in the returned arrays, counts and ledger in the scorer.
+struct ScalarRun {
+    HostTallyScorer<true, true, true> sc;
+    std::vector<double> volume, surface, directed;
+    ScalarRun(const KernelInput& in, const RunOptions& o)
+        : volume(in.cells.size(), 0.0), surface(in.faceCount, 0.0), directed(2 * size_t(in.faceCount), 0.0) {
+        sc.volume = volume.data();
+        sc.surface = surface.data();
+        sc.directed = directed.data();
+        const ArrayModel m = in.view();
+        for (uint64_t i = 0; i < o.packets; ++i) runPacket(m, o.params, i, sc);
+        sc.flush();
+    }
+};
 void checkLedger(const Ledger& L, uint64_t packets) {
     BOOST_CHECK_EQUAL(L.launched, double(packets));
     BOOST_CHECK_SMALL(L.imbalance() / L.launched, 1e-12);
@@ -97,13 +112,9 @@ BOOST_AUTO_TEST_CASE(lane_loop_matches_scalar_packet_loop) {
     KernelInput in = packModel(mesh, mats, P);
     RunOptions o = options(4000, 1);
     RunResult lanes = runCpu(in, o);
-    HostTallyScorer<true, true, false> sc;
-    std::vector<double> vol(in.cells.size(), 0.0), surf(in.faceCount, 0.0);
-    sc.volume = vol.data();
-    sc.surface = surf.data();
-    const ArrayModel m = in.view();
-    for (uint64_t i = 0; i < o.packets; ++i) runPacket(m, o.params, i, sc);
-    sc.flush();
+    const ScalarRun ref(in, o);
+    const auto& sc = ref.sc;
+    const std::vector<double>&vol = ref.volume, &surf = ref.surface;
     BOOST_TEST_MESSAGE("lane loop: " << cpuLaneIsa());
 #if defined(__FMA__)
     double d = 0, n = 0;
@@ -143,14 +154,9 @@ BOOST_AUTO_TEST_CASE(lane_loop_matches_scalar_with_index_matched_regions_and_sco
     RunOptions o = options(3000, 1);
     o.outputs.directed = true;
     RunResult lanes = runCpu(in, o);
-    HostTallyScorer<true, true, true> sc;
-    std::vector<double> vol(in.cells.size(), 0.0), surf(in.faceCount, 0.0), dir(2 * size_t(in.faceCount), 0.0);
-    sc.volume = vol.data();
-    sc.surface = surf.data();
-    sc.directed = dir.data();
-    const ArrayModel m = in.view();
-    for (uint64_t i = 0; i < o.packets; ++i) runPacket(m, o.params, i, sc);
-    sc.flush();
+    const ScalarRun ref(in, o);
+    const auto& sc = ref.sc;
+    const std::vector<double>&vol = ref.volume, &dir = ref.directed;
     BOOST_CHECK_GT(sc.events.interface, 0u);
 #if defined(__FMA__)
     BOOST_CHECK_CLOSE(lanes.ledger.absorbed, sc.ledger.absorbed, 1.0);
