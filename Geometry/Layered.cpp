@@ -46,8 +46,9 @@ TetraRecord slabCell(const LayeredModel& m, size_t i) {
     R.C[2] = R.C[3] = kInfinity;
     R.adj[0] = i == 0 ? (kExteriorBit | 0u) : layerCell(i - 1);
     R.adj[1] = i + 1 == L ? (kExteriorBit | uint32_t(L + 1)) : layerCell(i + 1);
-    R.adjMaterial[0] = uint16_t(i == 0 ? 0u : layerCell(i - 1));  // material index = layer cell
-    R.adjMaterial[1] = uint16_t(i + 1 == L ? uint32_t(L + 1) : layerCell(i + 1));
+    // A layer cell's material index is its cell index, and the ambient media are coded in adj:
+    // the material across either face is adj without the exterior bit.
+    for (int f = 0; f < 2; ++f) R.adjMaterial[f] = uint16_t(exteriorMaterial(R.adj[f]));
     // Face ids are canonically oriented along +z; the top face of a cell sees it reversed.
     R.face[0] = uint32_t(kLayeredTopFace + i) | kFaceSideBit;
     R.face[1] = uint32_t(kLayeredTopFace + i + 1);

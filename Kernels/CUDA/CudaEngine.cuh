@@ -158,12 +158,7 @@ inline std::vector<double> downloadFolded(DeviceBuffer<double>& b, size_t n, cud
         foldReplicasKernel<<<unsigned(std::min<size_t>((n + 255) / 256, 1024)), 256, 0, s>>>(b.get(), n, copies);
         cudaCheck(cudaGetLastError(), "fold replicas");
     }
-    std::vector<double> v(n);
-    if (n) {
-        cudaCheck(cudaMemcpyAsync(v.data(), b.get(), n * sizeof(double), cudaMemcpyDeviceToHost, s), "download");
-        cudaCheck(cudaStreamSynchronize(s), "download");
-    }
-    return v;
+    return b.download(s, n);
 }
 
 // The scorer that adds into the rows: the same one with DeviceRowAdd for the small arrays.

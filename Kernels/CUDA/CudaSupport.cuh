@@ -4,6 +4,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -46,10 +47,11 @@ public:
     void zero(cudaStream_t s) {
         if (n_) cudaCheck(cudaMemsetAsync(p_, 0, n_ * sizeof(T), s), "clear");
     }
-    std::vector<T> download(cudaStream_t s) const {
-        std::vector<T> v(n_);
-        if (n_) {
-            cudaCheck(cudaMemcpyAsync(v.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost, s), "download");
+    // The first `count` elements (default: all).
+    std::vector<T> download(cudaStream_t s, size_t count = size_t(-1)) const {
+        std::vector<T> v(std::min(count, n_));
+        if (!v.empty()) {
+            cudaCheck(cudaMemcpyAsync(v.data(), p_, v.size() * sizeof(T), cudaMemcpyDeviceToHost, s), "download");
             cudaCheck(cudaStreamSynchronize(s), "download");
         }
         return v;

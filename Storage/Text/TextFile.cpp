@@ -20,14 +20,11 @@ void putValue(std::ostream& o, double v) {
     o.write(buf, r.ptr - buf);
 }
 
-namespace {
-void put(std::ostream& o, double v) { putValue(o, v); }
-}  // namespace
 
 void writeValues(const std::string& path, const std::vector<double>& values, size_t first) {
     AtomicFile f(path);
     for (size_t i = first; i < values.size(); ++i) {
-        put(f.out, values[i]);
+        putValue(f.out, values[i]);
         f.out << '\n';
     }
     f.commit();
@@ -38,7 +35,7 @@ void writeIndexedValues(const std::string& path, const std::vector<uint32_t>& id
     AtomicFile f(path);
     for (uint32_t id : ids) {
         f.out << id << ' ';
-        put(f.out, id < values.size() ? values[id] : 0.0);
+        putValue(f.out, id < values.size() ? values[id] : 0.0);
         f.out << '\n';
     }
     f.commit();
@@ -53,7 +50,7 @@ void writeCSV(const std::string& path, const std::vector<std::string>& header,
     for (size_t r = 0; r < rows; ++r) {
         for (size_t c = 0; c < columns.size(); ++c) {
             if (c) f.out << ',';
-            put(f.out, columns[c][r]);
+            putValue(f.out, columns[c][r]);
         }
         f.out << '\n';
     }
