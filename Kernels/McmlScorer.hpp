@@ -17,9 +17,16 @@ struct McmlGrid {
     uint32_t nz = 1, nr = 1, na = 1;
     uint32_t topFace = 1;  // face id whose exits are reflectance; every other exit is transmittance
 
-    // floor(x) clamped to [0, n-1]; written so that NaN and huge values stay in range.
+    // floor(x) clamped to [0, n-1]; written so that NaN and huge values stay in range (NaN, which
+    // no finite position gives: the last bin on the CPU, the first on the GPU). The GPU converts
+    // with saturation (negative and NaN -> 0, huge -> 2^32-1), then clamps: 3 instructions
+    // instead of two compares and a branch, twice per MCML interaction.
     FM_HD static uint32_t bin(float x, uint32_t n) {
+#if defined(__CUDA_ARCH__)
+        return min(__float2uint_rz(x), n - 1u);
+#else
         return x < float(n) ? (x > 0.f ? uint32_t(x) : 0u) : n - 1u;
+#endif
     }
     FM_HD uint32_t radialBin(Vec3 p) const { return bin(fm_sqrt(p.x * p.x + p.y * p.y) * invDr, nr); }
     FM_HD uint32_t rzBin(Vec3 p) const { return radialBin(p) * nz + bin(p.z * invDz, nz); }

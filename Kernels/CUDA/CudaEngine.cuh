@@ -201,10 +201,12 @@ packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
     useBlockTallies(sc, bt, row);
     m.enterBlock(nMaterials);
     PacketState st;
+    KeptMaterial km;  // models that keep the material (KeepsMaterial); unused by the others
     bool live = false;
     for (;;) {
         if (live) {
-            live = advance(m, kp, st, sc);
+            if constexpr (KeepsMaterial<Model>::value) live = advance(m, kp, st, km, sc);
+            else live = advance(m, kp, st, sc);
             continue;
         }
         // 32-bit per-thread counters: widen into the totals long before they could wrap.
@@ -215,6 +217,9 @@ packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
         uint64_t i = atomicAdd(next, 1ull);
         if (i >= count) break;
         live = launchPacket(m, kp, first + i, st, sc);
+        if constexpr (KeepsMaterial<Model>::value) {
+            if (live) km = keptMaterial(m, st.pk.tetra);
+        }
     }
     sc.flush();
     addTotals(totals, sc.ledger, sc.events);

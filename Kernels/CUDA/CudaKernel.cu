@@ -1,6 +1,7 @@
 // Standard tallies on the GPU: thin glue over Kernels/CUDA/CudaEngine.cuh and Kernels/Core.
 #include "Kernels/CUDA/CudaEngine.cuh"
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <condition_variable>
 #include <mutex>
@@ -11,6 +12,15 @@
 namespace fm {
 
 using namespace cuda_engine;
+
+namespace {
+// One hardware work queue per device unless the user chose otherwise: every launch of a run is
+// ordered by events anyway, and the CUDA runtime's default of 8 queues costs each process's
+// context creation and teardown about 0.1 s on an H100 (an empty CUDA program: 0.29-0.32 s ->
+// 0.23-0.25 s; 1e8-packet runs: kernel times unchanged; docs/PERFORMANCE.md, 2026-11-23).
+// Set while the library is loaded (static initialisation: one thread, before any context).
+[[maybe_unused]] const bool kOneQueue = setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0) == 0;
+}  // namespace
 
 bool cudaDeviceAvailable(std::string* why) {
     int n = 0;

@@ -5,6 +5,8 @@
 // Scorer provides absorb(tetra, pos, dw), exit(face, pos, dir, w), cross(face, w) and the
 // members `ledger` and `events`; scorers with empty bodies compile away.
 #pragma once
+#include <type_traits>
+
 #include "Kernels/Core/Emitters.hpp"
 
 namespace fm {
@@ -16,10 +18,11 @@ struct Packet {
 };
 
 // Cross face h of the packet's cell (material index mat, properties M): Fresnel/TIR where the
-// index changes, else straight through. Returns true when the packet left the mesh.
+// index changes, else straight through. Returns true when the packet left the mesh; when it
+// moved into the neighbour, *matOut (if given) receives the neighbour's material.
 template <class Model, class Scorer>
 FM_HD bool crossFace(const Model& m, uint32_t mat, const MaterialRecord& M, const FaceHit& h,
-                     Packet& pk, Scorer& sc, PacketRng& rng) {
+                     Packet& pk, Scorer& sc, PacketRng& rng, uint32_t* matOut = nullptr) {
     const uint32_t adj = m.adjacent(pk.tetra, h.face);
     const bool outside = isExterior(adj);
     const uint32_t nextMat = m.adjacentMaterial(pk.tetra, h.face);
@@ -47,6 +50,7 @@ FM_HD bool crossFace(const Model& m, uint32_t mat, const MaterialRecord& M, cons
     }
     if (nextMat != mat) ++sc.events.interface;
     pk.tetra = adj;
+    if (matOut) *matOut = nextMat;
     return false;
 }
 
@@ -198,36 +202,73 @@ FM_HD bool bookInteraction(const Event& e, const Packet& pk, Scorer& sc) {
 }
 
 // The bookkeeping of event e: an interaction's tallies, or a hop's face crossing (Fresnel draws
-// from the packet's stream), or a guard booked abnormal. Returns false when the packet has ended.
+// from the packet's stream; *matOut as in crossFace), or a guard booked abnormal. Returns false
+// when the packet has ended.
 template <class Model, class Scorer>
 FM_HD bool bookEvent(const Model& m, uint32_t mat, const MaterialRecord& M, const Event& e,
-                     PacketState& st, Scorer& sc) {
+                     PacketState& st, Scorer& sc, uint32_t* matOut = nullptr) {
     if (e.kind & kEventInteract) return bookInteraction(e, st.pk, sc);
     if (e.kind & kEventHop) {
         ++sc.events.boundary;
-        return !crossFace(m, mat, M, e.h, st.pk, sc, st.rng);
+        return !crossFace(m, mat, M, e.h, st.pk, sc, st.rng, matOut);
     }
     bookAbnormal(st.pk, sc);
     return false;
 }
 
-// One event of a live packet: a hop to the next face of its cell, or an interaction (drop,
-// roulette, spin) where its step runs out. Returns false when the packet has ended. One event
-// per call keeps GPU lanes in step: a lane whose packet ends launches the next while the
-// others go on.
+// One event of a live packet in cell material mat (record M): a hop to the next face of its
+// cell, or an interaction (drop, roulette, spin) where its step runs out. Returns false when
+// the packet has ended; *matOut as in crossFace. One event per call keeps GPU lanes in step: a
+// lane whose packet ends launches the next while the others go on.
 // The interaction's physics and its booking sit in one branch (moveEvent, interactEvent,
 // bookInteraction, fused): on the GPU a warp then diverges once per event instead of
 // twice (1e8 packets on an H100: cube_5med kernel 1.97 -> 1.92 s, FourLayer 0.72 -> 0.70 s).
 template <class Model, class Scorer>
-FM_HD bool advance(const Model& m, const KernelParams& kp, PacketState& st, Scorer& sc) {
-    const uint32_t mat = m.cellMaterial(st.pk.tetra);
-    const MaterialRecord& M = m.material(mat);
+FM_HD bool advanceIn(const Model& m, const KernelParams& kp, PacketState& st, uint32_t mat,
+                     const MaterialRecord& M, Scorer& sc, uint32_t* matOut) {
     Event e = moveEvent(m, kp, M, st);
     if (e.kind & kEventInteract) {
         interactEvent(kp, M, st, e);
         return bookInteraction(e, st.pk, sc);
     }
-    return bookEvent(m, mat, M, e, st, sc);  // a hop or a guard
+    return bookEvent(m, mat, M, e, st, sc, matOut);  // a hop or a guard
+}
+
+// One event, the cell's material read from the model.
+template <class Model, class Scorer>
+FM_HD bool advance(const Model& m, const KernelParams& kp, PacketState& st, Scorer& sc) {
+    const uint32_t mat = m.cellMaterial(st.pk.tetra);
+    return advanceIn(m, kp, st, mat, m.material(mat), sc, nullptr);
+}
+
+// The material of a packet's cell, kept by the caller between events (a GPU thread: in
+// registers) and replaced only when a crossing enters another material, instead of read at
+// every event. For models that say kKeepMaterial (SlabModel: MCML's layers, whose material
+// reads from constant memory diverge across a warp; 1e8 skin7 photons on an H100: 0.788 ->
+// 0.771 s). Meshes read it per event: kept, cube_5med ran 4% faster but FourLayer 2% slower
+// (the index alone: 6% faster, 4% slower; docs/PERFORMANCE.md).
+struct KeptMaterial {
+    uint32_t mat = 0;
+    MaterialRecord M{};
+};
+template <class Model, class = void>
+struct KeepsMaterial : std::false_type {};
+template <class Model>
+struct KeepsMaterial<Model, std::void_t<decltype(Model::kKeepMaterial)>> : std::bool_constant<Model::kKeepMaterial> {};
+
+template <class Model>
+FM_HD KeptMaterial keptMaterial(const Model& m, uint32_t cell) {
+    const uint32_t mat = m.cellMaterial(cell);
+    return KeptMaterial{mat, m.material(mat)};
+}
+
+// One event with the material kept in km (same outcome as advance(m, kp, st, sc)).
+template <class Model, class Scorer>
+FM_HD bool advance(const Model& m, const KernelParams& kp, PacketState& st, KeptMaterial& km, Scorer& sc) {
+    uint32_t mat = km.mat;
+    const bool live = advanceIn(m, kp, st, km.mat, km.M, sc, &mat);
+    if (mat != km.mat) km = KeptMaterial{mat, m.material(mat)};
+    return live;
 }
 
 // Simulate packet `index` of the run from start to end.
@@ -235,7 +276,13 @@ template <class Model, class Scorer>
 FM_HD void runPacket(const Model& m, const KernelParams& kp, uint64_t index, Scorer& sc) {
     PacketState st;
     if (!launchPacket(m, kp, index, st, sc)) return;
-    while (advance(m, kp, st, sc)) {
+    if constexpr (KeepsMaterial<Model>::value) {
+        KeptMaterial km = keptMaterial(m, st.pk.tetra);
+        while (advance(m, kp, st, km, sc)) {
+        }
+    } else {
+        while (advance(m, kp, st, sc)) {
+        }
     }
 }
 

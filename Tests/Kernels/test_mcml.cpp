@@ -153,9 +153,10 @@ BOOST_AUTO_TEST_CASE(mcml_scorer_agrees_with_standard_tallies) {
     BOOST_CHECK_CLOSE(sum(t1.absorbedRZ), sum(t.absorbedRZ), 1e-10);  // any thread count
 }
 
-// The MCML kernels run the layered model through SlabModel (bounds computed, two planes); it
-// must be the packed records' geometry exactly: the same exit face and distance for any ray,
-// and the same tallies to the bit for the same packets.
+// The MCML kernels run the layered model through SlabModel (bounds computed, two planes, the
+// layer's material kept between events); it must be the packed records' geometry and physics
+// exactly: the same exit face and distance for any ray, and the same
+// tallies and event counts to the bit for the same packets.
 struct HostAddForTest {
     static void add(double* p, double v) { *p += v; }
 };
@@ -202,7 +203,16 @@ BOOST_AUTO_TEST_CASE(slab_geometry_equals_packed_records) {
     BOOST_CHECK(ttA == ttB);
     BOOST_CHECK(clA == clB);
     BOOST_CHECK_EQUAL(sa.events.boundary, sb.events.boundary);
+    BOOST_CHECK_EQUAL(sa.events.tir, sb.events.tir);
+    BOOST_CHECK_EQUAL(sa.events.fresnel, sb.events.fresnel);
+    BOOST_CHECK_EQUAL(sa.events.refract, sb.events.refract);
+    BOOST_CHECK_EQUAL(sa.events.interface, sb.events.interface);
+    BOOST_CHECK_EQUAL(sa.events.exit, sb.events.exit);
+    BOOST_CHECK_EQUAL(sa.ledger.exited, sb.ledger.exited);
     BOOST_CHECK_GT(sb.events.boundary, 3000u);  // the packets did cross layers
+    BOOST_CHECK_GT(sb.events.tir, 0u);          // with total internal reflection,
+    BOOST_CHECK_GT(sb.events.fresnel, 0u);      // Fresnel reflection
+    BOOST_CHECK_GT(sb.events.refract, 0u);      // and refraction among them
 }
 
 BOOST_AUTO_TEST_CASE(normalisations_sum_back_to_rat) {
