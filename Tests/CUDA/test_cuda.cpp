@@ -1,12 +1,17 @@
 // CUDA kernel against the CPU kernel. Skips (with a message) when no GPU is present.
 #include <boost/test/unit_test.hpp>
 
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/McmlKernel.hpp"
 #include "Tests/TestUtil.hpp"
+#include "fm_config.h"
 
 using namespace fm;
 using fmtest::haveGpu;
@@ -120,6 +125,24 @@ BOOST_AUTO_TEST_CASE(gpu_errors_are_clear) {
     BOOST_CHECK_EXCEPTION(runKernel("cuda", in, o), Error, [](const Error& e) {
         return std::string(e.what()).find("constant memory") != std::string::npos;
     });
+}
+
+// The library asks the CUDA runtime for one hardware queue per device unless the user set
+// CUDA_DEVICE_MAX_CONNECTIONS (Kernels/CUDA/CudaKernel.cu: ~0.1 s less context creation and
+// teardown per process on an H100). /proc/self/environ holds the environment the process
+// started with, before the library's setenv.
+BOOST_AUTO_TEST_CASE(one_cuda_queue_unless_the_user_chose) {
+#if FM_HAVE_CUDA
+    std::ifstream f("/proc/self/environ", std::ios::binary);
+    std::string initial, entry;
+    while (std::getline(f, entry, '\0'))
+        if (entry.rfind("CUDA_DEVICE_MAX_CONNECTIONS=", 0) == 0) initial = entry.substr(28);
+    const char* now = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    BOOST_REQUIRE(now != nullptr);
+    BOOST_CHECK_EQUAL(std::string(now), initial.empty() ? std::string("1") : initial);
+#else
+    BOOST_TEST_MESSAGE("no CUDA in this build: nothing to set");
+#endif
 }
 
 BOOST_AUTO_TEST_CASE(cpu_only_build_reports_why) {
