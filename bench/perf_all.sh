@@ -10,7 +10,8 @@
 # APPEND=FILE, appends it to FILE under a dated heading.
 # Usage: bench/perf_all.sh DATA OUT BUILD_DIR   (DATA holds timos/ and mcml/ as ../shared/data)
 # Env: KERNEL, PACKETS, THREADS (cpu threads; default all), CASES ("cube_5med fourlayer skin7 cube60"),
-#      CHECK_RUNS (8), CHECK_PACKETS (per case default), APPEND.
+#      CHECK_RUNS (8), CHECK_PACKETS (per case default), APPEND, COMMIT (the heading's commit; default
+#      git's HEAD, which a copied tree may not match).
 set -uo pipefail
 data=$1; out=$2; build=$3
 kernel=${KERNEL:-cuda}
@@ -120,7 +121,7 @@ EOF
 done
 cat "$table"
 if [ -n "${APPEND:-}" ]; then
-  { echo; echo "### perf_all $(date -u +%F) — $kernel, $(command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name --format=csv,noheader | head -1 || uname -n), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  { echo; echo "### perf_all $(date -u +%F) — $kernel, $(command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name --format=csv,noheader | head -1 || uname -n), commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
     echo; echo "\`KERNEL=$kernel PACKETS=$packets bench/perf_all.sh DATA OUT BUILD\`"; echo; cat "$table"; } >> "$APPEND"
 fi
 grep -q FAIL "$table" && exit 1 || exit 0
