@@ -29,6 +29,8 @@ static __constant__ MaterialRecord c_materials[kMaxCudaMaterials];
 // materials from constant memory (or a per-block shared copy: constant memory serialises when
 // the threads of a warp read different materials).
 struct DeviceModel {
+    // A packet keeps its cell's material index between events (Core/Packet.hpp KeptMaterial).
+    static constexpr int kKeepMaterial = 1;
     const TetraRecord* __restrict__ cells;
     EmitterView emitters;
     const MaterialRecord* mats;  // shared-memory copy, when FM_CUDA_SHARED_MATERIALS
@@ -201,11 +203,11 @@ packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
     useBlockTallies(sc, bt, row);
     m.enterBlock(nMaterials);
     PacketState st;
-    KeptMaterial km;  // models that keep the material (KeepsMaterial); unused by the others
+    KeptMaterial km;  // the packet's material between events (Core/Packet.hpp), for models that keep it
     bool live = false;
     for (;;) {
         if (live) {
-            if constexpr (KeepsMaterial<Model>::value) live = advance(m, kp, st, km, sc);
+            if constexpr (KeepsMaterial<Model>::value > 0) live = advance(m, kp, st, km, sc);
             else live = advance(m, kp, st, sc);
             continue;
         }
@@ -217,7 +219,7 @@ packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
         uint64_t i = atomicAdd(next, 1ull);
         if (i >= count) break;
         live = launchPacket(m, kp, first + i, st, sc);
-        if constexpr (KeepsMaterial<Model>::value) {
+        if constexpr (KeepsMaterial<Model>::value > 0) {
             if (live) km = keptMaterial(m, st.pk.tetra);
         }
     }

@@ -242,19 +242,22 @@ FM_HD bool advance(const Model& m, const KernelParams& kp, PacketState& st, Scor
 }
 
 // The material of a packet's cell, kept by the caller between events (a GPU thread: in
-// registers) and replaced only when a crossing enters another material, instead of read at
-// every event. For models that say kKeepMaterial (SlabModel: MCML's layers, whose material
-// reads from constant memory diverge across a warp; 1e8 skin7 photons on an H100: 0.788 ->
-// 0.771 s). Meshes read it per event: kept, cube_5med ran 4% faster but FourLayer 2% slower
-// (the index alone: 6% faster, 4% slower; docs/PERFORMANCE.md).
+// registers) and replaced only when a crossing enters another material, instead of read from
+// the cell at every event. Models opt in with kKeepMaterial: 1 keeps the index (the properties
+// are still read from the material table at each event), 2 also the properties. Measured on an
+// H100, 1e8 packets (docs/PERFORMANCE.md): the GPU's mesh model keeps the index (cube_5med
+// kernel 1.64 -> 1.54 s, FourLayer 0.60 -> 0.62 s: more divergence there); SlabModel keeps both
+// (MCML skin7 0.788 -> 0.771 s: the lanes of a warp sit in different layers, so per-event
+// constant-memory reads diverge). Same histories as advance(m, kp, st, sc).
 struct KeptMaterial {
     uint32_t mat = 0;
     MaterialRecord M{};
 };
 template <class Model, class = void>
-struct KeepsMaterial : std::false_type {};
+struct KeepsMaterial : std::integral_constant<int, 0> {};
 template <class Model>
-struct KeepsMaterial<Model, std::void_t<decltype(Model::kKeepMaterial)>> : std::bool_constant<Model::kKeepMaterial> {};
+struct KeepsMaterial<Model, std::void_t<decltype(Model::kKeepMaterial)>>
+    : std::integral_constant<int, int(Model::kKeepMaterial)> {};
 
 template <class Model>
 FM_HD KeptMaterial keptMaterial(const Model& m, uint32_t cell) {
@@ -262,12 +265,17 @@ FM_HD KeptMaterial keptMaterial(const Model& m, uint32_t cell) {
     return KeptMaterial{mat, m.material(mat)};
 }
 
-// One event with the material kept in km (same outcome as advance(m, kp, st, sc)).
+// One event with the material kept in km.
 template <class Model, class Scorer>
 FM_HD bool advance(const Model& m, const KernelParams& kp, PacketState& st, KeptMaterial& km, Scorer& sc) {
     uint32_t mat = km.mat;
-    const bool live = advanceIn(m, kp, st, km.mat, km.M, sc, &mat);
-    if (mat != km.mat) km = KeptMaterial{mat, m.material(mat)};
+    bool live;
+    if constexpr (KeepsMaterial<Model>::value >= 2) live = advanceIn(m, kp, st, km.mat, km.M, sc, &mat);
+    else live = advanceIn(m, kp, st, km.mat, m.material(km.mat), sc, &mat);
+    if (mat != km.mat) {
+        km.mat = mat;
+        if constexpr (KeepsMaterial<Model>::value >= 2) km.M = m.material(mat);
+    }
     return live;
 }
 
@@ -276,7 +284,7 @@ template <class Model, class Scorer>
 FM_HD void runPacket(const Model& m, const KernelParams& kp, uint64_t index, Scorer& sc) {
     PacketState st;
     if (!launchPacket(m, kp, index, st, sc)) return;
-    if constexpr (KeepsMaterial<Model>::value) {
+    if constexpr (KeepsMaterial<Model>::value > 0) {
         KeptMaterial km = keptMaterial(m, st.pk.tetra);
         while (advance(m, kp, st, km, sc)) {
         }

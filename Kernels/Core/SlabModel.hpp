@@ -15,8 +15,9 @@ namespace fm {
 // z[i] = top of layer i (1..layers), z[layers+1] = bottom of the stack; on the GPU z points
 // to a per-block shared-memory copy.
 struct SlabModel {
-    // The packet loop keeps a packet's layer material between events (Core/Packet.hpp advance).
-    static constexpr bool kKeepMaterial = true;
+    // The packet loop keeps a packet's layer material, index and properties, between events
+    // (Core/Packet.hpp KeptMaterial).
+    static constexpr int kKeepMaterial = 2;
     const float* z;
     uint32_t layers;
     const MaterialRecord* materials;

@@ -246,4 +246,36 @@ BOOST_AUTO_TEST_CASE(bad_parameters_rejected) {
     BOOST_CHECK_THROW(runKernel("cpu", in, o), ParameterError);
 }
 
+// The GPU's mesh model keeps a packet's material index between events instead of reading it
+// from the cell at each one (Core/Packet.hpp KeptMaterial): the same packets must have the same
+// histories to the bit as with the per-event read, through crossings into other materials.
+struct KeepIndexModel : ArrayModel {
+    static constexpr int kKeepMaterial = 1;
+};
+struct KeepAllModel : ArrayModel {
+    static constexpr int kKeepMaterial = 2;
+};
+BOOST_AUTO_TEST_CASE(kept_material_gives_the_same_histories) {
+    PointSource P;
+    P.position = {0.1, 0.2, 0.3};
+    KernelInput in = packModel(mesh, mats, P);
+    const RunOptions o = options(4000, 1);
+    const ScalarRun ref(in, o);  // ArrayModel: the material read at every event
+    auto run = [&](const auto& model) {
+        ScalarRun r(in, options(0, 1));  // zeroed arrays of the right sizes, no packets yet
+        for (uint64_t i = 0; i < o.packets; ++i) runPacket(model, o.params, i, r.sc);
+        r.sc.flush();
+        BOOST_CHECK(r.volume == ref.volume);
+        BOOST_CHECK(r.surface == ref.surface);
+        BOOST_CHECK(r.directed == ref.directed);
+        BOOST_CHECK_EQUAL(r.sc.events.interface, ref.sc.events.interface);
+        BOOST_CHECK_EQUAL(r.sc.events.refract, ref.sc.events.refract);
+        BOOST_CHECK_EQUAL(r.sc.events.fresnel + r.sc.events.tir, ref.sc.events.fresnel + ref.sc.events.tir);
+        BOOST_CHECK_EQUAL(r.sc.ledger.absorbed, ref.sc.ledger.absorbed);
+    };
+    BOOST_REQUIRE_GT(ref.sc.events.interface, 1000u);  // packets did change material
+    run(KeepIndexModel{in.view()});
+    run(KeepAllModel{in.view()});
+}
+
 BOOST_AUTO_TEST_SUITE_END()
