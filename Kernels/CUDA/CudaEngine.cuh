@@ -203,12 +203,11 @@ packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
     useBlockTallies(sc, bt, row);
     m.enterBlock(nMaterials);
     PacketState st;
-    KeptMaterial km;  // the packet's material between events (Core/Packet.hpp), for models that keep it
+    KeptMaterial km;  // the packet's material between events, for models that keep it (Core/Packet.hpp)
     bool live = false;
     for (;;) {
         if (live) {
-            if constexpr (KeepsMaterial<Model>::value > 0) live = advance(m, kp, st, km, sc);
-            else live = advance(m, kp, st, sc);
+            live = advance(m, kp, st, km, sc);
             continue;
         }
         // 32-bit per-thread counters: widen into the totals long before they could wrap.
@@ -219,9 +218,7 @@ packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
         uint64_t i = atomicAdd(next, 1ull);
         if (i >= count) break;
         live = launchPacket(m, kp, first + i, st, sc);
-        if constexpr (KeepsMaterial<Model>::value > 0) {
-            if (live) km = keptMaterial(m, st.pk.tetra);
-        }
+        if (live) km = keptMaterial(m, st.pk.tetra);
     }
     sc.flush();
     addTotals(totals, sc.ledger, sc.events);

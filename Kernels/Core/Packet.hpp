@@ -259,24 +259,34 @@ template <class Model>
 struct KeepsMaterial<Model, std::void_t<decltype(Model::kKeepMaterial)>>
     : std::integral_constant<int, int(Model::kKeepMaterial)> {};
 
+// The kept material of a packet starting in `cell` (nothing for models that do not keep it).
 template <class Model>
 FM_HD KeptMaterial keptMaterial(const Model& m, uint32_t cell) {
-    const uint32_t mat = m.cellMaterial(cell);
-    return KeptMaterial{mat, m.material(mat)};
+    if constexpr (KeepsMaterial<Model>::value == 0) {
+        return KeptMaterial{};
+    } else {
+        const uint32_t mat = m.cellMaterial(cell);
+        return KeptMaterial{mat, m.material(mat)};
+    }
 }
 
-// One event with the material kept in km.
+// One event with the material kept in km, for any model: those that do not keep it read it
+// per event (advance above) and leave km alone.
 template <class Model, class Scorer>
 FM_HD bool advance(const Model& m, const KernelParams& kp, PacketState& st, KeptMaterial& km, Scorer& sc) {
-    uint32_t mat = km.mat;
-    bool live;
-    if constexpr (KeepsMaterial<Model>::value >= 2) live = advanceIn(m, kp, st, km.mat, km.M, sc, &mat);
-    else live = advanceIn(m, kp, st, km.mat, m.material(km.mat), sc, &mat);
-    if (mat != km.mat) {
-        km.mat = mat;
-        if constexpr (KeepsMaterial<Model>::value >= 2) km.M = m.material(mat);
+    if constexpr (KeepsMaterial<Model>::value == 0) {
+        return advance(m, kp, st, sc);
+    } else {
+        uint32_t mat = km.mat;
+        bool live;
+        if constexpr (KeepsMaterial<Model>::value >= 2) live = advanceIn(m, kp, st, km.mat, km.M, sc, &mat);
+        else live = advanceIn(m, kp, st, km.mat, m.material(km.mat), sc, &mat);
+        if (mat != km.mat) {
+            km.mat = mat;
+            if constexpr (KeepsMaterial<Model>::value >= 2) km.M = m.material(mat);
+        }
+        return live;
     }
-    return live;
 }
 
 // Simulate packet `index` of the run from start to end.
@@ -284,13 +294,8 @@ template <class Model, class Scorer>
 FM_HD void runPacket(const Model& m, const KernelParams& kp, uint64_t index, Scorer& sc) {
     PacketState st;
     if (!launchPacket(m, kp, index, st, sc)) return;
-    if constexpr (KeepsMaterial<Model>::value > 0) {
-        KeptMaterial km = keptMaterial(m, st.pk.tetra);
-        while (advance(m, kp, st, km, sc)) {
-        }
-    } else {
-        while (advance(m, kp, st, sc)) {
-        }
+    KeptMaterial km = keptMaterial(m, st.pk.tetra);
+    while (advance(m, kp, st, km, sc)) {
     }
 }
 

@@ -34,15 +34,17 @@ RunOptions options(uint64_t packets, unsigned threads) {
 }
 // The scalar packet loop (advance(), as the GPU runs it) over the packets of runCpu(in, o): the
 // lane loop's reference. Tallies in the returned arrays, counts and ledger in the scorer.
+// Model: the packed arrays (ArrayModel) unless a variant of them is given.
 struct ScalarRun {
     HostTallyScorer<true, true, true> sc;
     std::vector<double> volume, surface, directed;
-    ScalarRun(const KernelInput& in, const RunOptions& o)
+    ScalarRun(const KernelInput& in, const RunOptions& o) : ScalarRun(in, o, in.view()) {}
+    template <class Model>
+    ScalarRun(const KernelInput& in, const RunOptions& o, const Model& m)
         : volume(in.cells.size(), 0.0), surface(in.faceCount, 0.0), directed(2 * size_t(in.faceCount), 0.0) {
         sc.volume = volume.data();
         sc.surface = surface.data();
         sc.directed = directed.data();
-        const ArrayModel m = in.view();
         for (uint64_t i = 0; i < o.packets; ++i) runPacket(m, o.params, i, sc);
         sc.flush();
     }
@@ -262,9 +264,7 @@ BOOST_AUTO_TEST_CASE(kept_material_gives_the_same_histories) {
     const RunOptions o = options(4000, 1);
     const ScalarRun ref(in, o);  // ArrayModel: the material read at every event
     auto run = [&](const auto& model) {
-        ScalarRun r(in, options(0, 1));  // zeroed arrays of the right sizes, no packets yet
-        for (uint64_t i = 0; i < o.packets; ++i) runPacket(model, o.params, i, r.sc);
-        r.sc.flush();
+        const ScalarRun r(in, o, model);
         BOOST_CHECK(r.volume == ref.volume);
         BOOST_CHECK(r.surface == ref.surface);
         BOOST_CHECK(r.directed == ref.directed);
