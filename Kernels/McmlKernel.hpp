@@ -56,7 +56,7 @@ MCMLResult runMcml(const std::string& kernel, const LayeredModel& model, const M
                    const RunOptions& opt, McmlTallies* raw = nullptr);
 
 #if FM_HAVE_CUDA && defined(FM_HAVE_CUDA_MCML)
-// Provided by Kernels/CUDA (McmlCuda.cu): runPacket with McmlScorer<atomic add> over in.view(),
+// Provided by Kernels/CUDA (McmlCuda.cu): the slab photon loop (Kernels/McmlSlabLoop.hpp) over in,
 // arrays sized nr*nz, nr*na, nr*na and in.cells.size(), zeroed, filled as McmlTallies.
 McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOptions& opt);
 #endif

@@ -3,7 +3,7 @@
 // surface (diffuse reflectance) and for the bottom one (transmittance). Raw sums of packet
 // weight; MCML's normalisations are applied on the host (Kernels/McmlKernel.cpp).
 //
-// Plain pointers and sizes only (no std containers), so the CUDA kernel can use it with an
+// Plain pointers and sizes only (no std containers), so it can run in device code with an
 // atomic Acc. Out-of-grid values go to the last bin of their axis, as MCML does.
 #pragma once
 #include "Kernels/Core/Physics.hpp"

@@ -21,7 +21,7 @@ case $case in
          --quiet --output /tmp/fm-prof) ;;
 esac
 mkdir -p /tmp/fm-prof
-ncu --set full --import-source yes --launch-count 1 -k regex:packetKernel -f -o "$rep" "${cmd[@]}" > "$out/ncu-run-$case.log" 2>&1
+ncu --set full --import-source yes --launch-count 1 -k regex:'packetKernel|mcmlSlabKernel' -f -o "$rep" "${cmd[@]}" > "$out/ncu-run-$case.log" 2>&1
 ncu -i "$rep.ncu-rep" --page details > "$out/ncu-$case.txt" 2>&1
 ncu -i "$rep.ncu-rep" --page source --csv --print-source sass > "$out/sass-$case.csv" 2>&1
 grep -E 'Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|Warp Cycles Per Issued|No Eligible|Executed Ipc A|Avg. Active Threads Per Warp|Branch Efficiency|L1/TEX Hit|L2 Hit|Executed Instructions  ' "$out/ncu-$case.txt" | head -30

@@ -9,7 +9,6 @@
 #include "Kernels/CUDA/CudaSupport.cuh"
 #include "Kernels/Core/SlabModel.hpp"
 #include "Kernels/Core/TallyScorer.hpp"
-#include "Kernels/McmlScorer.hpp"
 
 namespace fm {
 // Everything here is per translation unit (an unnamed namespace): the constant-memory materials
@@ -183,11 +182,6 @@ __device__ void useBlockTallies(TallyScorer<V, S, false, DeviceRowAdd, Count>& s
 }
 template <bool V, bool S, bool D, class Count>  // meshes: their tallies are not replicated
 __device__ void useBlockTallies(TallyScorer<V, S, D, DeviceAtomicAdd, Count>&, const BlockTallies&, double*) {}
-template <class Count>  // array 0: the layer cells, array 1: the (r, z) grid
-__device__ void useBlockTallies(McmlScorer<DeviceAtomicAdd, Count>& sc, const BlockTallies& bt, double*) {
-    if (bt.copies[0]) sc.absorbedCell = bt.replica(0);
-    if (bt.copies[1]) sc.absorbedRZ = bt.replica(1);
-}
 
 // Threads take packets one at a time from a shared counter until the batch is used up, and
 // advance them one event per loop iteration, so a lane whose packet ends starts the next one
@@ -308,17 +302,12 @@ struct BatchRun {
     double seconds = 0;
 };
 
-template <class Model, class Scorer>
-BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
-                         uint32_t nMaterials, cudaStream_t s, BlockTallies bt) {
+template <class Kernel, class LaunchOne>
+BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStream_t s, LaunchOne launchOne) {
     int device = 0, sms = 0, perSm = 0;
     cudaCheck(cudaGetDevice(&device), "get device");
     cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
-    const size_t smem = sizeof(double) * kBlock * bt.stride();
-    if (smem > 48 * 1024)  // above the default limit of dynamic shared memory: opt in
-        cudaCheck(cudaFuncSetAttribute(packetKernel<Model, Scorer>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
-                  "shared memory for per-thread tallies");
-    cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, packetKernel<Model, Scorer>, kBlock, smem), "occupancy");
+    cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kBlock, smem), "occupancy");
     const uint64_t grid = uint64_t(sms) * std::max(perSm, 1);
     const uint64_t batch = grid * kBlock * FM_CUDA_PACKETS_PER_THREAD;
     const uint64_t nBatches = (opt.packets + batch - 1) / batch;
@@ -340,8 +329,7 @@ BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, Scorer sc, Devic
         uint64_t begin = b * batch, n = std::min(batch, opt.packets - begin);
         unsigned blocks = unsigned(std::min<uint64_t>(grid, (n + kBlock - 1) / kBlock));
         cudaStream_t on = (b & 1) ? cudaStream_t(second) : s;
-        packetKernel<Model, Scorer><<<blocks, kBlock, smem, on>>>(m, opt.params, opt.firstPacket + begin, n, sc, totals,
-                                                      counters.get() + b, nMaterials, bt);
+        launchOne(blocks, on, opt.firstPacket + begin, n, counters.get() + b);
         cudaCheck(cudaGetLastError(), "launch");
         cudaCheck(cudaEventRecord(done[b], on), "event");
     };
@@ -362,6 +350,20 @@ BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, Scorer sc, Devic
     cudaEventDestroy(fork);
     cudaEventDestroy(join);
     return BatchRun{packetsDone, since(t0)};
+}
+
+template <class Model, class Scorer>
+BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
+                         uint32_t nMaterials, cudaStream_t s, BlockTallies bt) {
+    const size_t smem = sizeof(double) * kBlock * bt.stride();
+    if (smem > 48 * 1024)  // above the default limit of dynamic shared memory: opt in
+        cudaCheck(cudaFuncSetAttribute(packetKernel<Model, Scorer>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+                  "shared memory for per-thread tallies");
+    return runBatches(packetKernel<Model, Scorer>, smem, opt, s,
+                      [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* counter) {
+                          packetKernel<Model, Scorer><<<blocks, kBlock, smem, on>>>(m, opt.params, first, n, sc, totals,
+                                                                                    counter, nMaterials, bt);
+                      });
 }
 
 // Launches with the small tallies bt in per-thread rows when it names any (and the scorer has a

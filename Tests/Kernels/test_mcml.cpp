@@ -11,6 +11,7 @@
 #include "Kernels/CPU/McmlCpu.hpp"
 #include "Kernels/Core/Packet.hpp"
 #include "Kernels/Core/SlabModel.hpp"
+#include "Kernels/McmlSlabLoop.hpp"
 #include "Storage/MCML/MCIReader.hpp"
 #include "Storage/MCML/MCOReader.hpp"
 #include "Storage/MCML/MCOWriter.hpp"
@@ -213,6 +214,74 @@ BOOST_AUTO_TEST_CASE(slab_geometry_equals_packed_records) {
     BOOST_CHECK_GT(sb.events.tir, 0u);          // with total internal reflection,
     BOOST_CHECK_GT(sb.events.fresnel, 0u);      // Fresnel reflection
     BOOST_CHECK_GT(sb.events.refract, 0u);      // and refraction among them
+}
+
+// The GPU's MCML kernel runs the slab photon loop (Kernels/McmlSlabLoop.hpp): the common
+// packet loop with McmlScorer written out for layers. Run here on the host against
+// runPacket(SlabModel, McmlScorer), photon by photon with the same streams, it must give the
+// same histories: every event count and the exit and (r, z) grids to the bit (same additions in
+// the same order), the per-layer and total absorption to rounding (it adds a layer's weight up
+// per visit instead of per event). With a low maxSteps the abnormal path is taken as well.
+struct HostSlabSink {
+    double *rz, *reflected, *transmitted, *cells;
+    Ledger ledger;
+    Events events;
+    void deposit(uint32_t i, double dw) { rz[i] += dw; }
+    void layer(uint32_t l, double w) { cells[l] += w; }
+    void exit(bool top, uint32_t i, double w) { (top ? reflected : transmitted)[i] += w; }
+};
+
+BOOST_AUTO_TEST_CASE(slab_photon_loop_gives_the_packet_loops_histories) {
+    MCMLRun run = smallRun();
+    KernelInput in = packLayered(layeredFromMcml(run));
+    const std::vector<float> z = slabBounds(in);
+    const SlabModel slab{z.data(), 3u, in.materials.data(), in.view().emitters};
+    const McmlGrid g = mcmlGrid(run);
+    for (uint32_t maxSteps : {100000u, 60u}) {
+        std::vector<double> rzA(size_t(g.nr) * g.nz), rzB(rzA.size()), raA(size_t(g.nr) * g.na), raB(raA.size()),
+            ttA(raA.size()), ttB(raA.size()), clA(4), clB(4);
+        McmlScorer<HostAddForTest> sa;
+        sa.grid = g;
+        sa.absorbedRZ = rzA.data(), sa.reflectedRA = raA.data(), sa.transmittedRA = ttA.data(), sa.absorbedCell = clA.data();
+        HostSlabSink sb{rzB.data(), raB.data(), ttB.data(), clB.data(), {}, {}};
+        RunOptions o = options(run, 3000, 1);
+        o.params.maxSteps = maxSteps;
+        o.params.wmin = 0.02f;  // roulette in many histories
+        for (uint64_t i = 0; i < 3000; ++i) {
+            runPacket(slab, o.params, i, sa);
+            runSlabPhoton(slab, g, o.params, i, sb);
+        }
+        sa.flush();
+        slabScatterCount(sb.events);
+        BOOST_CHECK(rzA == rzB);
+        BOOST_CHECK(raA == raB);
+        BOOST_CHECK(ttA == ttB);
+        for (size_t c = 0; c < clA.size(); ++c) BOOST_CHECK_CLOSE(clA[c] + 1.0, clB[c] + 1.0, 1e-12);
+        const Events& a = sa.events;
+        const Events& b = sb.events;
+        for (auto [x, y] : {std::pair{a.launch, b.launch}, {a.absorb, b.absorb}, {a.scatter, b.scatter},
+                            {a.boundary, b.boundary}, {a.tir, b.tir}, {a.fresnel, b.fresnel}, {a.refract, b.refract},
+                            {a.interface, b.interface}, {a.exit, b.exit}, {a.die, b.die}, {a.win, b.win},
+                            {a.abnormal, b.abnormal}})
+            BOOST_CHECK_EQUAL(x, y);
+        BOOST_CHECK_EQUAL(sa.ledger.launched, sb.ledger.launched);
+        BOOST_CHECK_EQUAL(sa.ledger.specular, sb.ledger.specular);
+        BOOST_CHECK_EQUAL(sa.ledger.exited, sb.ledger.exited);
+        BOOST_CHECK_EQUAL(sa.ledger.rouletteGained, sb.ledger.rouletteGained);
+        BOOST_CHECK_EQUAL(sa.ledger.rouletteLost, sb.ledger.rouletteLost);
+        BOOST_CHECK_EQUAL(sa.ledger.abnormal, sb.ledger.abnormal);
+        BOOST_CHECK_CLOSE(sa.ledger.absorbed, sb.ledger.absorbed, 1e-12);
+        BOOST_CHECK_SMALL(sb.ledger.imbalance(), 1e-9);
+        BOOST_CHECK_GT(b.tir, 0u);
+        BOOST_CHECK_GT(b.fresnel, 0u);
+        if (maxSteps < 100) {
+            BOOST_CHECK_GT(b.abnormal, 100u);  // the guard was taken
+        } else {
+            BOOST_CHECK_GT(b.win, 20u);  // roulette won and lost
+            BOOST_CHECK_GT(b.die, 100u);
+            BOOST_CHECK_EQUAL(b.abnormal, 0u);
+        }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(normalisations_sum_back_to_rat) {
