@@ -57,29 +57,32 @@ FM_HD bool startSlabPhoton(const Model& m, const KernelParams& kp, uint64_t inde
     return true;
 }
 
-// The hop's face crossing: crossFace for the slab's face (top when moving up), term for term.
+// The hop's face crossing: crossFace for the slab's face (top when moving up), term for term,
+// with two results written out for the plane z = const: the incidence cosine dot(d, n) is
+// |d.z| and the mirror image reflect(d, n) is (d.x, d.y, -d.z), exactly (the products with the
+// normal's zeros and ones are exact); and the neighbour is outside at the stack's first and
+// last layer (SlabModel::adjacent).
 template <class Model, class Sink>
 FM_HD bool crossSlab(const Model& m, const McmlGrid& g, SlabPhoton& p, Sink& sk) {
     Packet& pk = p.st.pk;
     const uint32_t layer = pk.tetra;
     const bool down = pk.dir.z > 0.f;
     const int face = down ? 1 : 0;
-    const Vec3 normal{0.f, 0.f, down ? 1.f : -1.f};
     const uint32_t next = m.adjacentMaterial(layer, face);
     const float n2 = m.material(next).n;
     if (n2 != p.M.n) {
-        float cosi = dot(pk.dir, normal), cost;
+        float cosi = fabsf(pk.dir.z), cost;
         const float R = fresnelReflectance(p.M.n, n2, cosi, cost);
         if (R >= 1.f || p.st.rng.uniform() < R) {
-            pk.dir = reflect(pk.dir, normal, cosi);
+            pk.dir.z = -pk.dir.z;
             if (R >= 1.f) ++sk.events.tir;
             else ++sk.events.fresnel;
             return true;
         }
-        pk.dir = refract(pk.dir, normal, p.M.n, n2, cosi, cost);
+        pk.dir = refract(pk.dir, Vec3{0.f, 0.f, down ? 1.f : -1.f}, p.M.n, n2, cosi, cost);
         ++sk.events.refract;
     }
-    if (isExterior(m.adjacent(layer, face))) {
+    if (down ? layer == m.layers : layer == 1u) {
         sk.exit((m.faceId(layer, face) & ~kFaceSideBit) == g.topFace, g.raBin(pk.pos, pk.dir), pk.w);
         sk.ledger.exited += pk.w;
         ++sk.events.exit;

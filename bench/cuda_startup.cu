@@ -3,12 +3,16 @@
 // each step of bringing up a device. The caller times the whole process, so exit (context
 // teardown) is the rest.  Build: nvcc -O2 -arch=sm_90 bench/cuda_startup.cu -lcuda
 // Usage: T0=$(date +%s.%N) ./a.out [alloc_MB]
+// EXIT=reset times cudaDeviceReset() as a step before the exit; EXIT=fast leaves by _Exit
+// (no atexit teardown by the runtime: what is left is the kernel driver's, at the close of the
+// device files).
 #include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <string>
 
 static double wall() {
     timespec t;
@@ -46,6 +50,14 @@ int main(int argc, char** argv) {
     step("launch");
     if (p) cudaFree(p);
     step("free");
+    const char* mode = getenv("EXIT");
+    if (mode && std::string(mode) == "reset") {
+        cudaDeviceReset();
+        cuDevicePrimaryCtxRelease(dev);
+        step("reset");
+    }
     std::printf("  main total %.4f\n", wall() - t0);
+    std::fflush(stdout);
+    if (mode && std::string(mode) == "fast") std::_Exit(0);
     return 0;
 }
