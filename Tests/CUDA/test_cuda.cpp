@@ -89,8 +89,8 @@ BOOST_AUTO_TEST_CASE(gpu_small_mesh_block_tallies) {
     BOOST_CHECK_SMALL(pa - pc, 3 * std::sqrt(2 * 0.25 / o.packets));
 }
 
-// The MCML kernel on the GPU (slab geometry, per-block layer tallies): the same RAT and per-layer
-// absorption as the CPU kernel within 3 sigma.
+// The MCML kernel on the GPU (the slab photon loop, replicated tallies): the same RAT and
+// per-layer absorption as the CPU kernel within 3 sigma, and its own books closed.
 BOOST_AUTO_TEST_CASE(gpu_mcml_matches_cpu) {
     if (!haveGpu()) return;
     MCMLRun run;
@@ -101,7 +101,18 @@ BOOST_AUTO_TEST_CASE(gpu_mcml_matches_cpu) {
     run.layers = {{1.4, 2, 100, 0.8, 0.01}, {1.33, 1, 50, 0.9, 0.05}, {1.45, 5, 80, 0.7, 0.1}};
     const LayeredModel lm = layeredFromMcml(run);
     RunOptions o = mcmlRunOptions(run);
-    MCMLResult g = runMcml("cuda", lm, run, o);
+    McmlTallies raw;
+    MCMLResult g = runMcml("cuda", lm, run, o, &raw);
+    // The slab loop books a layer's absorption per visit (McmlSlabLoop.hpp): the ledger closes
+    // and the layers, the (r, z) grid and the ledger hold the same absorbed weight.
+    BOOST_CHECK_SMALL(raw.ledger.imbalance() / raw.ledger.launched, 1e-12);
+    double cells = 0, grid = 0;
+    for (double v : raw.absorbedCell) cells += v;
+    for (double v : raw.absorbedRZ) grid += v;
+    BOOST_CHECK_CLOSE(cells, raw.ledger.absorbed, 1e-9);
+    BOOST_CHECK_CLOSE(grid, raw.ledger.absorbed, 1e-9);
+    BOOST_CHECK_EQUAL(raw.events.launch, run.photons);
+    BOOST_CHECK_EQUAL(raw.events.abnormal, 0u);
     o.params.seed = 11;
     MCMLResult c = runMcml("cpu", lm, run, o);
     const double N = double(run.photons);
