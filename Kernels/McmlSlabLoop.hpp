@@ -22,7 +22,9 @@ struct SlabPhoton {
 };
 
 // Sink: where the loop books, on the host plain arrays, on the GPU atomics. It provides
-//   Ledger ledger; EventCounts<...> events;   (as the scorers: launchPacket books into them)
+//   ledger, events: a Ledger and EventCounts (members or references; as the scorers:
+//   launchPacket books into them). Only rare events touch them (launches, crossings, ends,
+//   roulette): interactions are counted per photon, absorption per layer visit.
 //   void deposit(uint32_t rzBin, double dw);  (A(r,z))
 //   void layer(uint32_t layer, double w);     (absorbed in a layer: one call per visit)
 //   void exit(bool top, uint32_t raBin, double w);  (Rd(r,a) when top, else Tt(r,a))
@@ -36,9 +38,12 @@ FM_HD void enterLayer(const Model& m, uint32_t layer, SlabPhoton& p) {
     p.zBot = m.z[layer + 1u];
 }
 
-// The photon ended: its weight absorbed in the last layer is booked. Returns false (not live).
+// The photon ended: its weight absorbed in the last layer and its interactions are booked (the
+// interactions not lost at roulette are the steps the maxSteps guard counts; the caller adds a
+// lost one). Returns false (not live).
 template <class Sink>
 FM_HD bool endSlabPhoton(SlabPhoton& p, Sink& sk) {
+    sk.events.absorb += p.st.steps;
     if (p.absorbed != 0.0) {
         sk.layer(p.st.pk.tetra, p.absorbed);
         sk.ledger.absorbed += p.absorbed;
@@ -122,10 +127,10 @@ FM_HD bool slabEvent(const Model& m, const McmlGrid& g, const KernelParams& kp, 
         const double dw = double(w0) - double(w1);
         sk.deposit(g.rzBin(pk.pos), dw);
         p.absorbed += dw;
-        ++sk.events.absorb;
         if (kind & kEventLost) {
             sk.ledger.rouletteLost += w1;
             ++sk.events.die;
+            ++sk.events.absorb;  // the lost interaction (not a step)
             return endSlabPhoton(p, sk);
         }
         if (kind & kEventWon) {

@@ -18,8 +18,22 @@ namespace {
 #define FM_CUDA_MCML_RZ_CACHE 1
 #endif
 
+// The MCML arrays in device memory: A(r,z) and the layer cells replicated (CudaEngine.cuh).
+struct DeviceSlabTallies {
+    double* rz = nullptr;
+    double* reflected = nullptr;
+    double* transmitted = nullptr;
+    double* cells = nullptr;
+};
+
+#ifndef FM_CUDA_MCML_SHARED_BOOKS  // 1: ledger and event counts in shared memory, per thread
+#define FM_CUDA_MCML_SHARED_BOOKS 1
+#endif
+
 // The slab loop's sink (McmlSlabLoop.hpp): A(r,z) and the layer cells into this block's
-// replicas (CudaEngine.cuh), exits into the (r, angle) grids.
+// replicas, exits into the (r, angle) grids; the ledger and event counts it books only at rare
+// events (launches, crossings, ends, roulette), so they live in shared memory, one slot per
+// thread, instead of 26 registers.
 // One `red.global.add.f64` per interaction (5.9e10 for 1e8 skin7 photons) held the kernel at
 // the L2's atomic throughput (ncu, 1e7 photons: L2 77% busy; the slab loop's 9% fewer
 // instructions than the generic loop then gained nothing). A thread adds successive deposits
@@ -27,33 +41,32 @@ namespace {
 // share the previous one's bin): L2 50% busy, run 0.765 -> 0.691 s on an H100, tallies equal
 // to the last printed digit (docs/PERFORMANCE.md). FM_CUDA_MCML_RZ_CACHE=0 turns it off.
 struct DeviceSlabSink {
-    double* rz = nullptr;
-    double* reflected = nullptr;
-    double* transmitted = nullptr;
-    double* cells = nullptr;
-    Ledger ledger;
-    EventCounts<uint32_t> events;
+    DeviceSlabTallies t;
+    Ledger& ledger;
+    EventCounts<uint32_t>& events;
     uint32_t rzBin = 0;  // the bin being added up, and its sum so far
     double rzSum = 0.0;
 
     __device__ void deposit(uint32_t i, double dw) {
 #if FM_CUDA_MCML_RZ_CACHE
         if (i != rzBin) {
-            if (rzSum != 0.0) DeviceAtomicAdd::add(rz + rzBin, rzSum);
+            if (rzSum != 0.0) DeviceAtomicAdd::add(t.rz + rzBin, rzSum);
             rzBin = i;
             rzSum = 0.0;
         }
         rzSum += dw;
 #else
-        DeviceAtomicAdd::add(rz + i, dw);
+        DeviceAtomicAdd::add(t.rz + i, dw);
 #endif
     }
     __device__ void flush() {
-        if (rzSum != 0.0) DeviceAtomicAdd::add(rz + rzBin, rzSum);
+        if (rzSum != 0.0) DeviceAtomicAdd::add(t.rz + rzBin, rzSum);
         rzSum = 0.0;
     }
-    __device__ void layer(uint32_t l, double w) { DeviceAtomicAdd::add(cells + l, w); }
-    __device__ void exit(bool top, uint32_t i, double w) { DeviceAtomicAdd::add((top ? reflected : transmitted) + i, w); }
+    __device__ void layer(uint32_t l, double w) { DeviceAtomicAdd::add(t.cells + l, w); }
+    __device__ void exit(bool top, uint32_t i, double w) {
+        DeviceAtomicAdd::add((top ? t.reflected : t.transmitted) + i, w);
+    }
 };
 
 #ifndef FM_CUDA_MCML_MIN_BLOCKS  // resident blocks per SM: caps registers (4: 64 per thread)
@@ -63,12 +76,24 @@ struct DeviceSlabSink {
 // Threads take photons from the batch's counter and advance them one event per iteration, as
 // packetKernel does with packets. Four blocks per SM instead of the mesh kernels' three (their
 // cell records need the L1 that more warps would share): 1e8 skin7 photons 0.690 -> 0.672 s on
-// an H100, although ptxas then spills 92 bytes per thread.
+// an H100.
 __global__ void __launch_bounds__(kBlock, FM_CUDA_MCML_MIN_BLOCKS)
-mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, uint64_t count, DeviceSlabSink sk,
+mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, uint64_t count, DeviceSlabTallies t,
                DeviceTotals* totals, unsigned long long* next, BlockTallies bt) {
-    if (bt.copies[0]) sk.cells = bt.replica(0);
-    if (bt.copies[1]) sk.rz = bt.replica(1);
+    if (bt.copies[0]) t.cells = bt.replica(0);
+    if (bt.copies[1]) t.rz = bt.replica(1);
+#if FM_CUDA_MCML_SHARED_BOOKS
+    __shared__ Ledger ledgers[kBlock];
+    __shared__ EventCounts<uint32_t> counts[kBlock];
+    Ledger& ledger = ledgers[threadIdx.x];
+    EventCounts<uint32_t>& events = counts[threadIdx.x];
+    ledger = Ledger{};
+    events = EventCounts<uint32_t>{};
+#else
+    Ledger ledger;
+    EventCounts<uint32_t> events;
+#endif
+    DeviceSlabSink sk{t, ledger, events};
     m.enterBlock(0);
     SlabPhoton p;
     bool live = false;
@@ -77,18 +102,18 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
             live = slabEvent(m, g, kp, p, sk);
             continue;
         }
-        if (sk.events.absorb > 0x40000000u || sk.events.boundary > 0x40000000u) {  // widen 32-bit counts
-            slabScatterCount(sk.events);
-            addEventsUnaggregated(totals, sk.events);
-            sk.events = EventCounts<uint32_t>{};
+        if (events.absorb > 0x40000000u || events.boundary > 0x40000000u) {  // widen 32-bit counts
+            slabScatterCount(events);
+            addEventsUnaggregated(totals, events);
+            events = EventCounts<uint32_t>{};
         }
         const uint64_t i = atomicAdd(next, 1ull);
         if (i >= count) break;
         live = startSlabPhoton(m, kp, first + i, p, sk);
     }
     sk.flush();
-    slabScatterCount(sk.events);
-    addTotals(totals, sk.ledger, sk.events);
+    slabScatterCount(events);
+    addTotals(totals, Ledger(ledger), EventCounts<uint32_t>(events));
 }
 
 }  // namespace
@@ -125,7 +150,7 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     m.materials = nullptr;
     m.emitters = dev.model().emitters;
     m.zGlobal = zDev.get();
-    DeviceSlabSink sk;
+    DeviceSlabTallies sk;
     sk.rz = rz.get();
     sk.reflected = rd.get();
     sk.transmitted = tt.get();
