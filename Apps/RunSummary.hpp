@@ -35,6 +35,7 @@ inline void writeRunSummary(const std::string& path, const RunResult& r,
         o << "  \"upload_seconds\": " << jsonNumber(r.uploadSeconds) << ",\n"
           << "  \"kernel_seconds\": " << jsonNumber(r.kernelSeconds) << ",\n"
           << "  \"download_seconds\": " << jsonNumber(r.downloadSeconds) << ",\n";
+    if (r.gpuBlocksPerSm > 0) o << "  \"cuda_blocks_per_sm\": " << r.gpuBlocksPerSm << ",\n";
     o << "  \"packets_per_second\": " << jsonNumber(r.seconds > 0 ? r.packetsDone / r.seconds : 0) << ",\n";
     o << "  \"steps_per_second\": " << jsonNumber(r.seconds > 0 ? r.events.absorb / r.seconds : 0) << ",\n";
     o << "  \"ledger\": {\n"

@@ -58,6 +58,8 @@ struct RunResult {
     double uploadSeconds = 0;    // GPU only: model upload
     double kernelSeconds = 0;    // GPU only: packet kernels
     double downloadSeconds = 0;  // GPU only: tallies back to the host
+    int gpuBlocksPerSm = 0;      // GPU only: thread blocks per SM of the packet kernel (the
+                                 // first device's: as many as fit, or FM_CUDA_BLOCKS_PER_SM)
     bool cancelled = false;
     std::string kernel;            // "cpu" or "cuda"
 };

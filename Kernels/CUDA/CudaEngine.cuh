@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "Kernels/CUDA/CudaSupport.cuh"
 #include "Kernels/Core/SlabModel.hpp"
@@ -20,6 +21,9 @@ namespace {
 // static: each .cu that includes the engine has its own copy, filled by its own DeviceInput.
 static __constant__ MaterialRecord c_materials[kMaxCudaMaterials];
 
+#ifndef FM_CUDA_KEEP_MATERIAL  // 1: a mesh packet keeps its cell's material index (0: read per event)
+#define FM_CUDA_KEEP_MATERIAL 1
+#endif
 #ifndef FM_CUDA_SHARED_MATERIALS  // 1: materials copied to shared memory per block
 #define FM_CUDA_SHARED_MATERIALS 0
 #endif
@@ -29,7 +33,7 @@ static __constant__ MaterialRecord c_materials[kMaxCudaMaterials];
 // the threads of a warp read different materials).
 struct DeviceModel {
     // A packet keeps its cell's material index between events (Core/Packet.hpp KeptMaterial).
-    static constexpr int kKeepMaterial = 1;
+    static constexpr int kKeepMaterial = FM_CUDA_KEEP_MATERIAL;
     const TetraRecord* __restrict__ cells;
     EmitterView emitters;
     const MaterialRecord* mats;  // shared-memory copy, when FM_CUDA_SHARED_MATERIALS
@@ -84,9 +88,6 @@ struct DeviceSlabModel : SlabModel {
 
 #ifndef FM_CUDA_BLOCK
 #define FM_CUDA_BLOCK 256
-#endif
-#ifndef FM_CUDA_MIN_BLOCKS  // minimum resident blocks per SM: caps registers per thread
-#define FM_CUDA_MIN_BLOCKS 3
 #endif
 #ifndef FM_CUDA_PACKETS_PER_THREAD  // per launch
 #define FM_CUDA_PACKETS_PER_THREAD 128
@@ -183,18 +184,68 @@ __device__ void useBlockTallies(TallyScorer<V, S, false, DeviceRowAdd, Count>& s
 template <bool V, bool S, bool D, class Count>  // meshes: their tallies are not replicated
 __device__ void useBlockTallies(TallyScorer<V, S, D, DeviceAtomicAdd, Count>&, const BlockTallies&, double*) {}
 
+#ifndef FM_CUDA_SPLIT_LEDGER  // 1: the mesh kernels keep only the absorbed weight in registers
+#define FM_CUDA_SPLIT_LEDGER 1
+#endif
+
+// A scorer whose ledger is split (Core/Packet.hpp book): the absorbed weight, booked at every
+// interaction, in a register; the other fields, booked a few times per packet (launch,
+// specular, exit, roulette, guards), by fire-and-forget reductions into this block's replica of
+// them in global memory (`rare`, kRareLedgerCopies replicas summed after the run). That frees
+// 12 of the kernel's registers: four blocks of 256 threads fit on an SM without spills (H100,
+// 1e8 packets: FourLayer kernel 0.623 -> 0.553 s, cube_5med 1.537 -> 1.610 s). A first version
+// kept the ledger in shared memory instead: the shared memory came out of the L1 that the cell
+// records need, and cube_5med ran 1.65x longer (docs/PERFORMANCE.md, 2026-11-23 session 5).
+constexpr uint32_t kRareLedgerCopies = 256;
+template <class Inner>
+struct SplitLedgerScorer {
+    static constexpr bool kScoresFaces = Inner::kScoresFaces;
+    static constexpr bool kBooksLedger = true;
+    Inner inner;  // its own ledger goes unused
+    EventCounts<uint32_t> events;
+    double absorbed = 0.0;
+    Ledger* rare;
+
+    __device__ SplitLedgerScorer(const Inner& s, Ledger* r) : inner(s), events(s.events), rare(r) {}
+    template <double Ledger::*F>
+    __device__ void bookLedger(double v) {
+        if constexpr (F == &Ledger::absorbed) absorbed += v;
+        else DeviceAtomicAdd::add(&(rare->*F), v);
+    }
+    __device__ void absorb(uint32_t tetra, Vec3 p, double dw) { inner.absorb(tetra, p, dw); }
+    __device__ void exit(uint32_t face, Vec3 p, Vec3 d, double w) { inner.exit(face, p, d, w); }
+    __device__ void cross(uint32_t face, double w) { inner.cross(face, w); }
+    __device__ void flush() { inner.flush(); }
+    __device__ Ledger ledger() const {  // the part kept in registers; `rare` holds the rest
+        Ledger l;
+        l.absorbed = absorbed;
+        return l;
+    }
+};
+
+#ifndef FM_CUDA_MESH_MIN_BLOCKS  // register cap of the mesh kernels: 4 blocks of 256 (64 registers)
+#define FM_CUDA_MESH_MIN_BLOCKS 4
+#endif
+
 // Threads take packets one at a time from a shared counter until the batch is used up, and
 // advance them one event per loop iteration, so a lane whose packet ends starts the next one
-// at once instead of waiting for the rest of its warp.
+// at once instead of waiting for the rest of its warp. Compiled for four resident blocks per
+// SM (64 registers).
 template <class Model, class Scorer>
-__global__ void __launch_bounds__(kBlock, FM_CUDA_MIN_BLOCKS)
-packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc,
-            DeviceTotals* totals, unsigned long long* next, uint32_t nMaterials, BlockTallies bt) {
+__global__ void __launch_bounds__(kBlock, FM_CUDA_MESH_MIN_BLOCKS)
+packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer scIn,
+            DeviceTotals* totals, unsigned long long* next, uint32_t nMaterials, BlockTallies bt, Ledger* rare) {
     extern __shared__ double blockAcc[];  // blockDim.x rows of bt.stride() doubles (none for large models)
     const uint32_t stride = bt.stride(), nBlockAcc = stride ? bt.n[0] + bt.n[1] : 0u;
     double* row = blockAcc + threadIdx.x * stride;
     for (uint32_t i = 0; i < stride; ++i) row[i] = 0.0;
-    useBlockTallies(sc, bt, row);
+    useBlockTallies(scIn, bt, row);
+#if FM_CUDA_SPLIT_LEDGER
+    SplitLedgerScorer<Scorer> sc(scIn, rare + blockIdx.x % kRareLedgerCopies);
+#else
+    Scorer& sc = scIn;
+    (void)rare;
+#endif
     m.enterBlock(nMaterials);
     PacketState st;
     KeptMaterial km;  // the packet's material between events, for models that keep it (Core/Packet.hpp)
@@ -215,7 +266,11 @@ packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
         if (live) km = keptMaterial(m, st.pk.tetra);
     }
     sc.flush();
+#if FM_CUDA_SPLIT_LEDGER
+    addTotals(totals, sc.ledger(), sc.events);
+#else
     addTotals(totals, sc.ledger, sc.events);
+#endif
     if (nBlockAcc > 0) {  // the rows' column sums into the global arrays
         __syncthreads();
         for (uint32_t i = threadIdx.x; i < nBlockAcc; i += blockDim.x) {
@@ -300,19 +355,33 @@ private:
 struct BatchRun {
     uint64_t packetsDone = 0;
     double seconds = 0;
+    int blocksPerSm = 0;  // thread blocks per SM of the launches
 };
 
+// Blocks per SM forced by FM_CUDA_BLOCKS_PER_SM (benchmarks, tests), else 0.
+inline int forcedBlocksPerSm() {
+    const char* e = std::getenv("FM_CUDA_BLOCKS_PER_SM");
+    return e && std::atoi(e) > 0 ? std::atoi(e) : 0;
+}
+
+// Runs opt.packets packets through launchOne(blocks, stream, firstPacket, count, counter), a
+// launch of `kernel` (smem bytes of dynamic shared memory per block) of kBlock threads each, as
+// many blocks per SM as fit (FM_CUDA_BLOCKS_PER_SM=N launches at most N per SM: benchmarks,
+// tests; results do not depend on it, only the order of the atomic additions changes).
 template <class Kernel, class LaunchOne>
 BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStream_t s, LaunchOne launchOne) {
-    int device = 0, sms = 0, perSm = 0;
+    int device = 0, sms = 0, fit = 0;
     cudaCheck(cudaGetDevice(&device), "get device");
     cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
-    cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kBlock, smem), "occupancy");
-    const uint64_t grid = uint64_t(sms) * std::max(perSm, 1);
-    const uint64_t batch = grid * kBlock * FM_CUDA_PACKETS_PER_THREAD;
+    cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, smem), "occupancy");
+    fit = std::max(fit, 1);
+    const int perSm = forcedBlocksPerSm() ? std::min(forcedBlocksPerSm(), fit) : fit;
+    const uint64_t batch = uint64_t(sms) * perSm * kBlock * FM_CUDA_PACKETS_PER_THREAD;
     const uint64_t nBatches = (opt.packets + batch - 1) / batch;
-    DeviceBuffer<unsigned long long> counters(nBatches, "batch counters");
+    DeviceBuffer<unsigned long long> counters(std::max<uint64_t>(nBatches, 1), "batch counters");
     counters.zero(s);
+    auto t0 = Clock::now();
+    uint64_t packetsDone = 0;
     std::vector<cudaEvent_t> done(nBatches);
     for (auto& e : done) cudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event");
     // Launches alternate between s and a second stream, so that the next launch's blocks start
@@ -325,21 +394,21 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
     cudaCheck(cudaEventCreateWithFlags(&join, cudaEventDisableTiming), "event");
     cudaCheck(cudaEventRecord(fork, s), "event");
     cudaCheck(cudaStreamWaitEvent(second, fork, 0), "stream wait");
+    auto sizeOf = [&](uint64_t b) { return std::min(batch, opt.packets - b * batch); };
     auto launch = [&](uint64_t b) {
-        uint64_t begin = b * batch, n = std::min(batch, opt.packets - begin);
-        unsigned blocks = unsigned(std::min<uint64_t>(grid, (n + kBlock - 1) / kBlock));
+        const uint64_t n = sizeOf(b);
         cudaStream_t on = (b & 1) ? cudaStream_t(second) : s;
-        launchOne(blocks, on, opt.firstPacket + begin, n, counters.get() + b);
+        const unsigned blocks = unsigned(std::min<uint64_t>(uint64_t(sms) * perSm, (n + kBlock - 1) / kBlock));
+        launchOne(blocks, on, opt.firstPacket + b * batch, n, counters.get() + b);
         cudaCheck(cudaGetLastError(), "launch");
         cudaCheck(cudaEventRecord(done[b], on), "event");
     };
-    auto t0 = Clock::now();
-    uint64_t launched = 0, finished = 0, packetsDone = 0;
+    uint64_t launched = 0, finished = 0;
     bool stop = false;
     while (finished < launched || (!stop && launched < nBatches)) {
         while (!stop && launched < nBatches && launched < finished + 2) launch(launched++);
         cudaCheck(cudaEventSynchronize(done[finished]), "packet kernel");
-        packetsDone += std::min(batch, opt.packets - finished * batch);
+        packetsDone += sizeOf(finished);
         ++finished;
         if (opt.progress) opt.progress(packetsDone, opt.packets);
         if (opt.cancel && opt.cancel->load()) stop = true;
@@ -349,12 +418,12 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
     for (auto& e : done) cudaEventDestroy(e);
     cudaEventDestroy(fork);
     cudaEventDestroy(join);
-    return BatchRun{packetsDone, since(t0)};
+    return BatchRun{packetsDone, since(t0), perSm};
 }
 
 template <class Model, class Scorer>
 BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
-                         uint32_t nMaterials, cudaStream_t s, BlockTallies bt) {
+                         uint32_t nMaterials, cudaStream_t s, BlockTallies bt, Ledger* rare) {
     const size_t smem = sizeof(double) * kBlock * bt.stride();
     if (smem > 48 * 1024)  // above the default limit of dynamic shared memory: opt in
         cudaCheck(cudaFuncSetAttribute(packetKernel<Model, Scorer>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
@@ -362,19 +431,20 @@ BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, Scorer sc, Devic
     return runBatches(packetKernel<Model, Scorer>, smem, opt, s,
                       [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* counter) {
                           packetKernel<Model, Scorer><<<blocks, kBlock, smem, on>>>(m, opt.params, first, n, sc, totals,
-                                                                                    counter, nMaterials, bt);
+                                                                                    counter, nMaterials, bt, rare);
                       });
 }
 
 // Launches with the small tallies bt in per-thread rows when it names any (and the scorer has a
-// row form), else straight into the global arrays.
+// row form), else straight into the global arrays. rare: kRareLedgerCopies ledgers, zeroed, that
+// receive the ledger's fields other than the absorbed weight (SplitLedgerScorer).
 template <class Model, class Scorer>
 BatchRun launchBatches(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
-                       uint32_t nMaterials, cudaStream_t s, BlockTallies bt = {}) {
+                       uint32_t nMaterials, cudaStream_t s, BlockTallies bt, Ledger* rare) {
     if constexpr (RowScorer<Scorer>::kOk) {
-        if (bt.rowsOn()) return launchBatchesAs(m, opt, RowScorer<Scorer>::make(sc), totals, nMaterials, s, bt);
+        if (bt.rowsOn()) return launchBatchesAs(m, opt, RowScorer<Scorer>::make(sc), totals, nMaterials, s, bt, rare);
     }
-    return launchBatchesAs(m, opt, sc, totals, nMaterials, s, bt.rowsOn() ? BlockTallies{} : bt);
+    return launchBatchesAs(m, opt, sc, totals, nMaterials, s, bt.rowsOn() ? BlockTallies{} : bt, rare);
 }
 
 }  // namespace cuda_engine

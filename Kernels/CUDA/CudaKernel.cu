@@ -45,7 +45,8 @@ public:
     DeviceRun(const KernelInput& mesh, const OutputSelection& o)
         : o_(o), mesh_(mesh.cells, s_), vol_(o.volume ? mesh.cells.size() : 0, "volume tally"),
           surf_(o.surface ? mesh.faceCount : 0, "surface tally"),
-          dir_(o.directed ? 2 * size_t(mesh.faceCount) : 0, "directed surface tally"), totals_(1, "ledger") {
+          dir_(o.directed ? 2 * size_t(mesh.faceCount) : 0, "directed surface tally"), totals_(1, "ledger"),
+          rare_(kRareLedgerCopies, "ledger replicas") {
         clear();
     }
     // Materials and sources of the next run; tallies start from zero.
@@ -66,7 +67,7 @@ public:
             sc.surface = surf_.get();
             sc.directed = dir_.get();
             const BlockTallies bt = BlockTallies::rows(sc.volume, vol_.size(), sc.surface, surf_.size());
-            b = launchBatches(deviceModel(mesh_, *src_), part, sc, totals_.get(), nMaterials_, s_, bt);
+            b = launchBatches(deviceModel(mesh_, *src_), part, sc, totals_.get(), nMaterials_, s_, bt, rare_.get());
         });
         return b;
     }
@@ -81,6 +82,7 @@ public:
         RunResult part;
         totalsToResult(totals_.download(s_)[0], part);
         r.ledger.add(part.ledger);
+        for (const Ledger& l : rare_.download(s_)) r.ledger.add(l);
         r.events.add(part.events);
     }
 
@@ -90,6 +92,7 @@ private:
         surf_.zero(s_);
         dir_.zero(s_);
         totals_.zero(s_);
+        rare_.zero(s_);
         cudaCheck(cudaStreamSynchronize(s_), "upload");
     }
     OutputSelection o_;
@@ -99,6 +102,7 @@ private:
     uint32_t nMaterials_ = 0;
     DeviceBuffer<double> vol_, surf_, dir_;
     DeviceBuffer<DeviceTotals> totals_;
+    DeviceBuffer<Ledger> rare_;  // the ledger's fields booked by reductions (SplitLedgerScorer)
 };
 
 std::vector<int> resolveDevicesImpl(const std::vector<int>& requested) {
@@ -169,6 +173,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     std::vector<std::unique_ptr<DeviceRun>> runs(devices.size());
     std::vector<std::string> errors(devices.size());
     std::vector<double> upload(devices.size()), kernel(devices.size());
+    std::vector<int> blocksPerSm(devices.size());
     auto work = [&](size_t k) {
         try {
             cudaCheck(cudaSetDevice(devices[k]), "select device");
@@ -188,6 +193,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
                 BatchRun b = runs[k]->run(part);
                 done += b.packetsDone;
                 kernel[k] += b.seconds;
+                blocksPerSm[k] = b.blocksPerSm;
                 if (b.packetsDone < part.packets) break;  // cancelled
             }
         } catch (const std::exception& e) {
@@ -226,6 +232,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     }
     r.uploadSeconds = *std::max_element(upload.begin(), upload.end());
     r.kernelSeconds = *std::max_element(kernel.begin(), kernel.end());
+    r.gpuBlocksPerSm = blocksPerSm[0];
     r.downloadSeconds = since(t1);
     r.packetsDone = done.load();
     r.cancelled = r.packetsDone < opt.packets;

@@ -11,6 +11,21 @@
 
 namespace fm {
 
+// Ledger bookings go through book<&Ledger::field>(sc, v): into sc.ledger, or, for a scorer
+// that says kBooksLedger, through its bookLedger<field>(v), which may keep the fields apart (the
+// GPU's mesh kernel: absorbed, booked at every interaction, in a register; the others, booked
+// per packet at most a few times, by reductions into memory, which saves 12 registers).
+template <class Scorer, class = void>
+struct BooksLedger : std::false_type {};
+template <class Scorer>
+struct BooksLedger<Scorer, std::void_t<decltype(Scorer::kBooksLedger)>> : std::bool_constant<Scorer::kBooksLedger> {};
+
+template <double Ledger::*F, class Scorer>
+FM_HD void book(Scorer& sc, double v) {
+    if constexpr (BooksLedger<Scorer>::value) sc.template bookLedger<F>(v);
+    else sc.ledger.*F += v;
+}
+
 struct Packet {
     Vec3 pos, dir;
     uint32_t tetra;
@@ -44,7 +59,7 @@ FM_HD bool crossFace(const Model& m, uint32_t mat, const MaterialRecord& M, cons
         if (outside) sc.exit(face, pk.pos, pk.dir, pk.w);
     }
     if (outside) {
-        sc.ledger.exited += pk.w;
+        book<&Ledger::exited>(sc, pk.w);
         ++sc.events.exit;
         return true;
     }
@@ -70,7 +85,7 @@ FM_HD bool plainCrossing(const Model& m, uint32_t i, int f, float n, uint32_t ad
 
 template <class Scorer>
 FM_HD void bookAbnormal(const Packet& pk, Scorer& sc) {
-    sc.ledger.abnormal += pk.w;
+    book<&Ledger::abnormal>(sc, pk.w);
     ++sc.events.abnormal;
 }
 
@@ -95,13 +110,13 @@ FM_HD bool launchPacket(const Model& m, const KernelParams& kp, uint64_t index, 
     st.steps = 0;
     st.hits = 0;
     ++sc.events.launch;
-    sc.ledger.launched += 1.0;
+    book<&Ledger::launched>(sc, 1.0);
     if (L.weight <= 0.f || L.tetra == 0) {  // emission failed: the whole packet is abnormal
         st.pk.w = 1.f;
         bookAbnormal(st.pk, sc);
         return false;
     }
-    sc.ledger.specular += 1.0 - double(L.weight);
+    book<&Ledger::specular>(sc, 1.0 - double(L.weight));
     return true;
 }
 
@@ -174,12 +189,12 @@ FM_HD void interactEvent(const KernelParams& kp, const MaterialRecord& M, Packet
 template <class Scorer>
 FM_HD bool bookInteractionOutcome(const Event& e, const Packet& pk, Scorer& sc) {
     if (e.kind & kEventLost) {
-        sc.ledger.rouletteLost += e.w1;
+        book<&Ledger::rouletteLost>(sc, e.w1);
         ++sc.events.die;
         return false;
     }
     if (e.kind & kEventWon) {
-        sc.ledger.rouletteGained += double(pk.w) - double(e.w1);
+        book<&Ledger::rouletteGained>(sc, double(pk.w) - double(e.w1));
         ++sc.events.win;
     }
     ++sc.events.scatter;
@@ -196,7 +211,7 @@ template <class Scorer>
 FM_HD bool bookInteraction(const Event& e, const Packet& pk, Scorer& sc) {
     const double dw = double(e.w0) - double(e.w1);
     sc.absorb(pk.tetra, pk.pos, dw);
-    sc.ledger.absorbed += dw;
+    book<&Ledger::absorbed>(sc, dw);
     ++sc.events.absorb;
     return bookInteractionOutcome(e, pk, sc);
 }

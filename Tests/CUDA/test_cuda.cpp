@@ -62,6 +62,46 @@ BOOST_AUTO_TEST_CASE(gpu_matches_cpu_statistically) {
     BOOST_CHECK_EQUAL(g.events.scatter, g2.events.scatter);
 }
 
+// The mesh kernel runs as many thread blocks per SM as fit (4), or at most FM_CUDA_BLOCKS_PER_SM.
+// Every packet keeps its history: the same event counts, and the same tallies and ledger (whose
+// fields other than the absorbed weight are added by reductions into replicas) up to the order
+// of the atomic additions.
+BOOST_AUTO_TEST_CASE(blocks_per_sm_change_only_the_order_of_additions) {
+    if (!haveGpu()) return;
+    PointSource P;
+    P.position = {0.1, 0.2, 0.3};
+    KernelInput in = packModel(mesh, mats, P, {});
+    RunOptions o;
+    o.packets = 20000000;
+    setenv("FM_CUDA_BLOCKS_PER_SM", "3", 1);
+    const RunResult a = runKernel("cuda", in, o);
+    setenv("FM_CUDA_BLOCKS_PER_SM", "4", 1);
+    const RunResult b = runKernel("cuda", in, o);
+    unsetenv("FM_CUDA_BLOCKS_PER_SM");
+    const RunResult t = runKernel("cuda", in, o);
+    BOOST_CHECK_EQUAL(a.gpuBlocksPerSm, 3);
+    BOOST_CHECK_EQUAL(b.gpuBlocksPerSm, 4);
+    BOOST_CHECK_EQUAL(t.gpuBlocksPerSm, 4);
+    BOOST_TEST_MESSAGE("kernel s with 3 / 4 / default blocks per SM: " << a.kernelSeconds << " / " << b.kernelSeconds
+                                                                      << " / " << t.kernelSeconds);
+    for (const RunResult* r : {&b, &t}) {
+        BOOST_CHECK_EQUAL(r->packetsDone, o.packets);
+        const Events& x = a.events;
+        const Events& y = r->events;
+        for (auto [u, v] : {std::pair{x.launch, y.launch}, {x.absorb, y.absorb}, {x.scatter, y.scatter},
+                            {x.boundary, y.boundary}, {x.tir, y.tir}, {x.fresnel, y.fresnel}, {x.refract, y.refract},
+                            {x.interface, y.interface}, {x.exit, y.exit}, {x.die, y.die}, {x.win, y.win},
+                            {x.abnormal, y.abnormal}})
+            BOOST_CHECK_EQUAL(u, v);
+        BOOST_CHECK_CLOSE(r->ledger.absorbed, a.ledger.absorbed, 1e-9);
+        BOOST_CHECK_CLOSE(r->ledger.exited, a.ledger.exited, 1e-9);
+        BOOST_CHECK_CLOSE(r->ledger.rouletteGained, a.ledger.rouletteGained, 1e-9);
+        BOOST_CHECK_SMALL(r->ledger.imbalance() / r->ledger.launched, 1e-12);
+        BOOST_CHECK_SMALL(l1(a.volume, r->volume), 1e-9);
+        BOOST_CHECK_SMALL(l1(a.surface, r->surface), 1e-9);
+    }
+}
+
 // Few cells: the GPU keeps the volume and exit tallies per block in shared memory and adds
 // them once per block. A 2 x 2 x 2 box (40 tetras) with the source inside: same statistics as
 // the CPU, and the ledger's absorbed weight equals the sum of the volume tally.
