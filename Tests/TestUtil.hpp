@@ -21,6 +21,15 @@ inline bool haveSharedData(const std::string& rel) {
     return false;
 }
 
+// Every event count of two runs equal (the same histories).
+inline void checkSameEvents(const fm::Events& a, const fm::Events& b) {
+    const std::pair<uint64_t, uint64_t> pairs[] = {
+        {a.launch, b.launch},     {a.absorb, b.absorb},   {a.scatter, b.scatter}, {a.boundary, b.boundary},
+        {a.tir, b.tir},           {a.fresnel, b.fresnel}, {a.refract, b.refract}, {a.interface, b.interface},
+        {a.exit, b.exit},         {a.die, b.die},         {a.win, b.win},         {a.abnormal, b.abnormal}};
+    for (const auto& [x, y] : pairs) BOOST_CHECK_EQUAL(x, y);
+}
+
 // GPU tests skip (with the reason) where no CUDA device can be used.
 inline bool haveGpu() {
     std::string why;

@@ -162,6 +162,19 @@ struct HostAddForTest {
     static void add(double* p, double v) { *p += v; }
 };
 
+// The arrays of a host McmlScorer for grid g (three layers: four cells).
+struct McmlArrays {
+    std::vector<double> rz, ra, tt, cells;
+    explicit McmlArrays(const McmlGrid& g)
+        : rz(size_t(g.nr) * g.nz), ra(size_t(g.nr) * g.na), tt(ra.size()), cells(4) {}
+    McmlScorer<HostAddForTest> scorer(const McmlGrid& g) {
+        McmlScorer<HostAddForTest> s;
+        s.grid = g;
+        s.absorbedRZ = rz.data(), s.reflectedRA = ra.data(), s.transmittedRA = tt.data(), s.absorbedCell = cells.data();
+        return s;
+    }
+};
+
 BOOST_AUTO_TEST_CASE(slab_geometry_equals_packed_records) {
     MCMLRun run = smallRun();
     KernelInput in = packLayered(layeredFromMcml(run));
@@ -186,12 +199,8 @@ BOOST_AUTO_TEST_CASE(slab_geometry_equals_packed_records) {
         }
     }
     const McmlGrid g = mcmlGrid(run);
-    std::vector<double> rzA(size_t(g.nr) * g.nz), rzB(rzA.size()), raA(size_t(g.nr) * g.na), raB(raA.size()),
-        ttA(raA.size()), ttB(raA.size()), clA(4), clB(4);
-    McmlScorer<HostAddForTest> sa, sb;
-    sa.grid = sb.grid = g;
-    sa.absorbedRZ = rzA.data(), sa.reflectedRA = raA.data(), sa.transmittedRA = ttA.data(), sa.absorbedCell = clA.data();
-    sb.absorbedRZ = rzB.data(), sb.reflectedRA = raB.data(), sb.transmittedRA = ttB.data(), sb.absorbedCell = clB.data();
+    McmlArrays A(g), B(g);
+    McmlScorer<HostAddForTest> sa = A.scorer(g), sb = B.scorer(g);
     const RunOptions o = options(run, 3000, 1);
     for (uint64_t i = 0; i < 3000; ++i) {
         runPacket(cells, o.params, i, sa);
@@ -199,10 +208,10 @@ BOOST_AUTO_TEST_CASE(slab_geometry_equals_packed_records) {
     }
     sa.flush();
     sb.flush();
-    BOOST_CHECK(rzA == rzB);
-    BOOST_CHECK(raA == raB);
-    BOOST_CHECK(ttA == ttB);
-    BOOST_CHECK(clA == clB);
+    BOOST_CHECK(A.rz == B.rz);
+    BOOST_CHECK(A.ra == B.ra);
+    BOOST_CHECK(A.tt == B.tt);
+    BOOST_CHECK(A.cells == B.cells);
     BOOST_CHECK_EQUAL(sa.events.boundary, sb.events.boundary);
     BOOST_CHECK_EQUAL(sa.events.tir, sb.events.tir);
     BOOST_CHECK_EQUAL(sa.events.fresnel, sb.events.fresnel);
@@ -238,12 +247,9 @@ BOOST_AUTO_TEST_CASE(slab_photon_loop_gives_the_packet_loops_histories) {
     const SlabModel slab{z.data(), 3u, in.materials.data(), in.view().emitters};
     const McmlGrid g = mcmlGrid(run);
     for (uint32_t maxSteps : {100000u, 60u}) {
-        std::vector<double> rzA(size_t(g.nr) * g.nz), rzB(rzA.size()), raA(size_t(g.nr) * g.na), raB(raA.size()),
-            ttA(raA.size()), ttB(raA.size()), clA(4), clB(4);
-        McmlScorer<HostAddForTest> sa;
-        sa.grid = g;
-        sa.absorbedRZ = rzA.data(), sa.reflectedRA = raA.data(), sa.transmittedRA = ttA.data(), sa.absorbedCell = clA.data();
-        HostSlabSink sb{rzB.data(), raB.data(), ttB.data(), clB.data(), {}, {}};
+        McmlArrays A(g), B(g);
+        McmlScorer<HostAddForTest> sa = A.scorer(g);
+        HostSlabSink sb{B.rz.data(), B.ra.data(), B.tt.data(), B.cells.data(), {}, {}};
         RunOptions o = options(run, 3000, 1);
         o.params.maxSteps = maxSteps;
         o.params.wmin = 0.02f;  // roulette in many histories
@@ -253,17 +259,12 @@ BOOST_AUTO_TEST_CASE(slab_photon_loop_gives_the_packet_loops_histories) {
         }
         sa.flush();
         slabScatterCount(sb.events);
-        BOOST_CHECK(rzA == rzB);
-        BOOST_CHECK(raA == raB);
-        BOOST_CHECK(ttA == ttB);
-        for (size_t c = 0; c < clA.size(); ++c) BOOST_CHECK_CLOSE(clA[c] + 1.0, clB[c] + 1.0, 1e-12);
-        const Events& a = sa.events;
+        BOOST_CHECK(A.rz == B.rz);
+        BOOST_CHECK(A.ra == B.ra);
+        BOOST_CHECK(A.tt == B.tt);
+        for (size_t c = 0; c < A.cells.size(); ++c) BOOST_CHECK_CLOSE(A.cells[c] + 1.0, B.cells[c] + 1.0, 1e-12);
         const Events& b = sb.events;
-        for (auto [x, y] : {std::pair{a.launch, b.launch}, {a.absorb, b.absorb}, {a.scatter, b.scatter},
-                            {a.boundary, b.boundary}, {a.tir, b.tir}, {a.fresnel, b.fresnel}, {a.refract, b.refract},
-                            {a.interface, b.interface}, {a.exit, b.exit}, {a.die, b.die}, {a.win, b.win},
-                            {a.abnormal, b.abnormal}})
-            BOOST_CHECK_EQUAL(x, y);
+        fmtest::checkSameEvents(sa.events, b);
         BOOST_CHECK_EQUAL(sa.ledger.launched, sb.ledger.launched);
         BOOST_CHECK_EQUAL(sa.ledger.specular, sb.ledger.specular);
         BOOST_CHECK_EQUAL(sa.ledger.exited, sb.ledger.exited);
