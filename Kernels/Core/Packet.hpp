@@ -2,8 +2,9 @@
 // packet exits, dies or trips a guard. Called per packet by the CPU threads and CUDA threads.
 //
 // Model provides cell(i) -> TetraRecord, material(i) -> MaterialRecord and emitters.
-// Scorer provides absorb(tetra, pos, dw), exit(face, pos, dir, w), cross(face, w) and the
-// members `ledger` and `events`; scorers with empty bodies compile away.
+// Scorer provides absorb(tetra, pos, dw), exit(face, pos, dir, w), cross(face, w), the member
+// `events` and the member `ledger` (or kBooksLedger and bookLedger<field>(v): book() below);
+// scorers with empty bodies compile away.
 #pragma once
 #include <type_traits>
 
