@@ -375,7 +375,8 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
     cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
     cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, smem), "occupancy");
     fit = std::max(fit, 1);
-    const int perSm = forcedBlocksPerSm() ? std::min(forcedBlocksPerSm(), fit) : fit;
+    const int forced = forcedBlocksPerSm();
+    const int perSm = forced ? std::min(forced, fit) : fit;
     const uint64_t batch = uint64_t(sms) * perSm * kBlock * FM_CUDA_PACKETS_PER_THREAD;
     const uint64_t nBatches = (opt.packets + batch - 1) / batch;
     DeviceBuffer<unsigned long long> counters(std::max<uint64_t>(nBatches, 1), "batch counters");

@@ -74,9 +74,8 @@ struct DeviceSlabSink {
 #endif
 
 // Threads take photons from the batch's counter and advance them one event per iteration, as
-// packetKernel does with packets. Four blocks per SM instead of the mesh kernels' three (their
-// cell records need the L1 that more warps would share): 1e8 skin7 photons 0.690 -> 0.672 s on
-// an H100.
+// packetKernel does with packets. Four blocks per SM (64 registers), as the mesh kernels: 1e8
+// skin7 photons 0.690 -> 0.672 s on an H100 against three.
 __global__ void __launch_bounds__(kBlock, FM_CUDA_MCML_MIN_BLOCKS)
 mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, uint64_t count, DeviceSlabTallies t,
                DeviceTotals* totals, unsigned long long* next, BlockTallies bt) {

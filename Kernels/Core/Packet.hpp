@@ -262,7 +262,8 @@ FM_HD bool advance(const Model& m, const KernelParams& kp, PacketState& st, Scor
 // the cell at every event. Models opt in with kKeepMaterial: 1 keeps the index (the properties
 // are still read from the material table at each event), 2 also the properties. Measured on an
 // H100, 1e8 packets (docs/PERFORMANCE.md): the GPU's mesh model keeps the index (cube_5med
-// kernel 1.64 -> 1.54 s, FourLayer 0.60 -> 0.62 s: more divergence there); SlabModel keeps both
+// kernel 1.64 -> 1.54 s, FourLayer 0.60 -> 0.62 s: more divergence there; with the split ledger
+// of session 5, 2.09 -> 1.61 s and 0.542 -> 0.553 s); SlabModel keeps both
 // (MCML skin7 0.788 -> 0.771 s: the lanes of a warp sit in different layers, so per-event
 // constant-memory reads diverge). Same histories as advance(m, kp, st, sc).
 struct KeptMaterial {
