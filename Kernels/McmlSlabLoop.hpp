@@ -103,10 +103,15 @@ FM_HD bool crossSlab(const Model& m, const McmlGrid& g, SlabPhoton& p, Sink& sk)
     return true;
 }
 
-// One event of a live photon: moveEvent, then interactEvent and bookInteraction, or the hop's
-// crossing, as advance() does them. Returns false when the photon has ended.
+// What slabStep left a photon in: live (its next event is a step), at a face (moved onto it,
+// the crossing still to be done by crossSlab), or ended.
+enum SlabState : uint32_t { kSlabLive = 0u, kSlabAtFace = 1u, kSlabEnded = 2u };
+
+// One event of a live photon up to a face crossing: moveEvent, then interactEvent and
+// bookInteraction, or the hop's move onto the face, as advance() does them. The crossing itself
+// is left to the caller (crossSlab), so the GPU can run the crossings of several lanes at once.
 template <class Model, class Sink>
-FM_HD bool slabEvent(const Model& m, const McmlGrid& g, const KernelParams& kp, SlabPhoton& p, Sink& sk) {
+FM_HD SlabState slabStep(const Model& m, const McmlGrid& g, const KernelParams& kp, SlabPhoton& p, Sink& sk) {
     PacketState& st = p.st;
     Packet& pk = st.pk;
     if (st.s < 0.f) st.s = -fm_log(st.rng.uniformOpen());
@@ -131,21 +136,32 @@ FM_HD bool slabEvent(const Model& m, const McmlGrid& g, const KernelParams& kp, 
             sk.ledger.rouletteLost += w1;
             ++sk.events.die;
             ++sk.events.absorb;  // the lost interaction (not a step)
-            return endSlabPhoton(p, sk);
+            endSlabPhoton(p, sk);
+            return kSlabEnded;
         }
         if (kind & kEventWon) {
             sk.ledger.rouletteGained += double(pk.w) - double(w1);
             ++sk.events.win;
         }
-        if (!(kind & kEventTooLong)) return true;
+        if (!(kind & kEventTooLong)) return kSlabLive;
     } else if (t < kInfinity && ++st.hits < kp.maxHits) {
         pk.pos = pk.pos + t * pk.dir;
         st.s = positivePart(st.s - t * p.M.mu_t);
         ++sk.events.boundary;
-        return crossSlab(m, g, p, sk);
+        return kSlabAtFace;
     }
     bookAbnormal(pk, sk);  // over maxSteps, stuck, or grazing forever
-    return endSlabPhoton(p, sk);
+    endSlabPhoton(p, sk);
+    return kSlabEnded;
+}
+
+// One whole event of a live photon: the step, and the crossing when it reached a face. Returns
+// false when the photon has ended.
+template <class Model, class Sink>
+FM_HD bool slabEvent(const Model& m, const McmlGrid& g, const KernelParams& kp, SlabPhoton& p, Sink& sk) {
+    const SlabState s = slabStep(m, g, kp, p, sk);
+    if (s == kSlabAtFace) return crossSlab(m, g, p, sk);
+    return s == kSlabLive;
 }
 
 // The scatter count the loop leaves out: every interaction not lost at roulette.

@@ -7,6 +7,7 @@
 #include "Kernels/McmlSlabLoop.hpp"
 
 #include <cstdlib>
+#include <string>
 
 namespace fm {
 
@@ -69,13 +70,32 @@ struct DeviceSlabSink {
     }
 };
 
+// Layer crossings are rare (~3.5% of skin7 events, ~1 lane per warp iteration) and cost ~110
+// instructions (Fresnel, a draw, refraction, the next layer's properties) that the warp issues
+// for the one or two lanes taking them. A lane that reaches a face waits there (moved onto it,
+// crossing not done) until FM_CUDA_MCML_CROSS_GROUP lanes of its warp wait, or for at most
+// FM_CUDA_MCML_CROSS_WAIT iterations, and the waiting lanes cross together; one vote of the
+// whole warp per iteration decides. A photon's history is the same (its own draws, in the same
+// order): only the interleaving of lanes changes (test_cuda checks the event counts).
+// 1e8 skin7 photons on an H100 (docs/PERFORMANCE.md): run 0.684 s crossing at once, 0.639 s
+// with the waiting lanes voting among themselves (4 lanes / 16 iterations), 0.620 s with the
+// warp's vote (4 / 8, kept; 3 / 8 0.629 s, 6 / 16 0.620 s, 8 / 32 0.632 s).
+#ifndef FM_CUDA_MCML_CROSS_GROUP
+#define FM_CUDA_MCML_CROSS_GROUP 4
+#endif
+#ifndef FM_CUDA_MCML_CROSS_WAIT
+#define FM_CUDA_MCML_CROSS_WAIT 8
+#endif
+
 #ifndef FM_CUDA_MCML_MIN_BLOCKS  // resident blocks per SM: caps registers (4: 64 per thread)
 #define FM_CUDA_MCML_MIN_BLOCKS 4
 #endif
 
 // Threads take photons from the batch's counter and advance them one event per iteration, as
 // packetKernel does with packets. Four blocks per SM (64 registers), as the mesh kernels: 1e8
-// skin7 photons 0.690 -> 0.672 s on an H100 against three.
+// skin7 photons 0.690 -> 0.672 s on an H100 against three. kGroup: lanes that cross together
+// (1: each lane crosses at once).
+template <uint32_t kGroup>
 __global__ void __launch_bounds__(kBlock, FM_CUDA_MCML_MIN_BLOCKS)
 mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, uint64_t count, DeviceSlabTallies t,
                DeviceTotals* totals, unsigned long long* next, BlockTallies bt) {
@@ -95,12 +115,19 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
     DeviceSlabSink sk{t, ledger, events};
     m.enterBlock(0);
     SlabPhoton p;
-    bool live = false;
+    uint32_t state = kSlabEnded, waited = 0;
     for (;;) {
-        if (live) {
-            live = slabEvent(m, g, kp, p, sk);
-            continue;
+        if (state == kSlabLive) state = slabStep(m, g, kp, p, sk);
+        if (kGroup > 1) {
+            const unsigned atFace = __ballot_sync(__activemask(), state == kSlabAtFace);
+            if (atFace != 0u && (__popc(atFace) >= kGroup || ++waited > FM_CUDA_MCML_CROSS_WAIT)) {
+                waited = 0;
+                if (state == kSlabAtFace) state = crossSlab(m, g, p, sk) ? kSlabLive : kSlabEnded;
+            }
+        } else if (state == kSlabAtFace) {
+            state = crossSlab(m, g, p, sk) ? kSlabLive : kSlabEnded;
         }
+        if (state != kSlabEnded) continue;
         if (events.absorb > 0x40000000u || events.boundary > 0x40000000u) {  // widen 32-bit counts
             slabScatterCount(events);
             addEventsUnaggregated(totals, events);
@@ -108,7 +135,7 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
         }
         const uint64_t i = atomicAdd(next, 1ull);
         if (i >= count) break;
-        live = startSlabPhoton(m, kp, first + i, p, sk);
+        state = startSlabPhoton(m, kp, first + i, p, sk) ? kSlabLive : kSlabEnded;
     }
     sk.flush();
     slabScatterCount(events);
@@ -116,6 +143,12 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
 }
 
 }  // namespace
+
+// Whether crossings are grouped (FM_CUDA_MCML_GROUP_CROSSINGS=0 turns it off: tests, benchmarks).
+static bool groupCrossings() {
+    const char* e = std::getenv("FM_CUDA_MCML_GROUP_CROSSINGS");
+    return !(e && std::string(e) == "0");
+}
 
 // Replicas of the (r, z) grid (FM_CUDA_RZ_REPLICAS overrides, for benchmarks).
 uint32_t mcmlRzReplicas() {
@@ -156,11 +189,13 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     sk.cells = cells.get();
     BlockTallies bt;
     bt.replicate(0, sk.cells, nCells, cellCopies).replicate(1, sk.rz, nrz, rzCopies);
-    BatchRun b = runBatches(mcmlSlabKernel, 0, opt, s,
-                            [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* counter) {
-                                mcmlSlabKernel<<<blocks, kBlock, 0, on>>>(m, grid, opt.params, first, n, sk,
-                                                                          totals.get(), counter, bt);
-                            });
+    auto run = [&](auto kernel) {
+        return runBatches(kernel, 0, opt, s,
+                          [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* counter) {
+                              kernel<<<blocks, kBlock, 0, on>>>(m, grid, opt.params, first, n, sk, totals.get(), counter, bt);
+                          });
+    };
+    const BatchRun b = groupCrossings() ? run(mcmlSlabKernel<FM_CUDA_MCML_CROSS_GROUP>) : run(mcmlSlabKernel<1>);
 
     McmlTallies t;
     t.kernel = "cuda";
