@@ -115,18 +115,27 @@ FM_HD SlabState slabStep(const Model& m, const McmlGrid& g, const KernelParams& 
     PacketState& st = p.st;
     Packet& pk = st.pk;
     if (st.s < 0.f) st.s = -fm_log(st.rng.uniformOpen());
-    // cellExit(SlabModel): no face when the distance is not below kInfinity.
-    float t = kInfinity;
-    if (pk.dir.z != 0.f) {
-        const float tz = positivePart(pk.dir.z > 0.f ? p.zBot - pk.pos.z : pk.pos.z - p.zTop) / fabsf(pk.dir.z);
-        if (tz < kInfinity) t = tz;
-    }
+    // cellExit(SlabModel): no face when the distance is not below kInfinity. Without a branch:
+    // where d.z = 0 the quotient is +inf or NaN, neither below kInfinity.
+    const float tz = positivePart(pk.dir.z > 0.f ? p.zBot - pk.pos.z : pk.pos.z - p.zTop) / fabsf(pk.dir.z);
+    const float t = tz < kInfinity ? tz : kInfinity;
     const float dist = p.M.mu_t > 0.f ? st.s / p.M.mu_t : kInfinity;
     if (dist < t) {
         pk.pos = pk.pos + dist * pk.dir;
         st.s = -1.f;
         st.hits = 0;
-        float w0, w1;
+        float w0 = pk.w, w1 = pk.w * (1.f - p.M.absorbFraction);
+        if (w1 >= kp.wmin) {  // interact() without roulette, the common case, on its own path
+            pk.w = w1;
+            pk.dir = deflect(pk.dir, sampleHG(p.M, st.rng), st.rng);
+            const double dw = double(w0) - double(w1);
+            sk.deposit(g.rzBin(pk.pos), dw);
+            p.absorbed += dw;
+            if (++st.steps < kp.maxSteps) return kSlabLive;
+            bookAbnormal(pk, sk);
+            endSlabPhoton(p, sk);
+            return kSlabEnded;
+        }
         uint32_t kind = interact(kp, p.M, pk, st.rng, w0, w1);
         if (!(kind & kEventLost) && ++st.steps >= kp.maxSteps) kind |= kEventTooLong;
         const double dw = double(w0) - double(w1);

@@ -244,6 +244,24 @@ FM_HD bool advanceIn(const Model& m, const KernelParams& kp, PacketState& st, ui
                      const MaterialRecord& M, Scorer& sc, uint32_t* matOut) {
     Event e = moveEvent(m, kp, M, st);
     if (e.kind & kEventInteract) {
+        // The common interaction, above the roulette threshold, on its own path: interact,
+        // interactEvent and bookInteraction written out for it (same arithmetic, same order of
+        // draws), without the event-kind flags the rare outcomes need. On an H100 the GPU then
+        // issues fewer instructions per event (docs/PERFORMANCE.md, session 6).
+        Packet& pk = st.pk;
+        const float w0 = pk.w, w1 = pk.w * (1.f - M.absorbFraction);
+        if (w1 >= kp.wmin) {
+            pk.w = w1;
+            pk.dir = deflect(pk.dir, sampleHG(M, st.rng), st.rng);
+            const double dw = double(w0) - double(w1);
+            sc.absorb(pk.tetra, pk.pos, dw);
+            book<&Ledger::absorbed>(sc, dw);
+            ++sc.events.absorb;
+            ++sc.events.scatter;
+            if (++st.steps < kp.maxSteps) return true;
+            bookAbnormal(pk, sc);
+            return false;
+        }
         interactEvent(kp, M, st, e);
         return bookInteraction(e, st.pk, sc);
     }
