@@ -123,16 +123,22 @@ BOOST_AUTO_TEST_CASE(gpu_small_mesh_block_tallies) {
     BOOST_CHECK_SMALL(pa - pc, 3 * std::sqrt(2 * 0.25 / o.packets));
 }
 
+// Three index-mismatched layers between air and glass: crossings with Fresnel, TIR and refraction.
+MCMLRun threeLayers(uint64_t photons) {
+    MCMLRun run;
+    run.outName = "gpu.mco";
+    run.photons = photons;
+    run.dz = 0.005; run.dr = 0.01; run.nz = 40; run.nr = 30; run.na = 6;
+    run.nAbove = 1.0; run.nBelow = 1.2;
+    run.layers = {{1.4, 2, 100, 0.8, 0.01}, {1.33, 1, 50, 0.9, 0.05}, {1.45, 5, 80, 0.7, 0.1}};
+    return run;
+}
+
 // The MCML kernel on the GPU (the slab photon loop, replicated tallies): the same RAT and
 // per-layer absorption as the CPU kernel within 3 sigma, and its own books closed.
 BOOST_AUTO_TEST_CASE(gpu_mcml_matches_cpu) {
     if (!haveGpu()) return;
-    MCMLRun run;
-    run.outName = "gpu.mco";
-    run.photons = 200000;
-    run.dz = 0.005; run.dr = 0.01; run.nz = 40; run.nr = 30; run.na = 6;
-    run.nAbove = 1.0; run.nBelow = 1.2;
-    run.layers = {{1.4, 2, 100, 0.8, 0.01}, {1.33, 1, 50, 0.9, 0.05}, {1.45, 5, 80, 0.7, 0.1}};
+    const MCMLRun run = threeLayers(200000);
     const LayeredModel lm = layeredFromMcml(run);
     RunOptions o = mcmlRunOptions(run);
     McmlTallies raw;
@@ -164,12 +170,7 @@ BOOST_AUTO_TEST_CASE(gpu_mcml_matches_cpu) {
 // atomic additions.
 BOOST_AUTO_TEST_CASE(gpu_mcml_grouped_crossings_keep_histories) {
     if (!haveGpu()) return;
-    MCMLRun run;
-    run.outName = "gpu.mco";
-    run.photons = 2000000;
-    run.dz = 0.005; run.dr = 0.01; run.nz = 40; run.nr = 30; run.na = 6;
-    run.nAbove = 1.0; run.nBelow = 1.2;
-    run.layers = {{1.4, 2, 100, 0.8, 0.01}, {1.33, 1, 50, 0.9, 0.05}, {1.45, 5, 80, 0.7, 0.1}};
+    const MCMLRun run = threeLayers(2000000);
     const LayeredModel lm = layeredFromMcml(run);
     const RunOptions o = mcmlRunOptions(run);
     McmlTallies grouped, single;
