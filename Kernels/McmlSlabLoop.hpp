@@ -124,10 +124,8 @@ FM_HD SlabState slabStep(const Model& m, const McmlGrid& g, const KernelParams& 
         pk.pos = pk.pos + dist * pk.dir;
         st.s = -1.f;
         st.hits = 0;
-        float w0 = pk.w, w1 = pk.w * (1.f - p.M.absorbFraction);
-        if (w1 >= kp.wmin) {  // interact() without roulette, the common case, on its own path
-            pk.w = w1;
-            pk.dir = deflect(pk.dir, sampleHG(p.M, st.rng), st.rng);
+        float w0, w1;
+        if (interactAboveRoulette(kp, p.M, pk, st.rng, w0, w1)) {  // the common case on its own path
             const double dw = double(w0) - double(w1);
             sk.deposit(g.rzBin(pk.pos), dw);
             p.absorbed += dw;

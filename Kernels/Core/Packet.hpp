@@ -149,6 +149,21 @@ FM_HD uint32_t interact(const KernelParams& kp, const MaterialRecord& M, Packet&
     return kind;
 }
 
+// interact() for the common case, the weight left at or above the roulette threshold: the drop
+// to w1 and the spin, same arithmetic and draws, without the event-kind flags the rare outcomes
+// need (the packet and slab loops take it first: on an H100 the GPU then issues fewer
+// instructions per event, docs/PERFORMANCE.md session 6). Returns false, with nothing changed,
+// when the weight falls below the threshold (or is NaN): interact() then does the event.
+FM_HD bool interactAboveRoulette(const KernelParams& kp, const MaterialRecord& M, Packet& pk, PacketRng& rng,
+                                 float& w0, float& w1) {
+    w0 = pk.w;
+    w1 = pk.w * (1.f - M.absorbFraction);
+    if (!(w1 >= kp.wmin)) return false;
+    pk.w = w1;
+    pk.dir = deflect(pk.dir, sampleHG(M, rng), rng);
+    return true;
+}
+
 // The first half of one event of a live packet in cell material M: draw a step when none is
 // left, find the exit face, then move either to where the step runs out (kEventInteract: the
 // interaction is still to be done, by interactEvent) or to the face (kEventHop, the step left
@@ -244,15 +259,11 @@ FM_HD bool advanceIn(const Model& m, const KernelParams& kp, PacketState& st, ui
                      const MaterialRecord& M, Scorer& sc, uint32_t* matOut) {
     Event e = moveEvent(m, kp, M, st);
     if (e.kind & kEventInteract) {
-        // The common interaction, above the roulette threshold, on its own path: interact,
-        // interactEvent and bookInteraction written out for it (same arithmetic, same order of
-        // draws), without the event-kind flags the rare outcomes need. On an H100 the GPU then
-        // issues fewer instructions per event (docs/PERFORMANCE.md, session 6).
+        // The common interaction on its own path: interactEvent and bookInteraction written
+        // out for it.
         Packet& pk = st.pk;
-        const float w0 = pk.w, w1 = pk.w * (1.f - M.absorbFraction);
-        if (w1 >= kp.wmin) {
-            pk.w = w1;
-            pk.dir = deflect(pk.dir, sampleHG(M, st.rng), st.rng);
+        float w0, w1;
+        if (interactAboveRoulette(kp, M, pk, st.rng, w0, w1)) {
             const double dw = double(w0) - double(w1);
             sc.absorb(pk.tetra, pk.pos, dw);
             book<&Ledger::absorbed>(sc, dw);
