@@ -1,7 +1,8 @@
 // Where a CUDA process's fixed start-up time goes: prints the seconds from the process's exec
 // (T0, CLOCK_REALTIME seconds set by the caller: T0=$(date +%s.%N)) to main, then the time of
 // each step of bringing up a device. The caller times the whole process, so exit (context
-// teardown) is the rest.  Build: nvcc -O2 -arch=sm_90 bench/cuda_startup.cu -lcuda
+// teardown) is the rest.  Built with the CUDA kernel (BUILD_DIR/bin/cuda_startup), or by hand:
+// nvcc -O2 -arch=sm_90 bench/cuda_startup.cu -lcuda
 // Usage: T0=$(date +%s.%N) ./a.out [alloc_MB]
 // EXIT=reset times cudaDeviceReset() as a step before the exit; EXIT=fast leaves by _Exit
 // (no atexit teardown by the runtime: what is left is the kernel driver's, at the close of the
