@@ -56,10 +56,10 @@ template <>
 struct Gen<kXoshiro> {
     fm::PacketRng r;
     __device__ Gen(uint64_t seed, uint64_t i) : r(seed, i) {}
-    __device__ float u() { return float(int32_t(r.next() >> 8)) * (1.0f / 16777216.0f); }
+    __device__ float u() { return r.uniform(); }
 };
 template <>
-struct Gen<kLcg> {
+struct Gen<kLcg> {  // the same 24-bit conversion as PacketRng::uniform()
     Lcg r;
     __device__ Gen(uint64_t seed, uint64_t i) : r{uint32_t(seed * 0x9E3779B9u + i * 0x85EBCA6Bu)} {}
     __device__ float u() { return float(int32_t(r.next() >> 8)) * (1.0f / 16777216.0f); }
@@ -192,6 +192,8 @@ Result run(uint64_t photons, int reps, unsigned sms, double* rz, unsigned long l
         CHECK(cudaEventSynchronize(b));
         float ms = 0;
         CHECK(cudaEventElapsedTime(&ms, a, b));
+        CHECK(cudaEventDestroy(a));
+        CHECK(cudaEventDestroy(b));
         if (k > 0) times.push_back(ms);
         unsigned long long c[3];
         CHECK(cudaMemcpy(c, counters, sizeof c, cudaMemcpyDeviceToHost));
@@ -213,8 +215,8 @@ template <int R, int D, bool kRenorm>
 void report(const char* name, uint64_t photons, int reps, unsigned sms, double* rz, unsigned long long* c, double* s) {
     const Result r = run<R, D, kRenorm>(photons, reps, sms, rz, c, s);
     const double rate = r.interactions / r.seconds;
-    // Every photon ends at roulette in an infinite medium: absorbed = 1 - the weight roulette
-    // took minus what it gave, i.e. ~photons; the grid holds what was deposited when scored.
+    // Every photon ends at roulette in an infinite medium: absorbed = launched (1 per photon) +
+    // what roulette gave - what it took (the kernel's ledger); a scored grid must sum to it.
     std::printf("| %-34s | %d | %.3f | %.3e | %.1f | %.3f | %.3e | %.4f | %.6f |\n", name, r.blocksPerSm, r.seconds,
                 r.interactions, r.interactions / double(photons), r.flushes / r.interactions, rate, 5.9e10 / rate,
                 D != kNone ? r.grid / r.absorbed : 0.0);
