@@ -24,6 +24,9 @@ static __constant__ MaterialRecord c_materials[kMaxCudaMaterials];
 #ifndef FM_CUDA_KEEP_MATERIAL  // 1: a mesh packet keeps its cell's material index (0: read per event)
 #define FM_CUDA_KEEP_MATERIAL 1
 #endif
+#ifndef FM_CUDA_LAZY_NORMALS  // 1: exit faces found without their normals (0: exitFace, as before)
+#define FM_CUDA_LAZY_NORMALS 1
+#endif
 #ifndef FM_CUDA_SHARED_MATERIALS  // 1: materials copied to shared memory per block
 #define FM_CUDA_SHARED_MATERIALS 0
 #endif
@@ -56,6 +59,12 @@ struct DeviceModel {
         float4 nx = __ldg(f), ny = __ldg(f + 1), nz = __ldg(f + 2), c = __ldg(f + 3);
         return CellPlanes{{nx.x, nx.y, nx.z, nx.w}, {ny.x, ny.y, ny.z, ny.w}, {nz.x, nz.y, nz.z, nz.w},
                           {c.x, c.y, c.z, c.w}};
+    }
+    // cellExit leaves the exit face's normal out (Core/Physics.hpp exitFaceNearest); a crossing
+    // that needs it (Fresnel) loads it from the record, usually still in L1.
+    static constexpr bool kLazyNormals = FM_CUDA_LAZY_NORMALS;
+    __device__ Vec3 faceNormal(uint32_t i, int f) const {
+        return Vec3{__ldg(&cells[i].nx[f]), __ldg(&cells[i].ny[f]), __ldg(&cells[i].nz[f])};
     }
     __device__ uint32_t adjacent(uint32_t i, int f) const { return __ldg(&cells[i].adj[f]); }
     __device__ uint32_t adjacentMaterial(uint32_t i, int f) const { return __ldg(&cells[i].adjMaterial[f]); }

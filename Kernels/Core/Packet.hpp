@@ -44,14 +44,15 @@ FM_HD bool crossFace(const Model& m, uint32_t mat, const MaterialRecord& M, cons
     const uint32_t nextMat = m.adjacentMaterial(pk.tetra, h.face);
     const float n2 = m.material(nextMat).n;
     if (n2 != M.n) {
-        float cosi = dot(pk.dir, h.normal), cost;
+        const Vec3 normal = hitNormal(m, pk.tetra, h);
+        float cosi = dot(pk.dir, normal), cost;
         float R = fresnelReflectance(M.n, n2, cosi, cost);
         if (R >= 1.f || rng.uniform() < R) {
-            pk.dir = reflect(pk.dir, h.normal, cosi);
+            pk.dir = reflect(pk.dir, normal, cosi);
             if (R >= 1.f) ++sc.events.tir; else ++sc.events.fresnel;
             return false;
         }
-        pk.dir = refract(pk.dir, h.normal, M.n, n2, cosi, cost);
+        pk.dir = refract(pk.dir, normal, M.n, n2, cosi, cost);
         ++sc.events.refract;
     }
     if (Scorer::kScoresFaces) {

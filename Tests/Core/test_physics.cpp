@@ -169,11 +169,41 @@ BOOST_AUTO_TEST_CASE(exit_face_matches_brute_force) {
             }
             BOOST_REQUIRE_EQUAL(h.face, bestFace);
             BOOST_REQUIRE_SMALL(h.t - best, 1e-5);
-            // the exit point lies on the mesh face (inside tolerance)
+            // The GPU's form (no normal, each distance divided out): the same face and distance.
+            FaceHit g = exitFaceNearest(T, Vec3{float(p[0]), float(p[1]), float(p[2])},
+                                        Vec3{float(d[0]), float(d[1]), float(d[2])});
+            BOOST_REQUIRE_EQUAL(g.face, bestFace);
+            BOOST_REQUIRE_SMALL(g.t - best, 1e-5);
             ++checked;
         }
     }
     BOOST_CHECK_EQUAL(checked, 6 * 200);
+}
+
+// A packet that rounding left just outside a face it moves towards leaves through that face at
+// once (distance 0), in both forms; faces it moves away from or along never count.
+BOOST_AUTO_TEST_CASE(exit_face_from_just_outside_and_along_faces) {
+    // The unit tetra (0,0,0), (1,0,0), (0,1,0), (0,0,1): faces x >= 0, y >= 0, z >= 0 (outward
+    // normals -x, -y, -z, C = 0) and x + y + z <= 1.
+    const float r = 0.57735026919f;
+    CellPlanes T{{-1.f, 0.f, 0.f, r}, {0.f, -1.f, 0.f, r}, {0.f, 0.f, -1.f, r}, {0.f, 0.f, 0.f, r}};
+    const Vec3 outsideX{-1e-6f, 0.2f, 0.2f}, towardsX{-0.6f, 0.f, 0.8f};
+    for (FaceHit h : {exitFace(T, outsideX, towardsX), exitFaceNearest(T, outsideX, towardsX)}) {
+        BOOST_CHECK_EQUAL(h.face, 0);
+        BOOST_CHECK_EQUAL(h.t, 0.f);
+    }
+    // Along the face z = 0 (cosn = 0 there) towards the slanted face: distance 0.2 / (r * 1).
+    const Vec3 onZ{0.2f, 0.2f, 0.f}, alongZ{1.f, 0.f, 0.f};
+    for (FaceHit h : {exitFace(T, onZ, alongZ), exitFaceNearest(T, onZ, alongZ)}) {
+        BOOST_CHECK_EQUAL(h.face, 3);
+        BOOST_CHECK_CLOSE(h.t, 0.6f, 1e-4);
+    }
+    // Moving away from a face it is just outside of, through the tetra: the far face, not that one.
+    const Vec3 up{0.f, 0.f, 1.f}, belowZ{0.2f, 0.2f, -1e-6f};
+    for (FaceHit h : {exitFace(T, belowZ, up), exitFaceNearest(T, belowZ, up)}) {
+        BOOST_CHECK_EQUAL(h.face, 3);
+        BOOST_CHECK_CLOSE(h.t, 0.6f + 1e-6f, 1e-3);
+    }
 }
 
 // The step draw's log, exhaustively over the 2^24 values uniformOpen gives: the relative error
