@@ -114,7 +114,7 @@ template <class Model, class Sink>
 FM_HD SlabState slabStep(const Model& m, const McmlGrid& g, const KernelParams& kp, SlabPhoton& p, Sink& sk) {
     PacketState& st = p.st;
     Packet& pk = st.pk;
-    if (st.s < 0.f) st.s = -fm_log(st.rng.uniformOpen());
+    if (st.s < 0.f) st.s = drawStep(st.rng);
     // cellExit(SlabModel): no face when the distance is not below kInfinity. Without a branch:
     // where d.z = 0 the quotient is +inf or NaN, neither below kInfinity.
     const float tz = positivePart(pk.dir.z > 0.f ? p.zBot - pk.pos.z : pk.pos.z - p.zTop) / fabsf(pk.dir.z);

@@ -91,6 +91,10 @@ FM_HD void bookAbnormal(const Packet& pk, Scorer& sc) {
     ++sc.events.abnormal;
 }
 
+// A step's length in mean free paths, -log(u) with u uniform in (0, 1]: the step draw of every
+// packet loop (moveEvent, advanceIn, the MCML slab loop), so each takes the same draw.
+FM_HD float drawStep(PacketRng& rng) { return -fm_log(rng.uniformOpen()); }
+
 // A live packet between events: its state and random stream.
 struct PacketState {
     Packet pk;
@@ -173,7 +177,7 @@ FM_HD bool interactAboveRoulette(const KernelParams& kp, const MaterialRecord& M
 template <class Model>
 FM_HD Event moveEvent(const Model& m, const KernelParams& kp, const MaterialRecord& M, PacketState& st) {
     Packet& pk = st.pk;
-    if (st.s < 0.f) st.s = -fm_log(st.rng.uniformOpen());
+    if (st.s < 0.f) st.s = drawStep(st.rng);
     Event e;
     e.h = cellExit(m, pk.tetra, pk.pos, pk.dir);
     e.w0 = e.w1 = pk.w;
@@ -273,7 +277,7 @@ FM_HD bool advanceIn(const Model& m, const KernelParams& kp, PacketState& st, ui
             // The next step drawn now rather than at the next event's start: the same draw,
             // next in the stream either way, but here the GPU overlaps it with the spin's
             // arithmetic (H100 cube_5med kernel -0.2%, with the exit-face pairs -0.7%).
-            st.s = -fm_log(st.rng.uniformOpen());
+            st.s = drawStep(st.rng);
             if (++st.steps < kp.maxSteps) return true;
             bookAbnormal(pk, sc);
             return false;
