@@ -113,8 +113,9 @@ constexpr int kBlock = FM_CUDA_BLOCK;
 //    which for doubles in shared memory are a compare-and-swap loop run one lane at a time.)
 //  - replicas: the array has `copies` replicas in global memory, block b adds into replica
 //    b % copies (fire-and-forget reductions, contention divided by the copies), the host sums
-//    them. For arrays of any size, as far as the memory budget allows. (A mesh's volume tally
-//    gained nothing from it: cube_5med's point-source tetra is not contended enough.)
+//    them. For arrays of any size, as far as the memory budget allows (MCML's grid). A mesh's
+//    tallies are replicated too, but their replica is picked per add by TallyScorer
+//    (replicaOffset): a per-block pointer held in registers was spilled on meshes.
 constexpr uint32_t kRowDoubles = 31;  // per-thread row length (odd: rows of a warp avoid bank conflicts)
 struct BlockTallies {
     double* global[2] = {nullptr, nullptr};
@@ -153,6 +154,12 @@ inline uint32_t replicaCount(size_t n, uint32_t maxCopies, size_t budgetBytes = 
     const size_t fit = n ? budgetBytes / (n * sizeof(double)) : 0;
     return uint32_t(std::max<size_t>(1, std::min<size_t>(maxCopies, fit)));
 }
+// The same, rounded down to a power of two (TallyScorer picks a replica by a mask).
+inline uint32_t replicaCountPow2(size_t n, uint32_t maxCopies) {
+    uint32_t c = replicaCount(n, maxCopies);
+    while (c & (c - 1)) c &= c - 1;
+    return c;
+}
 // Sum the replicas of n doubles (laid out one after the other, `copies` of them) into the first,
 // on the device, in replica order.
 __global__ void foldReplicasKernel(double* r, size_t n, uint32_t copies) {
@@ -190,7 +197,7 @@ __device__ void useBlockTallies(TallyScorer<V, S, false, DeviceRowAdd, Count>& s
     if (bt.n[0]) sc.volume = row;
     if (bt.n[1]) sc.surface = row + bt.n[0];
 }
-template <bool V, bool S, bool D, class Count>  // meshes: their tallies are not replicated
+template <bool V, bool S, bool D, class Count>  // meshes: replicas, if any, are the scorer's own
 __device__ void useBlockTallies(TallyScorer<V, S, D, DeviceAtomicAdd, Count>&, const BlockTallies&, double*) {}
 
 #ifndef FM_CUDA_SPLIT_LEDGER  // 1: the mesh kernels keep only the absorbed weight in registers

@@ -13,6 +13,10 @@ namespace fm {
 
 using namespace cuda_engine;
 
+#ifndef FM_CUDA_MESH_REPLICAS  // at most this many replicas of a mesh's tallies (a power of two)
+#define FM_CUDA_MESH_REPLICAS 32
+#endif
+
 namespace {
 // One hardware work queue per device unless the user chose otherwise: every launch of a run is
 // ordered by events anyway, and the CUDA runtime's default of 8 queues costs each process's
@@ -43,10 +47,10 @@ namespace {
 class DeviceRun {
 public:
     DeviceRun(const KernelInput& mesh, const OutputSelection& o)
-        : o_(o), mesh_(mesh.cells, s_), vol_(o.volume ? mesh.cells.size() : 0, "volume tally"),
-          surf_(o.surface ? mesh.faceCount : 0, "surface tally"),
-          dir_(o.directed ? 2 * size_t(mesh.faceCount) : 0, "directed surface tally"), totals_(1, "ledger"),
-          rare_(kRareLedgerCopies, "ledger replicas") {
+        : o_(o), mesh_(mesh.cells, s_), nVol_(o.volume ? mesh.cells.size() : 0), nSurf_(o.surface ? mesh.faceCount : 0),
+          nDir_(o.directed ? 2 * size_t(mesh.faceCount) : 0), stride_(nVol_ + nSurf_ + nDir_),
+          copies_(rowsFit() ? 1 : replicaCountPow2(stride_, FM_CUDA_MESH_REPLICAS)),
+          tallies_(stride_ * copies_, "tallies"), totals_(1, "ledger"), rare_(kRareLedgerCopies, "ledger replicas") {
         clear();
     }
     // Materials and sources of the next run; tallies start from zero.
@@ -63,10 +67,12 @@ public:
         BatchRun b;
         dispatchOutputs(o_.volume, o_.surface, o_.directed, [&](auto V, auto S, auto D) {
             TallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value, DeviceAtomicAdd, uint32_t> sc;
-            sc.volume = vol_.get();
-            sc.surface = surf_.get();
-            sc.directed = dir_.get();
-            const BlockTallies bt = BlockTallies::rows(sc.volume, vol_.size(), sc.surface, surf_.size());
+            sc.volume = nVol_ ? tallies_.get() : nullptr;
+            sc.surface = nSurf_ ? tallies_.get() + nVol_ : nullptr;
+            sc.directed = nDir_ ? tallies_.get() + nVol_ + nSurf_ : nullptr;
+            sc.replicaMask = copies_ - 1;
+            sc.replicaStride = uint32_t(stride_);
+            const BlockTallies bt = BlockTallies::rows(sc.volume, nVol_, sc.surface, nSurf_);
             b = launchBatches(deviceModel(mesh_, *src_), part, sc, totals_.get(), nMaterials_, s_, bt, rare_.get());
         });
         return b;
@@ -76,9 +82,10 @@ public:
             if (into.empty()) into = std::move(v);
             else for (size_t i = 0; i < v.size(); ++i) into[i] += v[i];
         };
-        add(r.volume, vol_.download(s_));
-        add(r.surface, surf_.download(s_));
-        add(r.directed, dir_.download(s_));
+        const std::vector<double> t = downloadFolded(tallies_, stride_, s_);
+        add(r.volume, std::vector<double>(t.begin(), t.begin() + nVol_));
+        add(r.surface, std::vector<double>(t.begin() + nVol_, t.begin() + nVol_ + nSurf_));
+        add(r.directed, std::vector<double>(t.begin() + nVol_ + nSurf_, t.end()));
         RunResult part;
         totalsToResult(totals_.download(s_)[0], part);
         r.ledger.add(part.ledger);
@@ -88,9 +95,7 @@ public:
 
 private:
     void clear() {
-        vol_.zero(s_);
-        surf_.zero(s_);
-        dir_.zero(s_);
+        tallies_.zero(s_);
         totals_.zero(s_);
         rare_.zero(s_);
         cudaCheck(cudaStreamSynchronize(s_), "upload");
@@ -100,7 +105,16 @@ private:
     DeviceMesh mesh_;
     std::unique_ptr<DeviceSources> src_;
     uint32_t nMaterials_ = 0;
-    DeviceBuffer<double> vol_, surf_, dir_;
+    // Whether the volume and surface tallies fit in per-thread rows of shared memory (BlockTallies:
+    // a few cells; then not replicated).
+    bool rowsFit() const { return nDir_ == 0 && nVol_ + nSurf_ > 0 && nVol_ + nSurf_ <= kRowDoubles; }
+    // The tallies, volume then surface then directed (the ones selected), in copies_ replicas of
+    // stride_ doubles: TallyScorer spreads its atomics over them, and they are summed on the
+    // device at the end (H100, 1e8 packets, 32 replicas: kernel FourLayer 0.526 -> 0.504 s,
+    // cube_5med 1.587 -> 1.502 s; docs/PERFORMANCE.md, session 9).
+    size_t nVol_, nSurf_, nDir_, stride_;
+    uint32_t copies_;
+    DeviceBuffer<double> tallies_;
     DeviceBuffer<DeviceTotals> totals_;
     DeviceBuffer<Ledger> rare_;  // the ledger's fields booked by reductions (SplitLedgerScorer)
 };

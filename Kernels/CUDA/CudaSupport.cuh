@@ -67,6 +67,7 @@ private:
 // Tally accumulation into global arrays: a fire-and-forget double reduction (red.global: no
 // generic-address fallback path).
 struct DeviceAtomicAdd {
+    static constexpr bool kReplicas = true;  // TallyScorer spreads its adds over replicas
     __device__ static void add(double* p, double v) {
         asm volatile("red.global.add.f64 [%0], %1;" ::"l"(__cvta_generic_to_global(p)), "d"(v) : "memory");
     }

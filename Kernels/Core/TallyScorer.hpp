@@ -3,6 +3,7 @@
 // switch, so one that is off costs nothing. Acc decides how a value is added (plain add into
 // per-thread arrays on the CPU, atomics on the GPU).
 #pragma once
+#include <string.h>
 #include <type_traits>
 #include "Kernels/Core/Records.hpp"
 
@@ -16,6 +17,14 @@ struct AccUsesCache : std::true_type {};
 template <class A>
 struct AccUsesCache<A, std::void_t<decltype(A::kCache)>> : std::bool_constant<A::kCache> {};
 
+// Whether accumulation policy Acc adds into replicated tallies (Acc::kReplicas, default false):
+// the GPU's atomics do, so that the adds into a few hot cells (a pencil beam's entry, a point
+// source's cell) do not all serialise on one address in L2.
+template <class A, class = void>
+struct AccReplicates : std::false_type {};
+template <class A>
+struct AccReplicates<A, std::void_t<decltype(A::kReplicas)>> : std::bool_constant<A::kReplicas> {};
+
 template <bool kVolume, bool kSurface, bool kDirected, class Acc, class Count = uint64_t>
 struct TallyScorer {
     // Whether the loop must look up face ids on crossings (exit or directed tallies).
@@ -27,26 +36,46 @@ struct TallyScorer {
     EventCounts<Count> events;
     uint32_t cacheTetra = 0;
     double cacheEnergy = 0;
+    // Replicas (AccReplicates<Acc>): the three arrays are the first of replicaMask + 1 replicas,
+    // replicaStride doubles apart (the caller allocates them and sums them after the run). Each
+    // volume flush and exit adds into the replica picked by a hash of the packet's position bits:
+    // any replica gives the same sum, and this choice needs no per-thread pointer in registers
+    // (a per-block replica pointer was spilled, and its reload stalled every flush:
+    // docs/PERFORMANCE.md, session 9). Face crossings (directed) add into the first replica.
+    uint32_t replicaMask = 0, replicaStride = 0;
 
-    FM_HD void absorb(uint32_t tetra, Vec3, double dw) {
+    FM_HD uint32_t replicaOffset(Vec3 p) const {
+        if constexpr (AccReplicates<Acc>::value) {
+            uint32_t x, y, z;
+            memcpy(&x, &p.x, sizeof x);
+            memcpy(&y, &p.y, sizeof y);
+            memcpy(&z, &p.z, sizeof z);
+            return (((x ^ y ^ z) * 0x9E3779B1u >> 16) & replicaMask) * replicaStride;
+        } else {
+            (void)p;
+            return 0;
+        }
+    }
+    FM_HD void absorb(uint32_t tetra, Vec3 p, double dw) {
         if constexpr (kVolume && !AccUsesCache<Acc>::value) {
-            Acc::add(volume + tetra, dw);
+            Acc::add(volume + (replicaOffset(p) + tetra), dw);
         } else if constexpr (kVolume) {
             if (tetra != cacheTetra) {
-                flush();
+                flushInto(replicaOffset(p));
                 cacheTetra = tetra;
             }
             cacheEnergy += dw;
         }
     }
-    FM_HD void flush() {
+    FM_HD void flush() { flushInto(0); }
+    FM_HD void flushInto(uint32_t replica) {
         if constexpr (kVolume) {
-            if (cacheEnergy != 0.0) Acc::add(volume + cacheTetra, cacheEnergy);
+            if (cacheEnergy != 0.0) Acc::add(volume + (replica + cacheTetra), cacheEnergy);
             cacheEnergy = 0.0;
         }
     }
-    FM_HD void exit(uint32_t face, Vec3, Vec3, double w) {
-        if constexpr (kSurface) Acc::add(surface + (face & ~kFaceSideBit), w);
+    FM_HD void exit(uint32_t face, Vec3 p, Vec3, double w) {
+        if constexpr (kSurface) Acc::add(surface + (replicaOffset(p) + (face & ~kFaceSideBit)), w);
     }
     FM_HD void cross(uint32_t face, double w) {
         if constexpr (kDirected) Acc::add(directed + 2 * (face & ~kFaceSideBit) + (face >> 31), w);
@@ -61,6 +90,8 @@ struct TallyScorer {
         o.directed = directed;
         o.ledger = ledger;
         o.events = events;
+        o.replicaMask = replicaMask;
+        o.replicaStride = replicaStride;
         return o;
     }
 };

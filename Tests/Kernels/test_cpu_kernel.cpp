@@ -1,5 +1,6 @@
 // CPU kernel: ledger closure, thread-count independence, cancel, guards.
 #include <boost/test/unit_test.hpp>
+#include <algorithm>
 #include <thread>
 
 #include "Geometry/MeshBuilder.hpp"
@@ -276,6 +277,49 @@ BOOST_AUTO_TEST_CASE(kept_material_gives_the_same_histories) {
     BOOST_REQUIRE_GT(ref.sc.events.interface, 1000u);  // packets did change material
     run(KeepIndexModel{in.view()});
     run(KeepAllModel{in.view()});
+}
+
+
+// Tallies replicated as the GPU's are (TallyScorer with an Acc that says kReplicas; plain adds
+// here): each flush and exit goes to the replica its position's bits pick, the replicas summed
+// give the unreplicated tallies to rounding, and the hot cells' adds are spread over them.
+struct ReplicatedAdd {
+    static constexpr bool kReplicas = true;
+    static void add(double* p, double v) { *p += v; }
+};
+BOOST_AUTO_TEST_CASE(replicated_tallies_sum_to_the_plain_ones) {
+    PointSource P;
+    P.position = {0.1, 0.2, 0.3};
+    KernelInput in = packModel(mesh, mats, P);
+    const RunOptions o = options(4000, 1);
+    const ScalarRun ref(in, o);
+    const size_t nv = in.cells.size(), ns = in.faceCount, stride = nv + ns;
+    constexpr uint32_t kCopies = 8;
+    std::vector<double> t(kCopies * stride, 0.0);
+    TallyScorer<true, true, false, ReplicatedAdd> sc;
+    sc.volume = t.data();
+    sc.surface = t.data() + nv;
+    sc.replicaMask = kCopies - 1;
+    sc.replicaStride = uint32_t(stride);
+    const ArrayModel m = in.view();
+    for (uint64_t i = 0; i < o.packets; ++i) runPacket(m, o.params, i, sc);
+    sc.flush();
+    BOOST_CHECK_EQUAL(sc.events.absorb, ref.sc.events.absorb);
+    auto sum = [&](size_t i) {
+        double v = 0;
+        for (uint32_t c = 0; c < kCopies; ++c) v += t[c * stride + i];
+        return v;
+    };
+    for (size_t i = 0; i < nv; ++i) BOOST_REQUIRE_SMALL(sum(i) - ref.volume[i], 1e-12 * (1 + ref.volume[i]));
+    for (size_t f = 0; f < ns; ++f) BOOST_REQUIRE_SMALL(sum(nv + f) - ref.surface[f], 1e-12 * (1 + ref.surface[f]));
+    // The source's cell, the hottest, took adds in every replica.
+    const size_t hot = size_t(std::max_element(ref.volume.begin(), ref.volume.end()) - ref.volume.begin());
+    for (uint32_t c = 0; c < kCopies; ++c) BOOST_CHECK_GT(t[c * stride + hot], 0.0);
+    // Without kReplicas (the CPU's adds) the offsets are zero: everything in the first replica.
+    TallyScorer<true, true, false, HostAdd> host;
+    host.replicaMask = kCopies - 1;
+    host.replicaStride = uint32_t(stride);
+    BOOST_CHECK_EQUAL(host.replicaOffset(Vec3{1.2345f, -0.5f, 3.f}), 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
