@@ -49,7 +49,7 @@ public:
     DeviceRun(const KernelInput& mesh, const OutputSelection& o)
         : o_(o), mesh_(mesh.cells, s_), nVol_(o.volume ? mesh.cells.size() : 0), nSurf_(o.surface ? mesh.faceCount : 0),
           nDir_(o.directed ? 2 * size_t(mesh.faceCount) : 0), stride_(nVol_ + nSurf_ + nDir_),
-          copies_(rowsFit() ? 1 : replicaCountPow2(stride_, FM_CUDA_MESH_REPLICAS)),
+          copies_(replicaCountPow2(stride_, FM_CUDA_MESH_REPLICAS)),
           tallies_(stride_ * copies_, "tallies"), totals_(1, "ledger"), rare_(kRareLedgerCopies, "ledger replicas") {
         clear();
     }
@@ -105,13 +105,12 @@ private:
     DeviceMesh mesh_;
     std::unique_ptr<DeviceSources> src_;
     uint32_t nMaterials_ = 0;
-    // Whether the volume and surface tallies fit in per-thread rows of shared memory (BlockTallies:
-    // a few cells; then not replicated).
-    bool rowsFit() const { return nDir_ == 0 && nVol_ + nSurf_ > 0 && nVol_ + nSurf_ <= kRowDoubles; }
     // The tallies, volume then surface then directed (the ones selected), in copies_ replicas of
     // stride_ doubles: TallyScorer spreads its atomics over them, and they are summed on the
     // device at the end (H100, 1e8 packets, 32 replicas: kernel FourLayer 0.526 -> 0.504 s,
-    // cube_5med 1.587 -> 1.502 s; docs/PERFORMANCE.md, session 9).
+    // cube_5med 1.587 -> 1.502 s; docs/PERFORMANCE.md, session 9). A model small enough for
+    // per-thread rows (BlockTallies) adds its rows' sums into the first replica; the others stay
+    // zero.
     size_t nVol_, nSurf_, nDir_, stride_;
     uint32_t copies_;
     DeviceBuffer<double> tallies_;

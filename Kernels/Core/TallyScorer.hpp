@@ -68,9 +68,9 @@ struct TallyScorer {
         }
     }
     FM_HD void flush() { flushInto(0); }
-    FM_HD void flushInto(uint32_t replica) {
+    FM_HD void flushInto(uint32_t offset) {  // offset: of the replica (replicaOffset)
         if constexpr (kVolume) {
-            if (cacheEnergy != 0.0) Acc::add(volume + (replica + cacheTetra), cacheEnergy);
+            if (cacheEnergy != 0.0) Acc::add(volume + (offset + cacheTetra), cacheEnergy);
             cacheEnergy = 0.0;
         }
     }

@@ -279,7 +279,6 @@ BOOST_AUTO_TEST_CASE(kept_material_gives_the_same_histories) {
     run(KeepAllModel{in.view()});
 }
 
-
 // Tallies replicated as the GPU's are (TallyScorer with an Acc that says kReplicas; plain adds
 // here): each flush and exit goes to the replica its position's bits pick, the replicas summed
 // give the unreplicated tallies to rounding, and the hot cells' adds are spread over them.
