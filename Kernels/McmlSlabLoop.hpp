@@ -107,11 +107,48 @@ FM_HD bool crossSlab(const Model& m, const McmlGrid& g, SlabPhoton& p, Sink& sk)
 // the crossing still to be done by crossSlab), or ended.
 enum SlabState : uint32_t { kSlabLive = 0u, kSlabAtFace = 1u, kSlabEnded = 2u };
 
+// A photon that trips a guard (over maxSteps, stuck, grazing forever) ends, booked abnormal.
+template <class Sink>
+FM_HD SlabState endSlabAbnormal(SlabPhoton& p, Sink& sk) {
+    bookAbnormal(p.st.pk, sk);
+    endSlabPhoton(p, sk);
+    return kSlabEnded;
+}
+
+// The interaction where a photon's step ran out (moved there, step used up) when its weight
+// falls below the roulette threshold (or is NaN), i.e. where interactAboveRoulette declined:
+// interact()'s drop, roulette and spin, deposited and booked. The common case is written out
+// in slabStep (and in the CPU's lane loop, Kernels/CPU/McmlLanesImpl.hpp).
+template <class Sink>
+FM_HD SlabState slabInteractBelowRoulette(const McmlGrid& g, const KernelParams& kp, SlabPhoton& p, Sink& sk) {
+    PacketState& st = p.st;
+    Packet& pk = st.pk;
+    float w0, w1;
+    uint32_t kind = interact(kp, p.M, pk, st.rng, w0, w1);
+    if (!(kind & kEventLost) && ++st.steps >= kp.maxSteps) kind |= kEventTooLong;
+    const double dw = double(w0) - double(w1);
+    sk.deposit(g.rzBin(pk.pos), dw);
+    p.absorbed += dw;
+    if (kind & kEventLost) {
+        sk.ledger.rouletteLost += w1;
+        ++sk.events.die;
+        ++sk.events.absorb;  // the lost interaction (not a step)
+        endSlabPhoton(p, sk);
+        return kSlabEnded;
+    }
+    if (kind & kEventWon) {
+        sk.ledger.rouletteGained += double(pk.w) - double(w1);
+        ++sk.events.win;
+    }
+    if (!(kind & kEventTooLong)) return kSlabLive;
+    return endSlabAbnormal(p, sk);
+}
+
 // One event of a live photon up to a face crossing: moveEvent, then interactEvent and
 // bookInteraction, or the hop's move onto the face, as advance() does them. The crossing itself
 // is left to the caller (crossSlab), so the GPU can run the crossings of several lanes at once.
 template <class Model, class Sink>
-FM_HD SlabState slabStep(const Model& m, const McmlGrid& g, const KernelParams& kp, SlabPhoton& p, Sink& sk) {
+FM_HD SlabState slabStep(const Model&, const McmlGrid& g, const KernelParams& kp, SlabPhoton& p, Sink& sk) {
     PacketState& st = p.st;
     Packet& pk = st.pk;
     if (st.s < 0.f) st.s = drawStep(st.rng);
@@ -130,36 +167,17 @@ FM_HD SlabState slabStep(const Model& m, const McmlGrid& g, const KernelParams& 
             sk.deposit(g.rzBin(pk.pos), dw);
             p.absorbed += dw;
             if (++st.steps < kp.maxSteps) return kSlabLive;
-            bookAbnormal(pk, sk);
-            endSlabPhoton(p, sk);
-            return kSlabEnded;
+            return endSlabAbnormal(p, sk);
         }
-        uint32_t kind = interact(kp, p.M, pk, st.rng, w0, w1);
-        if (!(kind & kEventLost) && ++st.steps >= kp.maxSteps) kind |= kEventTooLong;
-        const double dw = double(w0) - double(w1);
-        sk.deposit(g.rzBin(pk.pos), dw);
-        p.absorbed += dw;
-        if (kind & kEventLost) {
-            sk.ledger.rouletteLost += w1;
-            ++sk.events.die;
-            ++sk.events.absorb;  // the lost interaction (not a step)
-            endSlabPhoton(p, sk);
-            return kSlabEnded;
-        }
-        if (kind & kEventWon) {
-            sk.ledger.rouletteGained += double(pk.w) - double(w1);
-            ++sk.events.win;
-        }
-        if (!(kind & kEventTooLong)) return kSlabLive;
-    } else if (t < kInfinity && ++st.hits < kp.maxHits) {
+        return slabInteractBelowRoulette(g, kp, p, sk);
+    }
+    if (t < kInfinity && ++st.hits < kp.maxHits) {
         pk.pos = pk.pos + t * pk.dir;
         st.s = positivePart(st.s - t * p.M.mu_t);
         ++sk.events.boundary;
         return kSlabAtFace;
     }
-    bookAbnormal(pk, sk);  // over maxSteps, stuck, or grazing forever
-    endSlabPhoton(p, sk);
-    return kSlabEnded;
+    return endSlabAbnormal(p, sk);  // stuck, or grazing forever
 }
 
 // One whole event of a live photon: the step, and the crossing when it reached a face. Returns

@@ -1,5 +1,6 @@
 // Chooses the lane loop for the CPU this runs on (Kernels/CPU/CpuLanes.hpp).
 #include "Kernels/CPU/CpuLanes.hpp"
+#include "Kernels/CPU/McmlLanes.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,8 @@ namespace fm {
     template <class Scorer>                                                                    \
     void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks,          \
                   Scorer& sc, uint32_t materialCount, const uint8_t* crossing);                \
+    void runSlabLanes(const SlabModel& m, const McmlGrid& g, const KernelParams& kp, PacketChunks& chunks, \
+                      HostSlabSink& sk);                                                       \
     }
 FM_LANES_DECLARE(lanes_generic)
 #if FM_HAVE_AVX2_LANES
@@ -62,6 +65,14 @@ void runPacketLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& c
     lanes_generic::runLanes(m, kp, chunks, sc, materialCount, crossing);
 }
 
+void runSlabLanes(const SlabModel& m, const McmlGrid& g, const KernelParams& kp, PacketChunks& chunks,
+                  HostSlabSink& sk) {
+#if FM_HAVE_AVX2_LANES
+    if (useAvx2()) return lanes_avx2::runSlabLanes(m, g, kp, chunks, sk);
+#endif
+    lanes_generic::runSlabLanes(m, g, kp, chunks, sk);
+}
+
 namespace {
 struct OneRange final : PacketChunks {
     uint64_t b, e;
@@ -91,9 +102,5 @@ void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin,
                                  HostTallyScorer<V, S, D>&, uint32_t, const uint8_t*);
 FM_FOR_EACH_HOST_OUTPUTS(FM_LANES_INSTANTIATE)
 #undef FM_LANES_INSTANTIATE
-template void runPacketLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t, HostMcmlScorer&,
-                             uint32_t);
-template void runPacketLanes(const ArrayModel&, const KernelParams&, PacketChunks&, HostMcmlScorer&, uint32_t,
-                             const uint8_t*);
 
 }  // namespace fm

@@ -1,6 +1,7 @@
-// The CPU packet loop: 8 packets advanced in lockstep, one event each per iteration, so that
+// The CPU packet loop: 32 packets advanced in lockstep, one event each per iteration, so that
 // the event physics (Core moveEvent + interactEvent: step draw, exit face, drop, roulette,
-// spin) runs in vector registers (one AVX2 register holds a float of each packet), while the
+// spin) runs in vector registers (one AVX2 register holds a float of each of 8 packets; four
+// registers' worth give the core independent chains to overlap), while the
 // bookkeeping (tallies, ledger, face crossings, launches) runs per packet in scalar code (Core
 // bookEvent). The same Core functions as the GPU's advance(), called per lane: one physics
 // source.
@@ -17,7 +18,6 @@
 #include "Kernels/Core/Packet.hpp"
 #include "Kernels/Core/TallyScorer.hpp"
 #include "Kernels/KernelInput.hpp"
-#include "Kernels/McmlScorer.hpp"
 
 namespace fm {
 
@@ -28,7 +28,6 @@ struct HostAdd {
 };
 template <bool V, bool S, bool D>
 using HostTallyScorer = TallyScorer<V, S, D, HostAdd>;
-using HostMcmlScorer = McmlScorer<HostAdd>;
 // X(V, S, D) for each of runCpu's eight output choices: the HostTallyScorer instantiations.
 #define FM_FOR_EACH_HOST_OUTPUTS(X) \
     X(false, false, false) X(false, false, true) X(false, true, false) X(false, true, true) \
@@ -58,8 +57,8 @@ void runPacketLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& c
                     uint32_t materialCount = 0, const uint8_t* crossing = nullptr);
 
 // Runs packets [begin, end) of a run through the lane loop, booking into sc (whose ledger and
-// events accumulate; its tallies are flushed on return). Scorer: a HostTallyScorer or
-// HostMcmlScorer. materialCount (the size of m.materials, 0 if unknown) lets the AVX2 loop keep
+// events accumulate; its tallies are flushed on return). Scorer: a HostTallyScorer (MCML runs
+// have their own lane loop: CPU/McmlLanes.hpp). materialCount (the size of m.materials, 0 if unknown) lets the AVX2 loop keep
 // a table of up to 8 materials in registers.
 template <class Scorer>
 void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint64_t end, Scorer& sc,

@@ -3,3 +3,4 @@
 #define FM_LANES_NS lanes_generic
 #define FM_LANES_SCALAR 1
 #include "Kernels/CPU/CpuLanesImpl.hpp"
+#include "Kernels/CPU/McmlLanesImpl.hpp"

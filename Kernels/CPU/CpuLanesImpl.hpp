@@ -18,7 +18,13 @@
 namespace fm {
 namespace FM_LANES_NS {
 
-constexpr int kLanes = 8;  // a multiple of 8 (the AVX2 transposes)
+// Packets in flight per thread: four AVX2 registers' worth of each value, so that the
+// out-of-order core has four independent dependency chains (a spin's square root and divisions,
+// the next step's log) to overlap instead of one. One thread on the 2-core development machine
+// (docs/PERFORMANCE.md, session 10): 8 -> 32 lanes took cube_5med from 51k to 71k packets/s,
+// FourLayer from 167k to 194k and the MCML seven-layer skin from 155k to 207k photons/s.
+constexpr int kLanes = 32;
+static_assert(kLanes % 8 == 0 && kLanes <= 32, "whole AVX2 registers, lane masks in 32 bits");
 
 // Packet state of the lanes, one array per field: lane l of every array is one packet.
 struct LaneState {
@@ -228,7 +234,7 @@ FM_LANE_INLINE void prefetchTally(const HostTallyScorer<true, S, D>& sc, uint32_
 }
 
 // Whether a scorer's absorb(cell, pos, 0.0) changes nothing and costs one add: then the drops
-// are booked for all 8 lanes, 0 where a lane did not interact, with no branch on which did
+// are booked for all lanes, 0 where a lane did not interact, with no branch on which did
 // (a loop over the set bits of a random mask mispredicts its exit about once per call).
 template <class Scorer>
 struct AbsorbsUnmasked : std::false_type {};
@@ -241,8 +247,6 @@ template <class Scorer>
 struct BooksCrossings : std::true_type {};
 template <bool V, bool S, bool D>
 struct BooksCrossings<HostTallyScorer<V, S, D>> : std::bool_constant<D> {};
-template <>
-struct BooksCrossings<HostMcmlScorer> : std::false_type {};
 
 // The vector phase: one event of every lane's packet (idle lanes compute on stale state,
 // which is harmless: their cell index stays valid and their results are never booked). The
@@ -322,7 +326,7 @@ struct LaneRun {
         if (!launch(l)) liveMask &= ~(1u << l);
     }
 
-    // The drops of the lanes in mask `in` (interactions): bookInteraction for 8 lanes at once.
+    // The drops of the lanes in mask `in` (interactions): bookInteraction for all lanes at once.
     // Each lane's absorbed sum stays its own (absorbed[l], in the same order of additions as
     // sc[l].ledger.absorbed would get), the counts are added as popcounts, and only the lanes
     // whose interaction was more than a scatter go through bookInteractionOutcome.
@@ -446,14 +450,12 @@ void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks,
 #endif
 }
 
-// The scorers the CPU kernels use: the eight output choices of runCpu, and MCML.
+// The scorers the CPU kernel uses: the eight output choices of runCpu.
 #define FM_LANES_INSTANTIATE(V, S, D)                                                        \
     template void runLanes(const ArrayModel&, const KernelParams&, PacketChunks&,             \
                            HostTallyScorer<V, S, D>&, uint32_t, const uint8_t*);
 FM_FOR_EACH_HOST_OUTPUTS(FM_LANES_INSTANTIATE)
 #undef FM_LANES_INSTANTIATE
-template void runLanes(const ArrayModel&, const KernelParams&, PacketChunks&, HostMcmlScorer&, uint32_t,
-                       const uint8_t*);
 
 }  // namespace FM_LANES_NS
 }  // namespace fm

@@ -4,24 +4,24 @@
 
 #include "Geometry/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
-#include "Kernels/CPU/CpuLanes.hpp"
+#include "Kernels/CPU/McmlLanes.hpp"
+#include "Kernels/McmlSlabLoop.hpp"
 
 namespace fm {
 namespace {
 
-// One worker's arrays; the scorer points into them.
+// One worker's arrays; the sink points into them.
 struct WorkerTallies {
     std::vector<double> rz, reflected, transmitted, cells;
-    HostMcmlScorer scorer;
+    HostSlabSink sink;
 
     WorkerTallies(const McmlGrid& g, size_t cellCount)
         : rz(size_t(g.nr) * g.nz), reflected(size_t(g.nr) * g.na),
           transmitted(size_t(g.nr) * g.na), cells(cellCount) {
-        scorer.absorbedRZ = rz.data();
-        scorer.reflectedRA = reflected.data();
-        scorer.transmittedRA = transmitted.data();
-        scorer.absorbedCell = cells.data();
-        scorer.grid = g;
+        sink.rz = rz.data();
+        sink.reflected = reflected.data();
+        sink.transmitted = transmitted.data();
+        sink.cells = cells.data();
     }
     WorkerTallies(WorkerTallies&&) = default;  // vectors keep their buffers: pointers stay valid
 };
@@ -45,10 +45,11 @@ McmlTallies runMcmlCpu(const KernelInput& in, const McmlGrid& grid, const RunOpt
     auto t0 = std::chrono::steady_clock::now();
     const unsigned threads = resolveThreads(opt.threads);
     checkMemory(grid, threads);
-    // The packed cell records through the 8-packet lane loop (CPU/CpuLanes.hpp); the GPU reads
-    // the same layers as Core/SlabModel.hpp (identical results: test_mcml).
-    const ArrayModel model = in.view();
-    const std::vector<uint8_t> crossing = plainCrossingBits(in);
+    // The slab photon loop (McmlSlabLoop.hpp) over the layers' bounds, as on the GPU, 32 photons
+    // in AVX2 registers where the CPU has it (CPU/McmlLanes.hpp): the same histories as
+    // runPacket over the packed cell records (test_mcml).
+    const std::vector<float> z = slabBounds(in);
+    const SlabModel model{z.data(), uint32_t(z.size() - 2), in.materials.data(), in.view().emitters};
     std::vector<WorkerTallies> workers;
     workers.reserve(threads);
     for (unsigned w = 0; w < threads; ++w) workers.emplace_back(grid, in.cells.size());
@@ -57,9 +58,10 @@ McmlTallies runMcmlCpu(const KernelInput& in, const McmlGrid& grid, const RunOpt
     t.kernel = "cpu";
     t.packetsRequested = opt.packets;
     t.packetsDone = forEachWorker(opt, threads, [&](unsigned w, PacketChunks& chunks) {
-        HostMcmlScorer sc = workers[w].scorer;  // a local copy: no false sharing between workers
-        runPacketLanes(model, opt.params, chunks, sc, uint32_t(in.materials.size()), crossing.data());
-        workers[w].scorer = sc;
+        HostSlabSink sk = workers[w].sink;  // a local copy: no false sharing between workers
+        runSlabLanes(model, grid, opt.params, chunks, sk);
+        slabScatterCount(sk.events);
+        workers[w].sink = sk;
     });
     t.absorbedRZ = std::move(workers[0].rz);
     t.reflectedRA = std::move(workers[0].reflected);
@@ -72,8 +74,8 @@ McmlTallies runMcmlCpu(const KernelInput& in, const McmlGrid& grid, const RunOpt
         addInto(t.absorbedCell, workers[w].cells);
     }
     for (const auto& w : workers) {
-        t.ledger.add(w.scorer.ledger);
-        t.events.add(w.scorer.events);
+        t.ledger.add(w.sink.ledger);
+        t.events.add(w.sink.events);
     }
     t.cancelled = t.packetsDone < opt.packets;
     t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -139,7 +139,7 @@ struct Event {
 
 // The interaction where a step runs out: drop mu_a/mu_t of the weight, Russian roulette below
 // wmin (survive with probability prwin at weight w/prwin), Henyey-Greenstein spin. Packet
-// state only; the scorer books the outcome (bookEvent), so the CPU can run this for 8 packets
+// state only; the scorer books the outcome (bookEvent), so the CPU can run this for many packets
 // at once in vector registers.
 FM_HD uint32_t interact(const KernelParams& kp, const MaterialRecord& M, Packet& pk, PacketRng& rng,
                         float& w0, float& w1) {
@@ -172,7 +172,7 @@ FM_HD bool interactAboveRoulette(const KernelParams& kp, const MaterialRecord& M
 // The first half of one event of a live packet in cell material M: draw a step when none is
 // left, find the exit face, then move either to where the step runs out (kEventInteract: the
 // interaction is still to be done, by interactEvent) or to the face (kEventHop, the step left
-// rescaled by mu_t). State arithmetic only, no scorer: the CPU runs it on 8 packets in
+// rescaled by mu_t). State arithmetic only, no scorer: the CPU runs it on many packets in
 // lockstep (Kernels/CPU/CpuLanes.hpp), then books each one with bookEvent.
 template <class Model>
 FM_HD Event moveEvent(const Model& m, const KernelParams& kp, const MaterialRecord& M, PacketState& st) {

@@ -77,7 +77,7 @@ public:
         return double((hi << 26) | lo) * (1.0 / 9007199254740992.0);
     }
 
-    // The raw state, so the CPU kernel can keep the streams of 8 packets side by side
+    // The raw state, so the CPU kernel can keep the streams of its lanes side by side
     // (Kernels/CPU/CpuLanes.hpp) and hand one back to the scalar code unchanged.
     struct State {
         uint32_t s0, s1, s2, s3;

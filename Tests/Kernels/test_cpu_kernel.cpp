@@ -125,7 +125,7 @@ BOOST_AUTO_TEST_CASE(same_seed_same_tallies_any_thread_count) {
     BOOST_CHECK(runCpu(in, o).volume != b.volume);
 }
 
-// The CPU kernel runs 8 packets in lockstep (CpuLanes.hpp) through the same Core functions as
+// The CPU kernel runs 32 packets in lockstep (CpuLanes.hpp) through the same Core functions as
 // the scalar advance() the GPU uses: every packet must have the same history either way, so
 // the tallies agree to summation rounding and the event counts exactly. (The lane loop is
 // compiled without contraction; a build whose -march has FMA may contract this scalar loop,

@@ -9,6 +9,7 @@
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/CPU/McmlCpu.hpp"
+#include "Kernels/CPU/McmlLanes.hpp"
 #include "Kernels/Core/Packet.hpp"
 #include "Kernels/Core/SlabModel.hpp"
 #include "Kernels/McmlSlabLoop.hpp"
@@ -231,15 +232,6 @@ BOOST_AUTO_TEST_CASE(slab_geometry_equals_packed_records) {
 // same histories: every event count and the exit and (r, z) grids to the bit (same additions in
 // the same order), the per-layer and total absorption to rounding (it adds a layer's weight up
 // per visit instead of per event). With a low maxSteps the abnormal path is taken as well.
-struct HostSlabSink {
-    double *rz, *reflected, *transmitted, *cells;
-    Ledger ledger;
-    Events events;
-    void deposit(uint32_t i, double dw) { rz[i] += dw; }
-    void layer(uint32_t l, double w) { cells[l] += w; }
-    void exit(bool top, uint32_t i, double w) { (top ? reflected : transmitted)[i] += w; }
-};
-
 BOOST_AUTO_TEST_CASE(slab_photon_loop_gives_the_packet_loops_histories) {
     MCMLRun run = smallRun();
     KernelInput in = packLayered(layeredFromMcml(run));
@@ -281,6 +273,76 @@ BOOST_AUTO_TEST_CASE(slab_photon_loop_gives_the_packet_loops_histories) {
             BOOST_CHECK_GT(b.win, 20u);  // roulette won and lost
             BOOST_CHECK_GT(b.die, 100u);
             BOOST_CHECK_EQUAL(b.abnormal, 0u);
+        }
+    }
+}
+
+// The CPU runs the slab loop with many photons in lockstep (Kernels/CPU/McmlLanes.hpp: AVX2
+// lanes where the CPU has them). Against runSlabPhoton, photon by photon, it must give the
+// same histories: every event count and ledger field equal, the grids equal bin by bin to
+// summation order (the lanes interleave the photons' deposits).
+namespace {
+struct RangeChunks final : PacketChunks {
+    uint64_t b, e;
+    RangeChunks(uint64_t begin, uint64_t end) : b(begin), e(end) {}
+    bool next(uint64_t& begin, uint64_t& end) override {  // chunks of 100
+        if (b >= e) return false;
+        begin = b;
+        end = std::min(e, b + 100);
+        b = end;
+        return true;
+    }
+};
+void checkCloseBins(const std::vector<double>& a, const std::vector<double>& b) {
+    BOOST_REQUIRE_EQUAL(a.size(), b.size());
+    size_t bad = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (std::fabs(a[i] - b[i]) > 1e-12 * std::max(std::fabs(a[i]), std::fabs(b[i]))) ++bad;
+    BOOST_CHECK_EQUAL(bad, 0u);
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(slab_lanes_give_the_slab_loops_histories) {
+    BOOST_TEST_MESSAGE("CPU lane loop: " << cpuLaneIsa());
+    MCMLRun run = smallRun();
+    KernelInput in = packLayered(layeredFromMcml(run));
+    const std::vector<float> z = slabBounds(in);
+    const SlabModel slab{z.data(), 3u, in.materials.data(), in.view().emitters};
+    const McmlGrid g = mcmlGrid(run);
+    for (uint32_t maxSteps : {100000u, 60u}) {
+        McmlArrays A(g), B(g);
+        HostSlabSink sa{A.rz.data(), A.ra.data(), A.tt.data(), A.cells.data(), {}, {}};
+        HostSlabSink sb{B.rz.data(), B.ra.data(), B.tt.data(), B.cells.data(), {}, {}};
+        RunOptions o = options(run, 3000, 1);
+        o.params.maxSteps = maxSteps;
+        o.params.wmin = 0.02f;  // roulette in many histories
+        for (uint64_t i = 0; i < 3000; ++i) runSlabPhoton(slab, g, o.params, i, sa);
+        RangeChunks chunks(0, 3000);
+        runSlabLanes(slab, g, o.params, chunks, sb);
+        slabScatterCount(sa.events);
+        slabScatterCount(sb.events);
+        checkCloseBins(A.rz, B.rz);
+        checkCloseBins(A.ra, B.ra);
+        checkCloseBins(A.tt, B.tt);
+        checkCloseBins(A.cells, B.cells);
+        fmtest::checkSameEvents(sa.events, sb.events);
+        BOOST_CHECK_EQUAL(sb.events.launch, 3000u);
+        BOOST_CHECK_EQUAL(sa.ledger.launched, sb.ledger.launched);
+        BOOST_CHECK_EQUAL(sa.ledger.specular, sb.ledger.specular);
+        BOOST_CHECK_CLOSE(sa.ledger.exited, sb.ledger.exited, 1e-10);
+        BOOST_CHECK_CLOSE(sa.ledger.rouletteGained, sb.ledger.rouletteGained, 1e-10);
+        BOOST_CHECK_CLOSE(sa.ledger.rouletteLost, sb.ledger.rouletteLost, 1e-10);
+        BOOST_CHECK_CLOSE(sa.ledger.abnormal + 1.0, sb.ledger.abnormal + 1.0, 1e-10);
+        BOOST_CHECK_CLOSE(sa.ledger.absorbed, sb.ledger.absorbed, 1e-10);
+        BOOST_CHECK_SMALL(sb.ledger.imbalance(), 1e-9);
+        BOOST_CHECK_GT(sb.events.tir, 0u);  // crossings of every kind, roulette, the guard
+        BOOST_CHECK_GT(sb.events.fresnel, 0u);
+        BOOST_CHECK_GT(sb.events.refract, 0u);
+        if (maxSteps < 100) {
+            BOOST_CHECK_GT(sb.events.abnormal, 100u);  // the guard was taken
+        } else {
+            BOOST_CHECK_GT(sb.events.win, 20u);  // roulette won and lost
+            BOOST_CHECK_GT(sb.events.die, 100u);
         }
     }
 }

@@ -1,0 +1,248 @@
+// The MCML lane loop of Kernels/CPU/McmlLanes.hpp, included once per instruction set with
+// FM_LANES_NS naming a namespace of its own (after Kernels/CPU/CpuLanesImpl.hpp, whose
+// FM_LANE_INLINE and FM_LANES_SCALAR it shares).
+#pragma once
+#include "Kernels/CPU/McmlLanes.hpp"
+#include "Kernels/McmlSlabLoop.hpp"
+
+namespace fm {
+namespace FM_LANES_NS {
+
+#if !FM_LANES_SCALAR
+constexpr uint32_t kCommonInteraction = 0x100u;  // kind bit: the interaction was above roulette
+// kLanes photons per thread (CpuLanesImpl.hpp: four AVX2 registers' worth).
+
+// The photons of the lanes, one array per field (lane l of every array is one photon): its
+// packet state, and its layer's bounds and the properties an interaction reads (SlabPhoton).
+struct SlabLaneState {
+    alignas(32) float px[kLanes], py[kLanes], pz[kLanes];
+    alignas(32) float dx[kLanes], dy[kLanes], dz[kLanes];
+    alignas(32) float w[kLanes], s[kLanes];
+    alignas(32) float zTop[kLanes], zBot[kLanes];
+    alignas(32) float mu_t[kLanes], absorbFraction[kLanes], g[kLanes], hgA[kLanes], hgB[kLanes];
+    alignas(32) uint32_t r0[kLanes], r1[kLanes], r2[kLanes], r3[kLanes];
+    alignas(32) uint32_t steps[kLanes], hits[kLanes], layer[kLanes];
+    alignas(32) double absorbed[kLanes];
+    // This iteration's event: kEvent* bits (kCommonInteraction: above roulette), and the weight
+    // before and after the drop.
+    alignas(32) uint32_t kind[kLanes];
+    alignas(32) float w0[kLanes], w1[kLanes];
+
+    SlabPhoton get(const SlabModel& m, int l) const {
+        SlabPhoton p;
+        p.st = PacketState{Packet{Vec3{px[l], py[l], pz[l]}, Vec3{dx[l], dy[l], dz[l]}, layer[l], w[l]},
+                           PacketRng(PacketRng::State{r0[l], r1[l], r2[l], r3[l]}), s[l], steps[l], hits[l]};
+        p.M = m.material(layer[l]);
+        p.zTop = zTop[l];
+        p.zBot = zBot[l];
+        p.absorbed = absorbed[l];
+        return p;
+    }
+    void put(int l, const SlabPhoton& p) {
+        const Packet& pk = p.st.pk;
+        px[l] = pk.pos.x; py[l] = pk.pos.y; pz[l] = pk.pos.z;
+        dx[l] = pk.dir.x; dy[l] = pk.dir.y; dz[l] = pk.dir.z;
+        w[l] = pk.w; s[l] = p.st.s;
+        zTop[l] = p.zTop; zBot[l] = p.zBot;
+        mu_t[l] = p.M.mu_t; absorbFraction[l] = p.M.absorbFraction;
+        g[l] = p.M.g; hgA[l] = p.M.hgA; hgB[l] = p.M.hgB;
+        const PacketRng::State r = p.st.rng.state();
+        r0[l] = r.s0; r1[l] = r.s1; r2[l] = r.s2; r3[l] = r.s3;
+        steps[l] = p.st.steps; hits[l] = p.st.hits; layer[l] = pk.tetra;
+        absorbed[l] = p.absorbed;
+    }
+};
+
+// slabStep's first half for lane l: the step (drawn when none is left), the distance to the
+// layer's face, then the move to the interaction site (kEventInteract) or onto the face
+// (kEventHop), or neither (kEventStuck). Term for term slabStep's arithmetic.
+FM_LANE_INLINE void moveSlabLane(const KernelParams& kp, SlabLaneState& L, int l) {
+    PacketRng rng(PacketRng::State{L.r0[l], L.r1[l], L.r2[l], L.r3[l]});
+    float s = L.s[l];
+    if (s < 0.f) s = drawStep(rng);
+    const Vec3 pos{L.px[l], L.py[l], L.pz[l]}, dir{L.dx[l], L.dy[l], L.dz[l]};
+    const float tz = positivePart(dir.z > 0.f ? L.zBot[l] - pos.z : pos.z - L.zTop[l]) / fabsf(dir.z);
+    const float t = tz < kInfinity ? tz : kInfinity;
+    const float mu_t = L.mu_t[l];
+    const float dist = mu_t > 0.f ? s / mu_t : kInfinity;
+    uint32_t hits = L.hits[l], kind;
+    float step;
+    if (dist < t) {
+        step = dist;
+        s = -1.f;
+        hits = 0;
+        kind = kEventInteract;
+    } else if (t < kInfinity && ++hits < kp.maxHits) {
+        step = t;
+        s = positivePart(s - t * mu_t);
+        kind = kEventHop;
+    } else {
+        step = 0.f;
+        kind = kEventStuck;
+    }
+    const Vec3 moved = pos + step * dir;
+    L.px[l] = kind == kEventStuck ? pos.x : moved.x;
+    L.py[l] = kind == kEventStuck ? pos.y : moved.y;
+    L.pz[l] = kind == kEventStuck ? pos.z : moved.z;
+    L.s[l] = s;
+    L.hits[l] = hits;
+    L.kind[l] = kind;
+    const PacketRng::State r = rng.state();
+    L.r0[l] = r.s0; L.r1[l] = r.s1; L.r2[l] = r.s2; L.r3[l] = r.s3;
+}
+
+// The common interaction of lane l (interactAboveRoulette: drop and spin), where the move
+// ended at one and the weight stays at or above the roulette threshold; otherwise the lane's
+// state is left as it is (the rest go through slabInteractBelowRoulette, per photon).
+FM_LANE_INLINE void interactSlabLane(const KernelParams& kp, SlabLaneState& L, int l) {
+    const MaterialRecord M{0.f, 0.f, L.mu_t[l], 0.f, L.absorbFraction[l], L.g[l], L.hgA[l], L.hgB[l]};
+    Packet pk{Vec3{0.f, 0.f, 0.f}, Vec3{L.dx[l], L.dy[l], L.dz[l]}, 0u, L.w[l]};
+    PacketRng rng(PacketRng::State{L.r0[l], L.r1[l], L.r2[l], L.r3[l]});
+    float w0, w1;
+    const bool above = interactAboveRoulette(kp, M, pk, rng, w0, w1);  // computed in every lane,
+    const bool common = above && L.kind[l] == kEventInteract;           // kept in those it applies to
+    L.w0[l] = w0;
+    L.w1[l] = w1;
+    if (common) {
+        L.dx[l] = pk.dir.x; L.dy[l] = pk.dir.y; L.dz[l] = pk.dir.z;
+        L.w[l] = pk.w;
+        const PacketRng::State r = rng.state();
+        L.r0[l] = r.s0; L.r1[l] = r.s1; L.r2[l] = r.s2; L.r3[l] = r.s3;
+        L.kind[l] = kEventInteract | kCommonInteraction;
+    }
+}
+
+// Bit l set where lane l's event kind has all of `bits` and nothing else of `bits | none`.
+FM_LANE_INLINE unsigned slabKindMask(const SlabLaneState& L, uint32_t bits, uint32_t none = 0u) {
+#if defined(__AVX2__)
+    unsigned m = 0;
+    for (int c = 0; c < kLanes; c += 8) {
+        const __m256i k = _mm256_and_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(L.kind + c)),
+                                           _mm256_set1_epi32(int(bits | none)));
+        const __m256i eq = _mm256_cmpeq_epi32(k, _mm256_set1_epi32(int(bits)));
+        m |= unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(eq))) << c;
+    }
+    return m;
+#else
+    unsigned m = 0;
+    for (int l = 0; l < kLanes; ++l) m |= ((L.kind[l] & (bits | none)) == bits ? 1u : 0u) << l;
+    return m;
+#endif
+}
+
+struct SlabLaneRun {
+    SlabLaneRun(const SlabModel& model, const McmlGrid& grid, const KernelParams& params, PacketChunks& source,
+                HostSlabSink& sink)
+        : m(model), g(grid), kp(params), chunks(source), sk(sink) {}
+
+    const SlabModel& m;
+    const McmlGrid& g;
+    const KernelParams& kp;
+    PacketChunks& chunks;
+    HostSlabSink& sk;
+    uint64_t next = 0, end = 0;  // what is left of the current chunk
+    SlabLaneState L{};
+    unsigned liveMask = 0;
+
+    // Start the next photon in lane l (from this chunk, else the next); false when none is left.
+    bool launch(int l) {
+        for (;;) {
+            if (next == end && !chunks.next(next, end)) return false;
+            SlabPhoton p;
+            if (startSlabPhoton(m, kp, next++, p, sk)) {
+                L.put(l, p);
+                return true;
+            }
+        }
+    }
+    void finish(int l) {
+        if (!launch(l)) liveMask &= ~(1u << l);
+    }
+
+    // The deposits of the common interactions (mask `in`) of all lanes at once: bins and weights
+    // in vector registers, then one add per lane (a lane not in `in` adds 0.0 to its bin, which
+    // changes nothing: no branch on the random mask). The layer's absorbed weight is added up
+    // per lane (SlabPhoton::absorbed).
+    // Returns the lanes of `in` whose photon is now over maxSteps.
+    unsigned deposit(unsigned in) {
+        alignas(32) double dw[kLanes];
+        alignas(32) uint32_t bin[kLanes];
+        alignas(32) uint32_t over[kLanes];
+        const McmlGrid grid = g;
+        const uint32_t maxSteps = kp.maxSteps;
+#pragma omp simd
+        for (int l = 0; l < kLanes; ++l) {
+            bin[l] = grid.rzBin(Vec3{L.px[l], L.py[l], L.pz[l]});
+            const double d = double(L.w0[l]) - double(L.w1[l]);
+            const uint32_t i = (in >> l) & 1u;
+            dw[l] = i ? d : 0.0;
+            L.absorbed[l] += dw[l];
+            L.steps[l] += i;
+            over[l] = (i && L.steps[l] >= maxSteps) ? 1u : 0u;
+        }
+        unsigned o = 0;
+        for (int l = 0; l < kLanes; ++l) {
+            sk.rz[bin[l]] += dw[l];
+            o |= over[l] << l;
+        }
+        return o;
+    }
+
+    void run() {
+        for (int l = 0; l < kLanes; ++l)
+            if (launch(l)) liveMask |= 1u << l;
+        while (liveMask) {
+            const KernelParams k = kp;
+#pragma omp simd
+            for (int l = 0; l < kLanes; ++l) moveSlabLane(k, L, l);
+#pragma omp simd
+            for (int l = 0; l < kLanes; ++l) interactSlabLane(k, L, l);
+            const unsigned live = liveMask;
+            const unsigned common = slabKindMask(L, kEventInteract | kCommonInteraction) & live;
+            // The rare events, per photon: over maxSteps after a common interaction, below the
+            // roulette threshold, a face reached, stuck.
+            for (unsigned b = deposit(common); b; b &= b - 1) {
+                const int l = __builtin_ctz(b);
+                SlabPhoton p = L.get(m, l);
+                endSlabAbnormal(p, sk);
+                finish(l);
+            }
+            for (unsigned b = slabKindMask(L, kEventInteract, kCommonInteraction) & live; b; b &= b - 1) {
+                const int l = __builtin_ctz(b);
+                SlabPhoton p = L.get(m, l);
+                if (slabInteractBelowRoulette(g, kp, p, sk) == kSlabLive) L.put(l, p);
+                else finish(l);
+            }
+            const unsigned hops = slabKindMask(L, kEventHop) & live;
+            sk.events.boundary += uint64_t(__builtin_popcount(hops));
+            for (unsigned b = hops; b; b &= b - 1) {
+                const int l = __builtin_ctz(b);
+                SlabPhoton p = L.get(m, l);
+                if (crossSlab(m, g, p, sk)) L.put(l, p);
+                else finish(l);
+            }
+            for (unsigned b = slabKindMask(L, kEventStuck) & live; b; b &= b - 1) {
+                const int l = __builtin_ctz(b);
+                SlabPhoton p = L.get(m, l);
+                endSlabAbnormal(p, sk);
+                finish(l);
+            }
+        }
+    }
+};
+#endif
+
+void runSlabLanes(const SlabModel& m, const McmlGrid& g, const KernelParams& kp, PacketChunks& chunks,
+                  HostSlabSink& sk) {
+#if FM_LANES_SCALAR
+    // One photon at a time (as the mesh loop without AVX2): the same histories.
+    for (uint64_t b, e; chunks.next(b, e);)
+        for (uint64_t i = b; i < e; ++i) runSlabPhoton(m, g, kp, i, sk);
+#else
+    SlabLaneRun r(m, g, kp, chunks, sk);
+    r.run();
+#endif
+}
+
+}  // namespace FM_LANES_NS
+}  // namespace fm
