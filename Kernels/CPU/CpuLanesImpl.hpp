@@ -21,9 +21,14 @@ namespace FM_LANES_NS {
 // Packets in flight per thread: four AVX2 registers' worth of each value, so that the
 // out-of-order core has four independent dependency chains (a spin's square root and divisions,
 // the next step's log) to overlap instead of one. One thread on the 2-core development machine
-// (docs/PERFORMANCE.md, session 10): 8 -> 32 lanes took cube_5med from 51k to 71k packets/s,
-// FourLayer from 167k to 194k and the MCML seven-layer skin from 155k to 207k photons/s.
-constexpr int kLanes = 32;
+// (AMD EPYC; docs/PERFORMANCE.md, session 10): 8 -> 32 lanes took cube_5med from 51k to 71k
+// packets/s, FourLayer from 167k to 191k and the MCML seven-layer skin from 155k to 207k
+// photons/s; on the GPU machine's Intel Xeon FourLayer lost 4% on 16 threads, the rest stayed
+// within run-to-run spread.
+#ifndef FM_CPU_LANES  // benchmarks may build other counts (-DFM_CPU_LANES=8)
+#define FM_CPU_LANES 32
+#endif
+constexpr int kLanes = FM_CPU_LANES;
 static_assert(kLanes % 8 == 0 && kLanes <= 32, "whole AVX2 registers, lane masks in 32 bits");
 
 // Packet state of the lanes, one array per field: lane l of every array is one packet.
