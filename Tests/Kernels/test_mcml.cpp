@@ -226,6 +226,23 @@ BOOST_AUTO_TEST_CASE(slab_geometry_equals_packed_records) {
     BOOST_CHECK_GT(sb.events.refract, 0u);      // and refraction among them
 }
 
+// The small run's layers as a SlabModel (bounds from the packed records), its grid, and the
+// options of the history comparisons: 3000 photons, roulette in many histories (wmin 0.02), and
+// maxSteps as given (60 takes the guard).
+struct SmallSlab {
+    MCMLRun run = smallRun();
+    KernelInput in = packLayered(layeredFromMcml(run));
+    std::vector<float> z = slabBounds(in);
+    SlabModel slab{z.data(), 3u, in.materials.data(), in.view().emitters};
+    McmlGrid g = mcmlGrid(run);
+    RunOptions options(uint32_t maxSteps) const {
+        RunOptions o = ::options(run, 3000, 1);
+        o.params.maxSteps = maxSteps;
+        o.params.wmin = 0.02f;
+        return o;
+    }
+};
+
 // The GPU's MCML kernel runs the slab photon loop (Kernels/McmlSlabLoop.hpp): the common
 // packet loop with McmlScorer written out for layers. Run here on the host against
 // runPacket(SlabModel, McmlScorer), photon by photon with the same streams, it must give the
@@ -233,18 +250,14 @@ BOOST_AUTO_TEST_CASE(slab_geometry_equals_packed_records) {
 // the same order), the per-layer and total absorption to rounding (it adds a layer's weight up
 // per visit instead of per event). With a low maxSteps the abnormal path is taken as well.
 BOOST_AUTO_TEST_CASE(slab_photon_loop_gives_the_packet_loops_histories) {
-    MCMLRun run = smallRun();
-    KernelInput in = packLayered(layeredFromMcml(run));
-    const std::vector<float> z = slabBounds(in);
-    const SlabModel slab{z.data(), 3u, in.materials.data(), in.view().emitters};
-    const McmlGrid g = mcmlGrid(run);
+    const SmallSlab c;
+    const SlabModel& slab = c.slab;
+    const McmlGrid& g = c.g;
     for (uint32_t maxSteps : {100000u, 60u}) {
         McmlArrays A(g), B(g);
         McmlScorer<HostAddForTest> sa = A.scorer(g);
         HostSlabSink sb{B.rz.data(), B.ra.data(), B.tt.data(), B.cells.data(), {}, {}};
-        RunOptions o = options(run, 3000, 1);
-        o.params.maxSteps = maxSteps;
-        o.params.wmin = 0.02f;  // roulette in many histories
+        const RunOptions o = c.options(maxSteps);
         for (uint64_t i = 0; i < 3000; ++i) {
             runPacket(slab, o.params, i, sa);
             runSlabPhoton(slab, g, o.params, i, sb);
@@ -304,18 +317,14 @@ void checkCloseBins(const std::vector<double>& a, const std::vector<double>& b) 
 
 BOOST_AUTO_TEST_CASE(slab_lanes_give_the_slab_loops_histories) {
     BOOST_TEST_MESSAGE("CPU lane loop: " << cpuLaneIsa());
-    MCMLRun run = smallRun();
-    KernelInput in = packLayered(layeredFromMcml(run));
-    const std::vector<float> z = slabBounds(in);
-    const SlabModel slab{z.data(), 3u, in.materials.data(), in.view().emitters};
-    const McmlGrid g = mcmlGrid(run);
+    const SmallSlab c;
+    const SlabModel& slab = c.slab;
+    const McmlGrid& g = c.g;
     for (uint32_t maxSteps : {100000u, 60u}) {
         McmlArrays A(g), B(g);
         HostSlabSink sa{A.rz.data(), A.ra.data(), A.tt.data(), A.cells.data(), {}, {}};
         HostSlabSink sb{B.rz.data(), B.ra.data(), B.tt.data(), B.cells.data(), {}, {}};
-        RunOptions o = options(run, 3000, 1);
-        o.params.maxSteps = maxSteps;
-        o.params.wmin = 0.02f;  // roulette in many histories
+        const RunOptions o = c.options(maxSteps);
         for (uint64_t i = 0; i < 3000; ++i) runSlabPhoton(slab, g, o.params, i, sa);
         RangeChunks chunks(0, 3000);
         runSlabLanes(slab, g, o.params, chunks, sb);
