@@ -65,7 +65,7 @@ struct McmlScorer {
         double* t = (face & ~kFaceSideBit) == grid.topFace ? reflectedRA : transmittedRA;
         Acc::add(t + grid.raBin(p, d), w);
     }
-    FM_HD void cross(uint32_t, double) {}
+    FM_HD void cross(uint32_t, Vec3, double) {}
     FM_HD void flush() { flushCell(); }
 
 private:

@@ -230,7 +230,7 @@ struct SplitLedgerScorer {
     }
     __device__ void absorb(uint32_t tetra, Vec3 p, double dw) { inner.absorb(tetra, p, dw); }
     __device__ void exit(uint32_t face, Vec3 p, Vec3 d, double w) { inner.exit(face, p, d, w); }
-    __device__ void cross(uint32_t face, double w) { inner.cross(face, w); }
+    __device__ void cross(uint32_t face, Vec3 p, double w) { inner.cross(face, p, w); }
     __device__ void flush() { inner.flush(); }
     __device__ Ledger ledger() const {  // the part kept in registers; `rare` holds the rest
         Ledger l;

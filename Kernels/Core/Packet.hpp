@@ -2,7 +2,7 @@
 // packet exits, dies or trips a guard. Called per packet by the CPU threads and CUDA threads.
 //
 // Model provides cell(i) -> TetraRecord, material(i) -> MaterialRecord and emitters.
-// Scorer provides absorb(tetra, pos, dw), exit(face, pos, dir, w), cross(face, w), the member
+// Scorer provides absorb(tetra, pos, dw), exit(face, pos, dir, w), cross(face, pos, w), the member
 // `events` and the member `ledger` (or kBooksLedger and bookLedger<field>(v): book() below);
 // scorers with empty bodies compile away.
 #pragma once
@@ -57,7 +57,7 @@ FM_HD bool crossFace(const Model& m, uint32_t mat, const MaterialRecord& M, cons
     }
     if (Scorer::kScoresFaces) {
         const uint32_t face = m.faceId(pk.tetra, h.face);
-        if ((m.scoredFaces(pk.tetra) >> h.face) & 1u) sc.cross(face, pk.w);
+        if ((m.scoredFaces(pk.tetra) >> h.face) & 1u) sc.cross(face, pk.pos, pk.w);
         if (outside) sc.exit(face, pk.pos, pk.dir, pk.w);
     }
     if (outside) {

@@ -41,7 +41,8 @@ struct TallyScorer {
     // volume flush and exit adds into the replica picked by a hash of the packet's position bits:
     // any replica gives the same sum, and this choice needs no per-thread pointer in registers
     // (a per-block replica pointer was spilled, and its reload stalled every flush:
-    // docs/PERFORMANCE.md, session 9). Face crossings (directed) add into the first replica.
+    // docs/PERFORMANCE.md, session 9). Face crossings (directed) likewise, by the position on
+    // the face.
     uint32_t replicaMask = 0, replicaStride = 0;
 
     FM_HD uint32_t replicaOffset(Vec3 p) const {
@@ -77,8 +78,8 @@ struct TallyScorer {
     FM_HD void exit(uint32_t face, Vec3 p, Vec3, double w) {
         if constexpr (kSurface) Acc::add(surface + (replicaOffset(p) + (face & ~kFaceSideBit)), w);
     }
-    FM_HD void cross(uint32_t face, double w) {
-        if constexpr (kDirected) Acc::add(directed + 2 * (face & ~kFaceSideBit) + (face >> 31), w);
+    FM_HD void cross(uint32_t face, Vec3 p, double w) {
+        if constexpr (kDirected) Acc::add(directed + (replicaOffset(p) + 2 * (face & ~kFaceSideBit) + (face >> 31)), w);
     }
 
     // The same scorer (pointers, ledger, counts) with another accumulation policy.

@@ -289,15 +289,18 @@ struct ReplicatedAdd {
 BOOST_AUTO_TEST_CASE(replicated_tallies_sum_to_the_plain_ones) {
     PointSource P;
     P.position = {0.1, 0.2, 0.3};
-    KernelInput in = packModel(mesh, mats, P);
+    std::vector<uint32_t> scored;  // every third tetra's face 1 for the directed tally
+    for (uint32_t t = 1; t <= mesh.tetraCount(); t += 3) scored.push_back(mesh.tetraFace(t, 1) & 0x7fffffff);
+    KernelInput in = packModel(mesh, mats, P, scored);
     const RunOptions o = options(4000, 1);
     const ScalarRun ref(in, o);
-    const size_t nv = in.cells.size(), ns = in.faceCount, stride = nv + ns;
+    const size_t nv = in.cells.size(), ns = in.faceCount, stride = nv + 3 * ns;
     constexpr uint32_t kCopies = 8;
     std::vector<double> t(kCopies * stride, 0.0);
-    TallyScorer<true, true, false, ReplicatedAdd> sc;
+    TallyScorer<true, true, true, ReplicatedAdd> sc;
     sc.volume = t.data();
     sc.surface = t.data() + nv;
+    sc.directed = t.data() + nv + ns;
     sc.replicaMask = kCopies - 1;
     sc.replicaStride = uint32_t(stride);
     const ArrayModel m = in.view();
@@ -311,11 +314,22 @@ BOOST_AUTO_TEST_CASE(replicated_tallies_sum_to_the_plain_ones) {
     };
     for (size_t i = 0; i < nv; ++i) BOOST_REQUIRE_SMALL(sum(i) - ref.volume[i], 1e-12 * (1 + ref.volume[i]));
     for (size_t f = 0; f < ns; ++f) BOOST_REQUIRE_SMALL(sum(nv + f) - ref.surface[f], 1e-12 * (1 + ref.surface[f]));
+    double directed = 0;
+    for (size_t k = 0; k < 2 * ns; ++k) {
+        BOOST_REQUIRE_SMALL(sum(nv + ns + k) - ref.directed[k], 1e-12 * (1 + ref.directed[k]));
+        directed += ref.directed[k];
+    }
+    BOOST_CHECK_GT(directed, 0.0);
+    // The directed adds, too, went into more than the first replica.
+    size_t beyondFirst = 0;
+    for (uint32_t c = 1; c < kCopies; ++c)
+        for (size_t k = 0; k < 2 * ns; ++k) beyondFirst += t[c * stride + nv + ns + k] > 0.0;
+    BOOST_CHECK_GT(beyondFirst, 0u);
     // The source's cell, the hottest, took adds in every replica.
     const size_t hot = size_t(std::max_element(ref.volume.begin(), ref.volume.end()) - ref.volume.begin());
     for (uint32_t c = 0; c < kCopies; ++c) BOOST_CHECK_GT(t[c * stride + hot], 0.0);
     // Without kReplicas (the CPU's adds) the offsets are zero: everything in the first replica.
-    TallyScorer<true, true, false, HostAdd> host;
+    TallyScorer<true, true, true, HostAdd> host;
     host.replicaMask = kCopies - 1;
     host.replicaStride = uint32_t(stride);
     BOOST_CHECK_EQUAL(host.replicaOffset(Vec3{1.2345f, -0.5f, 3.f}), 0u);
