@@ -43,6 +43,22 @@ protected:
     ~PacketChunks() = default;
 };
 
+// The indices of a worker's chunks one at a time, on across chunk ends: the lane loops refill
+// a lane from the next chunk instead of draining their lanes at the end of each.
+class PacketCursor {
+public:
+    explicit PacketCursor(PacketChunks& chunks) : chunks_(chunks) {}
+    bool next(uint64_t& index) {  // false when no chunk is left
+        if (next_ == end_ && !chunks_.next(next_, end_)) return false;
+        index = next_++;
+        return true;
+    }
+
+private:
+    PacketChunks& chunks_;
+    uint64_t next_ = 0, end_ = 0;  // what is left of the current chunk
+};
+
 // Per cell, what a hop through each face is, from Core plainCrossing (scored faces counted as
 // not plain): bit f set where crossing face f is plain, bit 4 + f where it is plain and enters
 // another material. The lane loop then books a plain crossing from the cell it leaves (in
@@ -58,8 +74,8 @@ void runPacketLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& c
 
 // Runs packets [begin, end) of a run through the lane loop, booking into sc (whose ledger and
 // events accumulate; its tallies are flushed on return). Scorer: a HostTallyScorer (MCML runs
-// have their own lane loop: CPU/McmlLanes.hpp). materialCount (the size of m.materials, 0 if unknown) lets the AVX2 loop keep
-// a table of up to 8 materials in registers.
+// have their own lane loop: CPU/McmlLanes.hpp). materialCount (the size of m.materials, 0 if
+// unknown) lets the AVX2 loop keep a table of up to 8 materials in registers.
 template <class Scorer>
 void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint64_t end, Scorer& sc,
                     uint32_t materialCount = 0);

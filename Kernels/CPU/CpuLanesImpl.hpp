@@ -289,7 +289,7 @@ template <class Scorer>
 struct LaneRun {
     LaneRun(const ArrayModel& model, const KernelParams& params, PacketChunks& source, uint32_t materialCount,
             const uint8_t* crossingBits)
-        : m(model), kp(params), chunks(source), crossing(crossingBits) {
+        : m(model), kp(params), packets(source), crossing(crossingBits) {
         if (materialCount >= 1 && materialCount <= kMaterialTable) {
             for (uint32_t i = 0; i < materialCount; ++i) {
                 const float* f = &m.materials[i].mu_a;
@@ -301,29 +301,28 @@ struct LaneRun {
 
     const ArrayModel& m;
     const KernelParams& kp;
-    PacketChunks& chunks;
-    const uint8_t* crossing;     // plainCrossingBits, or null
-    uint64_t next = 0, end = 0;  // what is left of the current chunk
+    PacketCursor packets;     // the worker's chunks, a packet at a time
+    const uint8_t* crossing;  // plainCrossingBits, or null
     LaneState L{};
     LaneCells C{};
     LaneEvents E{};
     MaterialTable matTable{};
     const MaterialTable* table = nullptr;  // &matTable when the model has at most 8 materials
     unsigned liveMask = 0;  // bit l: lane l has a packet
-    Scorer sc[kLanes];  // one per lane: its own ledger, counts and (MCML) layer cache
+    Scorer sc[kLanes];  // one per lane: its own ledger and counts
     alignas(32) double absorbed[kLanes];  // sc[l].ledger.absorbed, kept here (bookInteractions)
 
     // Start the next packet in lane l: from the current chunk, else from the next one (so that
     // lanes stay busy across chunks); false when none is left.
     bool launch(int l) {
-        for (;;) {
-            if (next == end && !chunks.next(next, end)) return false;
+        for (uint64_t i; packets.next(i);) {
             PacketState st;
-            if (launchPacket(m, kp, next++, st, sc[l])) {
+            if (launchPacket(m, kp, i, st, sc[l])) {
                 L.put(l, st);
                 return true;
             }
         }
+        return false;
     }
 
     // Lane l's packet has ended: start the next one there, or leave the lane idle.

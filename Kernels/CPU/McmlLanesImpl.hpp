@@ -133,27 +133,26 @@ FM_LANE_INLINE unsigned slabKindMask(const SlabLaneState& L, uint32_t bits, uint
 struct SlabLaneRun {
     SlabLaneRun(const SlabModel& model, const McmlGrid& grid, const KernelParams& params, PacketChunks& source,
                 HostSlabSink& sink)
-        : m(model), g(grid), kp(params), chunks(source), sk(sink) {}
+        : m(model), g(grid), kp(params), packets(source), sk(sink) {}
 
     const SlabModel& m;
     const McmlGrid& g;
     const KernelParams& kp;
-    PacketChunks& chunks;
+    PacketCursor packets;  // the worker's chunks, a photon at a time
     HostSlabSink& sk;
-    uint64_t next = 0, end = 0;  // what is left of the current chunk
     SlabLaneState L{};
     unsigned liveMask = 0;
 
     // Start the next photon in lane l (from this chunk, else the next); false when none is left.
     bool launch(int l) {
-        for (;;) {
-            if (next == end && !chunks.next(next, end)) return false;
+        for (uint64_t i; packets.next(i);) {
             SlabPhoton p;
-            if (startSlabPhoton(m, kp, next++, p, sk)) {
+            if (startSlabPhoton(m, kp, i, p, sk)) {
                 L.put(l, p);
                 return true;
             }
         }
+        return false;
     }
     void finish(int l) {
         if (!launch(l)) liveMask &= ~(1u << l);
