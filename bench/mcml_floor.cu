@@ -4,7 +4,7 @@
 // homogeneous medium (no boundaries, so no crossings and no divergence but roulette's). Its
 // interactions per second bound what any kernel doing this physics per interaction can reach;
 // 5.9e10 (the interactions of 1e8 seven-layer-skin photons) over that rate bounds skin7's kernel.
-// Variants (template): RNG (xoshiro128** as the engine's PacketRng, or a one-multiply LCG whose
+// Variants (template): RNG (xoshiro as the engine's PacketRng, or a one-multiply LCG whose
 // quality is not acceptable: a bound only), deposit (none, float, the engine's double, or a
 // shared-memory tile near the beam), the direction renormalised or not. Not part of the library; issue 8's benchmark of the floor.
 // Built with the CUDA kernel (BUILD_DIR/bin/mcml_floor), or by hand: nvcc -std=c++17 -O3
