@@ -7,8 +7,8 @@
 # its absorbed fraction against CHECK_RUNS CPU runs of CHECK_PACKETS packets with other seeds
 # (z = (x - mean) / sigma, sigma from the spread of those runs scaled to the packet counts; it
 # passes within Student's t at the 3-sigma level for CHECK_RUNS - 1 degrees of freedom: |z| <=
-# 4.53 for 8 runs), so a fast wrong kernel cannot pass. Prints a markdown table (also to OUT/perf_table.md) and, with
-# APPEND=FILE, appends it to FILE under a dated heading.
+# 4.53 for 8 runs), so a fast wrong kernel cannot pass. Prints a markdown table (also to
+# OUT/perf_table.md) and, with APPEND=FILE, appends it to FILE under a dated heading.
 # Usage: bench/perf_all.sh DATA OUT BUILD_DIR   (DATA holds timos/ and mcml/ as ../shared/data)
 # Env: KERNEL, PACKETS, THREADS (cpu threads; default all), CASES ("cube_5med fourlayer skin7 cube60"),
 #      CHECK_RUNS (8), CHECK_PACKETS (per case default), APPEND, COMMIT (the heading's commit; default

@@ -207,9 +207,10 @@ FM_HD float sampleHG(const MaterialRecord& m, PacketRng& rng) {
 // approximate sine, cosine and square root) does not accumulate, because a turn shrinks the
 // incoming direction's length error (on average to 0.46 of it for g = 0, 0.90 for g = 0.9,
 // 0.99 for g = 0.99: about the mean cos^2 of the turn), so the length stays near 1 over any
-// number of turns (Tests/Core/test_physics.cpp: within 1e-5 over 2e6 turns; 1e-4 with added noise). Dropping the
-// square root and division of normalize(): 1e8 packets on an H100, kernels FourLayer -2.6%,
-// skin7 MCML -4%, cube_5med +1%; one CPU thread +2 to +7% (docs/PERFORMANCE.md, session 11).
+// number of turns (Tests/Core/test_physics.cpp: within 1e-5 over 2e6 turns, 1e-4 with added
+// noise). Dropping normalize()'s square root and division: 1e8 packets on an H100, kernels
+// FourLayer -2.6%, skin7 MCML -4%, cube_5med +1%; one CPU thread +1.5 to +7%
+// (docs/PERFORMANCE.md, session 11).
 FM_HD Vec3 deflect(Vec3 d, float cost, PacketRng& rng) {
     float sint = fm_sqrt(positivePart(1.f - cost * cost));
     float sp, cp;
