@@ -239,6 +239,16 @@ struct SplitLedgerScorer {
     }
 };
 
+// 1: a lane whose packets have run out stays in the packet loop, idle, until its whole warp is
+// done, and the warp's lanes vote at the top of the loop at every event (__all_sync) instead of
+// each leaving the loop on its own. H100, 1e8 packets, three rounds: cube_5med kernel 1.517 ->
+// 1.502 s, FourLayer 0.480 -> 0.479 s; lanes per instruction unchanged (FourLayer 19.47 ->
+// 19.55: the warps were not drifting apart). The MCML slab kernel was slower with it (skin7
+// 0.529 -> 0.544 s) and does not use it. (docs/PERFORMANCE.md, session 11)
+#ifndef FM_CUDA_WARP_LOOP
+#define FM_CUDA_WARP_LOOP 1
+#endif
+
 #ifndef FM_CUDA_MESH_MIN_BLOCKS  // register cap of the mesh kernels: 4 blocks of 256 (64 registers)
 #define FM_CUDA_MESH_MIN_BLOCKS 4
 #endif
@@ -266,18 +276,34 @@ packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
     PacketState st;
     KeptMaterial km;  // the packet's material between events, for models that keep it (Core/Packet.hpp)
     bool live = false;
+#if FM_CUDA_WARP_LOOP
+    bool done = false;  // no packets left for this lane: it stays in the loop until its warp is done
+#endif
     for (;;) {
+#if FM_CUDA_WARP_LOOP
+        if (__all_sync(0xffffffffu, done)) break;  // the whole warp, back together at each event
+#endif
         if (live) {
             live = advance(m, kp, st, km, sc);
             continue;
         }
+#if FM_CUDA_WARP_LOOP
+        if (done) continue;
+#endif
         // 32-bit per-thread counters: widen into the totals long before they could wrap.
         if (sc.events.absorb > 0x40000000u || sc.events.boundary > 0x40000000u) {
             addEventsUnaggregated(totals, sc.events);
             sc.events = EventCounts<uint32_t>{};
         }
         uint64_t i = atomicAdd(next, 1ull);
+#if FM_CUDA_WARP_LOOP
+        if (i >= count) {
+            done = true;
+            continue;
+        }
+#else
         if (i >= count) break;
+#endif
         live = launchPacket(m, kp, first + i, st, sc);
         if (live) km = keptMaterial(m, st.pk.tetra);
     }
