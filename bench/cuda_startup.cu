@@ -4,6 +4,7 @@
 // teardown) is the rest.  Built with the CUDA kernel (BUILD_DIR/bin/cuda_startup), or by hand:
 // nvcc -O2 -arch=sm_90 bench/cuda_startup.cu -lcuda
 // Usage: T0=$(date +%s.%N) ./a.out [alloc_MB]
+// STACK=n sets the per-thread stack (cudaLimitStackSize) before the launch.
 // EXIT=reset times cudaDeviceReset() as a step before the exit; EXIT=fast leaves by _Exit
 // (no atexit teardown by the runtime: what is left is the kernel driver's, at the close of the
 // device files).
@@ -43,6 +44,10 @@ int main(int argc, char** argv) {
     cuCtxSetCurrent(ctx);
     cudaFree(nullptr);
     step("runtime");
+    if (getenv("STACK")) {  // per-thread stack bytes (the runtime's default is 1024)
+        cudaDeviceSetLimit(cudaLimitStackSize, size_t(atol(getenv("STACK"))));
+        step("stack");
+    }
     void* p = nullptr;
     if (mb) cudaMalloc(&p, mb << 20);
     step("malloc");
