@@ -248,6 +248,7 @@ struct SplitLedgerScorer {
 #ifndef FM_CUDA_WARP_LOOP
 #define FM_CUDA_WARP_LOOP 1
 #endif
+static_assert(!FM_CUDA_WARP_LOOP || kBlock % 32 == 0, "the warp loop votes over full warps: blocks of whole warps");
 
 #ifndef FM_CUDA_MESH_MIN_BLOCKS  // register cap of the mesh kernels: 4 blocks of 256 (64 registers)
 #define FM_CUDA_MESH_MIN_BLOCKS 4
