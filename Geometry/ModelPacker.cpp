@@ -1,5 +1,8 @@
 #include "Geometry/ModelPacker.hpp"
 
+#include <cmath>
+#include <limits>
+
 #include "Geometry/Errors.hpp"
 #include "Geometry/SourceCompiler.hpp"
 
@@ -7,12 +10,14 @@ namespace fm {
 
 MaterialRecord packMaterial(const Material& m) {
     MaterialRecord r{};
-    r.mu_a = float(m.mu_a);
-    r.mu_s = float(m.mu_s);
     r.mu_t = float(m.mu_a + m.mu_s);
+    // +inf, not kInfinity: a step of 0 mean free paths (-log 1) is then NaN long, and a NaN
+    // step, like an infinite one, never ends inside the cell (moveEvent), as mu_t = 0 requires.
+    r.mfp = r.mu_t > 0 ? float(1 / (m.mu_a + m.mu_s)) : std::numeric_limits<float>::infinity();
     r.n = float(m.n);
     r.absorbFraction = r.mu_t > 0 ? float(m.mu_a / (m.mu_a + m.mu_s)) : 0.f;
     r.g = float(m.g);
+    r.hgScale = std::fabs(r.g) < 1e-6f ? 0.f : float(1 / (2 * double(r.g)));
     r.hgA = float(1 + m.g * m.g);
     r.hgB = float(1 - m.g * m.g);
     return r;

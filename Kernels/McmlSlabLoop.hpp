@@ -126,7 +126,7 @@ FM_HD SlabState slabInteractBelowRoulette(const McmlGrid& g, const KernelParams&
     float w0, w1;
     uint32_t kind = interact(kp, p.M, pk, st.rng, w0, w1);
     if (!(kind & kEventLost) && ++st.steps >= kp.maxSteps) kind |= kEventTooLong;
-    const double dw = double(w0) - double(w1);
+    const double dw = widen(w0) - widen(w1);
     sk.deposit(g.rzBin(pk.pos), dw);
     p.absorbed += dw;
     if (kind & kEventLost) {
@@ -137,7 +137,7 @@ FM_HD SlabState slabInteractBelowRoulette(const McmlGrid& g, const KernelParams&
         return kSlabEnded;
     }
     if (kind & kEventWon) {
-        sk.ledger.rouletteGained += double(pk.w) - double(w1);
+        sk.ledger.rouletteGained += widen(pk.w) - widen(w1);
         ++sk.events.win;
     }
     if (!(kind & kEventTooLong)) return kSlabLive;
@@ -156,14 +156,14 @@ FM_HD SlabState slabStep(const Model&, const McmlGrid& g, const KernelParams& kp
     // where d.z = 0 the quotient is +inf or NaN, neither below kInfinity.
     const float tz = positivePart(pk.dir.z > 0.f ? p.zBot - pk.pos.z : pk.pos.z - p.zTop) / fabsf(pk.dir.z);
     const float t = tz < kInfinity ? tz : kInfinity;
-    const float dist = p.M.mu_t > 0.f ? st.s / p.M.mu_t : kInfinity;
+    const float dist = st.s * p.M.mfp;  // as in moveEvent: +inf or NaN where mu_t = 0
     if (dist < t) {
         pk.pos = pk.pos + dist * pk.dir;
         st.s = -1.f;
         st.hits = 0;
         float w0, w1;
         if (interactAboveRoulette(kp, p.M, pk, st.rng, w0, w1)) {  // the common case on its own path
-            const double dw = double(w0) - double(w1);
+            const double dw = widen(w0) - widen(w1);
             sk.deposit(g.rzBin(pk.pos), dw);
             p.absorbed += dw;
             if (++st.steps < kp.maxSteps) return kSlabLive;

@@ -136,7 +136,7 @@ FM_LANE_INLINE void loadCells(const ArrayModel& m, const MaterialTable* table, c
         const TetraRecord& T = m.cells[L.tetra[l]];
         C.material[l] = T.material;
         planes[l] = T.nx;
-        mats[l] = &m.materials[T.material].mu_a;
+        mats[l] = reinterpret_cast<const float*>(&m.materials[T.material]);
     }
 #if defined(__AVX2__)
     for (int c = 0; c < kLanes; c += 8) {
@@ -214,9 +214,9 @@ FM_LANE_INLINE void moveLane(const LaneCells& C, const KernelParams& kp, LaneSta
 }
 
 FM_LANE_INLINE void interactLane(const LaneCells& C, const KernelParams& kp, LaneState& L, LaneEvents& E, int l) {
-    // Only what an interaction reads or changes: direction, weight, stream, step count.
+    // Only what an interaction reads or changes: direction, weight, stream, next step, step count.
     PacketState st{Packet{Vec3{0.f, 0.f, 0.f}, Vec3{L.dx[l], L.dy[l], L.dz[l]}, 0u, L.w[l]},
-                   PacketRng(PacketRng::State{L.r0[l], L.r1[l], L.r2[l], L.r3[l]}), 0.f, L.steps[l], 0u};
+                   PacketRng(PacketRng::State{L.r0[l], L.r1[l], L.r2[l], L.r3[l]}), L.s[l], L.steps[l], 0u};
     Event e;
     e.kind = E.kind[l];
     e.w0 = e.w1 = st.pk.w;
@@ -225,6 +225,7 @@ FM_LANE_INLINE void interactLane(const LaneCells& C, const KernelParams& kp, Lan
     L.w[l] = st.pk.w;
     const PacketRng::State r = st.rng.state();
     L.r0[l] = r.s0; L.r1[l] = r.s1; L.r2[l] = r.s2; L.r3[l] = r.s3;
+    L.s[l] = st.s;
     L.steps[l] = st.steps;
     E.kind[l] = e.kind; E.w0[l] = e.w0; E.w1[l] = e.w1;
 }
@@ -292,7 +293,7 @@ struct LaneRun {
         : m(model), kp(params), packets(source), crossing(crossingBits) {
         if (materialCount >= 1 && materialCount <= kMaterialTable) {
             for (uint32_t i = 0; i < materialCount; ++i) {
-                const float* f = &m.materials[i].mu_a;
+                const float* f = reinterpret_cast<const float*>(&m.materials[i]);
                 for (int k = 0; k < 8; ++k) matTable.field[k][i] = f[k];
             }
             table = &matTable;

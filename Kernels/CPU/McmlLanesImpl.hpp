@@ -19,7 +19,8 @@ struct SlabLaneState {
     alignas(32) float dx[kLanes], dy[kLanes], dz[kLanes];
     alignas(32) float w[kLanes], s[kLanes];
     alignas(32) float zTop[kLanes], zBot[kLanes];
-    alignas(32) float mu_t[kLanes], absorbFraction[kLanes], g[kLanes], hgA[kLanes], hgB[kLanes];
+    alignas(32) float mfp[kLanes], hgScale[kLanes], mu_t[kLanes], absorbFraction[kLanes];
+    alignas(32) float g[kLanes], hgA[kLanes], hgB[kLanes];
     alignas(32) uint32_t r0[kLanes], r1[kLanes], r2[kLanes], r3[kLanes];
     alignas(32) uint32_t steps[kLanes], hits[kLanes], layer[kLanes];
     alignas(32) double absorbed[kLanes];
@@ -44,7 +45,8 @@ struct SlabLaneState {
         dx[l] = pk.dir.x; dy[l] = pk.dir.y; dz[l] = pk.dir.z;
         w[l] = pk.w; s[l] = p.st.s;
         zTop[l] = p.zTop; zBot[l] = p.zBot;
-        mu_t[l] = p.M.mu_t; absorbFraction[l] = p.M.absorbFraction;
+        mfp[l] = p.M.mfp; hgScale[l] = p.M.hgScale; mu_t[l] = p.M.mu_t;
+        absorbFraction[l] = p.M.absorbFraction;
         g[l] = p.M.g; hgA[l] = p.M.hgA; hgB[l] = p.M.hgB;
         const PacketRng::State r = p.st.rng.state();
         r0[l] = r.s0; r1[l] = r.s1; r2[l] = r.s2; r3[l] = r.s3;
@@ -64,7 +66,7 @@ FM_LANE_INLINE void moveSlabLane(const KernelParams& kp, SlabLaneState& L, int l
     const float tz = positivePart(dir.z > 0.f ? L.zBot[l] - pos.z : pos.z - L.zTop[l]) / fabsf(dir.z);
     const float t = tz < kInfinity ? tz : kInfinity;
     const float mu_t = L.mu_t[l];
-    const float dist = mu_t > 0.f ? s / mu_t : kInfinity;
+    const float dist = s * L.mfp[l];
     uint32_t hits = L.hits[l], kind;
     float step;
     if (dist < t) {
@@ -95,7 +97,9 @@ FM_LANE_INLINE void moveSlabLane(const KernelParams& kp, SlabLaneState& L, int l
 // ended at one and the weight stays at or above the roulette threshold; otherwise the lane's
 // state is left as it is (the rest go through slabInteractBelowRoulette, per photon).
 FM_LANE_INLINE void interactSlabLane(const KernelParams& kp, SlabLaneState& L, int l) {
-    const MaterialRecord M{0.f, 0.f, L.mu_t[l], 0.f, L.absorbFraction[l], L.g[l], L.hgA[l], L.hgB[l]};
+    MaterialRecord M{};  // what an interaction reads
+    M.mfp = L.mfp[l]; M.hgScale = L.hgScale[l]; M.mu_t = L.mu_t[l]; M.absorbFraction = L.absorbFraction[l];
+    M.g = L.g[l]; M.hgA = L.hgA[l]; M.hgB = L.hgB[l];
     Packet pk{Vec3{0.f, 0.f, 0.f}, Vec3{L.dx[l], L.dy[l], L.dz[l]}, 0u, L.w[l]};
     PacketRng rng(PacketRng::State{L.r0[l], L.r1[l], L.r2[l], L.r3[l]});
     float w0, w1;

@@ -63,12 +63,17 @@ struct DeviceModel {
     // cellExit leaves the exit face's normal out (Core/Physics.hpp exitFaceNearest); a crossing
     // that needs it (Fresnel) loads it from the record, usually still in L1.
     static constexpr bool kLazyNormals = FM_CUDA_LAZY_NORMALS;
+    // Faces f are 0..3 where these are called (a hop's face); f & 3 tells the compiler so, and
+    // the address is then formed without the 64-bit sign extension of an int that may be -1.
     __device__ Vec3 faceNormal(uint32_t i, int f) const {
+        f &= 3;
         return Vec3{__ldg(&cells[i].nx[f]), __ldg(&cells[i].ny[f]), __ldg(&cells[i].nz[f])};
     }
-    __device__ uint32_t adjacent(uint32_t i, int f) const { return __ldg(&cells[i].adj[f]); }
-    __device__ uint32_t adjacentMaterial(uint32_t i, int f) const { return __ldg(&cells[i].adjMaterial[f]); }
-    __device__ uint32_t faceId(uint32_t i, int f) const { return __ldg(&cells[i].face[f]); }
+    __device__ uint32_t adjacent(uint32_t i, int f) const { return __ldg(&cells[i].adj[f & 3]); }
+    __device__ uint32_t adjacentMaterial(uint32_t i, int f) const {
+        return __ldg(&cells[i].adjMaterial[f & 3]);
+    }
+    __device__ uint32_t faceId(uint32_t i, int f) const { return __ldg(&cells[i].face[f & 3]); }
     __device__ uint32_t scoredFaces(uint32_t i) const { return __ldg(&cells[i].scoredFaces); }
     __device__ uint32_t cellMaterial(uint32_t i) const { return __ldg(&cells[i].material); }
     __device__ const MaterialRecord& material(uint32_t i) const {

@@ -92,14 +92,28 @@ FM_HD void bookAbnormal(const Packet& pk, Scorer& sc) {
 }
 
 // A step's length in mean free paths, -log(u) with u uniform in (0, 1]: the step draw of every
-// packet loop (moveEvent, advanceIn, the MCML slab loop), so each takes the same draw.
+// packet loop (launchPacket, interactions, the MCML slab loop), so each takes the same draw.
 FM_HD float drawStep(PacketRng& rng) { return -fm_log(rng.uniformOpen()); }
+
+// A float weight in double, for the ledger and tallies. On the GPU without --use_fast_math's
+// flush of subnormals, which costs a multiplication before each conversion: the weights
+// converted here are near wmin (1e-5 by default) or above, far from subnormal, and a subnormal
+// would only be converted exactly instead of to 0.
+FM_HD double widen(float x) {
+#if defined(__CUDA_ARCH__)
+    double r;
+    asm("cvt.f64.f32 %0, %1;" : "=d"(r) : "f"(x));
+    return r;
+#else
+    return double(x);
+#endif
+}
 
 // A live packet between events: its state and random stream.
 struct PacketState {
     Packet pk;
     PacketRng rng{0, 0};
-    float s = -1.f;      // mean free paths left of the current step; < 0: draw a new step
+    float s = -1.f;      // mean free paths left of the step (drawn at launch, after each interaction)
     uint32_t steps = 0;  // interactions so far
     uint32_t hits = 0;   // faces crossed in the current step
 };
@@ -112,7 +126,7 @@ FM_HD bool launchPacket(const Model& m, const KernelParams& kp, uint64_t index, 
     st.rng = PacketRng(kp.seed, index);
     LaunchRecord L = emit(m, m.emitters, st.rng);
     st.pk = Packet{L.pos, L.dir, L.tetra, L.weight};
-    st.s = -1.f;
+    st.s = -1.f;  // drawn below if the packet is live
     st.steps = 0;
     st.hits = 0;
     ++sc.events.launch;
@@ -123,6 +137,7 @@ FM_HD bool launchPacket(const Model& m, const KernelParams& kp, uint64_t index, 
         return false;
     }
     book<&Ledger::specular>(sc, 1.0 - double(L.weight));
+    st.s = drawStep(st.rng);  // the first step: the first draw after emission's, as ever
     return true;
 }
 
@@ -169,19 +184,29 @@ FM_HD bool interactAboveRoulette(const KernelParams& kp, const MaterialRecord& M
     return true;
 }
 
-// The first half of one event of a live packet in cell material M: draw a step when none is
-// left, find the exit face, then move either to where the step runs out (kEventInteract: the
-// interaction is still to be done, by interactEvent) or to the face (kEventHop, the step left
-// rescaled by mu_t). State arithmetic only, no scorer: the CPU runs it on many packets in
-// lockstep (Kernels/CPU/CpuLanes.hpp), then books each one with bookEvent.
+// The first half of one event of a live packet in cell material M: find the exit face, then
+// move either to where the step runs out (kEventInteract: the interaction is still to be done,
+// by interactEvent, which draws the next step) or to the face (kEventHop, the step left
+// rescaled by mu_t). The step st.s >= 0 is drawn already: at launch and after each
+// interaction the packet survives, in the order a draw here would take it (the GPU then has no
+// branch for it per event). The distance is st.s * mfp: with mu_t = 0, mfp is +inf and the
+// distance +inf or (s = 0) NaN, never below the face's. State arithmetic only, no scorer: the
+// CPU runs it on many packets in lockstep (Kernels/CPU/CpuLanes.hpp), then books each one with
+// bookEvent.
 template <class Model>
 FM_HD Event moveEvent(const Model& m, const KernelParams& kp, const MaterialRecord& M, PacketState& st) {
     Packet& pk = st.pk;
-    if (st.s < 0.f) st.s = drawStep(st.rng);
     Event e;
     e.h = cellExit(m, pk.tetra, pk.pos, pk.dir);
     e.w0 = e.w1 = pk.w;
-    const float dist = M.mu_t > 0.f ? st.s / M.mu_t : kInfinity;
+    // mu_t and mfp read together: on the GPU one 8-byte constant load (MaterialRecord keeps them
+    // side by side), kept here by the empty asm; else the compiler sinks the hop's mu_t into a
+    // load of its own, which costs more than the register (H100: FourLayer kernel -1.3%).
+    const float mu_t = M.mu_t, mfp = M.mfp;
+#if defined(__CUDA_ARCH__)
+    asm volatile("" ::"f"(mu_t), "f"(mfp));
+#endif
+    const float dist = st.s * mfp;
     if (dist < e.h.t) {
         pk.pos = pk.pos + dist * pk.dir;
         st.s = -1.f;
@@ -189,7 +214,7 @@ FM_HD Event moveEvent(const Model& m, const KernelParams& kp, const MaterialReco
         e.kind = kEventInteract;
     } else if (e.h.face >= 0 && ++st.hits < kp.maxHits) {  // else: stuck, or grazing forever
         pk.pos = pk.pos + e.h.t * pk.dir;
-        st.s = positivePart(st.s - e.h.t * M.mu_t);
+        st.s = positivePart(st.s - e.h.t * mu_t);
         e.kind = kEventHop;
     } else {
         e.kind = kEventStuck;
@@ -198,10 +223,12 @@ FM_HD Event moveEvent(const Model& m, const KernelParams& kp, const MaterialReco
 }
 
 // The second half of an event that moveEvent ended at an interaction: drop, roulette, spin,
-// and the maxSteps guard.
+// the next step's draw, and the maxSteps guard.
 FM_HD void interactEvent(const KernelParams& kp, const MaterialRecord& M, PacketState& st, Event& e) {
     e.kind = interact(kp, M, st.pk, st.rng, e.w0, e.w1);
-    if (!(e.kind & kEventLost) && ++st.steps >= kp.maxSteps) e.kind |= kEventTooLong;
+    if (e.kind & kEventLost) return;
+    st.s = drawStep(st.rng);
+    if (++st.steps >= kp.maxSteps) e.kind |= kEventTooLong;
 }
 
 // What follows the drop of an interaction: roulette lost (the packet ends), won, the maxSteps
@@ -215,7 +242,7 @@ FM_HD bool bookInteractionOutcome(const Event& e, const Packet& pk, Scorer& sc) 
         return false;
     }
     if (e.kind & kEventWon) {
-        book<&Ledger::rouletteGained>(sc, double(pk.w) - double(e.w1));
+        book<&Ledger::rouletteGained>(sc, widen(pk.w) - widen(e.w1));
         ++sc.events.win;
     }
     ++sc.events.scatter;
@@ -230,7 +257,7 @@ FM_HD bool bookInteractionOutcome(const Event& e, const Packet& pk, Scorer& sc) 
 // when the packet has ended (lost at roulette, or over maxSteps and booked abnormal).
 template <class Scorer>
 FM_HD bool bookInteraction(const Event& e, const Packet& pk, Scorer& sc) {
-    const double dw = double(e.w0) - double(e.w1);
+    const double dw = widen(e.w0) - widen(e.w1);
     sc.absorb(pk.tetra, pk.pos, dw);
     book<&Ledger::absorbed>(sc, dw);
     ++sc.events.absorb;
@@ -269,13 +296,12 @@ FM_HD bool advanceIn(const Model& m, const KernelParams& kp, PacketState& st, ui
         Packet& pk = st.pk;
         float w0, w1;
         if (interactAboveRoulette(kp, M, pk, st.rng, w0, w1)) {
-            const double dw = double(w0) - double(w1);
+            const double dw = widen(w0) - widen(w1);
             sc.absorb(pk.tetra, pk.pos, dw);
             book<&Ledger::absorbed>(sc, dw);
             ++sc.events.absorb;
             ++sc.events.scatter;
-            // The next step drawn now rather than at the next event's start: the same draw,
-            // next in the stream either way, but here the GPU overlaps it with the spin's
+            // The next step (as interactEvent draws it): the GPU overlaps it with the spin's
             // arithmetic (H100 cube_5med kernel -0.2%, with the exit-face pairs -0.7%).
             st.s = drawStep(st.rng);
             if (++st.steps < kp.maxSteps) return true;

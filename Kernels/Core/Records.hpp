@@ -37,11 +37,18 @@ struct alignas(16) CellPlanes {
     float nx[4], ny[4], nz[4], C[4];
 };
 
-// Optical properties with the derived constants the packet loop needs (lengths in mm).
+// Optical properties as the packet loop needs them (lengths in mm): derived constants, so that
+// an event multiplies where it would divide (Geometry/ModelPacker.cpp packMaterial); mu_a and
+// mu_s themselves are not needed. Eight floats (the CPU lanes permute them as one row each), in
+// pairs that an event reads together, each one 8-byte constant load on the GPU: {mu_t, mfp}
+// at the move, {g, hgScale} and {hgA, hgB} at the spin (docs/PERFORMANCE.md, session 12).
 struct alignas(16) MaterialRecord {
-    float mu_a, mu_s, mu_t, n;
+    float mu_t;
+    float mfp;             // 1 / mu_t, the mean free path (+inf where mu_t = 0)
     float absorbFraction;  // mu_a / mu_t, weight dropped per interaction
+    float n;
     float g;
+    float hgScale;         // 1 / (2 g) for Henyey-Greenstein; 0 where isotropic (|g| < 1e-6)
     float hgA, hgB;        // (1 + g^2), (1 - g^2): Henyey-Greenstein sampling constants
 };
 

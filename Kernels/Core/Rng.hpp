@@ -74,6 +74,9 @@ public:
     // integer fits in 24 bits, so converting it as signed gives the same float and is one
     // instruction in the CPU's vector loops (unsigned conversion is not, before AVX-512).
     FM_HD float uniform() { return float(int32_t(next() >> 8)) * (1.0f / 16777216.0f); }
+    // uniform() * k as one product (k / 2^24 is folded at compile time; the same value, since
+    // scaling by 2^-24 is exact).
+    FM_HD float uniformTimes(float k) { return float(int32_t(next() >> 8)) * (k * (1.0f / 16777216.0f)); }
     // Uniform in (0, 1]: safe for -log(u).
     FM_HD float uniformOpen() { return float(int32_t((next() >> 8) + 1u)) * (1.0f / 16777216.0f); }
     // Uniform in [0, 1) with 53-bit resolution, for selecting among many pieces.

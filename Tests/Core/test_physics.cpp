@@ -7,6 +7,7 @@
 
 #include "Geometry/ModelPacker.hpp"
 #include "Geometry/MeshBuilder.hpp"
+#include "Kernels/Core/Packet.hpp"
 #include "Kernels/Core/Physics.hpp"
 
 using namespace fm;
@@ -27,7 +28,8 @@ double hgCdf(double g, double mu) {
 BOOST_AUTO_TEST_SUITE(physics)
 
 BOOST_AUTO_TEST_CASE(hg_mean_cosine_and_distribution) {
-    for (double g : {0.0, 0.3, 0.75, 0.9, 0.95, -0.5}) {
+    // 5e-7: under the isotropic threshold (hgScale 0, the cosine 2u - 1 without a branch).
+    for (double g : {0.0, 5e-7, 0.3, 0.75, 0.9, 0.95, 0.99, -0.5}) {
         MaterialRecord m = packMaterial(Material(0.1, 10, g, 1.4));
         PacketRng rng(11, uint64_t(g * 1000 + 5000));
         const int n = 400000, bins = 50;
@@ -92,6 +94,44 @@ BOOST_AUTO_TEST_CASE(deflection_length_error_does_not_accumulate) {
         for (int i = 0; i < 2000; ++i) d = deflect(d, sampleHG(m, rng), rng);
         BOOST_CHECK_LT(std::fabs(double(norm(d)) - 1), 1e-5);
     }
+}
+
+// moveEvent's distance is st.s * mfp, and mfp is +inf where mu_t = 0: a step never ends inside a
+// cell of vacuum, not even one of 0 mean free paths (u = 1, -log u = 0: the distance is NaN),
+// which kInfinity (the largest float) as mfp would have let end at once. Where mu_t > 0 a step
+// of 0 ends where it starts, and a step of s mean free paths ends s / mu_t away.
+BOOST_AUTO_TEST_CASE(step_distance_from_mean_free_path) {
+    // The tetra (0,0,0), (1,0,0), (0,1,0), (0,0,1): faces x = 0, y = 0, z = 0, x + y + z = 1.
+    struct OneCell {
+        CellPlanes P;
+        const CellPlanes& planes(uint32_t) const { return P; }
+    } cell;
+    const float r = float(1 / std::sqrt(3.0));
+    cell.P = CellPlanes{{-1.f, 0.f, 0.f, r}, {0.f, -1.f, 0.f, r}, {0.f, 0.f, -1.f, r}, {0.f, 0.f, 0.f, r}};
+    const KernelParams kp;
+    auto move = [&](const Material& mat, float s) {
+        PacketState st;
+        st.pk = Packet{Vec3{0.1f, 0.1f, 0.1f}, Vec3{1.f, 0.f, 0.f}, 1u, 1.f};
+        st.s = s;
+        const Event e = moveEvent(cell, kp, packMaterial(mat), st);
+        return std::make_pair(e.kind, st.pk.pos.x);
+    };
+    for (float s : {0.f, 1e-30f, 0.5f, 40.f}) {
+        const auto [kind, x] = move(Material(0, 0, 0.9, 1.4), s);
+        BOOST_TEST_CONTEXT("vacuum, s = " << s) {
+            BOOST_CHECK_EQUAL(kind, kEventHop);
+            BOOST_CHECK_CLOSE(x, 0.8f, 1e-4);  // onto the face x + y + z = 1
+        }
+    }
+    const auto [k0, x0] = move(Material(0.5, 1.5, 0.9, 1.4), 0.f);
+    BOOST_CHECK_EQUAL(k0, kEventInteract);
+    BOOST_CHECK_EQUAL(x0, 0.1f);
+    const auto [k1, x1] = move(Material(0.5, 1.5, 0.9, 1.4), 1.f);  // 1 / mu_t = 0.5 < 0.7 to the face
+    BOOST_CHECK_EQUAL(k1, kEventInteract);
+    BOOST_CHECK_CLOSE(x1, 0.6f, 1e-4);
+    const auto [k2, x2] = move(Material(0.5, 1.5, 0.9, 1.4), 2.f);  // 1.0 > 0.7: the face first
+    BOOST_CHECK_EQUAL(k2, kEventHop);
+    BOOST_CHECK_CLOSE(x2, 0.8f, 1e-4);
 }
 
 BOOST_AUTO_TEST_CASE(fresnel_matches_formula) {
