@@ -113,7 +113,9 @@ FM_HD double widen(float x) {
 struct PacketState {
     Packet pk;
     PacketRng rng{0, 0};
-    float s = -1.f;      // mean free paths left of the step (drawn at launch, after each interaction)
+    // Mean free paths left of the step: drawn at launch and, in the mesh loop, after each
+    // interaction; the MCML slab loop leaves -1 after an interaction and draws at its next move.
+    float s = -1.f;
     uint32_t steps = 0;  // interactions so far
     uint32_t hits = 0;   // faces crossed in the current step
 };
