@@ -40,4 +40,43 @@ TetraMesh makeBoxMesh(const Point3& lo, const Point3& hi, unsigned nx, unsigned 
     return TetraMesh(std::move(pts), std::move(tets), std::move(regions));
 }
 
+bool RegionShape::contains(const Point3& c, const Point3& lo, const Point3& hi) const {
+    switch (kind) {
+    case Box:
+        for (int k = 0; k < 3; ++k)
+            if (c[k] < a[k] || c[k] > b[k]) return false;
+        return true;
+    case Sphere:
+        return normP(sub(c, a)) <= r;
+    case Cylinder: {
+        Point3 d = sub(b, a);
+        double L2 = dotP(d, d), t = L2 > 0 ? dotP(sub(c, a), d) / L2 : 0;
+        if (t < 0 || t > 1) return false;
+        Point3 q{a[0] + t * d[0], a[1] + t * d[1], a[2] + t * d[2]};
+        return normP(sub(c, q)) <= r;
+    }
+    case Shell:
+        for (int k = 0; k < 3; ++k)
+            if (c[k] - lo[k] < r || hi[k] - c[k] < r) return true;
+        return false;
+    }
+    return false;
+}
+
+void checkRegionShapes(const std::vector<RegionShape>& shapes) {
+    for (const auto& s : shapes) {
+        if (!s.region) throw ParameterError("region shapes: region 0 is the exterior; shapes need regions >= 1");
+        if (s.kind != RegionShape::Box && !(s.r > 0))
+            throw ParameterError("region shapes: a sphere, cylinder or shell needs a positive size");
+    }
+}
+
+uint32_t paintRegion(const std::vector<RegionShape>& shapes, uint32_t background, const Point3& c,
+                     const Point3& lo, const Point3& hi) {
+    uint32_t r = background;
+    for (const auto& s : shapes)
+        if (s.contains(c, lo, hi)) r = s.region;
+    return r;
+}
+
 }  // namespace fm

@@ -43,6 +43,16 @@ double DoseHistogram::doseAtFraction(double f) const {
     return dose.empty() ? 0.0 : dose.front();
 }
 
+double DoseHistogram::meanDose() const {
+    double s = 0;
+    for (size_t i = 0; i < dose.size(); ++i) s += dose[i] * measure[i];
+    return totalVolume > 0 ? s / totalVolume : std::numeric_limits<double>::quiet_NaN();
+}
+
+double DoseHistogram::maxDose() const {
+    return dose.empty() ? std::numeric_limits<double>::quiet_NaN() : dose.back();
+}
+
 DoseHistogram doseHistogram(const TetraMesh& mesh, const std::vector<double>& dose, uint32_t region) {
     DoseHistogram h;
     h.region = region;

@@ -32,6 +32,8 @@ struct DoseHistogram {
     size_t undefined = 0;
     // Dose received by at least fraction f of the volume (e.g. D90: f = 0.9).
     double doseAtFraction(double f) const;
+    double meanDose() const;  // volume-weighted over defined doses (NaN for an empty region)
+    double maxDose() const;   // NaN for an empty region
 };
 DoseHistogram doseHistogram(const TetraMesh& mesh, const std::vector<double>& dose, uint32_t region);
 std::vector<DoseHistogram> doseHistograms(const TetraMesh& mesh, const std::vector<double>& dose);

@@ -231,12 +231,7 @@ unsigned VolumeCellInRegionPredicate::region() const { return r_; }
 
 // ---- BoxMeshBuilder ----
 
-struct BoxMeshBuilder::Shape {
-    enum Kind { Box, Sphere, Cylinder, Shell } kind;
-    uint32_t region;
-    fm::Point3 a, b;
-    double r;
-};
+struct BoxMeshBuilder::Shape : fm::RegionShape {};
 
 void BoxMeshBuilder::lower(const std::string& xyz) { lo_ = parseVec3(xyz, "BoxMeshBuilder lower"); }
 void BoxMeshBuilder::upper(const std::string& xyz) { hi_ = parseVec3(xyz, "BoxMeshBuilder upper"); }
@@ -251,55 +246,28 @@ void BoxMeshBuilder::region(unsigned r) {
     background_ = r;
 }
 void BoxMeshBuilder::addBox(unsigned r, const std::string& lo, const std::string& hi) {
-    shapes_.push_back(std::make_shared<Shape>(Shape{Shape::Box, r, parseVec3(lo, "addBox lower"),
-                                                    parseVec3(hi, "addBox upper"), 0}));
+    shapes_.push_back(std::make_shared<Shape>(Shape{{fm::RegionShape::Box, r, parseVec3(lo, "addBox lower"),
+                                                     parseVec3(hi, "addBox upper"), 0}}));
 }
 void BoxMeshBuilder::addSphere(unsigned r, const std::string& c, double radius) {
-    shapes_.push_back(std::make_shared<Shape>(Shape{Shape::Sphere, r, parseVec3(c, "addSphere centre"), {},
-                                                    fmtcl::positive(radius, "addSphere radius")}));
+    shapes_.push_back(std::make_shared<Shape>(Shape{{fm::RegionShape::Sphere, r, parseVec3(c, "addSphere centre"), {},
+                                                     fmtcl::positive(radius, "addSphere radius")}}));
 }
 void BoxMeshBuilder::addCylinder(unsigned r, const std::string& a, const std::string& b, double radius) {
-    shapes_.push_back(std::make_shared<Shape>(Shape{Shape::Cylinder, r, parseVec3(a, "addCylinder endpoint 0"),
-                                                    parseVec3(b, "addCylinder endpoint 1"),
-                                                    fmtcl::positive(radius, "addCylinder radius")}));
+    shapes_.push_back(std::make_shared<Shape>(Shape{{fm::RegionShape::Cylinder, r, parseVec3(a, "addCylinder endpoint 0"),
+                                                     parseVec3(b, "addCylinder endpoint 1"),
+                                                     fmtcl::positive(radius, "addCylinder radius")}}));
 }
 void BoxMeshBuilder::addShell(unsigned r, double thickness) {
-    shapes_.push_back(std::make_shared<Shape>(Shape{Shape::Shell, r, {}, {}, fmtcl::positive(thickness, "addShell thickness")}));
+    shapes_.push_back(std::make_shared<Shape>(
+        Shape{{fm::RegionShape::Shell, r, {}, {}, fmtcl::positive(thickness, "addShell thickness")}}));
 }
 void BoxMeshBuilder::clearShapes() { shapes_.clear(); }
-
-namespace {
-
-bool inside(const BoxMeshBuilder::Shape& s, const fm::Point3& c, const fm::Point3& lo, const fm::Point3& hi) {
-    using K = BoxMeshBuilder::Shape;
-    switch (s.kind) {
-    case K::Box:
-        for (int k = 0; k < 3; ++k)
-            if (c[k] < s.a[k] || c[k] > s.b[k]) return false;
-        return true;
-    case K::Sphere:
-        return fm::normP(fm::sub(c, s.a)) <= s.r;
-    case K::Cylinder: {
-        fm::Point3 d = fm::sub(s.b, s.a);
-        double L2 = fm::dotP(d, d), t = L2 > 0 ? fm::dotP(fm::sub(c, s.a), d) / L2 : 0;
-        if (t < 0 || t > 1) return false;
-        fm::Point3 q{s.a[0] + t * d[0], s.a[1] + t * d[1], s.a[2] + t * d[2]};
-        return fm::normP(fm::sub(c, q)) <= s.r;
-    }
-    case K::Shell:
-        for (int k = 0; k < 3; ++k)
-            if (c[k] - lo[k] < s.r || hi[k] - c[k] < s.r) return true;
-        return false;
-    }
-    return false;
-}
-
-}  // namespace
 
 uint32_t BoxMeshBuilder::regionOf(const fm::Point3& c) const {
     uint32_t r = background_;
     for (const auto& s : shapes_)
-        if (inside(*s, c, lo_, hi_)) r = s->region;
+        if (s->contains(c, lo_, hi_)) r = s->region;
     return r;
 }
 

@@ -176,12 +176,8 @@ double DoseHistogram::volumeFractionAbove(double d) const {
     return h_->totalVolume > 0 ? v / h_->totalVolume : 0.0;
 }
 double DoseHistogram::minDose() const { return h_->dose.empty() ? kNaN : h_->dose.front(); }
-double DoseHistogram::maxDose() const { return h_->dose.empty() ? kNaN : h_->dose.back(); }
-double DoseHistogram::meanDose() const {
-    double s = 0;
-    for (size_t i = 0; i < h_->dose.size(); ++i) s += h_->dose[i] * h_->measure[i];
-    return h_->totalVolume > 0 ? s / h_->totalVolume : kNaN;
-}
+double DoseHistogram::maxDose() const { return h_->maxDose(); }
+double DoseHistogram::meanDose() const { return h_->meanDose(); }
 unsigned DoseHistogram::undefinedCount() const { return unsigned(h_->undefined); }
 
 // ---- DoseHistogramCollection, DoseVolumeHistogramGenerator ----

@@ -96,9 +96,17 @@ bargs=(--pull=never --build-arg "BASE_IMAGE=$base" --build-arg "FM_JOBS=${FM_JOB
 if [ "$mode" = prebuilt ]; then
   cmake --install "$build" --prefix "$work/prebuilt" --strip >"$work/install.log" 2>&1 || {
     cat "$work/install.log"; fail "cmake --install $build"; }
-  extra=""   # runtime packages for what this build links beyond the image's defaults
-  grep -q 'FM_HAVE_MPI 1' "$build/fm_config.h" 2>/dev/null && extra="$extra libopenmpi3"
-  grep -q 'FM_HAVE_HDF5 1' "$build/fm_config.h" 2>/dev/null && extra="$extra libhdf5-103-1"
+  # Runtime packages for what this build links beyond the image's defaults: the Debian packages
+  # owning every shared library the installed programs and modules load (dpkg knows each file
+  # under /usr/lib or /lib, whichever its package ships), plus Python where the package is in.
+  extra=$(find "$work/prebuilt" -type f \( -perm -u+x -o -name '*.so*' \) -exec ldd {} + 2>/dev/null |
+    awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
+    while read -r lib; do dpkg -S "$lib" 2>/dev/null || dpkg -S "${lib#/usr}" 2>/dev/null || dpkg -S "/usr$lib" 2>/dev/null; done |
+    cut -d: -f1 | sort -u | tr '\n' ' ')
+  if find "$work/prebuilt/lib" -maxdepth 3 -name fullmonte -path '*python*' | grep -q .; then
+    extra="$extra python3 python3-numpy"
+  fi
+  log "runtime packages: $extra"
   bargs+=(--target prebuilt --build-context "fullmonte-prebuilt=$work/prebuilt" --build-arg "FM_RUNTIME_EXTRA=$extra")
 fi
 "${PODMAN[@]}" build "${bargs[@]}" "$root" >"$work/build.log" 2>&1 || {

@@ -9,6 +9,9 @@ pkgs=(build-essential cmake libboost-dev libboost-test-dev)
 if [ "$level" = full ]; then
   # libgl1-mesa-dri: the software OpenGL that Xvfb renders the VTK pictures with.
   pkgs+=(tcl tcl-dev tcllib swig libvtk9-dev xvfb xauth libgl1-mesa-dri libopenmpi-dev openmpi-bin libhdf5-dev)
+  # The Python package (pybind11) and its tests: Debian's interpreter, numpy and pytest;
+  # python3-build + python3-installer for the wheel route (pip install . / python3 -m build).
+  pkgs+=(python3-dev pybind11-dev python3-numpy python3-pytest python3-build python3-installer)
   # clang + its runtime (libFuzzer, sanitizers): the fuzz targets (scripts/fuzz.sh).
   pkgs+=(clang libclang-rt-14-dev)
 fi

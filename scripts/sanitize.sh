@@ -27,7 +27,7 @@ configure_and_build() {  # kind build targets...
   mkdir -p "$build"
   # -O1 -g1: line numbers in reports at a fraction of a debug build's compile time.
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-    -DFM_SANITIZE="$kind" -DFM_USE_CUDA=OFF -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DFM_USE_HDF5=OFF \
+    -DFM_SANITIZE="$kind" -DFM_USE_CUDA=OFF -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DFM_USE_HDF5=OFF -DFM_USE_PYTHON=OFF \
     >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; return 1; }
   cmake --build "$build" -j "$jobs" --target "$@" >"$build/build.log" 2>&1 || {
     grep -E "error|Error" "$build/build.log" | head -30; return 1; }

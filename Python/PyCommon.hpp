@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Shared by the binding files: numpy conversions and the registration functions of each file.
+// Conventions of the Python API: indices are 0-based (the C++ model's dummy entry 0 is hidden),
+// per-tetra and per-face arrays are read-only numpy views of the C++ data they come from.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "Geometry/Errors.hpp"
+#include "Geometry/TetraMesh.hpp"
+
+namespace fmpy {
+
+namespace py = pybind11;
+
+void bindGeometry(py::module_& m);
+void bindRun(py::module_& m);
+void bindStorage(py::module_& m);
+
+// A read-only numpy view of `n` values at `data`, kept alive by `owner` (a Python object that
+// holds the C++ storage). No copy.
+template <class T>
+py::array_t<T> view(const T* data, size_t n, py::handle owner) {
+    py::array_t<T> a({py::ssize_t(n)}, {py::ssize_t(sizeof(T))}, data, owner);
+    py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    return a;
+}
+
+// The same for an n x k row-major block.
+template <class T>
+py::array_t<T> view2(const T* data, size_t n, size_t k, py::handle owner) {
+    py::array_t<T> a({py::ssize_t(n), py::ssize_t(k)},
+                     {py::ssize_t(k * sizeof(T)), py::ssize_t(sizeof(T))}, data, owner);
+    py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    return a;
+}
+
+// An integer argument in lo..2^64-1, compared as a Python int first so nothing wraps or
+// rounds (no float, no bool); `what` names the argument in errors.
+uint64_t countArg(py::handle h, const std::string& what, uint64_t lo);
+
+// A 3-vector from any sequence of three finite numbers; `what` names the argument in errors.
+fm::Point3 point3(py::handle h, const std::string& what);
+
+// A 1-D float64 array (any numeric sequence) with the dummy entry 0 put in front, as the C++
+// per-tetra arrays are laid out; `expected` is the length required without the dummy.
+std::vector<double> withDummy(py::handle values, size_t expected, const std::string& what);
+
+}  // namespace fmpy

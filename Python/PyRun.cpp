@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Runs: a Simulation packs the model once (Geometry/ModelPacker, as the Tcl kernels do) and runs
+// it on a worker thread through Kernels/Dispatch runKernel, so Python keeps its GIL free while
+// packets fly; waiting checks for Ctrl-C and cancels the run. Results are numpy views.
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "Geometry/MaterialSet.hpp"
+#include "Geometry/ModelPacker.hpp"
+#include "Geometry/Queries.hpp"
+#include "Geometry/Sources.hpp"
+#include "Kernels/Dispatch.hpp"
+#include "Python/PyCommon.hpp"
+
+namespace fmpy {
+namespace {
+
+struct Result {
+    std::shared_ptr<const fm::TetraMesh> mesh;
+    std::shared_ptr<const fm::MaterialSet> materials;
+    fm::RunResult run;
+};
+
+py::dict ledgerDict(const fm::Ledger& l) {
+    py::dict d;
+    d["launched"] = l.launched;
+    d["specular"] = l.specular;
+    d["absorbed"] = l.absorbed;
+    d["exited"] = l.exited;
+    d["roulette_gained"] = l.rouletteGained;
+    d["roulette_lost"] = l.rouletteLost;
+    d["abnormal"] = l.abnormal;
+    d["imbalance"] = l.imbalance();
+    return d;
+}
+
+py::dict eventsDict(const fm::Events& e) {
+    py::dict d;
+    d["launch"] = e.launch;
+    d["absorb"] = e.absorb;
+    d["scatter"] = e.scatter;
+    d["boundary"] = e.boundary;
+    d["tir"] = e.tir;
+    d["fresnel"] = e.fresnel;
+    d["refract"] = e.refract;
+    d["interface"] = e.interface;
+    d["exit"] = e.exit;
+    d["die"] = e.die;
+    d["win"] = e.win;
+    d["abnormal"] = e.abnormal;
+    return d;
+}
+
+// Energy (or power) per unit packet weight for a run normalised to `total` J (or W).
+double scaleFor(const Result& r, double total) {
+    if (!(total > 0) || !std::isfinite(total)) throw py::value_error("energy must be a positive finite number");
+    if (r.run.packetsDone == 0) throw py::value_error("the run launched no packets");
+    return total / double(r.run.packetsDone);
+}
+
+class Simulation {
+public:
+    Simulation(std::shared_ptr<const fm::TetraMesh> mesh, std::shared_ptr<const fm::MaterialSet> mats,
+               const fm::SourcePtr& source, const fm::RunOptions& opt, const std::string& kernel,
+               const std::vector<uint32_t>& directed)
+        : mesh_(std::move(mesh)), mats_(std::move(mats)), opt_(opt), kernel_(kernel) {
+        if (!source) throw py::value_error("Simulation: source is None");
+        if (kernel_ != "cpu" && kernel_ != "cuda")
+            throw py::value_error("Simulation: kernel must be 'cpu' or 'cuda', got '" + kernel_ + "'");
+        std::string why;
+        if (kernel_ == "cuda" && !fm::cudaAvailable(&why))
+            throw fm::ParameterError("Simulation: CUDA is not available: " + why);
+        opt_.outputs.directed = !directed.empty();
+        fm::validateRunOptions(opt_);
+        py::gil_scoped_release nogil;
+        in_ = fm::packModel(*mesh_, *mats_, *source, directed);
+    }
+    ~Simulation() {
+        cancel_ = true;
+        if (worker_.joinable()) {
+            py::gil_scoped_release nogil;
+            worker_.join();
+        }
+    }
+
+    void start() {
+        if (worker_.joinable()) throw py::value_error("Simulation.start: already started (make a new Simulation)");
+        fm::RunOptions o = opt_;
+        o.progress = [this](uint64_t d, uint64_t t) {
+            done_ = d;
+            total_ = t;
+        };
+        o.cancel = &cancel_;
+        total_ = opt_.packets;
+        worker_ = std::thread([this, o] {
+            auto r = std::make_shared<Result>();
+            r->mesh = mesh_;
+            r->materials = mats_;
+            std::exception_ptr err;
+            try {
+                r->run = fm::runKernel(kernel_, in_, o);
+            } catch (...) {
+                err = std::current_exception();
+            }
+            std::lock_guard<std::mutex> lock(m_);
+            result_ = err ? nullptr : r;
+            error_ = err;
+            finished_ = true;
+            cv_.notify_all();
+        });
+    }
+
+    // Waits for the run (timeout < 0: until it ends); True when finished. Ctrl-C while waiting
+    // cancels the run and raises KeyboardInterrupt once the workers have stopped.
+    bool wait(double timeout) {
+        if (!worker_.joinable()) throw py::value_error("Simulation.wait: not started");
+        auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout < 0 ? 1e9 : timeout);
+        for (;;) {
+            {
+                py::gil_scoped_release nogil;
+                std::unique_lock<std::mutex> lock(m_);
+                cv_.wait_for(lock, std::chrono::milliseconds(50), [this] { return finished_; });
+                if (finished_) break;
+            }
+            if (PyErr_CheckSignals() != 0) {
+                cancel_ = true;
+                {
+                    py::gil_scoped_release nogil;
+                    worker_.join();
+                }
+                throw py::error_already_set();
+            }
+            if (std::chrono::steady_clock::now() >= until) return false;
+        }
+        return true;
+    }
+
+    std::shared_ptr<Result> result() {
+        wait(-1);
+        {
+            py::gil_scoped_release nogil;
+            worker_.join();
+        }
+        if (error_) std::rethrow_exception(error_);
+        if (result_->run.cancelled)
+            throw fm::Error("Simulation: run cancelled after " + std::to_string(result_->run.packetsDone) + " of " +
+                            std::to_string(result_->run.packetsRequested) + " packets; no results kept");
+        return result_;
+    }
+
+    void cancel() { cancel_ = true; }
+    double progress() const {
+        if (finished_) return 1.0;
+        uint64_t t = total_;
+        return t ? double(done_.load()) / double(t) : 0.0;
+    }
+    bool running() const { return worker_.joinable() && !finished_; }
+    bool done() const { return finished_; }
+
+private:
+    std::shared_ptr<const fm::TetraMesh> mesh_;
+    std::shared_ptr<const fm::MaterialSet> mats_;
+    fm::RunOptions opt_;
+    std::string kernel_;
+    fm::KernelInput in_;
+    std::thread worker_;
+    std::atomic<bool> cancel_{false};
+    std::atomic<uint64_t> done_{0}, total_{0};
+    std::mutex m_;
+    std::condition_variable cv_;
+    bool finished_ = false;
+    std::shared_ptr<Result> result_;
+    std::exception_ptr error_;
+};
+
+std::unique_ptr<Simulation> makeSimulation(std::shared_ptr<const fm::TetraMesh> mesh,
+                                           std::shared_ptr<const fm::MaterialSet> mats, const fm::SourcePtr& src,
+                                           py::handle packets, py::handle seed, unsigned threads,
+                                           const std::string& kernel, const std::vector<int>& devices, double wmin,
+                                           double prwin, uint32_t maxSteps, uint32_t maxHits, bool volume,
+                                           bool surface, const std::vector<int64_t>& directedFaces) {
+    if (!mesh) throw py::value_error("Simulation: mesh is None");
+    if (!mats) throw py::value_error("Simulation: materials is None");
+    fm::RunOptions opt;
+    opt.packets = countArg(packets, "packets", 1);
+    opt.params.seed = countArg(seed, "seed", 0);
+    opt.threads = threads;
+    opt.devices = devices;
+    opt.params.wmin = float(wmin);
+    opt.params.prwin = float(prwin);
+    opt.params.maxSteps = maxSteps;
+    opt.params.maxHits = maxHits;
+    opt.outputs.volume = volume;
+    opt.outputs.surface = surface;
+    std::vector<uint32_t> directed;
+    for (int64_t f : directedFaces) {
+        if (f < 0 || uint64_t(f) + 1 >= mesh->faceCount() + 1)
+            throw py::value_error("directed_faces: " + std::to_string(f) + " is not a face index (0.." +
+                                  std::to_string(mesh->faceCount() - 1) + ")");
+        directed.push_back(uint32_t(f + 1));
+    }
+    return std::make_unique<Simulation>(mesh, mats, src, opt, kernel, directed);
+}
+
+void bindResult(py::module_& m) {
+    py::class_<Result, std::shared_ptr<Result>>(m, "Result", R"doc(
+Raw tallies of a run, in units of launched packet weight (each packet launches weight 1), as
+read-only numpy views. Normalise with fluence(energy=...) or scale = energy / packets.)doc")
+        .def_property_readonly("volume_energy", [](py::object self) {
+            const auto& r = self.cast<const Result&>();
+            const auto& v = r.run.volume;
+            return view(v.empty() ? nullptr : v.data() + 1, v.empty() ? 0 : v.size() - 1, self);
+        }, "Absorbed packet weight per tetra")
+        .def_property_readonly("surface_energy", [](py::object self) {
+            const auto& r = self.cast<const Result&>();
+            const auto& v = r.run.surface;
+            return view(v.empty() ? nullptr : v.data() + 1, v.empty() ? 0 : v.size() - 1, self);
+        }, "Exiting packet weight per face (non-zero on boundary faces)")
+        .def_property_readonly("directed_energy", [](py::object self) {
+            const auto& r = self.cast<const Result&>();
+            const auto& v = r.run.directed;
+            return view2(v.empty() ? nullptr : v.data() + 2, v.empty() ? 0 : v.size() / 2 - 1, 2, self);
+        }, "(faces, 2) packet weight crossing each face, per side")
+        .def_property_readonly("ledger", [](const Result& r) { return ledgerDict(r.run.ledger); })
+        .def_property_readonly("events", [](const Result& r) { return eventsDict(r.run.events); })
+        .def_property_readonly("packets", [](const Result& r) { return r.run.packetsDone; })
+        .def_property_readonly("seconds", [](const Result& r) { return r.run.seconds; })
+        .def_property_readonly("kernel", [](const Result& r) { return r.run.kernel; })
+        .def_property_readonly("mesh", [](const Result& r) { return std::const_pointer_cast<fm::TetraMesh>(r.mesh); })
+        .def("fluence", [](const Result& r, double energy) {
+            double scale = scaleFor(r, energy);
+            auto* heap = new std::vector<double>(fm::volumeFluence(*r.mesh, *r.materials, r.run.volume, scale));
+            py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<double>*>(p); });
+            return view(heap->data() + 1, heap->size() - 1, owner);
+        }, py::arg("energy") = 1.0,
+           "Fluence per tetra in J/mm^2 for a run delivering `energy` J (W/mm^2 for W); x100 gives J/cm^2. "
+           "NaN where mu_a = 0")
+        .def("__repr__", [](const Result& r) {
+            return "<fullmonte.Result " + r.run.kernel + ", " + std::to_string(r.run.packetsDone) + " packets, absorbed " +
+                   std::to_string(r.run.ledger.absorbed / std::max(1.0, r.run.ledger.launched)) + ">";
+        });
+}
+
+}  // namespace
+
+void bindRun(py::module_& m) {
+    bindResult(m);
+    py::class_<Simulation>(m, "Simulation", R"doc(
+One run of a model: Simulation(mesh, materials, source, packets=1000000, seed=1, threads=0,
+kernel='cpu', devices=[], wmin=1e-5, prwin=0.1, max_steps=100000, max_hits=100000,
+volume=True, surface=True, directed_faces=[]).
+
+The model is checked and packed at construction (errors raise there). start() runs it on a
+worker thread without holding the GIL; progress, running, done, cancel() and wait(timeout)
+follow it; result() waits and returns the Result. Ctrl-C while waiting cancels the run.
+As a context manager, leaving the block cancels a run still going.)doc")
+        .def(py::init(&makeSimulation), py::arg("mesh"), py::arg("materials"), py::arg("source"),
+             py::kw_only(), py::arg("packets") = 1000000, py::arg("seed") = 1, py::arg("threads") = 0,
+             py::arg("kernel") = "cpu", py::arg("devices") = std::vector<int>{}, py::arg("wmin") = 1e-5,
+             py::arg("prwin") = 0.1, py::arg("max_steps") = 100000, py::arg("max_hits") = 100000,
+             py::arg("volume") = true, py::arg("surface") = true,
+             py::arg("directed_faces") = std::vector<int64_t>{})
+        .def("start", &Simulation::start)
+        .def("wait", &Simulation::wait, py::arg("timeout") = -1.0,
+             "Waits up to timeout seconds (< 0: until done); True when the run has ended")
+        .def("result", &Simulation::result)
+        .def("cancel", &Simulation::cancel)
+        .def_property_readonly("progress", &Simulation::progress, "Fraction of packets done, 0..1")
+        .def_property_readonly("running", &Simulation::running)
+        .def_property_readonly("done", &Simulation::done)
+        .def("__enter__", [](Simulation& s) -> Simulation& { return s; }, py::return_value_policy::reference)
+        .def("__exit__", [](Simulation& s, py::handle, py::handle, py::handle) {
+            if (s.running()) {
+                s.cancel();
+                s.wait(-1);
+            }
+            return false;
+        });
+
+    m.def("cuda_available", [] {
+        std::string why;
+        bool ok = fm::cudaAvailable(&why);
+        return py::make_tuple(ok, why);
+    }, "(available, reason): whether CUDA runs can start here, and why not");
+}
+
+}  // namespace fmpy
