@@ -80,7 +80,8 @@ template <class Scorer>
 void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint64_t end, Scorer& sc,
                     uint32_t materialCount = 0);
 
-// "avx2" (8-packet lane loop) or "generic" (one packet at a time): what runPacketLanes uses.
+// "avx2" (the lane loop, 8 packets per register) or "generic" (one packet at a time): what
+// runPacketLanes uses.
 // FM_CPU_ISA=generic in the environment forces the latter (same histories, so the same
 // results to summation order).
 const char* cpuLaneIsa();

@@ -41,7 +41,7 @@ struct alignas(16) CellPlanes {
 // an event multiplies where it would divide (Geometry/ModelPacker.cpp packMaterial); mu_a and
 // mu_s themselves are not needed. Eight floats (the CPU lanes permute them as one row each), in
 // pairs that an event reads together, each one 8-byte constant load on the GPU: {mu_t, mfp}
-// at the move, {g, hgScale} and {hgA, hgB} at the spin (docs/PERFORMANCE.md, session 12).
+// at the move, {g, hgScale} and {hgA, hgB} at the spin.
 struct alignas(16) MaterialRecord {
     float mu_t;
     float mfp;             // 1 / mu_t, the mean free path (+inf where mu_t = 0)
