@@ -31,8 +31,9 @@ static __constant__ MaterialRecord c_materials[kMaxCudaMaterials];
 #define FM_CUDA_SHARED_MATERIALS 0
 #endif
 
-// The model as the GPU reads it: cells through the read-only path as seven 16-byte loads,
-// materials from constant memory (or a per-block shared copy: constant memory serialises when
+// The model as the GPU reads it: cells through the read-only path (a hop reads the four planes
+// as four 16-byte loads; a crossing reads the other fields it needs one by one), materials from
+// constant memory (or a per-block shared copy: constant memory serialises when
 // the threads of a warp read different materials).
 struct DeviceModel {
     // A packet keeps its cell's material index between events (Core/Packet.hpp KeptMaterial).
