@@ -10,7 +10,7 @@ mkdir -p "$out"
 log() { echo "$@" | tee -a "$out/summary.txt"; }
 nvidia-smi -L | tee "$out/summary.txt"
 git rev-parse --short HEAD 2>/dev/null | sed 's/^/commit /' | tee -a "$out/summary.txt"
-cmake -S . -B "$build" -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DCMAKE_CUDA_ARCHITECTURES=90 \
+cmake -S . -B "$build" -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DCMAKE_CUDA_ARCHITECTURES=90 -DFM_CUDA_PTXAS_VERBOSE=ON \
   -DFM_SHARED_DATA_DIR="$PWD/$data" >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
 cmake --build "$build" -j 16 --target fullmonte-run fullmonte-compare test_cuda >"$out/build.log" 2>&1 || { grep -E 'error' "$out/build.log" | head -30; exit 1; }
 grep -E 'registers|stack frame' "$out/build.log" | sort | uniq -c | head -4 | tee -a "$out/summary.txt"
