@@ -37,7 +37,7 @@ top='Apps|Geometry|Kernels|Planning|Storage|Tcl'
 bad=0
 used=()
 while IFS=: read -r file line text; do
-  inc=$(sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]+"([^"]+)".*/\1/' <<<"$text")
+  [[ $text =~ \"([^\"]+)\" ]] && inc=${BASH_REMATCH[1]}
   ok=0
   for allowed in $(rule "$file"); do
     case $allowed in
