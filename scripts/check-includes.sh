@@ -19,6 +19,7 @@ rule() {
     Planning/*)          echo "Planning/ Storage/ Geometry/ Kernels/" ;;
     Apps/*)              echo "Apps/ Planning/ Storage/ Geometry/ Kernels/" ;;
     Tcl/*)               echo "Tcl/ Planning/ Storage/ Geometry/ Kernels/" ;;
+    Python/*)            echo "Python/ Planning/ Storage/ Geometry/ Kernels/" ;;
     *)                   echo "" ;;
   esac
 }
@@ -33,7 +34,7 @@ exceptions=(
   "Tcl/TclKernels.cpp Apps/ProgressBar.hpp"
 )
 
-top='Apps|Geometry|Kernels|Planning|Storage|Tcl'
+top='Apps|Geometry|Kernels|Planning|Python|Storage|Tcl'
 bad=0
 used=()
 while IFS=: read -r file line text; do
@@ -56,7 +57,7 @@ while IFS=: read -r file line text; do
   fi
 done < <(grep -rnE "^[[:space:]]*#[[:space:]]*include[[:space:]]+\"($top)/" \
            --include='*.hpp' --include='*.cpp' --include='*.h' --include='*.cu' --include='*.cuh' \
-           Apps Geometry Kernels Storage Tcl $( [[ -d Planning ]] && echo Planning ) || true)
+           Apps Geometry Kernels Storage Tcl $(for d in Planning Python; do [[ -d $d ]] && echo $d; done) || true)
 
 for e in "${exceptions[@]}"; do
   found=0
