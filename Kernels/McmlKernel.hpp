@@ -1,6 +1,7 @@
-// MCML mode: a layered model run through the common packet loop with the MCML scorer, then
-// MCML's normalisations into an MCMLResult (.mco content, cm units). Kernels choose by name:
-// "cpu" (Kernels/CPU/McmlCpu.cpp) or "cuda" (runMcmlCuda, built with Kernels/CUDA).
+// MCML mode: a layered model run through the slab photon loop (Kernels/McmlSlabLoop.hpp: the
+// common packet loop's physics written out for layers), then MCML's normalisations into an
+// MCMLResult (.mco content, cm units). Kernels choose by name: "cpu" (Kernels/CPU/McmlCpu.cpp)
+// or "cuda" (runMcmlCuda, built with Kernels/CUDA).
 #pragma once
 #include <string>
 #include <vector>

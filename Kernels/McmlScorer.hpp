@@ -1,7 +1,10 @@
-// MCML's tallies as a scorer of the common packet loop (same hooks as TallyScorer): absorbed
-// weight on the (r, z) grid and per layer cell, exit weight on the (r, angle) grid for the top
-// surface (diffuse reflectance) and for the bottom one (transmittance). Raw sums of packet
-// weight; MCML's normalisations are applied on the host (Kernels/McmlKernel.cpp).
+// MCML's grid (McmlGrid: the bins every MCML kernel uses) and MCML's tallies as a scorer of the
+// common packet loop (McmlScorer, same hooks as TallyScorer): absorbed weight on the (r, z) grid
+// and per layer cell, exit weight on the (r, angle) grid for the top surface (diffuse
+// reflectance) and for the bottom one (transmittance). Raw sums of packet weight; MCML's
+// normalisations are applied on the host (Kernels/McmlKernel.cpp). The MCML kernels run the
+// slab photon loop (Kernels/McmlSlabLoop.hpp), which books the same tallies through a sink;
+// runPacket(SlabModel, McmlScorer) is the reference the tests compare it with.
 //
 // Plain pointers and sizes only (no std containers), so it can run in device code with an
 // atomic Acc. Out-of-grid values go to the last bin of their axis, as MCML does.
@@ -35,9 +38,8 @@ struct McmlGrid {
     }
 };
 
-// The (r, z) bin is added to directly: a one-entry cache for it (a third of successive deposits
-// share a bin in the skin model) measured no faster on the CPU (hard-to-predict compare) nor on
-// an H100 (1e8 skin photons: 10.0 s with it, 9.7 s without). The layer cache hits 97%.
+// The (r, z) bin is added to directly: a one-entry cache for it is no faster (its compare is
+// hard to predict). The layer cell has one: successive deposits nearly always share it.
 // Count is the event counter type, as in TallyScorer (32 bits per GPU thread).
 template <class Acc, class Count = uint64_t>
 struct McmlScorer {

@@ -1,12 +1,12 @@
-// MCML's photon loop over slabs, for the GPU's MCML kernel: the common packet loop
-// (Core/Packet.hpp) with McmlScorer over Core/SlabModel.hpp, written out for a layered model. A
+// MCML's photon loop over slabs, run by the GPU's and the CPU's MCML kernels: the common packet
+// loop (Core/Packet.hpp) with McmlScorer over Core/SlabModel.hpp, written out for a layered model. A
 // photon keeps its layer (properties and both bounds) in registers, so an event reads nothing but
 // its own state; the layer's absorbed weight is added up in one register and booked when the
 // photon leaves the layer or ends, instead of through the scorer's per-event cell cache; and the
 // event kinds need no Event record. Same physics functions, same arithmetic, same order of
 // random draws: the same histories as runPacket(SlabModel, McmlScorer) (test_mcml checks every
-// event count and the grids against it). On an H100 it executes 9% fewer instructions than the
-// generic loop, and lets the GPU sink add deposits up per bin (CUDA/McmlCuda.cu).
+// event count and the grids against it). It executes fewer instructions than the generic loop,
+// and lets the GPU sink add deposits up per bin (CUDA/McmlCuda.cu).
 #pragma once
 #include "Kernels/Core/Packet.hpp"
 #include "Kernels/Core/SlabModel.hpp"

@@ -1,6 +1,7 @@
 // Tcl-facing MCML mode, as FullMonte's: Layered/Layer geometry, MCMLInputReader/MCMLCase for
 // .mci files, MCMLOutputReader for .mco files, and MCMLKernel, which runs the layered model
-// through the common packet loop (Kernels/McmlKernel.hpp). Lengths are mm and coefficients 1/mm
+// through the MCML kernels (Kernels/McmlKernel.hpp: the slab photon loop, the common packet
+// loop's physics written out for layers). Lengths are mm and coefficients 1/mm
 // here (the .mci/.mco files are cm and are converted at the readers and writer); MCML's own
 // outputs (Absorption_rz, ...) keep MCML's cm units.
 #pragma once

@@ -1,6 +1,7 @@
 // fullmonte: tclsh with the FullMonte package (replaces FullMonte's tclmonte.sh).
 //   fullmonte script.tcl args...   runs the script; $argv0, $argv and $argc as in tclsh
 //   fullmonte                      interactive shell with the package loaded
+//   fullmonte --help | -h          prints the usage
 // The package is found next to this executable (<bin>/../lib/tcl), in the build tree and in an
 // install alike; TCLLIBPATH still adds other folders, as for tclsh.
 #include <tcl.h>
@@ -41,9 +42,24 @@ int appInit(Tcl_Interp* interp) {
     return TCL_OK;
 }
 
+void printUsage() {
+    std::printf(
+        "Usage: fullmonte [SCRIPT.tcl [ARGS...]]\n"
+        "  fullmonte SCRIPT.tcl ARGS...   run a Tcl script with `package require FullMonte` available;\n"
+        "                                 $argv0, $argv and $argc as in tclsh\n"
+        "  fullmonte                      interactive Tcl shell with the package loaded\n"
+        "  fullmonte --help | -h          this message\n"
+        "Start from Examples/quickstart.tcl; the Tcl API is described in docs/TCL_API.md.\n"
+        "Command-line runs without Tcl: fullmonte-run --help, fullmonte-mcml --help.\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+        printUsage();
+        return 0;
+    }
     Tcl_Main(argc, argv, appInit);
     return 0;
 }

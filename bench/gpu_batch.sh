@@ -4,12 +4,14 @@
 # runs per second, the speedup, and the L1 distance between the two fluence matrices (same seed:
 # rounding of double atomics only). Usage: bench/gpu_batch.sh DATA OUT   (env RUNS=32 PACKETS=1e7)
 set -uo pipefail
+# nvcc from PATH or CUDACXX; CUDA's default prefix where neither names one (the GPU hosts).
+command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ] || export PATH=/usr/local/cuda/bin:$PATH
 data=$1; out=$2
 build=${FM_BUILD_DIR:-build-scale}
 runs=${RUNS:-32}; packets=${PACKETS:-10000000}
 mkdir -p "$out"
 nvidia-smi -L
-[ "${FM_REUSE_BUILD:-0}" = 1 ] && [ -x $build/bin/fullmonte-run ] || cmake -S . -B $build -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DFM_BUILD_TESTS=OFF \
+[ "${FM_REUSE_BUILD:-0}" = 1 ] && [ -x $build/bin/fullmonte-run ] || cmake -S . -B $build -DFM_USE_CUDA=ON -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DFM_BUILD_TESTS=OFF \
   -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null 2>&1 && cmake --build $build -j 32 --target fullmonte-run fullmonte-compare >/dev/null 2>&1 || { echo build failed; exit 1; }
 b="$data/timos/cube_5med/cube_5med"
 # Sources on a grid inside the [-5, 5]^3 cube, one per row of one .source file.

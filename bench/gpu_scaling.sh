@@ -3,11 +3,13 @@
 # seed; throughput ratio and the L1 distance between the two (same packets -> rounding only).
 # Usage: bench/gpu_scaling.sh DATA OUT
 set -uo pipefail
+# nvcc from PATH or CUDACXX; CUDA's default prefix where neither names one (the GPU hosts).
+command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ] || export PATH=/usr/local/cuda/bin:$PATH
 data=$1; out=$2
 build=${FM_BUILD_DIR:-build-scale}
 mkdir -p "$out"
 nvidia-smi -L
-[ "${FM_REUSE_BUILD:-0}" = 1 ] && [ -x $build/bin/fullmonte-run ] || cmake -S . -B $build -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DFM_BUILD_TESTS=OFF \
+[ "${FM_REUSE_BUILD:-0}" = 1 ] && [ -x $build/bin/fullmonte-run ] || cmake -S . -B $build -DFM_USE_CUDA=ON -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DFM_BUILD_TESTS=OFF \
   -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null 2>&1 && cmake --build $build -j 32 --target fullmonte-run fullmonte-compare >/dev/null 2>&1 || { echo build failed; exit 1; }
 b="$data/timos/cube_5med/cube_5med"
 for dev in 0 all; do

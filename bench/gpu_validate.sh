@@ -3,6 +3,8 @@
 # GPU tests, compare GPU with CPU on cube_5med and FourLayer, time 1e6..1e8 packets, sanitize.
 # Usage (on the GPU machine, repo root): bench/gpu_validate.sh DATA_DIR OUT_DIR [max_packets]
 set -uo pipefail
+# nvcc from PATH or CUDACXX; CUDA's default prefix where neither names one (the GPU hosts).
+command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ] || export PATH=/usr/local/cuda/bin:$PATH
 data=${1:?data dir with timos/}; final=${2:?output dir}; maxp=${3:-100000000}
 out=$(mktemp -d)
 build=${FM_BUILD_DIR:-build-gpu}
@@ -10,7 +12,7 @@ mkdir -p "$out"
 log() { echo "$@" | tee -a "$out/summary.txt"; }
 nvidia-smi -L | tee "$out/summary.txt"
 git rev-parse --short HEAD 2>/dev/null | sed 's/^/commit /' | tee -a "$out/summary.txt"
-cmake -S . -B "$build" -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DCMAKE_CUDA_ARCHITECTURES=90 \
+cmake -S . -B "$build" -DFM_USE_CUDA=ON -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DCMAKE_CUDA_ARCHITECTURES=90 -DFM_CUDA_PTXAS_VERBOSE=ON \
   -DFM_SHARED_DATA_DIR="$PWD/$data" >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
 cmake --build "$build" -j 16 --target fullmonte-run fullmonte-compare test_cuda >"$out/build.log" 2>&1 || { grep -E 'error' "$out/build.log" | head -30; exit 1; }
 grep -E 'registers|stack frame' "$out/build.log" | sort | uniq -c | head -4 | tee -a "$out/summary.txt"

@@ -12,7 +12,8 @@ namespace {
 // Packets a worker runs between looks at the cancel flag. Small enough that a run stops within
 // a fraction of a second even when packets are slow (a large scattering model: ~1 ms each, or a
 // sanitizer build), large enough that the per-chunk work (a look at the flag; a scorer copy and
-// flush in the trace kernel) costs nothing. 4096 let a Ctrl-C take several seconds. The lane
+// flush in the trace kernel) costs nothing (chunks of 4096 would let a Ctrl-C take several
+// seconds). The lane
 // loop keeps its packets in flight across chunks (forEachWorker), so the size costs it nothing.
 constexpr uint64_t kChunk = 256;
 

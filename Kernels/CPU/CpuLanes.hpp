@@ -3,8 +3,8 @@
 // spin) runs in vector registers (one AVX2 register holds a float of each of 8 packets; four
 // registers' worth give the core independent chains to overlap), while the
 // bookkeeping (tallies, ledger, face crossings, launches) runs per packet in scalar code (Core
-// bookEvent). The same Core functions as the GPU's advance(), called per lane: one physics
-// source.
+// bookEvent), except the drops and the plain face crossings, booked for all lanes in one pass.
+// The same Core functions as the GPU's advance(), called per lane: one physics source.
 //
 // Each packet keeps its own random stream and draws from it in the same order as advance(), so
 // a packet's history does not depend on which lane or thread runs it, and results do not
@@ -80,7 +80,8 @@ template <class Scorer>
 void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin, uint64_t end, Scorer& sc,
                     uint32_t materialCount = 0);
 
-// "avx2" (8-packet lane loop) or "generic" (one packet at a time): what runPacketLanes uses.
+// "avx2" (the lane loop, 8 packets per register) or "generic" (one packet at a time): what
+// runPacketLanes uses.
 // FM_CPU_ISA=generic in the environment forces the latter (same histories, so the same
 // results to summation order).
 const char* cpuLaneIsa();

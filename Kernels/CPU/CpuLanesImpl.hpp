@@ -20,11 +20,7 @@ namespace FM_LANES_NS {
 
 // Packets in flight per thread: four AVX2 registers' worth of each value, so that the
 // out-of-order core has four independent dependency chains (a spin's square root and divisions,
-// the next step's log) to overlap instead of one. One thread on the 2-core development machine
-// (AMD EPYC; docs/PERFORMANCE.md, session 10): 8 -> 32 lanes took cube_5med from 51k to 71k
-// packets/s, FourLayer from 167k to 191k and the MCML seven-layer skin from 155k to 207k
-// photons/s; on the GPU machine's Intel Xeon FourLayer lost 4% on 16 threads, the rest stayed
-// within run-to-run spread.
+// the next step's log) to overlap instead of one (32 lanes against 8: docs/PERFORMANCE.md).
 #ifndef FM_CPU_LANES  // benchmarks may build other counts (-DFM_CPU_LANES=8)
 #define FM_CPU_LANES 32
 #endif
@@ -267,9 +263,9 @@ FM_LANE_INLINE void stepLanes(const ArrayModel& m, const MaterialTable* table, c
     for (int l = 0; l < kLanes; ++l) moveLane(C, k, L, E, l);
     // The cell a hop enters (its planes are read by the next loadCells, its material by the
     // bookkeeping when there are no plainCrossingBits) and its volume-tally entry are rarely in
-    // L2 (cube_5med: 5.4 MB of cells, 384 KB of tally): fetch them now, so that the interaction
-    // loop's arithmetic covers the latency (perf: ~30% of the time was spent waiting on these
-    // loads). Likewise the cell's plainCrossingBits byte, read when the packet hops on from there.
+    // L2 on a large mesh: fetch them now, so that the interaction loop's arithmetic covers the
+    // latency of these loads. Likewise the cell's plainCrossingBits byte, read when the packet
+    // hops on from there.
     for (unsigned h = kindMask(E, kEventHop); h; h &= h - 1) {
         const int l = __builtin_ctz(h);
         const uint32_t adj = m.cells[L.tetra[l]].adj[E.face[l]];
@@ -367,8 +363,8 @@ struct LaneRun {
     // the others go through bookEvent (crossFace: Fresnel, exits, face tallies) with the
     // packet's whole state. Scalar on purpose: the branch on the (usually plain) outcome lets
     // the CPU go on before the neighbour's material arrives from memory; the same decision in
-    // vector form (gathers, a blend of the cell index) made the next event wait for it and
-    // measured slower on cube_5med and FourLayer despite 3% fewer instructions.
+    // vector form (gathers, a blend of the cell index) would make the next event wait for it,
+    // which is slower despite fewer instructions.
     void bookHops(unsigned other) {
         const unsigned hops = kindMask(E, kEventHop) & other;
         unsigned slow = other & ~hops;
@@ -445,7 +441,7 @@ void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks,
     (void)materialCount;
     (void)crossing;
     // One packet at a time through advance(): without AVX2 (no gathers, no blends) the lane
-    // loop measured slower than this. Each packet's history is the same either way.
+    // loop is slower than this. Each packet's history is the same either way.
     for (uint64_t b, e; chunks.next(b, e);)
         for (uint64_t i = b; i < e; ++i) runPacket(m, kp, i, sc);
     sc.flush();

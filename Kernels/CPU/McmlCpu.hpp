@@ -1,4 +1,5 @@
-// The CPU MCML kernel: the common packet loop with the MCML scorer on std::thread workers.
+// The CPU MCML kernel: the slab photon loop in lanes (Kernels/CPU/McmlLanes.hpp) on std::thread
+// workers.
 #pragma once
 #include "Kernels/McmlKernel.hpp"
 

@@ -24,15 +24,16 @@ static __constant__ MaterialRecord c_materials[kMaxCudaMaterials];
 #ifndef FM_CUDA_KEEP_MATERIAL  // 1: a mesh packet keeps its cell's material index (0: read per event)
 #define FM_CUDA_KEEP_MATERIAL 1
 #endif
-#ifndef FM_CUDA_LAZY_NORMALS  // 1: exit faces found without their normals (0: exitFace, as before)
+#ifndef FM_CUDA_LAZY_NORMALS  // 1: exit faces found without their normals (0: exitFace, with them)
 #define FM_CUDA_LAZY_NORMALS 1
 #endif
 #ifndef FM_CUDA_SHARED_MATERIALS  // 1: materials copied to shared memory per block
 #define FM_CUDA_SHARED_MATERIALS 0
 #endif
 
-// The model as the GPU reads it: cells through the read-only path as seven 16-byte loads,
-// materials from constant memory (or a per-block shared copy: constant memory serialises when
+// The model as the GPU reads it: cells through the read-only path (a hop reads the four planes
+// as four 16-byte loads; a crossing reads the other fields it needs one by one), materials from
+// constant memory (or a per-block shared copy: constant memory serialises when
 // the threads of a warp read different materials).
 struct DeviceModel {
     // A packet keeps its cell's material index between events (Core/Packet.hpp KeptMaterial).
@@ -110,8 +111,8 @@ constexpr int kBlock = FM_CUDA_BLOCK;
 
 // Tally addresses that every lane adds into (the cells of a layered model or of a few-tetra
 // mesh, MCML's (r, z) bins at the beam) must not be added to in one global copy: same-address
-// atomics serialise in L2 (1e8 packets of a 6-tetra cube spent 80% of the kernel there; 1e8
-// skin7 photons 1.48 s -> 0.84 s with 32 replicas of the (r, z) grid). Two remedies, per array:
+// atomics serialise in L2 and the kernel would spend most of its time waiting there. Two
+// remedies, per array:
 //  - rows (arrays of up to kRowDoubles doubles in all): a row per thread in shared memory, added
 //    to with plain loads and stores (each thread owns its row: no atomics), summed into the
 //    global arrays once per block at the end. (A block-wide shared array would need atomics,
@@ -120,7 +121,7 @@ constexpr int kBlock = FM_CUDA_BLOCK;
 //    b % copies (fire-and-forget reductions, contention divided by the copies), the host sums
 //    them. For arrays of any size, as far as the memory budget allows (MCML's grid). A mesh's
 //    tallies are replicated too, but their replica is picked per add by TallyScorer
-//    (replicaOffset): a per-block pointer held in registers was spilled on meshes.
+//    (replicaOffset): a per-block pointer held in registers would be spilled on meshes.
 constexpr uint32_t kRowDoubles = 31;  // per-thread row length (odd: rows of a warp avoid bank conflicts)
 struct BlockTallies {
     double* global[2] = {nullptr, nullptr};
@@ -213,10 +214,8 @@ __device__ void useBlockTallies(TallyScorer<V, S, D, DeviceAtomicAdd, Count>&, c
 // interaction, in a register; the other fields, booked a few times per packet (launch,
 // specular, exit, roulette, guards), by fire-and-forget reductions into this block's replica of
 // them in global memory (`rare`, kRareLedgerCopies replicas summed after the run). That frees
-// 12 of the kernel's registers: four blocks of 256 threads fit on an SM without spills (H100,
-// 1e8 packets: FourLayer kernel 0.623 -> 0.553 s, cube_5med 1.537 -> 1.610 s). A first version
-// kept the ledger in shared memory instead: the shared memory came out of the L1 that the cell
-// records need, and cube_5med ran 1.65x longer (docs/PERFORMANCE.md, 2026-11-23 session 5).
+// registers, so that four blocks of 256 threads fit on an SM without spills. (The ledger is not
+// kept in shared memory: that would come out of the L1 that the cell records need.)
 constexpr uint32_t kRareLedgerCopies = 256;
 template <class Inner>
 struct SplitLedgerScorer {
@@ -246,10 +245,8 @@ struct SplitLedgerScorer {
 
 // 1: a lane whose packets have run out stays in the packet loop, idle, until its whole warp is
 // done, and the warp's lanes vote at the top of the loop at every event (__all_sync) instead of
-// each leaving the loop on its own. H100, 1e8 packets, three rounds: cube_5med kernel 1.517 ->
-// 1.502 s, FourLayer 0.480 -> 0.479 s; lanes per instruction unchanged (FourLayer 19.47 ->
-// 19.55: the warps were not drifting apart). The MCML slab kernel was slower with it (skin7
-// 0.529 -> 0.544 s) and does not use it. (docs/PERFORMANCE.md, session 11)
+// each leaving the loop on its own. The MCML slab kernel does not use it (it is slower there;
+// docs/PERFORMANCE.md).
 #ifndef FM_CUDA_WARP_LOOP
 #define FM_CUDA_WARP_LOOP 1
 #endif

@@ -19,9 +19,8 @@ using namespace cuda_engine;
 
 namespace {
 // One hardware work queue per device unless the user chose otherwise: every launch of a run is
-// ordered by events anyway, and the CUDA runtime's default of 8 queues costs each process's
-// context creation and teardown about 0.1 s on an H100 (an empty CUDA program: 0.29-0.32 s ->
-// 0.23-0.25 s; 1e8-packet runs: kernel times unchanged; docs/PERFORMANCE.md, 2026-11-23).
+// ordered by events anyway, and the CUDA runtime's default of 8 queues makes each process's
+// context creation and teardown slower (docs/PERFORMANCE.md).
 // Set while the library is loaded (static initialisation: one thread, before any context).
 [[maybe_unused]] const bool kOneQueue = setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0) == 0;
 }  // namespace
@@ -107,8 +106,7 @@ private:
     uint32_t nMaterials_ = 0;
     // The tallies, volume then surface then directed (the ones selected), in copies_ replicas of
     // stride_ doubles: TallyScorer spreads its atomics over them, and they are summed on the
-    // device at the end (H100, 1e8 packets, 32 replicas: kernel FourLayer 0.526 -> 0.504 s,
-    // cube_5med 1.587 -> 1.502 s; docs/PERFORMANCE.md, session 9). A model small enough for
+    // device at the end. A model small enough for
     // per-thread rows (BlockTallies) adds its rows' sums into the first replica; the others stay
     // zero.
     size_t nVol_, nSurf_, nDir_, stride_;
@@ -218,8 +216,8 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     } else {
         std::vector<std::thread> pool;
         for (size_t k = 0; k < devices.size(); ++k) pool.emplace_back(work, k);
-        // Progress every 100 ms; woken at once when the devices are done (a plain sleep kept
-        // every multi-GPU run up to 100 ms longer: 8% of a 1e8-packet run on two H200s).
+        // Progress every 100 ms; woken at once when the devices are done (a plain sleep would
+        // keep every multi-GPU run up to 100 ms longer).
         std::mutex m;
         std::condition_variable cv;
         bool finished = false;

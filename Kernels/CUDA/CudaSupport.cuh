@@ -1,6 +1,6 @@
-// CUDA plumbing shared by the GPU kernels: error checks, owned device buffers, the device-side
-// model (tetra records through 16-byte read-only loads, materials in constant memory), atomic
-// accumulation, and the warp-reduced ledger/event totals.
+// CUDA plumbing shared by the GPU kernels: error checks, owned device buffers, tally
+// accumulation (atomics into global memory, plain adds into a thread's shared-memory row), and
+// the warp-reduced ledger/event totals. The device-side models are in CudaEngine.cuh.
 #pragma once
 #include <cuda_runtime.h>
 

@@ -1,7 +1,7 @@
 // MCML mode on the GPU: the engine's batched launches (CudaEngine.cuh) of the slab photon loop
-// (Kernels/McmlSlabLoop.hpp: the common packet loop with the MCML scorer, written out for
-// layers) over the slab geometry computed from the layer bounds (DeviceSlabModel): no cell
-// records are read. Tallies accumulate through double atomics.
+// (Kernels/McmlSlabLoop.hpp: the common packet loop's physics written out for layers) over the
+// slab geometry computed from the layer bounds (DeviceSlabModel): no cell records are read.
+// Tallies accumulate through double atomics into replicas (CudaEngine.cuh).
 #include "Kernels/CUDA/CudaEngine.cuh"
 #include "Kernels/McmlKernel.hpp"
 #include "Kernels/McmlSlabLoop.hpp"
@@ -34,13 +34,11 @@ struct DeviceSlabTallies {
 // The slab loop's sink (McmlSlabLoop.hpp): A(r,z) and the layer cells into this block's
 // replicas, exits into the (r, angle) grids; the ledger and event counts it books only at rare
 // events (launches, crossings, ends, roulette), so they live in shared memory, one slot per
-// thread, instead of 26 registers.
-// One `red.global.add.f64` per interaction (5.9e10 for 1e8 skin7 photons) held the kernel at
-// the L2's atomic throughput (ncu, 1e7 photons: L2 77% busy; the slab loop's 9% fewer
-// instructions than the generic loop then gained nothing). A thread adds successive deposits
-// into the same bin in a register and sends the sum when the bin changes (a third of deposits
-// share the previous one's bin): L2 50% busy, run 0.765 -> 0.691 s on an H100, tallies equal
-// to the last printed digit (docs/PERFORMANCE.md). FM_CUDA_MCML_RZ_CACHE=0 turns it off.
+// thread, instead of in registers.
+// One `red.global.add.f64` per interaction would hold the kernel at the L2's atomic
+// throughput. A thread adds successive deposits into the same bin in a register and sends the
+// sum when the bin changes (about a third of deposits share the previous one's bin): fewer
+// atomics, the same tallies to rounding. FM_CUDA_MCML_RZ_CACHE=0 turns it off.
 struct DeviceSlabSink {
     DeviceSlabTallies t;
     Ledger& ledger;
@@ -70,16 +68,15 @@ struct DeviceSlabSink {
     }
 };
 
-// Layer crossings are rare (~3.5% of skin7 events, ~1 lane per warp iteration) and cost ~110
-// instructions (Fresnel, a draw, refraction, the next layer's properties) that the warp issues
+// Layer crossings are rare (a few per cent of events, about one lane per warp iteration) and
+// cost about a hundred instructions (Fresnel, a draw, refraction, the next layer's properties)
+// that the warp issues
 // for the one or two lanes taking them. A lane that reaches a face waits there (moved onto it,
 // crossing not done) until FM_CUDA_MCML_CROSS_GROUP lanes of its warp wait, or for at most
 // FM_CUDA_MCML_CROSS_WAIT iterations, and the waiting lanes cross together; one vote of the
 // whole warp per iteration decides. A photon's history is the same (its own draws, in the same
-// order): only the interleaving of lanes changes (test_cuda checks the event counts).
-// 1e8 skin7 photons on an H100 (docs/PERFORMANCE.md): run 0.684 s crossing at once, 0.639 s
-// with the waiting lanes voting among themselves (4 lanes / 16 iterations), 0.620 s with the
-// warp's vote (4 / 8, kept; 3 / 8 0.629 s, 6 / 16 0.620 s, 8 / 32 0.632 s).
+// order): only the interleaving of lanes changes (test_cuda checks the event counts). The
+// group size and the wait are tuned on the seven-layer skin (docs/PERFORMANCE.md).
 #ifndef FM_CUDA_MCML_CROSS_GROUP
 #define FM_CUDA_MCML_CROSS_GROUP 4
 #endif
@@ -92,8 +89,8 @@ struct DeviceSlabSink {
 #endif
 
 // Threads take photons from the batch's counter and advance them one event per iteration, as
-// packetKernel does with packets. Four blocks per SM (64 registers), as the mesh kernels: 1e8
-// skin7 photons 0.690 -> 0.672 s on an H100 against three. kGroup: lanes that cross together
+// packetKernel does with packets. Four blocks per SM (64 registers), as the mesh kernels.
+// kGroup: lanes that cross together
 // (1: each lane crosses at once).
 template <uint32_t kGroup>
 __global__ void __launch_bounds__(kBlock, FM_CUDA_MCML_MIN_BLOCKS)

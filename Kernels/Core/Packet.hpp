@@ -15,7 +15,7 @@ namespace fm {
 // Ledger bookings go through book<&Ledger::field>(sc, v): into sc.ledger, or, for a scorer
 // that says kBooksLedger, through its bookLedger<field>(v), which may keep the fields apart (the
 // GPU's mesh kernel: absorbed, booked at every interaction, in a register; the others, booked
-// per packet at most a few times, by reductions into memory, which saves 12 registers).
+// per packet at most a few times, by reductions into memory, which frees registers).
 template <class Scorer, class = void>
 struct BooksLedger : std::false_type {};
 template <class Scorer>
@@ -139,7 +139,7 @@ FM_HD bool launchPacket(const Model& m, const KernelParams& kp, uint64_t index, 
         return false;
     }
     book<&Ledger::specular>(sc, 1.0 - double(L.weight));
-    st.s = drawStep(st.rng);  // the first step: the first draw after emission's, as ever
+    st.s = drawStep(st.rng);  // the first step: the first draw after the emission's
     return true;
 }
 
@@ -166,15 +166,15 @@ FM_HD uint32_t interact(const KernelParams& kp, const MaterialRecord& M, Packet&
     if (w1 < kp.wmin) kind |= (w1 > 0.f && rng.uniform() < kp.prwin) ? kEventWon : kEventLost;
     pk.w = (kind & kEventWon) ? w1 / kp.prwin : w1;
     // The roulette draw is taken only below wmin, the spin's two only when the packet survives:
-    // the same order of draws as ever, so a packet's stream is used as before.
+    // every packet loop takes a packet's draws in this order, so each gives the same history.
     if (!(kind & kEventLost)) pk.dir = deflect(pk.dir, sampleHG(M, rng), rng);
     return kind;
 }
 
 // interact() for the common case, the weight left at or above the roulette threshold: the drop
 // to w1 and the spin, same arithmetic and draws, without the event-kind flags the rare outcomes
-// need (the packet and slab loops take it first: on an H100 the GPU then issues fewer
-// instructions per event, docs/PERFORMANCE.md session 6). Returns false, with nothing changed,
+// need (the packet and slab loops take it first: the GPU then issues fewer instructions per
+// event). Returns false, with nothing changed,
 // when the weight falls below the threshold (or is NaN): interact() then does the event.
 FM_HD bool interactAboveRoulette(const KernelParams& kp, const MaterialRecord& M, Packet& pk, PacketRng& rng,
                                  float& w0, float& w1) {
@@ -203,7 +203,7 @@ FM_HD Event moveEvent(const Model& m, const KernelParams& kp, const MaterialReco
     e.w0 = e.w1 = pk.w;
     // mu_t and mfp read together: on the GPU one 8-byte constant load (MaterialRecord keeps them
     // side by side), kept here by the empty asm; else the compiler sinks the hop's mu_t into a
-    // load of its own, which costs more than the register (H100: FourLayer kernel -1.5%).
+    // load of its own, which costs more than the register.
     const float mu_t = M.mu_t, mfp = M.mfp;
 #if defined(__CUDA_ARCH__)
     asm volatile("" ::"f"(mu_t), "f"(mfp));
@@ -287,7 +287,7 @@ FM_HD bool bookEvent(const Model& m, uint32_t mat, const MaterialRecord& M, cons
 // lane whose packet ends launches the next while the others go on.
 // The interaction's physics and its booking sit in one branch (moveEvent, interactEvent,
 // bookInteraction, fused): on the GPU a warp then diverges once per event instead of
-// twice (1e8 packets on an H100: cube_5med kernel 1.97 -> 1.92 s, FourLayer 0.72 -> 0.70 s).
+// twice.
 template <class Model, class Scorer>
 FM_HD bool advanceIn(const Model& m, const KernelParams& kp, PacketState& st, uint32_t mat,
                      const MaterialRecord& M, Scorer& sc, uint32_t* matOut) {
@@ -303,8 +303,8 @@ FM_HD bool advanceIn(const Model& m, const KernelParams& kp, PacketState& st, ui
             book<&Ledger::absorbed>(sc, dw);
             ++sc.events.absorb;
             ++sc.events.scatter;
-            // The next step (as interactEvent draws it): the GPU overlaps it with the spin's
-            // arithmetic (H100 cube_5med kernel -0.2%, with the exit-face pairs -0.7%).
+            // The next step (as interactEvent draws it), drawn here so that the GPU overlaps it
+            // with the spin's arithmetic.
             st.s = drawStep(st.rng);
             if (++st.steps < kp.maxSteps) return true;
             bookAbnormal(pk, sc);
@@ -326,12 +326,10 @@ FM_HD bool advance(const Model& m, const KernelParams& kp, PacketState& st, Scor
 // The material of a packet's cell, kept by the caller between events (a GPU thread: in
 // registers) and replaced only when a crossing enters another material, instead of read from
 // the cell at every event. Models opt in with kKeepMaterial: 1 keeps the index (the properties
-// are still read from the material table at each event), 2 also the properties. Measured on an
-// H100, 1e8 packets (docs/PERFORMANCE.md): the GPU's mesh model keeps the index (cube_5med
-// kernel 1.64 -> 1.54 s, FourLayer 0.60 -> 0.62 s: more divergence there; with the split ledger
-// of session 5, 2.09 -> 1.61 s and 0.542 -> 0.553 s); SlabModel keeps both
-// (MCML skin7 0.788 -> 0.771 s: the lanes of a warp sit in different layers, so per-event
-// constant-memory reads diverge). Same histories as advance(m, kp, st, sc).
+// are still read from the material table at each event), 2 also the properties. The GPU's mesh
+// model keeps the index; SlabModel keeps both (the lanes of a warp sit in different layers, so
+// per-event constant-memory reads of the properties would diverge). Same histories as
+// advance(m, kp, st, sc).
 struct KeptMaterial {
     uint32_t mat = 0;
     MaterialRecord M{};

@@ -47,8 +47,8 @@ FM_HD float fm_log(float x) {
 
 // s = sin(2 pi u), c = cos(2 pi u) for u in [0, 1] (azimuths). Device: the __sincosf
 // intrinsic. Host: inline, reduced by quarter turns exactly (4u - k is exact in float), then
-// the Cephes sinf/cosf polynomials on |r| <= pi/4: absolute error at most 1.1e-7 (tested), and
-// deflect() normalises the direction it builds anyway.
+// the Cephes sinf/cosf polynomials on |r| <= pi/4: absolute error at most 1.1e-7 (tested). The
+// directions built from them are not renormalised; deflect() says why that is safe.
 FM_HD void fm_sincos2pi(float u, float& s, float& c) {
 #if defined(__CUDA_ARCH__)
     __sincosf(6.28318530718f * u, &s, &c);
@@ -87,7 +87,7 @@ FM_HD FaceHit exitFace(const Planes& T, Vec3 p, Vec3 d) {
     FaceHit h{kInfinity, -1, Vec3{0.f, 0.f, 0.f}};
     // Distances compared as fractions height/cosn without dividing (height_i cosn_b <
     // height_b cosn_i, all terms >= 0 and cosn > 0): one division, for the nearest face, instead
-    // of four (CPU lanes: cube_5med +3.5% on 16 cores; GPU: no change).
+    // of four.
     float hb = 1.f, cb = 0.f;  // the nearest so far as hb / cb; cb = 0: none yet
     FM_UNROLL
     for (int i = 0; i < 4; ++i) {
@@ -102,7 +102,7 @@ FM_HD FaceHit exitFace(const Planes& T, Vec3 p, Vec3 d) {
     }
     const float t = h.face >= 0 ? hb / cb : kInfinity;
     if (t < kInfinity) h.t = t;
-    else h.face = -1;  // as before: no face when the distance overflows
+    else h.face = -1;  // no face when the distance overflows
     return h;
 }
 
@@ -110,8 +110,7 @@ FM_HD FaceHit exitFace(const Planes& T, Vec3 p, Vec3 d) {
 // crossing needs it (LazyNormals below: the GPU's DeviceModel). Each face's distance is divided
 // out (on the GPU with --use_fast_math a reciprocal and a product, as exitFace's one division)
 // and the nearest kept: no cross products, no per-face clamp, no normal carried through the
-// selects (H100, ncu: 6-7% fewer instructions per packet on FourLayer and cube_5med; kernel
-// cube60 -6%, the others within 0.5%: docs/PERFORMANCE.md, session 8). A packet just outside
+// selects, so fewer instructions per event on the GPU. A packet just outside
 // a face it moves towards (rounding) gets a negative distance there, the nearest, clamped to 0
 // at the end: it leaves through that face at once, as with exitFace. Faces with cosn <= 0
 // never count, nor does an overflowed distance (no face, as in exitFace).
@@ -125,7 +124,7 @@ FM_HD FaceHit exitFaceNearest(const Planes& T, Vec3 p, Vec3 d) {
         t[i] = cosn > 0.f ? height / cosn : kInfinity;
     }
     // The nearest in two rounds of pairs (a chain of two compares instead of four; ties keep
-    // the lower index, as a scan would): cube_5med kernel -0.5% on the H100, same histories.
+    // the lower index, as a scan would, so the histories are those of a scan).
     const bool b01 = t[1] < t[0], b23 = t[3] < t[2];
     const float ta = b01 ? t[1] : t[0], tc = b23 ? t[3] : t[2];
     const int fa = b01 ? 1 : 0, fc = b23 ? 3 : 2;
@@ -204,8 +203,8 @@ FM_HD Vec3 isotropicDirection(PacketRng& rng) {
 // Cosine of the Henyey-Greenstein deflection angle for anisotropy g: the inverse of its CDF at
 // u, (1 + g^2 - ((1 - g^2) / (1 - g + 2 g u))^2) / (2 g), with 1 - g + 2 g u written 1 + g v
 // and 1 / (2 g) from the material record; isotropic (hgScale 0) the cosine is v = 2 u - 1.
-// Without a branch on |g| and with one division instead of two (part of session 12's fewer
-// instructions per event, docs/PERFORMANCE.md); the same distribution to rounding.
+// Without a branch on |g| and with one division instead of two (fewer instructions per event);
+// the same distribution to rounding.
 FM_HD float sampleHG(const MaterialRecord& m, PacketRng& rng) {
     const float v = 2.f * rng.uniform() - 1.f;
     const float f = m.hgB / (1.f + m.g * v);
@@ -223,9 +222,7 @@ FM_HD float sampleHG(const MaterialRecord& m, PacketRng& rng) {
 // incoming direction's length error (on average to 0.46 of it for g = 0, 0.90 for g = 0.9,
 // 0.99 for g = 0.99: about the mean cos^2 of the turn), so the length stays near 1 over any
 // number of turns (Tests/Core/test_physics.cpp: within 1e-5 over 2e6 turns, 1e-4 with added
-// noise). Dropping normalize()'s square root and division: 1e8 packets on an H100, kernels
-// FourLayer -2.6%, skin7 MCML -4%, cube_5med +1%; one CPU thread +1.5 to +7%
-// (docs/PERFORMANCE.md, session 11).
+// noise). Leaving normalize() out saves a square root and a division per interaction.
 FM_HD Vec3 deflect(Vec3 d, float cost, PacketRng& rng) {
     float sint = fm_sqrt(positivePart(1.f - cost * cost));
     float sp, cp;

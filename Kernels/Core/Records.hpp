@@ -15,8 +15,9 @@ FM_HD uint32_t exteriorMaterial(uint32_t adj) { return adj & ~kExteriorBit; }
 constexpr uint32_t kFaceSideBit = 0x80000000u;
 
 // One cell: 4 face planes with outward unit normals (p is inside when dot(n,p) <= C for all
-// faces), neighbours, face ids, material. 112 bytes, 16-byte aligned: the GPU reads it as seven
-// 16-byte vectors. A layer of a layered model uses two planes; the others have n = 0, C = +inf.
+// faces), neighbours, face ids, material. 112 bytes, 16-byte aligned: the GPU reads the planes
+// as four 16-byte vectors. A layer of a layered model uses two planes; the others have n = 0,
+// C = +inf.
 // adjMaterial[i] is the material across face i (the neighbour's, or the exterior's), so a face
 // crossing decides Fresnel from this record alone instead of loading the neighbour's record
 // first (on the GPU a second dependent load, usually an L1 miss, per crossing).
@@ -41,7 +42,7 @@ struct alignas(16) CellPlanes {
 // an event multiplies where it would divide (Geometry/ModelPacker.cpp packMaterial); mu_a and
 // mu_s themselves are not needed. Eight floats (the CPU lanes permute them as one row each), in
 // pairs that an event reads together, each one 8-byte constant load on the GPU: {mu_t, mfp}
-// at the move, {g, hgScale} and {hgA, hgB} at the spin (docs/PERFORMANCE.md, session 12).
+// at the move, {g, hgScale} and {hgA, hgB} at the spin.
 struct alignas(16) MaterialRecord {
     float mu_t;
     float mfp;             // 1 / mu_t, the mean free path (+inf where mu_t = 0)

@@ -45,9 +45,8 @@ FM_HD uint32_t rotl32(uint32_t x, int k) { return (x << k) | (x >> (32 - k)); }
 // 4 registers of state instead of 10 (the GPU kernel is issue-bound: docs/PERFORMANCE.md).
 // The '+' output (s0 + s3) is the one its authors recommend for floating point: only its lowest
 // bits are weak (low linear complexity), and every draw here keeps the high ones (uniform():
-// the top 24 bits; uniformDouble(): bits 5 and up). It replaced xoshiro128** (whose output
-// rotl(s1 * 5, 7) * 9 takes two multiplications) in session 11: 1e8 packets on an H100, kernels
-// FourLayer -1.8%, skin7 MCML -3%; one CPU thread FourLayer +4.6%, cube_5med +5%, skin7 +7%.
+// the top 24 bits; uniformDouble(): bits 5 and up). It takes one addition where xoshiro128**'s
+// output rotl(s1 * 5, 7) * 9 takes two multiplications.
 class PacketRng {
 public:
     FM_HD PacketRng(uint64_t seed, uint64_t packet) {

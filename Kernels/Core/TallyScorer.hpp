@@ -11,7 +11,7 @@ namespace fm {
 
 // Whether accumulation policy Acc wants the one-entry volume cache: GPU atomics do (FullMonteCUDA
 // Table 2); plain adds into per-thread host arrays do not (the cache's compare is a branch the
-// CPU mispredicts ~30% of the time, dearer than the add it saves). Acc::kCache, default true.
+// CPU often mispredicts, dearer than the add it saves). Acc::kCache, default true.
 template <class A, class = void>
 struct AccUsesCache : std::true_type {};
 template <class A>
@@ -40,8 +40,8 @@ struct TallyScorer {
     // replicaStride doubles apart (the caller allocates them and sums them after the run). Each
     // volume flush and exit adds into the replica picked by a hash of the packet's position bits:
     // any replica gives the same sum, and this choice needs no per-thread pointer in registers
-    // (a per-block replica pointer was spilled, and its reload stalled every flush:
-    // docs/PERFORMANCE.md, session 9). Face crossings (directed) likewise, by the position on
+    // (a per-block replica pointer would be spilled, and its reload would stall every flush).
+    // Face crossings (directed) likewise, by the position on
     // the face.
     uint32_t replicaMask = 0, replicaStride = 0;
 

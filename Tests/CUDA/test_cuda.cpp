@@ -228,8 +228,8 @@ BOOST_AUTO_TEST_CASE(gpu_errors_are_clear) {
 }
 
 // The library asks the CUDA runtime for one hardware queue per device unless the user set
-// CUDA_DEVICE_MAX_CONNECTIONS (Kernels/CUDA/CudaKernel.cu: ~0.1 s less context creation and
-// teardown per process on an H100). /proc/self/environ holds the environment the process
+// CUDA_DEVICE_MAX_CONNECTIONS (Kernels/CUDA/CudaKernel.cu says why). /proc/self/environ holds
+// the environment the process
 // started with, before the library's setenv.
 BOOST_AUTO_TEST_CASE(one_cuda_queue_unless_the_user_chose) {
 #if FM_HAVE_CUDA

@@ -278,7 +278,7 @@ BOOST_AUTO_TEST_CASE(exit_face_from_just_outside_and_along_faces) {
 
 // The step draw's log, exhaustively over the 2^24 values uniformOpen gives: the relative error
 // of -log(u) must stay far below what Monte Carlo statistics could see (documented bound 1e-6;
-// the host's inline polynomial measures ~2e-7).
+// the host's inline polynomial stays below 1e-7).
 BOOST_AUTO_TEST_CASE(fast_log_is_accurate_on_every_step_draw) {
     double worst = 0;
     for (uint32_t k = 1; k <= (1u << 24); ++k) {
