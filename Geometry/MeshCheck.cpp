@@ -112,9 +112,10 @@ void checkCoincidentVertices(const TetraMesh& m, MeshCheckReport& rep) {
         for (uint32_t v : m.tetra(t)) used[v] = 1;
     auto pairs = coincidentPoints(m.points(), used, rep.tolerance);
     if (pairs.empty()) return;
-    MeshDefect d = defect("coincident vertices", MeshDefect::Warning,
-                          "point pairs closer than the tolerance (" + std::to_string(rep.tolerance) +
-                              "): one position under two ids; mergeCoincidentVertices joins them");
+    std::ostringstream what;
+    what << "point pairs closer than the tolerance (" << rep.tolerance
+         << "): one position under two ids; merging coincident vertices joins them";
+    MeshDefect d = defect("coincident vertices", MeshDefect::Warning, what.str());
     for (auto [a, b] : pairs)
         note(d, "points " + std::to_string(a) + " and " + std::to_string(b) + " at " + at(m.point(a)));
     rep.add(d);

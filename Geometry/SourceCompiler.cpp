@@ -19,6 +19,12 @@ std::string str(const Point3& p) {
     return o.str();
 }
 
+std::string num(double x) {
+    std::ostringstream o;
+    o << x;
+    return o.str();
+}
+
 Point3 unit(const Point3& d, const std::string& what) {
     double L = normP(d);
     if (!(L > 0) || !std::isfinite(L)) throw ModelError(what + ": direction " + str(d) + " is not a usable vector");
@@ -395,7 +401,7 @@ void Builder::compile(const Source& s, double scale) {
         e.pos = toV(q->centre);
         e.radius = float(q->radius);
         checkCoverage(ballCoverage(mesh, q->centre, q->radius),
-                      "Ball source at " + str(q->centre) + " radius " + std::to_string(q->radius));
+                      "Ball source at " + str(q->centre) + " of radius " + num(q->radius));
         volumePieces(e, tetrasNear(q->centre, q->centre, q->radius), "Ball source");
     } else if (auto q = dynamic_cast<const LineSource*>(&s)) {
         checkFinite(q->endpoint[0], "Line source");

@@ -111,8 +111,9 @@ TetraMesh::TetraMesh(std::vector<Point3> points, std::vector<TetraPoints> tetras
     report_.tolerance = meshTolerance(points_, opt);
     report_.allowDefects = opt.allowDefects;
     checkDuplicateTetras(tetras_, points_, report_);
-    orient();
-    throwIfFatal();  // degenerate tetras have no face normals: stop before building faces
+    // Degenerate tetras have no face normals: stop before building faces. Duplicates go on, so
+    // that the faces they make non-manifold are reported with them.
+    if (!orient()) throwIfFatal();
     buildFaces();
     throwIfFatal();
     checkMeshStructure(*this, report_);
@@ -152,7 +153,7 @@ void TetraMesh::check() {
     }
 }
 
-void TetraMesh::orient() {
+bool TetraMesh::orient() {
     volumes_.assign(tetras_.size(), 0.0);
     MeshDefect degenerate;
     degenerate.kind = "degenerate tetras";
@@ -179,6 +180,7 @@ void TetraMesh::orient() {
         volumes_[t] = std::fabs(v);
     }
     if (degenerate.count) report_.add(degenerate);
+    return degenerate.count == 0;
 }
 
 void TetraMesh::buildFaces() {

@@ -78,7 +78,7 @@ public:
 
 private:
     void check();
-    void orient();
+    bool orient();  // false when degenerate tetras were found
     void buildFaces();
     void throwIfFatal() const;
     std::vector<Point3> points_;
