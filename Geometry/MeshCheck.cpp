@@ -14,12 +14,7 @@ namespace {
 
 constexpr size_t kExamples = 3;
 
-std::string at(const Point3& p) {
-    std::ostringstream o;
-    o.precision(9);
-    o << "(" << p[0] << " " << p[1] << " " << p[2] << ")";
-    return o.str();
-}
+std::string at(const Point3& p) { return pointText(p); }
 
 struct UnionFind {
     std::vector<uint32_t> parent;
@@ -222,6 +217,13 @@ void checkEmptyRegions(const TetraMesh& m, MeshCheckReport& rep) {
 }
 
 }  // namespace
+
+std::string pointText(const Point3& p) {
+    std::ostringstream o;
+    o.precision(9);
+    o << "(" << p[0] << " " << p[1] << " " << p[2] << ")";
+    return o.str();
+}
 
 std::string MeshDefect::line() const {
     std::ostringstream o;

@@ -58,6 +58,9 @@ void checkDuplicateTetras(const std::vector<std::array<uint32_t, 4>>& tetras,
 // Checks on a built mesh: components, coincident vertices, cracks, folded tetras, empty regions.
 void checkMeshStructure(const TetraMesh& mesh, MeshCheckReport& rep);
 
+// "(x y z)" with 9 significant digits, as the findings show coordinates.
+std::string pointText(const std::array<double, 3>& p);
+
 // Coincidence distance for the mesh: the option, or kRelativeTolerance x bounding-box diagonal.
 double meshTolerance(const std::vector<std::array<double, 3>>& points, const MeshCheckOptions& opt);
 

@@ -25,12 +25,7 @@ std::vector<uint32_t> clusterRoots(const std::vector<Point3>& pts, const std::ve
     return root;
 }
 
-std::string at(const Point3& p) {
-    std::ostringstream o;
-    o.precision(9);
-    o << "(" << p[0] << " " << p[1] << " " << p[2] << ")";
-    return o.str();
-}
+std::string at(const Point3& p) { return pointText(p); }
 
 }  // namespace
 
