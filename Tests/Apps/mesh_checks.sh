@@ -3,9 +3,11 @@
 # apart) and a repeated tetra end in exit 1 with the defect named; --allow-defects runs the
 # cracked mesh with the finding on stderr and in summary.json; a source partly outside the mesh
 # or on its surface is warned about on stderr and in summary.json.
-# Usage: mesh_checks.sh path/to/fullmonte-run
+# With fullmonte-vtk (VTK builds): the same check and --allow-defects there.
+# Usage: mesh_checks.sh path/to/fullmonte-run [path/to/fullmonte-vtk]
 set -u
 exe=$1
+vtk=${2:-}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 failures=0
@@ -52,6 +54,18 @@ expect "pencil from outside" 0 "warning: PencilBeam source at (0.2 0.2 3) is out
 grep -qF 'PencilBeam source at (0.2 0.2 3) is outside the mesh' "$dir/out/summary.json" || fail "pencil: not in summary.json"
 run vertex --mesh "$dir/joined.mesh" --source "$dir/vertex.source"
 expect "point on the surface" 0 "warning: Point source at (0 0 0) lies on the mesh surface"
+
+if [ -n "$vtk" ]; then
+  timeout 60 "$vtk" --mesh "$dir/crack.mesh" --output "$dir/crack.vtu" >"$dir/stdout" 2>"$dir/stderr"
+  rc=$?
+  expect "fullmonte-vtk: crack is an error" 1 "cracks: 2 boundary faces"
+  timeout 60 "$vtk" --mesh "$dir/crack.mesh" --output "$dir/crack.vtu" --allow-defects >"$dir/stdout" 2>"$dir/stderr"
+  rc=$?
+  expect "fullmonte-vtk: crack allowed" 0 "fullmonte-vtk: warning: mesh (allowed defect): cracks: 2"
+  timeout 60 "$vtk" --mesh "$dir/crack.vtu" --output "$dir/again.vtu" >"$dir/stdout" 2>"$dir/stderr"
+  rc=$?
+  expect "fullmonte-vtk: the written .vtu is checked on reading" 1 "crack.vtu: mesh check failed"
+fi
 
 echo "mesh_checks: $failures failure(s)"
 [ "$failures" = 0 ]
