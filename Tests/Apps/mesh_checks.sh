@@ -52,6 +52,9 @@ grep -qF '"warnings": []' "$dir/out/summary.json" || fail "joined: summary.json 
 run pencil --mesh "$dir/joined.mesh" --source "$dir/pencil.source"
 expect "pencil from outside" 0 "warning: PencilBeam source at (0.2 0.2 3) is outside the mesh"
 grep -qF 'PencilBeam source at (0.2 0.2 3) is outside the mesh' "$dir/out/summary.json" || fail "pencil: not in summary.json"
+run batch --mesh "$dir/joined.mesh" --batch-sources "$dir/pencil.source"
+expect "batch: source warning" 0 "warning: source 0"
+grep -qF 'PencilBeam source at (0.2 0.2 3) is outside the mesh' "$dir/out/summary.json" || fail "batch: not in summary.json"
 run vertex --mesh "$dir/joined.mesh" --source "$dir/vertex.source"
 expect "point on the surface" 0 "warning: Point source at (0 0 0) lies on the mesh surface"
 
