@@ -116,6 +116,30 @@ void checkCoincidentVertices(const TetraMesh& m, MeshCheckReport& rep) {
     rep.add(d);
 }
 
+// Cell side for the boundary-face grid: at least h, doubled until the faces' bounding boxes
+// cover a bounded number of cells (a few huge faces among many small ones would otherwise fill
+// (L/h)^3 cells each).
+double boundedCellSize(const TetraMesh& m, const std::vector<uint32_t>& B, double h, double tol) {
+    const double budget = 16.0 * B.size() + 1e6;
+    for (;;) {
+        double cells = 0;
+        for (uint32_t f : B) {
+            double c = 1;
+            for (int k = 0; k < 3; ++k) {
+                double mn = 1e300, mx = -1e300;
+                for (uint32_t v : m.face(f).points) {
+                    mn = std::min(mn, m.point(v)[k]);
+                    mx = std::max(mx, m.point(v)[k]);
+                }
+                c *= (mx - mn + 2 * tol) / h + 2;
+            }
+            cells += c;
+        }
+        if (cells <= budget) return h;
+        h *= 2;
+    }
+}
+
 // Boundary faces lying on other boundary faces with the opposite normal: two surfaces meant to
 // be one interface but meshed apart. A packet reaching one exits the mesh there.
 void checkCracks(const TetraMesh& m, MeshCheckReport& rep) {
@@ -129,6 +153,7 @@ void checkCracks(const TetraMesh& m, MeshCheckReport& rep) {
     double extent = 0;
     for (int k = 0; k < 3; ++k) extent = std::max(extent, span[1][k] - span[0][k]);
     h = std::max(h, extent / 1e6);
+    h = boundedCellSize(m, B, h, rep.tolerance);
     auto cellOf = [&](double x, int k) { return int64_t(std::floor((x - lo[k]) / h)); };
     std::unordered_map<uint64_t, std::vector<uint32_t>> grid;
     grid.reserve(B.size() * 2);
