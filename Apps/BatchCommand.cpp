@@ -82,20 +82,6 @@ auto readListed(const Entry& e, F read) -> decltype(read(e.path)) {
     }
 }
 
-std::string jsonString(const std::string& s) {
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\', o += c;
-        else if (c == '\n') o += "\\n";
-        else if ((unsigned char)c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            o += buf;
-        } else o += c;
-    }
-    return o + "\"";
-}
-
 std::string ledgerJson(const RunResult& r) {
     const Ledger& L = r.ledger;
     double n = L.launched > 0 ? L.launched : 1.0;
@@ -276,6 +262,9 @@ void writeBatchSummary(const std::string& path, const SummaryContext& x) {
     jsonList(o, x.in.srcLabels, str);
     o << ",\n  \"material_files\": ";
     jsonList(o, x.in.matLabels, str);
+    std::vector<std::string> warnings = x.c.warnings;
+    warnings.insert(warnings.end(), x.model.warnings.begin(), x.model.warnings.end());
+    o << ",\n  \"warnings\": " << jsonStringArray(warnings);
     o << ",\n  \"per_run\": [\n";
     writePerRun(o, x);
     o << "  ]\n}\n";
@@ -303,6 +292,8 @@ int runBatchCommand(const BatchCommand& c, const MpiSession& mpi) {
     readSources(c, in);
     readMaterialSets(c, in);
     BatchModel model = packBatch(mesh, in.matSets, in.sources, in.packets, c.opt.params.seed, in.srcWhere, in.matWhere);
+    if (mpi.rank() == 0)
+        for (const std::string& w : model.warnings) std::cerr << "fullmonte-run: warning: " << w << "\n";
 
     BatchOptions bo = batchOptions(c);
     const bool root = mpi.rank() == 0;

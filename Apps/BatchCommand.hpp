@@ -3,6 +3,7 @@
 #pragma once
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "Geometry/MaterialSet.hpp"
 #include "Geometry/TetraMesh.hpp"
@@ -23,6 +24,7 @@ struct BatchCommand {
     std::string output;
     bool quiet = false;
     const std::atomic<bool>* cancel = nullptr;
+    std::vector<std::string> warnings;       // the mesh's (shown already); kept in summary.json
 };
 
 // Returns the exit status (0 done, 130 interrupted); throws fm::Error for bad input.

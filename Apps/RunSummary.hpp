@@ -1,9 +1,11 @@
 // summary.json writer shared by the command-line drivers (no JSON library needed: the GPU
 // machine builds these with a compiler and Boost headers only).
 #pragma once
+#include <cstdio>
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "Kernels/KernelInput.hpp"
 #include "Storage/AtomicFile.hpp"
@@ -16,6 +18,28 @@ inline std::string jsonNumber(double v) {
     o.precision(12);
     o << v;
     return o.str();
+}
+
+// A JSON string literal (quotes, backslashes and control characters escaped).
+inline std::string jsonString(const std::string& s) {
+    std::string o = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') o += '\\', o += c;
+        else if (c == '\n') o += "\\n";
+        else if ((unsigned char)c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            o += buf;
+        } else o += c;
+    }
+    return o + "\"";
+}
+
+// The warnings a run's model raised (mesh checks, sources outside the mesh) as a JSON array.
+inline std::string jsonStringArray(const std::vector<std::string>& v) {
+    std::string o = "[";
+    for (size_t i = 0; i < v.size(); ++i) o += (i ? ", " : "") + jsonString(v[i]);
+    return o + "]";
 }
 
 inline void writeRunSummary(const std::string& path, const RunResult& r,

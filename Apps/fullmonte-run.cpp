@@ -43,6 +43,8 @@ const char* kUsage =
     "  --power P          source power (W) or energy (J) that scales fluence.txt (default 1)\n"
     "  --exterior-n N     exterior refractive index for MMC inputs (default 1)\n"
     "  --no-surface       do not score surface exit energy\n"
+    "  --allow-defects    run on a mesh with cracks or folded tetras (docs/MESH_CHECKS.md): they\n"
+    "                     become warnings instead of errors\n"
     "  --quiet            no progress bar\n"
     "batch (one run per source file, or per row of one .source file, x each material set):\n"
     "  --batch-sources S  a folder of .source files, one .source file (a run per row), or a list\n"
@@ -62,7 +64,7 @@ struct Args {
 };
 
 Args parse(int argc, char** argv) {
-    static const char* kFlags[] = {"--no-surface", "--quiet", "--help"};
+    static const char* kFlags[] = {"--no-surface", "--quiet", "--help", "--allow-defects"};
     static const char* kValues[] = {"--mesh", "--opt", "--source", "--packets", "--seed", "--threads",
                                     "--wmin", "--prwin", "--kernel", "--output", "--power", "--mmc-node",
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
@@ -136,6 +138,10 @@ KernelInput packWithContext(const Args& a, const TetraMesh& mesh, const Material
     }
 }
 
+void showWarnings(const std::vector<std::string>& w) {
+    for (const std::string& line : w) std::cerr << "fullmonte-run: warning: " << line << "\n";
+}
+
 // --devices: comma-separated CUDA device ids or "all" ({-1}); empty when not given.
 std::vector<int> deviceList(const Args& a, const std::string& kernel) {
     std::vector<int> devices;
@@ -164,18 +170,22 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     MaterialSet mats;
     SourcePtr src;
     double filePackets = 0;
+    MeshCheckOptions check;
+    check.allowDefects = a.flags.count("--allow-defects") > 0;
     if (a.has("--mesh")) {
         if (!a.has("--opt") && !a.has("--batch-opt")) throw ParameterError("--opt (or --batch-opt) is required with --mesh");
-        mesh = readTIMOSMesh(a.get("--mesh"));
+        mesh = readTIMOSMesh(a.get("--mesh"), check);
         if (a.has("--opt")) mats = readTIMOSMaterials(a.get("--opt"));
     } else if (a.has("--mmc-node")) {
         if (!a.has("--mmc-elem") || !a.has("--mmc-prop"))
             throw ParameterError("--mmc-node needs --mmc-elem and --mmc-prop");
-        mesh = readMMCMesh(a.get("--mmc-node"), a.get("--mmc-elem"));
+        mesh = readMMCMesh(a.get("--mmc-node"), a.get("--mmc-elem"), check);
         mats = readMMCMaterials(a.get("--mmc-prop"), number(a, "--exterior-n", 1.0));
     } else {
         throw ParameterError("--mesh (TIM-OS) or --mmc-node (MMC) is required");
     }
+    std::vector<std::string> warnings = mesh.checkReport().warnings();
+    if (mpi.rank() == 0) showWarnings(warnings);
     const bool batch = a.has("--batch-sources");
     if (a.has("--batch-opt") && !batch) throw ParameterError("--batch-opt needs --batch-sources");
     if (batch && (a.has("--source") || a.has("--point") || a.has("--pencil")))
@@ -235,12 +245,15 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         bc.output = a.get("--output");
         bc.quiet = a.flags.count("--quiet") > 0;
         bc.cancel = &gCancel;
+        bc.warnings = warnings;
         std::signal(SIGINT, onSignal);
         std::signal(SIGTERM, onSignal);
         return runBatchCommand(bc, mpi);
     }
 
     KernelInput in = packWithContext(a, mesh, mats, *src);
+    if (mpi.rank() == 0) showWarnings(in.warnings);
+    warnings.insert(warnings.end(), in.warnings.begin(), in.warnings.end());
     warm.join();
     std::string dir = a.get("--output");
     std::filesystem::create_directories(dir);
@@ -260,7 +273,8 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         {"prwin", jsonNumber(opt.params.prwin)},
         {"threads", std::to_string(opt.threads)},
         {"tetras", std::to_string(mesh.tetraCount())},
-        {"power", jsonNumber(power)}};
+        {"power", jsonNumber(power)},
+        {"warnings", jsonStringArray(warnings)}};
     if (r.cancelled) {
         writeRunSummary(dir + "/summary.json", r, extra);
         std::cerr << "fullmonte-run: interrupted after " << r.packetsDone << " of " << r.packetsRequested

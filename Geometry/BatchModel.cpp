@@ -59,6 +59,8 @@ BatchModel packBatch(const TetraMesh& mesh, const std::vector<MaterialSet>& mate
                 if (materialSets.size() > 1) where += ", " + name("material set", m, materialLabels);
                 throw ModelError(where + ": " + e.what());
             }
+            if (m == 0)  // sources' warnings do not depend on the material set
+                for (const std::string& w : in.warnings) b.warnings.push_back(name("source", s, sourceLabels) + ": " + w);
             BatchRunSpec r;
             r.model = takeVariant(in);
             r.packets = packets.size() == 1 ? packets[0] : packets[s];

@@ -15,6 +15,7 @@ struct BatchModel {
     KernelInput mesh;                // cells and faceCount (materials/emitters empty)
     std::vector<BatchRunSpec> runs;  // run index = materialSet * sources + source
     size_t sources = 0, materialSets = 0;
+    std::vector<std::string> warnings;  // the source compiler's, each prefixed with its source
     size_t run(size_t materialSet, size_t source) const { return materialSet * sources + source; }
 };
 

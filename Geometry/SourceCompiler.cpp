@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "Geometry/Errors.hpp"
+#include "Geometry/SourceCoverage.hpp"
 
 namespace fm {
 namespace {
@@ -15,6 +16,12 @@ void put(float* dst, const Point3& p) { for (int k = 0; k < 3; ++k) dst[k] = flo
 std::string str(const Point3& p) {
     std::ostringstream o;
     o << "(" << p[0] << " " << p[1] << " " << p[2] << ")";
+    return o.str();
+}
+
+std::string num(double x) {
+    std::ostringstream o;
+    o << x;
     return o.str();
 }
 
@@ -100,7 +107,23 @@ struct Builder {
         }
         closePieces(e, first, w, what);
     }
-    // Clip segment a->b to every tetra it passes through: pieces weighted by length.
+    void warn(const std::string& w) { out.warnings.push_back(w); }
+    // Warns about the part of an emitter outside the mesh; throws when all of it is.
+    void checkCoverage(const Coverage& c, const std::string& what) {
+        if (c.outside + c.lost >= 1)
+            throw ModelError(what + " lies entirely outside the mesh (none of " + std::to_string(c.samples) +
+                             " points sampled on it is inside)");
+        if (c.outside > 0)
+            warn(what + ": " + percentOutside(c.outside, c.samples) +
+                 " of it lies outside the mesh; nothing is emitted there and the part inside emits the "
+                 "source's full power");
+        if (c.lost > 0)
+            warn(what + ": " + percentOutside(c.lost, c.samples) +
+                 " of its surface lies outside the mesh around an axis inside it; packets launched there are "
+                 "lost (booked abnormal)");
+    }
+    // Clip segment a->b to every tetra it passes through: pieces weighted by length. Warns
+    // about the fraction of the segment outside the mesh.
     void segmentPieces(EmitterRecord& e, const Point3& a, const Point3& b, const std::string& what) {
         Point3 d = sub(b, a);
         size_t first = out.pieces.size();
@@ -131,6 +154,13 @@ struct Builder {
             }
         }
         closePieces(e, first, w, what);
+        double inside = 0;
+        for (double x : w) inside += x;
+        double outside = 1 - inside / normP(d);
+        if (outside > 1e-9)
+            warn(what + " from " + str(a) + " to " + str(b) + ": " + percentOutside(outside, 0) +
+                 " of its length lies outside the mesh; nothing is emitted there and the part inside emits the "
+                 "source's full power");
     }
     std::vector<uint32_t> tetrasNear(const Point3& a, const Point3& b, double r) const {
         Point3 d = sub(b, a);
@@ -175,6 +205,8 @@ struct Entry {
     float weight;
 };
 
+void warnAbout(const Builder& B, const std::string& w) { B.out.warnings.push_back(w); }
+
 Entry enterMesh(const Builder& B, const Point3& p, const Point3& d, uint32_t hint, const std::string& what) {
     auto hit = rayEntry(B.mesh, p, d);
     uint32_t inside = B.mesh.locate(p);
@@ -184,6 +216,7 @@ Entry enterMesh(const Builder& B, const Point3& p, const Point3& d, uint32_t hin
     if (inside && !(hit.first && std::fabs(hit.second) <= tol)) return Entry{inside, p, d, 1.f};
     if (!hit.first) throw ModelError(what + " at " + str(p) + " along " + str(d) + " misses the mesh");
     const MeshFace& F = B.mesh.face(hit.first);
+    bool away = hit.second > tol;  // starting on the surface is the usual placement, not "outside"
     double n1 = B.mats.exterior().n, n2 = B.mats.material(B.mesh.region(F.owner)).n;
     double cosi = -dotP(F.normal, d);  // > 0: entering against the outward normal
     Point3 q{p[0] + hit.second * d[0], p[1] + hit.second * d[1], p[2] + hit.second * d[2]};
@@ -195,12 +228,24 @@ Entry enterMesh(const Builder& B, const Point3& p, const Point3& d, uint32_t hin
                           float(n1), float(n2), float(cosi), cost);
         dir = {in.x, in.y, in.z};
     }
+    if (away) {
+        std::ostringstream o;
+        o << what << " at " << str(p) << " is outside the mesh: it travels " << hit.second
+          << " mm (mesh units) unattenuated and enters at " << str(q) << " (boundary face " << hit.first
+          << "), where " << 100 * R << "% of its power is reflected (booked as specular)";
+        warnAbout(B, o.str());
+    }
     return Entry{F.owner, q, dir, 1.f - R};
 }
 
+// A point on a face, edge or vertex belongs to the lowest-numbered tetra containing it (the
+// element hint, when it contains the point, wins): TetraMesh::locate's rule.
 void Builder::point(const PointSource& s, double p) {
     auto& e = add(kEmitPoint, p);
     e.tetra = locateOrThrow(s.position, s.elementHint, "Point source");
+    if (onMeshBoundary(mesh, e.tetra, s.position))
+        warn("Point source at " + str(s.position) + " lies on the mesh surface (tetra " + std::to_string(e.tetra) +
+             "): about half of its light leaves the mesh at once");
     e.pos = toV(s.position);
     e.mode = kDirIsotropic;
 }
@@ -311,8 +356,15 @@ void Builder::cylinder(const CylinderSource& s, double p) {
         e.dir = toV(u);
         e.radius = float(s.radius);
         e.length = float(normP(axis));
+        checkCoverage(cylinderVolumeCoverage(mesh, s.endpoint[0], s.endpoint[1], s.radius),
+                      "Cylinder source (volume) from " + str(s.endpoint[0]) + " to " + str(s.endpoint[1]));
         volumePieces(e, tetrasNear(s.endpoint[0], s.endpoint[1], s.radius), "Cylinder source");
         return;
+    }
+    if (s.radius > 0) {
+        Coverage c = cylinderSurfaceCoverage(mesh, s.endpoint[0], s.endpoint[1], s.radius);
+        if (c.outside + c.lost < 1) c.outside = 0;  // the axis outside is reported exactly below
+        checkCoverage(c, "Cylinder source (surface) from " + str(s.endpoint[0]) + " to " + str(s.endpoint[1]));
     }
     auto& e = add(s.radius > 0 ? kEmitCylinderSurface : kEmitLine, p);
     e.dir = toV(u);
@@ -348,6 +400,8 @@ void Builder::compile(const Source& s, double scale) {
         e.reject = kRejectBall;
         e.pos = toV(q->centre);
         e.radius = float(q->radius);
+        checkCoverage(ballCoverage(mesh, q->centre, q->radius),
+                      "Ball source at " + str(q->centre) + " of radius " + num(q->radius));
         volumePieces(e, tetrasNear(q->centre, q->centre, q->radius), "Ball source");
     } else if (auto q = dynamic_cast<const LineSource*>(&s)) {
         checkFinite(q->endpoint[0], "Line source");
@@ -410,6 +464,7 @@ void compileSources(const Source& src, const TetraMesh& mesh, const MaterialSet&
     out.emitterCdf.clear();
     out.pieces.clear();
     out.pieceCdf.clear();
+    out.warnings.clear();
     Builder b{mesh, mats, out, {}};
     b.compile(src, 1.0);
     double total = 0;

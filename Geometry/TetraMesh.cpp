@@ -105,12 +105,24 @@ TetraMesh::TetraMesh(TetraMesh&&) noexcept = default;
 TetraMesh& TetraMesh::operator=(TetraMesh&&) noexcept = default;
 
 TetraMesh::TetraMesh(std::vector<Point3> points, std::vector<TetraPoints> tetras,
-                     std::vector<uint32_t> regions)
+                     std::vector<uint32_t> regions, const MeshCheckOptions& opt)
     : points_(std::move(points)), tetras_(std::move(tetras)), regions_(std::move(regions)) {
     check();
-    orient();
+    report_.tolerance = meshTolerance(points_, opt);
+    report_.allowDefects = opt.allowDefects;
+    checkDuplicateTetras(tetras_, points_, report_);
+    // Degenerate tetras have no face normals: stop before building faces. Duplicates go on, so
+    // that the faces they make non-manifold are reported with them.
+    if (!orient()) throwIfFatal();
     buildFaces();
+    throwIfFatal();
+    checkMeshStructure(*this, report_);
+    if (report_.hasErrors() && !opt.allowDefects) throw ModelError(report_.errorText());
     locator_ = std::make_unique<PointLocator>(*this);
+}
+
+void TetraMesh::throwIfFatal() const {
+    if (report_.hasFatal()) throw ModelError(report_.errorText());
 }
 
 void TetraMesh::check() {
@@ -141,8 +153,12 @@ void TetraMesh::check() {
     }
 }
 
-void TetraMesh::orient() {
+bool TetraMesh::orient() {
     volumes_.assign(tetras_.size(), 0.0);
+    MeshDefect degenerate;
+    degenerate.kind = "degenerate tetras";
+    degenerate.severity = MeshDefect::Fatal;
+    degenerate.what = "zero-volume (flat) tetras";
     for (size_t t = 1; t < tetras_.size(); ++t) {
         auto& T = tetras_[t];
         const Point3 &a = points_[T[0]], &b = points_[T[1]], &c = points_[T[2]], &d = points_[T[3]];
@@ -150,12 +166,21 @@ void TetraMesh::orient() {
         double L = 0;
         for (int i = 0; i < 4; ++i)
             for (int j = i + 1; j < 4; ++j) L = std::max(L, normP(sub(points_[T[i]], points_[T[j]])));
-        if (!(std::fabs(v) > 1e-12 * L * L * L))
-            throw ModelError("mesh: tetra " + std::to_string(t) + " is degenerate (volume " +
-                             std::to_string(v) + ")");
+        if (!(std::fabs(v) > 1e-12 * L * L * L)) {
+            if (++degenerate.count <= 3)
+                degenerate.examples.push_back("tetra " + std::to_string(t) + " is degenerate (volume " +
+                                              std::to_string(v) + ", points " + std::to_string(T[0]) + " " +
+                                              std::to_string(T[1]) + " " + std::to_string(T[2]) + " " +
+                                              std::to_string(T[3]) + ")");
+            continue;
+        }
+        // Orientation is a file convention (meshers mix both); overlap is what matters, and
+        // the fold check finds it.
         if (v < 0) std::swap(T[2], T[3]);
         volumes_[t] = std::fabs(v);
     }
+    if (degenerate.count) report_.add(degenerate);
+    return degenerate.count == 0;
 }
 
 void TetraMesh::buildFaces() {
@@ -177,15 +202,23 @@ void TetraMesh::buildFaces() {
     });
     faces_.assign(1, MeshFace{});
     tetraFaces_.assign(tetras_.size(), {0, 0, 0, 0});
+    MeshDefect shared;
+    shared.kind = "non-manifold faces";
+    shared.severity = MeshDefect::Fatal;
+    shared.what = "faces shared by more than two tetras (overlapping or repeated tetras)";
     for (size_t j = 0; j < e.size();) {
         size_t k = j;
         while (k < e.size() && e[k].key == e[j].key) ++k;
-        if (k - j > 2)
-            throw ModelError("mesh: face (" + std::to_string(e[j].key[0]) + "," +
-                             std::to_string(e[j].key[1]) + "," + std::to_string(e[j].key[2]) +
-                             ") is shared by " + std::to_string(k - j) + " tetras (" +
-                             std::to_string(e[j].t) + ", " + std::to_string(e[j + 1].t) + ", " +
-                             std::to_string(e[j + 2].t) + ")");
+        if (k - j > 2) {
+            if (++shared.count <= 3)
+                shared.examples.push_back(
+                    "face (" + std::to_string(e[j].key[0]) + "," + std::to_string(e[j].key[1]) + "," +
+                    std::to_string(e[j].key[2]) + ") is shared by " + std::to_string(k - j) + " tetras (" +
+                    std::to_string(e[j].t) + ", " + std::to_string(e[j + 1].t) + ", " +
+                    std::to_string(e[j + 2].t) + ")");
+            j = k;
+            continue;
+        }
         uint32_t id = uint32_t(faces_.size());
         MeshFace f;
         f.owner = e[j].t;
@@ -204,6 +237,7 @@ void TetraMesh::buildFaces() {
         faces_.push_back(f);
         j = k;
     }
+    if (shared.count) report_.add(shared);
 }
 
 uint32_t TetraMesh::neighbour(uint32_t t, int i) const {

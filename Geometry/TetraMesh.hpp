@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "Geometry/MeshCheck.hpp"
+
 namespace fm {
 
 using Point3 = std::array<double, 3>;
@@ -31,10 +33,11 @@ class TetraMesh {
 public:
     TetraMesh();
     // points[0] and tetras[0] are dummies; regions.size() == tetras.size(), regions[0] = 0.
-    // Re-orients inverted tetras; throws ModelError naming the tetra for degenerate ones, bad
-    // indices, or a face shared by more than two tetras.
+    // Re-orients inverted tetras and runs the mesh checks (Geometry/MeshCheck.hpp); throws
+    // ModelError naming the tetras for bad indices, degenerate or duplicated tetras, faces
+    // shared by more than two tetras, and (unless opt.allowDefects) cracks and folds.
     TetraMesh(std::vector<Point3> points, std::vector<TetraPoints> tetras,
-              std::vector<uint32_t> regions);
+              std::vector<uint32_t> regions, const MeshCheckOptions& opt = {});
     ~TetraMesh();
     TetraMesh(TetraMesh&&) noexcept;
     TetraMesh& operator=(TetraMesh&&) noexcept;
@@ -70,10 +73,14 @@ public:
 
     std::string unitDimension = "mm";
 
+    // What the checks found when the mesh was built (warnings, and errors allowed through).
+    const MeshCheckReport& checkReport() const { return report_; }
+
 private:
     void check();
-    void orient();
+    bool orient();  // false when degenerate tetras were found
     void buildFaces();
+    void throwIfFatal() const;
     std::vector<Point3> points_;
     std::vector<TetraPoints> tetras_;
     std::vector<uint32_t> regions_;
@@ -83,6 +90,7 @@ private:
     std::vector<uint32_t> boundary_;
     uint32_t regionCount_ = 1;
     std::unique_ptr<PointLocator> locator_;
+    MeshCheckReport report_;
 };
 
 Point3 sub(const Point3& a, const Point3& b);

@@ -18,6 +18,9 @@ struct KernelInput {
     std::vector<Piece> pieces;
     std::vector<double> pieceCdf;
     uint32_t faceCount = 0;                 // face ids run 1..faceCount-1; 0 is a dummy
+    // What the source compiler found that a user must see (parts of sources outside the mesh,
+    // a point on the surface...): one line each, shown by the CLI and Tcl, kept in summary.json.
+    std::vector<std::string> warnings;
 
     ArrayModel view() const {
         return ArrayModel{cells.data(), materials.data(),

@@ -16,6 +16,7 @@
 #include "Tcl/TclQueries.hpp"
 #include "Tcl/TclStorage.hpp"
 #include "Tcl/TclBatch.hpp"
+#include "Tcl/TclMeshCheck.hpp"
 #ifdef FM_TCL_VTK
 #include "Tcl/TclVTK.hpp"
 #include "Tcl/TclVTKCompat.hpp"
@@ -202,3 +203,7 @@ if (!dcast) {
 %newobject BatchRunner::materials;
 %newobject BatchRunner::result;
 %include "Tcl/TclBatch.hpp"
+
+// ---- Mesh checks and repair (issue 23, Tcl/TclMeshCheck.hpp): MeshRepair, FullMonte_warnings. ----
+%newobject MeshRepair::result;
+%include "Tcl/TclMeshCheck.hpp"

@@ -11,6 +11,7 @@
 #include "Kernels/Batch.hpp"
 #include "Storage/FluenceMatrix/FluenceMatrix.hpp"
 #include "Tcl/TclGeometry.hpp"
+#include "Tcl/TclMeshCheck.hpp"
 #include "Tcl/TclOutputs.hpp"
 #include "Tcl/TclSources.hpp"
 #include "Tcl/TclUtil.hpp"
@@ -148,6 +149,7 @@ void BatchRunner::runSync() {
         built.push_back(std::make_shared<fm::MaterialSet>(sets.back()));
     }
     fm::BatchModel bm = fm::packBatch(*mesh_, sets, sources_, {opt_.packets}, opt_.params.seed);
+    fmtcl::reportWarnings(bm.warnings);
     fm::BatchOptions bo;
     bo.kernel = kernel_;
     bo.params = opt_.params;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "Geometry/MeshBuilder.hpp"
+#include "Tcl/TclMeshCheck.hpp"
 #include "Tcl/TclUtil.hpp"
 
 using fm::ParameterError;
@@ -86,6 +87,9 @@ FaceList* TetraMesh::internalFacesForFluenceCounting(VolumeCellInRegionPredicate
 unsigned TetraMesh::pointCount() const { return unsigned(ptr()->pointCount()); }
 unsigned TetraMesh::tetraCount() const { return unsigned(ptr()->tetraCount()); }
 unsigned TetraMesh::faceCount() const { return unsigned(ptr()->faceCount()); }
+std::string TetraMesh::checkWarnings() const { return fmtcl::tclList(ptr()->checkReport().warnings()); }
+unsigned TetraMesh::componentCount() const { return unsigned(ptr()->checkReport().components); }
+double TetraMesh::checkTolerance() const { return ptr()->checkReport().tolerance; }
 unsigned TetraMesh::regionCount() const { return ptr()->regionCount(); }
 unsigned TetraMesh::boundaryFaceCount() const { return unsigned(ptr()->boundaryFaces().size()); }
 unsigned TetraMesh::region(unsigned t) const {
@@ -276,6 +280,7 @@ void BoxMeshBuilder::update() {
         if (!s->region) throw ParameterError("BoxMeshBuilder: region 0 is the exterior; shapes need regions >= 1");
     mesh_ = std::make_shared<fm::TetraMesh>(fm::makeBoxMesh(
         lo_, hi_, n_[0], n_[1], n_[2], [this](const fm::Point3& c) { return regionOf(c); }));
+    fmtcl::reportWarnings(mesh_->checkReport().warnings());
 }
 
 TetraMesh* BoxMeshBuilder::mesh() const {

@@ -89,6 +89,11 @@ public:
     std::string tetraCentroid(unsigned t) const;
     unsigned locate(const std::string& xyz) const;
     std::string bounds() const;  // "xmin ymin zmin xmax ymax zmax "
+    // Mesh checks (docs/MESH_CHECKS.md): what the load found (Tcl list of lines), connected
+    // components, and the coincidence tolerance used.
+    std::string checkWarnings() const;
+    unsigned componentCount() const;
+    double checkTolerance() const;
 #ifndef SWIG
     explicit TetraMesh(std::shared_ptr<fm::TetraMesh> m) : m_(std::move(m)) {}
     const std::shared_ptr<fm::TetraMesh>& ptr() const;  // throws when empty

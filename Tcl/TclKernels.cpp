@@ -8,6 +8,7 @@
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Tcl/TclGeometry.hpp"
+#include "Tcl/TclMeshCheck.hpp"
 #include "Tcl/TclSources.hpp"
 #include "Tcl/TclUtil.hpp"
 
@@ -179,6 +180,7 @@ std::shared_ptr<Kernel::Prepared> Kernel::prepare() const {
     p->mats = std::make_shared<fm::MaterialSet>(materials_->build(mesh_->unitDimension));
     std::vector<uint32_t> directed = directedFaces(*mesh_);
     p->in = fm::packModel(*mesh_, *p->mats, *source_, directed);
+    fmtcl::reportWarnings(p->in.warnings);
     p->opt = opt_;
     p->opt.outputs = outputs_;
     p->opt.outputs.directed = !directed.empty();

@@ -6,6 +6,7 @@
 #include "Storage/AtomicFile.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Tcl/TclGeometry.hpp"
+#include "Tcl/TclMeshCheck.hpp"
 #include "Tcl/TclQueries.hpp"
 #include "Tcl/TclSources.hpp"
 #include "Tcl/TclUtil.hpp"
@@ -22,7 +23,14 @@ const std::string& FileIO::need(const char* cls) const {
 
 // ---- TIM-OS ----
 
-void TIMOSMeshReader::read() { mesh_ = std::make_shared<fm::TetraMesh>(fm::readTIMOSMesh(need("TIMOSMeshReader read"))); }
+void TIMOSMeshReader::read() {
+    fm::MeshCheckOptions check;
+    check.allowDefects = allow_;
+    mesh_ = std::make_shared<fm::TetraMesh>(fm::readTIMOSMesh(need("TIMOSMeshReader read"), check));
+    fmtcl::reportWarnings(mesh_->checkReport().warnings());
+}
+void TIMOSMeshReader::allowDefects(bool on) { allow_ = on; }
+bool TIMOSMeshReader::allowDefects() const { return allow_; }
 TetraMesh* TIMOSMeshReader::mesh() const {
     if (!mesh_) throw ParameterError("TIMOSMeshReader mesh: call read first");
     return new TetraMesh(mesh_);

@@ -34,9 +34,13 @@ class TIMOSMeshReader : public FileIO {
 public:
     void read();
     TetraMesh* mesh() const;
+    // Beyond FullMonte: accept cracks and folded tetras as warnings (docs/MESH_CHECKS.md).
+    void allowDefects(bool on);
+    bool allowDefects() const;
 #ifndef SWIG
 private:
     std::shared_ptr<fm::TetraMesh> mesh_;
+    bool allow_ = false;
 #endif
 };
 

@@ -5,6 +5,7 @@
 #include "Storage/VTK/VTKMeshWriter.hpp"
 #include "Storage/VTK/VTKSurfaceWriter.hpp"
 #include "Tcl/TclGeometry.hpp"
+#include "Tcl/TclMeshCheck.hpp"
 #include "Tcl/TclUtil.hpp"
 
 using fm::ParameterError;
@@ -33,10 +34,18 @@ std::string withUnit(const std::string& name, const MapData& d) {
 void VTKMeshReader::regionArrayName(const std::string& n) { regionName_ = n; }
 std::string VTKMeshReader::regionArrayName() const { return regionName_; }
 
+void VTKMeshReader::singleRegion(bool on) { single_ = on; }
+void VTKMeshReader::allowDefects(bool on) { allow_ = on; }
+
 void VTKMeshReader::read() {
     fm::VTKMeshReader r(need("VTKMeshReader read"));
     r.regionArrayName(regionName_);
+    r.singleRegion(single_);
+    fm::MeshCheckOptions check;
+    check.allowDefects = allow_;
+    r.checkOptions(check);
     r.read();
+    fmtcl::reportWarnings(r.mesh().checkReport().warnings());
     cells_.clear();
     for (const std::string& n : r.cellArrayNames()) cells_.push_back({n, r.cellData(n)});
     used_ = r.regionArrayUsed();

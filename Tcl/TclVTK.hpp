@@ -17,10 +17,13 @@ class TetraMesh;
 
 class VTKMeshReader : public FileIO {
 public:
-    // Region labels: this cell array; empty (default) tries Region, then Tissue Type (FullMonte
-    // 2018), then the first integer cell array, else every tetra is region 1.
+    // Region labels: this cell array; empty (default) takes the first present of Region, Tissue
+    // Type, Material, Label(s), CellEntityIds, gmsh:physical, medit:ref, ... (docs/MESH_CHECKS.md);
+    // with none, read fails listing the arrays.
     void regionArrayName(const std::string& n);
     std::string regionArrayName() const;
+    void singleRegion(bool on);   // no labels on purpose: every tetra region 1
+    void allowDefects(bool on);   // accept cracks and folded tetras as warnings
     void read();
     TetraMesh* mesh() const;
     std::string regionArrayUsed() const;
@@ -29,6 +32,7 @@ public:
 #ifndef SWIG
 private:
     std::string regionName_, used_;
+    bool single_ = false, allow_ = false;
     std::shared_ptr<fm::TetraMesh> mesh_;
     std::vector<std::pair<std::string, std::vector<double>>> cells_;
 #endif

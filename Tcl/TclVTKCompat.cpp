@@ -8,6 +8,7 @@
 #include "Storage/VTK/VTKMeshReader.hpp"
 #include "Storage/VTK/VTKTraceWriter.hpp"
 #include "Tcl/TclGeometry.hpp"
+#include "Tcl/TclMeshCheck.hpp"
 #include "Tcl/TclTraces.hpp"
 #include "Tcl/TclUtil.hpp"
 
@@ -193,6 +194,11 @@ void FMvtkUnstructuredGridReader::Update() {
     const char* cls = xml_ ? "vtkXMLUnstructuredGridReader" : "vtkUnstructuredGridReader";
     if (file_.empty()) throw ParameterError(std::string(cls) + ": no file name (call SetFileName first)");
     fm::VTKMeshReader r(file_);
+    // A plain grid: regions come later (vtkFullMonteMeshFromUnstructuredGrid), which checks the mesh.
+    r.singleRegion(true);
+    fm::MeshCheckOptions check;
+    check.allowDefects = true;
+    r.checkOptions(check);
     r.read();  // legacy or XML, sniffed from the file
     std::vector<std::pair<std::string, std::vector<double>>> cells;
     for (const std::string& n : r.cellArrayNames()) cells.push_back({n, r.cellData(n)});
@@ -301,6 +307,7 @@ void FMvtkFullMonteMeshFromUnstructuredGrid::unstructuredGrid(FMvtkUnstructuredG
     in_ = fmtcl::need(ug, "vtkFullMonteMeshFromUnstructuredGrid unstructuredGrid").ptr();
 }
 void FMvtkFullMonteMeshFromUnstructuredGrid::regionLabelFieldName(const std::string& n) { field_ = n; }
+void FMvtkFullMonteMeshFromUnstructuredGrid::allowDefects(bool on) { allow_ = on; }
 std::string FMvtkFullMonteMeshFromUnstructuredGrid::regionLabelFieldName() const { return field_; }
 void FMvtkFullMonteMeshFromUnstructuredGrid::update() {
     const std::string what = "vtkFullMonteMeshFromUnstructuredGrid update";
@@ -326,7 +333,10 @@ void FMvtkFullMonteMeshFromUnstructuredGrid::update() {
                                  " (need a whole number >= 0)");
         regions[t + 1] = uint32_t(v);
     }
-    auto mesh = std::make_shared<fm::TetraMesh>(m.points(), m.tetras(), std::move(regions));
+    fm::MeshCheckOptions check;
+    check.allowDefects = allow_;
+    auto mesh = std::make_shared<fm::TetraMesh>(m.points(), m.tetras(), std::move(regions), check);
+    fmtcl::reportWarnings(mesh->checkReport().warnings());
     mesh->unitDimension = m.unitDimension;
     out_ = mesh;
 }

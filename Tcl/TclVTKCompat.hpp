@@ -230,6 +230,7 @@ public:
     void unstructuredGrid(FMvtkUnstructuredGrid* ug);
     void regionLabelFieldName(const std::string& n);
     std::string regionLabelFieldName() const;
+    void allowDefects(bool on);  // beyond FullMonte: cracks and folds as warnings (docs/MESH_CHECKS.md)
     void update();
     TetraMesh* mesh() const;
     TetraMesh* meshPtr() const;  // FullMonte returned a pointer string; here a TetraMesh handle
@@ -238,6 +239,7 @@ public:
 private:
     std::shared_ptr<fm::vtkcompat::DataSet> in_;
     std::string field_ = "Tissue Type";
+    bool allow_ = false;
     std::shared_ptr<fm::TetraMesh> out_;
 #endif
 };

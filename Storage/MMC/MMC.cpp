@@ -18,7 +18,7 @@ void rowIndex(TextReader& r, uint64_t expect, const std::string& what) {
                             std::to_string(expect) + ", found " + std::to_string(i));
 }
 
-TetraMesh readMesh(TextReader& rn, TextReader& re) {
+TetraMesh readMesh(TextReader& rn, TextReader& re, const MeshCheckOptions& check) {
     uint64_t np = header(rn, "nodes");
     if (np < 4) rn.fail("a mesh needs at least 4 nodes, found " + std::to_string(np));
     std::vector<Point3> pts(1, Point3{0, 0, 0});
@@ -50,7 +50,7 @@ TetraMesh readMesh(TextReader& rn, TextReader& re) {
     }
     re.expectEnd();
     try {
-        return TetraMesh(std::move(pts), std::move(tets), std::move(regions));
+        return TetraMesh(std::move(pts), std::move(tets), std::move(regions), check);
     } catch (const ModelError& e) {
         throw ModelError(re.path() + ": " + e.what());
     }
@@ -81,14 +81,14 @@ MaterialSet readMaterials(TextReader& r, double exteriorN) {
 
 }  // namespace
 
-TetraMesh readMMCMesh(const std::string& nodePath, const std::string& elemPath) {
+TetraMesh readMMCMesh(const std::string& nodePath, const std::string& elemPath, const MeshCheckOptions& check) {
     TextReader rn(nodePath), re(elemPath);
-    return readMesh(rn, re);
+    return readMesh(rn, re, check);
 }
 TetraMesh readMMCMesh(std::istream& node, const std::string& nodeName, std::istream& elem,
-                      const std::string& elemName) {
+                      const std::string& elemName, const MeshCheckOptions& check) {
     TextReader rn(node, nodeName), re(elem, elemName);
-    return readMesh(rn, re);
+    return readMesh(rn, re, check);
 }
 MaterialSet readMMCMaterials(const std::string& propPath, double exteriorN) {
     TextReader r(propPath);

@@ -9,7 +9,7 @@ namespace {
 
 constexpr uint64_t kMaxCount = 2000000000ull;  // indices must fit the kernels' 31-bit ids
 
-TetraMesh readMesh(TextReader& r) {
+TetraMesh readMesh(TextReader& r, const MeshCheckOptions& check) {
     uint64_t np = r.count("number of points", kMaxCount);
     uint64_t nt = r.count("number of tetrahedra", kMaxCount);
     if (np < 4 || nt < 1) r.fail("a mesh needs at least 4 points and 1 tetrahedron (found " +
@@ -41,7 +41,7 @@ TetraMesh readMesh(TextReader& r) {
     }
     r.expectEnd();
     try {
-        return TetraMesh(std::move(pts), std::move(tets), std::move(regions));
+        return TetraMesh(std::move(pts), std::move(tets), std::move(regions), check);
     } catch (const ModelError& e) {
         throw ModelError(r.path() + ": " + e.what());
     }
@@ -139,13 +139,13 @@ TIMOSSources readSources(TextReader& r) {
 
 }  // namespace
 
-TetraMesh readTIMOSMesh(const std::string& path) {
+TetraMesh readTIMOSMesh(const std::string& path, const MeshCheckOptions& check) {
     TextReader r(path);
-    return readMesh(r);
+    return readMesh(r, check);
 }
-TetraMesh readTIMOSMesh(std::istream& in, const std::string& name) {
+TetraMesh readTIMOSMesh(std::istream& in, const std::string& name, const MeshCheckOptions& check) {
     TextReader r(in, name);
-    return readMesh(r);
+    return readMesh(r, check);
 }
 MaterialSet readTIMOSMaterials(const std::string& path) {
     TextReader r(path);

@@ -8,10 +8,10 @@
 
 namespace fm {
 
-TetraMesh readTIMOSMesh(const std::string& path);
+TetraMesh readTIMOSMesh(const std::string& path, const MeshCheckOptions& check = {});
 MaterialSet readTIMOSMaterials(const std::string& path);
 // The same from a stream (text in memory); name stands for the file in error messages.
-TetraMesh readTIMOSMesh(std::istream& in, const std::string& name);
+TetraMesh readTIMOSMesh(std::istream& in, const std::string& name, const MeshCheckOptions& check = {});
 MaterialSet readTIMOSMaterials(std::istream& in, const std::string& name);
 
 struct TIMOSSources {

@@ -11,6 +11,7 @@
 #include <vtkUnstructuredGridReader.h>
 #include <vtkXMLUnstructuredGridReader.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -149,17 +150,6 @@ std::vector<TetraPoints> gridTetras(const std::string& file, vtkUnstructuredGrid
     return tets;
 }
 
-bool isIntegerType(int t) {
-    switch (t) {
-        case VTK_CHAR: case VTK_SIGNED_CHAR: case VTK_UNSIGNED_CHAR: case VTK_SHORT:
-        case VTK_UNSIGNED_SHORT: case VTK_INT: case VTK_UNSIGNED_INT: case VTK_LONG:
-        case VTK_UNSIGNED_LONG: case VTK_LONG_LONG: case VTK_UNSIGNED_LONG_LONG: case VTK_ID_TYPE:
-            return true;
-        default:
-            return false;
-    }
-}
-
 std::string arrayList(vtkCellData* cd) {
     std::string s;
     for (int i = 0; i < cd->GetNumberOfArrays(); ++i) {
@@ -169,19 +159,30 @@ std::string arrayList(vtkCellData* cd) {
     return s.empty() ? "none" : s;
 }
 
+// Lower case without spaces, '_' and '-': "Tissue Type", "tissue_type" and "TissueType" match.
+std::string normalName(const std::string& s) {
+    std::string n;
+    for (char c : s)
+        if (c != ' ' && c != '_' && c != '-') n += char(std::tolower(static_cast<unsigned char>(c)));
+    return n;
+}
+
 vtkDataArray* findRegionArray(const std::string& file, vtkCellData* cd, const std::string& wanted) {
     if (!wanted.empty()) {
         vtkDataArray* a = cd->GetArray(wanted.c_str());
         if (!a) fail(file, "no cell array \"" + wanted + "\" for the regions (cell arrays: " + arrayList(cd) + ")");
         return a;
     }
-    for (const char* name : {"Region", "Tissue Type"})
-        if (vtkDataArray* a = cd->GetArray(name)) return a;
-    for (int i = 0; i < cd->GetNumberOfArrays(); ++i) {
-        vtkDataArray* a = cd->GetArray(i);
-        if (a && a->GetName() && isIntegerType(a->GetDataType())) return a;
-    }
-    return nullptr;
+    for (const std::string& name : VTKMeshReader::regionArrayNames())
+        for (int i = 0; i < cd->GetNumberOfArrays(); ++i) {
+            vtkDataArray* a = cd->GetArray(i);
+            if (a && a->GetName() && normalName(a->GetName()) == normalName(name)) return a;
+        }
+    // A one-region mesh is a guess that silently changes the physics: ask instead.
+    fail(file, "no region cell array found (cell arrays: " + arrayList(cd) +
+                   "); name it with --region-array NAME (Tcl: regionArrayName NAME), or ask for one region "
+                   "with --single-region (Tcl: singleRegion 1). Names tried: Region, Tissue Type, Material, "
+                   "Label, CellEntityIds, gmsh:physical, medit:ref, ... (docs/MESH_CHECKS.md)");
 }
 
 std::vector<uint32_t> regionLabels(const std::string& file, vtkDataArray* a, size_t nTetras) {
@@ -238,15 +239,23 @@ void VTKMeshReader::read() {
     std::vector<TetraPoints> tets = gridTetras(file, g, vtkIdType(pts.size() - 1));
     vtkCellData* cd = g->GetCellData();
     auto arrays = namedCellArrays(file, g);
-    vtkDataArray* ra = findRegionArray(file, cd, regionArrayName_);
+    vtkDataArray* ra = singleRegion_ ? nullptr : findRegionArray(file, cd, regionArrayName_);
     std::vector<uint32_t> regions = regionLabels(file, ra, tets.size() - 1);
     try {
-        mesh_ = std::make_unique<TetraMesh>(std::move(pts), std::move(tets), std::move(regions));
+        mesh_ = std::make_unique<TetraMesh>(std::move(pts), std::move(tets), std::move(regions), check_);
     } catch (const ModelError& e) {
         throw ModelError(file + ": " + e.what());
     }
     cellData_ = std::move(arrays);  // only after success: a failed read leaves nothing behind
     regionArrayUsed_ = ra ? ra->GetName() : "";
+}
+
+const std::vector<std::string>& VTKMeshReader::regionArrayNames() {
+    static const std::vector<std::string> names{
+        "Region", "Regions", "RegionId", "Tissue Type", "Tissue", "TissueId", "Material", "Materials",
+        "MaterialId", "MaterialIds", "Label", "Labels", "LabelId", "CellEntityIds", "gmsh:physical",
+        "medit:ref", "tetgen:ref", "ref", "Subdomain", "Subdomains", "Domain", "cell_markers", "ObjectId"};
+    return names;
 }
 
 TetraMesh& VTKMeshReader::mesh() {

@@ -18,11 +18,21 @@ public:
 
     void filename(const std::string& f) { filename_ = f; }
     const std::string& filename() const { return filename_; }
-    // Cell array holding the region labels. Empty (the default) tries "Region", then
-    // "Tissue Type" (FullMonte 2018), then the first integer cell array; a file with none of
-    // these gives every tetra region 1. A name set here must exist.
+    // Cell array holding the region labels (integer or float with whole values). Empty (the
+    // default) takes the first of regionArrayNames() present, compared ignoring case, spaces,
+    // '_' and '-'; when none is present read() fails listing the arrays found. A name set here
+    // must exist.
     void regionArrayName(const std::string& name) { regionArrayName_ = name; }
     const std::string& regionArrayName() const { return regionArrayName_; }
+    // The names tried, in order: what FullMonte, MMC/iso2mesh, meshio (gmsh, medit, tetgen),
+    // VTK's own filters and common tools call a cell label array.
+    static const std::vector<std::string>& regionArrayNames();
+    // Every tetra region 1, whatever the arrays (a mesh without labels, on purpose).
+    void singleRegion(bool on) { singleRegion_ = on; }
+    bool singleRegion() const { return singleRegion_; }
+    // Mesh checks (Geometry/MeshCheck.hpp): allowDefects lets cracks and folds through as warnings.
+    void checkOptions(const MeshCheckOptions& o) { check_ = o; }
+    const MeshCheckOptions& checkOptions() const { return check_; }
 
     // Throws FormatError ("file: reason") for unreadable, malformed or non-tetra files and
     // ModelError ("file: mesh: ...") for a mesh that cannot be simulated.
@@ -31,7 +41,7 @@ public:
     // The mesh read (throws Error before a successful read()). takeMesh() moves it out.
     TetraMesh& mesh();
     TetraMesh takeMesh();
-    // The region array actually used ("" when none was found and all tetras are region 1).
+    // The region array actually used ("" with singleRegion).
     const std::string& regionArrayUsed() const { return regionArrayUsed_; }
 
     // Every cell array in the file, region array included, as doubles with a dummy 0 in front
@@ -41,6 +51,8 @@ public:
 
 private:
     std::string filename_, regionArrayName_, regionArrayUsed_;
+    bool singleRegion_ = false;
+    MeshCheckOptions check_;
     std::unique_ptr<TetraMesh> mesh_;
     std::vector<std::pair<std::string, std::vector<double>>> cellData_;
 };

@@ -23,7 +23,10 @@ namespace {
 const char* kUsage =
     "usage: fullmonte-vtk --mesh MESH --output OUT.vtu [options]\n"
     "  --mesh FILE          TIM-OS .mesh, or a VTK .vtk/.vtu tetra mesh\n"
-    "  --region-array NAME  region cell array of a VTK mesh (default: Region, Tissue Type, first integer array)\n"
+    "  --region-array NAME  region cell array of a VTK mesh (default: the first of Region, Tissue Type,\n"
+    "                       Material, Label, CellEntityIds, gmsh:physical, medit:ref, ... present)\n"
+    "  --single-region      a VTK mesh without region labels: every tetra region 1\n"
+    "  --allow-defects      accept a mesh with cracks or folded tetras (docs/MESH_CHECKS.md)\n"
     "  --output FILE        .vtu (XML) or .vtk (legacy binary): cell data Region + the arrays below\n"
     "  --results DIR        a fullmonte-run output folder: adds its fluence.txt and volume_energy.txt\n"
     "                       (and surface_exit.txt to --surface)\n"
@@ -45,8 +48,8 @@ Args parse(int argc, char** argv) {
     Args a;
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
-        if (k == "--help" || k == "-h") {
-            a["--help"] = "";
+        if (k == "--help" || k == "-h" || k == "--single-region" || k == "--allow-defects") {
+            a[k == "-h" ? "--help" : k] = "";
             continue;
         }
         bool known = false;
@@ -75,13 +78,21 @@ std::vector<double> numbers(const std::string& key, const std::string& s, char s
 TetraMesh readMesh(const Args& a) {
     std::string path = a.at("--mesh");
     std::string ext = fs::path(path).extension().string();
+    MeshCheckOptions check;
+    check.allowDefects = a.count("--allow-defects") > 0;
+    TetraMesh m;
     if (ext == ".vtk" || ext == ".vtu") {
         VTKMeshReader r(path);
         if (a.count("--region-array")) r.regionArrayName(a.at("--region-array"));
+        r.singleRegion(a.count("--single-region") > 0);
+        r.checkOptions(check);
         r.read();
-        return r.takeMesh();
+        m = r.takeMesh();
+    } else {
+        m = readTIMOSMesh(path, check);
     }
-    return readTIMOSMesh(path);
+    for (const std::string& w : m.checkReport().warnings()) std::cerr << "fullmonte-vtk: warning: " << w << "\n";
+    return m;
 }
 
 struct SurfaceExit {

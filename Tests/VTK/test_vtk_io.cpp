@@ -183,8 +183,11 @@ BOOST_AUTO_TEST_CASE(region_array_is_found_or_named) {
     r.regionArrayName("Material");
     expectError<FormatError>([&] { r.read(); }, {tissue, "Material", "Tissue Type"});
 
+    // No labels: an error listing the arrays (never a silent one-region mesh), unless asked for.
     std::string bare = writeText("bare.vtk", legacyTwoTetras(""));
     VTKMeshReader b(bare);
+    expectError<FormatError>([&] { b.read(); }, {bare, "no region cell array found (cell arrays: none)", "--region-array"});
+    b.singleRegion(true);
     b.read();
     BOOST_CHECK_EQUAL(b.regionArrayUsed(), "");
     BOOST_CHECK_EQUAL(b.mesh().region(1), 1u);
@@ -194,6 +197,37 @@ BOOST_AUTO_TEST_CASE(region_array_is_found_or_named) {
     expectError<FormatError>([&] { VTKMeshReader z(zero); z.read(); }, {zero, "cell 1", "region 0"});
     std::string half = writeText("half.vtk", legacyTwoTetras("CELL_DATA 2\nSCALARS Region float 1\nLOOKUP_TABLE default\n1 1.5\n"));
     expectError<FormatError>([&] { VTKMeshReader z(half); z.read(); }, {half, "region 1.5"});
+}
+
+// What other tools call the label array (meshio: gmsh:physical, medit:ref; VTK: CellEntityIds;
+// iso2mesh and others: Material, Label(s)), as int or float, is found by name, whatever its case.
+BOOST_AUTO_TEST_CASE(region_arrays_by_their_usual_names) {
+    struct Case {
+        const char* name;
+        const char* type;
+    };
+    for (Case c : {Case{"gmsh:physical", "int"}, Case{"medit:ref", "int"}, Case{"CellEntityIds", "long"},
+                   Case{"material", "float"}, Case{"Labels", "double"}, Case{"tissue_type", "int"},
+                   Case{"REGION", "unsigned_short"}}) {
+        std::string f = writeText("named.vtk", legacyTwoTetras(
+            std::string("CELL_DATA 2\nSCALARS Fluence float 1\nLOOKUP_TABLE default\n0.5 0.25\n") +
+            "SCALARS " + c.name + " " + c.type + " 1\nLOOKUP_TABLE default\n3 7\n"));
+        VTKMeshReader r(f);
+        r.read();
+        BOOST_CHECK_EQUAL(r.regionArrayUsed(), c.name);
+        BOOST_CHECK_EQUAL(r.mesh().region(1), 3u);
+        BOOST_CHECK_EQUAL(r.mesh().region(2), 7u);
+    }
+    // Float labels that are not whole numbers, and a file whose arrays are none of the names.
+    std::string frac = writeText("frac.vtk", legacyTwoTetras("CELL_DATA 2\nSCALARS Material float 1\nLOOKUP_TABLE default\n1 2.5\n"));
+    expectError<FormatError>([&] { VTKMeshReader z(frac); z.read(); }, {frac, "cell 1", "region 2.5", "\"Material\""});
+    std::string other = writeText("other.vtk", legacyTwoTetras(
+        "CELL_DATA 2\nSCALARS Fluence float 1\nLOOKUP_TABLE default\n0.5 0.25\nSCALARS Organ int 1\nLOOKUP_TABLE default\n1 2\n"));
+    VTKMeshReader o(other);
+    expectError<FormatError>([&] { o.read(); }, {other, "no region cell array found", "\"Fluence\", \"Organ\""});
+    o.regionArrayName("Organ");
+    o.read();
+    BOOST_CHECK_EQUAL(o.mesh().region(2), 2u);
 }
 
 BOOST_AUTO_TEST_CASE(non_tetra_cells_are_named) {

@@ -1,0 +1,371 @@
+#include "Geometry/MeshCheck.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+#include <unordered_map>
+
+#include "Geometry/TetraMesh.hpp"
+
+namespace fm {
+
+namespace {
+
+constexpr size_t kExamples = 3;
+
+std::string at(const Point3& p) { return pointText(p); }
+
+struct UnionFind {
+    std::vector<uint32_t> parent;
+    explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0u); }
+    uint32_t find(uint32_t a) {
+        while (parent[a] != a) a = parent[a] = parent[parent[a]];
+        return a;
+    }
+    void join(uint32_t a, uint32_t b) {
+        a = find(a);
+        b = find(b);
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);  // the root is the lowest id
+    }
+};
+
+// Uniform hash grid over points: cell side h >= tol, so coincident points are in
+// neighbouring cells. Cell indices are packed 21 bits per axis.
+struct PointHash {
+    Point3 lo;
+    double h;
+    std::unordered_map<uint64_t, uint32_t> head;  // cell -> first point
+    std::vector<uint32_t> next;                   // point -> next point in its cell (0 ends)
+
+    PointHash(const std::vector<Point3>& pts, const std::vector<char>& used, double tol) : next(pts.size(), 0) {
+        Point3 hi{-1e300, -1e300, -1e300};
+        lo = {1e300, 1e300, 1e300};
+        for (size_t i = 1; i < pts.size(); ++i)
+            if (used[i])
+                for (int k = 0; k < 3; ++k) {
+                    lo[k] = std::min(lo[k], pts[i][k]);
+                    hi[k] = std::max(hi[k], pts[i][k]);
+                }
+        double span = 0;
+        for (int k = 0; k < 3; ++k) span = std::max(span, hi[k] - lo[k]);
+        h = std::max({tol, span / 1e6, 1e-300});
+        head.reserve(pts.size());
+        for (size_t i = pts.size() - 1; i >= 1; --i)
+            if (used[i]) {
+                auto [it, fresh] = head.emplace(key(cell(pts[i])), uint32_t(i));
+                if (!fresh) {
+                    next[i] = it->second;
+                    it->second = uint32_t(i);
+                }
+            }
+    }
+    std::array<int64_t, 3> cell(const Point3& p) const {
+        return {int64_t(std::floor((p[0] - lo[0]) / h)), int64_t(std::floor((p[1] - lo[1]) / h)),
+                int64_t(std::floor((p[2] - lo[2]) / h))};
+    }
+    static uint64_t key(const std::array<int64_t, 3>& c) {
+        auto f = [](int64_t v) { return uint64_t(v + 1) & 0x1fffffu; };
+        return f(c[0]) | (f(c[1]) << 21) | (f(c[2]) << 42);
+    }
+};
+
+MeshDefect defect(const std::string& kind, MeshDefect::Severity s, const std::string& what) {
+    MeshDefect d;
+    d.kind = kind;
+    d.severity = s;
+    d.what = what;
+    return d;
+}
+
+void note(MeshDefect& d, const std::string& example) {
+    ++d.count;
+    if (d.examples.size() < kExamples) d.examples.push_back(example);
+}
+
+void checkComponents(const TetraMesh& m, MeshCheckReport& rep) {
+    UnionFind uf(m.tetraCount() + 1);
+    for (uint32_t f = 1; f <= m.faceCount(); ++f)
+        if (m.face(f).other) uf.join(m.face(f).owner, m.face(f).other);
+    std::vector<uint32_t> size(m.tetraCount() + 1, 0);
+    for (uint32_t t = 1; t <= m.tetraCount(); ++t) ++size[uf.find(t)];
+    MeshDefect d = defect("connected components", MeshDefect::Warning,
+                          "separate pieces (no shared face between them); fine for separate bodies, "
+                          "a sign of unjoined surfaces otherwise");
+    for (uint32_t t = 1; t <= m.tetraCount(); ++t)
+        if (size[t]) {
+            ++rep.components;
+            note(d, std::to_string(size[t]) + " tetras from tetra " + std::to_string(t) + " (region " +
+                        std::to_string(m.region(t)) + ")");
+        }
+    if (rep.components > 1) rep.add(d);
+}
+
+void checkCoincidentVertices(const TetraMesh& m, MeshCheckReport& rep) {
+    std::vector<char> used(m.points().size(), 0);
+    for (uint32_t t = 1; t <= m.tetraCount(); ++t)
+        for (uint32_t v : m.tetra(t)) used[v] = 1;
+    auto pairs = coincidentPoints(m.points(), used, rep.tolerance);
+    if (pairs.empty()) return;
+    std::ostringstream what;
+    what << "point pairs closer than the tolerance (" << rep.tolerance
+         << "): one position under two ids; merging coincident vertices joins them";
+    MeshDefect d = defect("coincident vertices", MeshDefect::Warning, what.str());
+    for (auto [a, b] : pairs)
+        note(d, "points " + std::to_string(a) + " and " + std::to_string(b) + " at " + at(m.point(a)));
+    rep.add(d);
+}
+
+// Cell side for the boundary-face grid: at least h, doubled until the faces' bounding boxes
+// cover a bounded number of cells (a few huge faces among many small ones would otherwise fill
+// (L/h)^3 cells each).
+double boundedCellSize(const TetraMesh& m, const std::vector<uint32_t>& B, double h, double tol) {
+    const double budget = 16.0 * B.size() + 1e6;
+    for (;;) {
+        double cells = 0;
+        for (uint32_t f : B) {
+            double c = 1;
+            for (int k = 0; k < 3; ++k) {
+                double mn = 1e300, mx = -1e300;
+                for (uint32_t v : m.face(f).points) {
+                    mn = std::min(mn, m.point(v)[k]);
+                    mx = std::max(mx, m.point(v)[k]);
+                }
+                c *= (mx - mn + 2 * tol) / h + 2;
+            }
+            cells += c;
+        }
+        if (cells <= budget) return h;
+        h *= 2;
+    }
+}
+
+// Boundary faces lying on other boundary faces with the opposite normal: two surfaces meant to
+// be one interface but meshed apart. A packet reaching one exits the mesh there.
+void checkCracks(const TetraMesh& m, MeshCheckReport& rep) {
+    const auto& B = m.boundaryFaces();
+    if (B.size() < 2) return;
+    double area = 0;
+    for (uint32_t f : B) area += m.face(f).area;
+    double h = std::max(std::sqrt(2 * area / B.size()), 1e-300);  // about one face per cell
+    auto span = m.bounds();
+    Point3 lo = span[0];
+    double extent = 0;
+    for (int k = 0; k < 3; ++k) extent = std::max(extent, span[1][k] - span[0][k]);
+    h = std::max(h, extent / 1e6);
+    h = boundedCellSize(m, B, h, rep.tolerance);
+    auto cellOf = [&](double x, int k) { return int64_t(std::floor((x - lo[k]) / h)); };
+    std::unordered_map<uint64_t, std::vector<uint32_t>> grid;
+    grid.reserve(B.size() * 2);
+    const double tol = rep.tolerance;
+    for (uint32_t f : B) {
+        int64_t c0[3], c1[3];
+        for (int k = 0; k < 3; ++k) {
+            double mn = 1e300, mx = -1e300;
+            for (uint32_t v : m.face(f).points) {
+                mn = std::min(mn, m.point(v)[k]);
+                mx = std::max(mx, m.point(v)[k]);
+            }
+            c0[k] = cellOf(mn - tol, k);
+            c1[k] = cellOf(mx + tol, k);
+        }
+        for (int64_t z = c0[2]; z <= c1[2]; ++z)
+            for (int64_t y = c0[1]; y <= c1[1]; ++y)
+                for (int64_t x = c0[0]; x <= c1[0]; ++x) grid[PointHash::key({x, y, z})].push_back(f);
+    }
+    MeshDefect d = defect("cracks", MeshDefect::Error,
+                          "boundary faces lying on another boundary face (surfaces meshed apart, not joined): "
+                          "light leaves the mesh through them");
+    double crackArea = 0;
+    for (uint32_t f : B) {
+        const MeshFace& F = m.face(f);
+        Point3 c{0, 0, 0};
+        for (uint32_t v : F.points)
+            for (int k = 0; k < 3; ++k) c[k] += m.point(v)[k] / 3;
+        auto it = grid.find(PointHash::key({cellOf(c[0], 0), cellOf(c[1], 1), cellOf(c[2], 2)}));
+        if (it == grid.end()) continue;
+        for (uint32_t g : it->second) {
+            const MeshFace& G = m.face(g);
+            if (g == f || dotP(F.normal, G.normal) > -0.999) continue;
+            const Point3& a = m.point(G.points[0]);
+            if (std::fabs(dotP(G.normal, sub(c, a))) > tol) continue;
+            bool inside = true;
+            for (int k = 0; k < 3 && inside; ++k) {
+                const Point3& u = m.point(G.points[k]);
+                const Point3& v = m.point(G.points[(k + 1) % 3]);
+                inside = dotP(crossP(sub(v, u), sub(c, u)), G.normal) >= -tol * normP(sub(v, u));
+            }
+            if (!inside) continue;
+            crackArea += F.area;
+            note(d, "face " + std::to_string(f) + " (tetra " + std::to_string(F.owner) + ", region " +
+                        std::to_string(m.region(F.owner)) + ") lies on face " + std::to_string(g) + " (tetra " +
+                        std::to_string(G.owner) + ", region " + std::to_string(m.region(G.owner)) + ") at " + at(c));
+            break;
+        }
+    }
+    if (d.count) {
+        std::ostringstream o;
+        o << " (total area " << crackArea << ", in squared mesh units)";
+        d.what += o.str();
+        rep.add(d);
+    }
+}
+
+// Two tetras sharing a face must lie on opposite sides of it; on the same side they overlap
+// (a folded or inverted element among correctly oriented ones).
+void checkFolds(const TetraMesh& m, MeshCheckReport& rep) {
+    MeshDefect d = defect("folded tetras", MeshDefect::Error,
+                          "neighbours on the same side of their shared face (overlapping volumes: an "
+                          "inverted element)");
+    for (uint32_t f = 1; f <= m.faceCount(); ++f) {
+        const MeshFace& F = m.face(f);
+        if (!F.other) continue;
+        uint32_t opp = 0;
+        for (uint32_t v : m.tetra(F.other))
+            if (v != F.points[0] && v != F.points[1] && v != F.points[2]) opp = v;
+        double hgt = dotP(F.normal, sub(m.point(opp), m.point(F.points[0])));
+        if (hgt <= 0)
+            note(d, "tetras " + std::to_string(F.owner) + " and " + std::to_string(F.other) + " at face " +
+                        std::to_string(f) + " " + at(m.point(F.points[0])));
+    }
+    if (d.count) rep.add(d);
+}
+
+void checkEmptyRegions(const TetraMesh& m, MeshCheckReport& rep) {
+    std::vector<size_t> n(m.regionCount(), 0);
+    for (uint32_t t = 1; t <= m.tetraCount(); ++t) ++n[m.region(t)];
+    MeshDefect d = defect("empty regions", MeshDefect::Warning,
+                          "region labels below the largest with no tetra (their materials are unused)");
+    for (uint32_t r = 1; r < m.regionCount(); ++r)
+        if (!n[r]) note(d, "region " + std::to_string(r));
+    if (d.count) rep.add(d);
+}
+
+}  // namespace
+
+std::string pointText(const Point3& p) {
+    std::ostringstream o;
+    o.precision(9);
+    o << "(" << p[0] << " " << p[1] << " " << p[2] << ")";
+    return o.str();
+}
+
+std::string MeshDefect::line() const {
+    std::ostringstream o;
+    o << kind << ": " << count << " " << what;
+    for (size_t i = 0; i < examples.size(); ++i) o << (i ? "; " : ", e.g. ") << examples[i];
+    if (count > examples.size()) o << "; ...";
+    return o.str();
+}
+
+void MeshCheckReport::add(MeshDefect d) { defects.push_back(std::move(d)); }
+
+bool MeshCheckReport::hasFatal() const {
+    for (const auto& d : defects)
+        if (d.severity == MeshDefect::Fatal) return true;
+    return false;
+}
+
+bool MeshCheckReport::hasErrors() const {
+    for (const auto& d : defects)
+        if (d.severity != MeshDefect::Warning) return true;
+    return false;
+}
+
+std::string MeshCheckReport::errorText() const {
+    std::string s = "mesh check failed:";
+    bool fatal = hasFatal();
+    for (const auto& d : defects)
+        if (d.severity != MeshDefect::Warning) s += "\n  " + d.line();
+    if (fatal)
+        s += "\n  (the kernels cannot run on such a mesh; fix the mesh file)";
+    else
+        s += "\n  (repair: merge coincident vertices with Tcl MeshRepair, C++ mergeCoincidentVertices or "
+             "fullmonte-mesh --repair; or accept the defects with --allow-defects, Tcl: allowDefects 1 on the "
+             "reader; docs/MESH_CHECKS.md)";
+    return s;
+}
+
+std::vector<std::string> MeshCheckReport::warnings() const {
+    std::vector<std::string> w;  // allowed errors first: they change the physics
+    for (const auto& d : defects)
+        if (d.severity != MeshDefect::Warning) w.push_back("mesh (allowed defect): " + d.line());
+    for (const auto& d : defects)
+        if (d.severity == MeshDefect::Warning) w.push_back("mesh: " + d.line());
+    return w;
+}
+
+double meshTolerance(const std::vector<Point3>& points, const MeshCheckOptions& opt) {
+    if (opt.tolerance > 0) return opt.tolerance;
+    Point3 lo{1e300, 1e300, 1e300}, hi{-1e300, -1e300, -1e300};
+    for (size_t i = 1; i < points.size(); ++i)
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = std::min(lo[k], points[i][k]);
+            hi[k] = std::max(hi[k], points[i][k]);
+        }
+    return points.size() > 1 ? MeshCheckOptions::kRelativeTolerance * normP(sub(hi, lo)) : 0.0;
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> coincidentPoints(const std::vector<Point3>& pts,
+                                                            const std::vector<char>& used, double tol) {
+    std::vector<std::pair<uint32_t, uint32_t>> out;
+    if (pts.size() < 3 || !(tol > 0)) return out;
+    PointHash H(pts, used, tol);
+    const double tol2 = tol * tol;
+    for (uint32_t i = 1; i < pts.size(); ++i) {
+        if (!used[i]) continue;
+        auto c = H.cell(pts[i]);
+        // Only the neighbour cells within tol of the point: usually none, one lookup per point.
+        int lo[3], hi[3];
+        for (int k = 0; k < 3; ++k) {
+            double f = (pts[i][k] - H.lo[k]) / H.h - double(c[k]);
+            lo[k] = f * H.h <= tol ? -1 : 0;
+            hi[k] = (1 - f) * H.h <= tol ? 1 : 0;
+        }
+        for (int dz = lo[2]; dz <= hi[2]; ++dz)
+            for (int dy = lo[1]; dy <= hi[1]; ++dy)
+                for (int dx = lo[0]; dx <= hi[0]; ++dx) {
+                    auto it = H.head.find(PointHash::key({c[0] + dx, c[1] + dy, c[2] + dz}));
+                    if (it == H.head.end()) continue;
+                    for (uint32_t j = it->second; j; j = H.next[j]) {
+                        if (j <= i) continue;
+                        Point3 e = sub(pts[i], pts[j]);
+                        if (dotP(e, e) <= tol2) out.push_back({i, j});
+                    }
+                }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+void checkDuplicateTetras(const std::vector<TetraPoints>& tetras, const std::vector<Point3>& points,
+                          MeshCheckReport& rep) {
+    std::vector<std::pair<TetraPoints, uint32_t>> keys;
+    keys.reserve(tetras.size());
+    for (uint32_t t = 1; t < tetras.size(); ++t) {
+        TetraPoints k = tetras[t];
+        std::sort(k.begin(), k.end());
+        keys.push_back({k, t});
+    }
+    std::sort(keys.begin(), keys.end());
+    MeshDefect d = defect("duplicated tetras", MeshDefect::Fatal,
+                          "tetras listing the same four points as an earlier one (the volume would count twice)");
+    for (size_t i = 1; i < keys.size(); ++i)
+        if (keys[i].first == keys[i - 1].first) {
+            size_t j = i;
+            while (j > 0 && keys[j - 1].first == keys[i].first) --j;
+            note(d, "tetra " + std::to_string(keys[i].second) + " repeats tetra " + std::to_string(keys[j].second) +
+                        " at " + at(points[keys[i].first[0]]));
+        }
+    if (d.count) rep.add(d);
+}
+
+void checkMeshStructure(const TetraMesh& mesh, MeshCheckReport& rep) {
+    checkComponents(mesh, rep);
+    checkCoincidentVertices(mesh, rep);
+    checkCracks(mesh, rep);
+    checkFolds(mesh, rep);
+    checkEmptyRegions(mesh, rep);
+}
+
+}  // namespace fm

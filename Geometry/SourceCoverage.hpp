@@ -1,0 +1,32 @@
+// How much of a source lies outside the mesh, for the warnings SourceCompiler gives: exact for
+// segments, sampled with a fixed seed (so the same model always gives the same numbers) for
+// balls and cylinders. Sampling uses TetraMesh::locate, O(1) per point.
+#pragma once
+#include <string>
+
+#include "Geometry/TetraMesh.hpp"
+
+namespace fm {
+
+constexpr int kCoverageSamples = 20000;
+
+// Fraction of sampled points of the emitter that fall outside the mesh (0 when none does).
+struct Coverage {
+    double outside = 0;  // emitter points outside the mesh
+    double lost = 0;     // of which the kernel launches and books abnormal (cylinder surface)
+    int samples = 0;
+};
+
+Coverage ballCoverage(const TetraMesh& mesh, const Point3& centre, double radius);
+Coverage cylinderVolumeCoverage(const TetraMesh& mesh, const Point3& a, const Point3& b, double radius);
+// Lateral surface: `outside` counts points whose axis point is outside (the kernel does not
+// emit there), `lost` those whose axis point is inside but surface point outside.
+Coverage cylinderSurfaceCoverage(const TetraMesh& mesh, const Point3& a, const Point3& b, double radius);
+
+// "about 12.3% (+-0.2%, 20000 samples)" or "12.3%" when exact (samples == 0).
+std::string percentOutside(double fraction, int samples);
+
+// True when p lies within the location tolerance of a boundary face of tetra t.
+bool onMeshBoundary(const TetraMesh& mesh, uint32_t t, const Point3& p);
+
+}  // namespace fm
