@@ -16,9 +16,12 @@
 #include "Tcl/TclQueries.hpp"
 #include "Tcl/TclStorage.hpp"
 #include "Tcl/TclBatch.hpp"
+#include "Tcl/TclSummary.hpp"
+#include "Tcl/TclCOMSOL.hpp"
 #ifdef FM_TCL_VTK
 #include "Tcl/TclVTK.hpp"
 #include "Tcl/TclVTKCompat.hpp"
+#include "Tcl/TclVTKPipeline.hpp"
 #endif
 #ifdef FM_TCL_MCML
 #include "Tcl/TclMCML.hpp"
@@ -163,6 +166,7 @@ if (!dcast) {
 %nodefaultctor FMvtkDataSetAttributes;
 %nodefaultctor FMvtkDataSet;
 %nodefaultctor FMvtkWriter;
+%nodefaultctor FMvtkAlgorithmOutput;
 %newobject FMvtkDataSetAttributes::GetArray;
 %newobject FMvtkDataSet::GetCellData;
 %newobject FMvtkDataSet::GetPointData;
@@ -177,6 +181,13 @@ if (!dcast) {
 %newobject FMvtkFullMonteMeshFromUnstructuredGrid::meshPtr;
 %newobject FMvtkFullMontePacketPositionTraceSetToPolyData::getPolyData;
 %include "Tcl/TclVTKCompat.hpp"
+// ---- vtkFieldData, vtkDataObject, vtkMergeDataObjectFilter (issue 25, Tcl/TclVTKPipeline.hpp) ----
+%newobject FMvtkFieldData::GetArray;
+%newobject FMvtkDataObject::GetFieldData;
+%newobject FMvtkMergeDataObjectFilter::GetOutput;
+%newobject FMvtkMergeDataObjectFilter::GetOutputPort;
+%fm_factory(FMvtkDataSet* FMvtkMergeDataObjectFilter::GetOutput, FMvtkUnstructuredGrid, FMvtkPolyData);
+%include "Tcl/TclVTKPipeline.hpp"
 // ---- end FullMonte 2018 VTK commands ----
 #endif
 
@@ -202,3 +213,9 @@ if (!dcast) {
 %newobject BatchRunner::materials;
 %newobject BatchRunner::result;
 %include "Tcl/TclBatch.hpp"
+
+// ---- OutputDataSummarize (issue 25, Tcl/TclSummary.hpp; FullMonte.tcl prints `visit`) ----
+%include "Tcl/TclSummary.hpp"
+// ---- COMSOLMeshReader/Writer (issue 25, Tcl/TclCOMSOL.hpp) ----
+%newobject COMSOLMeshReader::mesh;
+%include "Tcl/TclCOMSOL.hpp"

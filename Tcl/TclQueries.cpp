@@ -13,10 +13,11 @@ namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// A SpatialMap, or a DirectedSurface output (its directed map), as FullMonte's queries took both.
 MapPtr mapOf(OutputData* d, const std::string& what) {
-    auto* m = dynamic_cast<SpatialMap*>(&fmtcl::need(d, what));
+    MapPtr m = mapDataOf(fmtcl::need(d, what));
     if (!m) throw ParameterError(what + ": expected a spatial map, got " + d->type() + " '" + d->name() + "'");
-    return m->data();
+    return m;
 }
 
 // Size of element i of a map: tetra volume, face area, or the face area of a directed entry.
