@@ -19,6 +19,12 @@ struct Line {
     std::string data, label;
 };
 
+std::string num(double v) {
+    std::ostringstream ss;
+    ss << v;
+    return ss.str();
+}
+
 std::string trim(const std::string& s) {
     size_t a = s.find_first_not_of(" \t\r");
     if (a == std::string::npos) return "";
@@ -151,7 +157,7 @@ private:
                 double v = tets_[t][size_t(k)] - double(base_);
                 if (v != std::floor(v) || v < 0 || v >= double(points_.size()))
                     fail(tetLine_ + 1 + int(t), "tet element " + std::to_string(t) + ": vertex " +
-                                                    std::to_string(tets_[t][size_t(k)]) + " is not one of the " +
+                                                    num(tets_[t][size_t(k)]) + " is not one of the " +
                                                     std::to_string(points_.size()) + " vertices (lowest index " +
                                                     std::to_string(base_) + ")");
                 T[size_t(k)] = uint32_t(v) + 1;
@@ -167,7 +173,7 @@ private:
             for (size_t t = 0; t < domains_.size(); ++t) {
                 double v = domains_[t][0];
                 if (v < 0 || v != std::floor(v) || v > 1e9)
-                    fail(domainLine_ + 1 + int(t), "geometric entity index " + std::to_string(v) + " is not a whole number >= 0");
+                    fail(domainLine_ + 1 + int(t), "geometric entity index " + num(v) + " is not a whole number >= 0");
                 regions[t + 1] = uint32_t(v + shift);
             }
         }

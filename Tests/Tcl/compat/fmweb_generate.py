@@ -65,6 +65,10 @@ CASES = {
     'web_surface': session('TetraSurfaceKernel', [POINT]),
     'web_internal': session('TetraInternalKernel', [POINT], scored=[2]),
     'web_internal2': session('TetraInternalKernel', [POINT], scored=[2, 1]),
+    # What the site generates on a GPU instance.
+    'web_cuda_volume': session('TetraCUDAVolumeKernel', [POINT]),
+    'web_cuda_sv': session('TetraCUDASVKernel', [POINT]),
+    'web_cuda_internal': session('TetraCUDAInternalKernel', [POINT], scored=[2]),
 }
 
 
