@@ -58,12 +58,7 @@ void FMvtkFieldData::Delete() {}
 FMvtkDataObject::FMvtkDataObject()
     : f_(std::make_shared<std::shared_ptr<vc::Attributes>>(std::make_shared<vc::Attributes>())) {}
 void FMvtkDataObject::SetFieldData(FMvtkFieldData* f) { *f_ = fmtcl::need(f, "vtkDataObject SetFieldData").ptr(); }
-FMvtkFieldData* FMvtkDataObject::GetFieldData() const {
-    auto* r = new FMvtkFieldData();
-    r->Initialize();
-    for (const auto& a : (*f_)->arrays) r->ptr()->add(a);
-    return r;
-}
+FMvtkFieldData* FMvtkDataObject::GetFieldData() const { return new FMvtkFieldData(*f_); }
 void FMvtkDataObject::Delete() {}
 
 // ---- vtkMergeDataObjectFilter ----

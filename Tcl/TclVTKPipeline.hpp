@@ -13,6 +13,7 @@
 
 #ifndef SWIG
 #include <memory>
+#include <utility>
 #endif
 
 // vtkFieldData: named arrays, each added once by name (AddArray replaces one of the same name).
@@ -31,6 +32,7 @@ public:
     void Initialize();                            // removes every array
     void Delete();
 #ifndef SWIG
+    explicit FMvtkFieldData(std::shared_ptr<fm::vtkcompat::Attributes> f) : f_(std::move(f)) {}
     const std::shared_ptr<fm::vtkcompat::Attributes>& ptr() const { return f_; }
 private:
     std::shared_ptr<fm::vtkcompat::Attributes> f_;
@@ -42,7 +44,7 @@ class FMvtkDataObject {
 public:
     FMvtkDataObject();
     void SetFieldData(FMvtkFieldData* f);         // shared: later AddArray calls are seen
-    FMvtkFieldData* GetFieldData() const;
+    FMvtkFieldData* GetFieldData() const;         // the same field data (not a copy), as in VTK
     void Delete();
 #ifndef SWIG
     using Slot = std::shared_ptr<std::shared_ptr<fm::vtkcompat::Attributes>>;
