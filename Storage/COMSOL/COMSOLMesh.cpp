@@ -1,5 +1,6 @@
 #include "Storage/COMSOL/COMSOLMesh.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -79,7 +80,7 @@ private:
     // The data lines (no '#') that follow line i_, as many as `n`, each with `k` numbers.
     std::vector<std::vector<double>> block(long long n, int k, const std::string& what) {
         std::vector<std::vector<double>> rows;
-        rows.reserve(size_t(n));
+        rows.reserve(std::min(size_t(n), lines_.size() - i_));  // a count is not trusted for memory
         for (long long r = 0; r < n; ++r) {
             if (i_ + 1 >= lines_.size() || !lines_[i_ + 1].label.empty() || lines_[i_ + 1].data.empty())
                 fail(i_ + 1 < lines_.size() ? lines_[i_ + 1].number : lastLine(),
