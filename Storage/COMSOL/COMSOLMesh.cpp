@@ -107,6 +107,7 @@ private:
         const Line& l = lines_[i_];
         const std::string& lab = l.label;
         if (is(lab, {"class"})) {
+            type_.clear();  // a new object (e.g. a selection after the mesh): no element type open
             if (l.data.find("Mesh") != std::string::npos && ++meshObjects_ > 1)
                 fail(l.number, "a second Mesh object: only files with one mesh are supported");
         } else if (is(lab, {"sdim", "space dimension"})) {
@@ -138,9 +139,10 @@ private:
         } else if (is(lab, {"number of geometric entity indices", "number of domains"}) && type_ == "tet") {
             entities_ = count(l, "number of geometric entity indices");
         } else if (is(lab, {"Geometric entity indices", "Domains"}) && type_ == "tet") {
-            if (entities_ != elements_)
-                fail(l.number, std::to_string(entities_) + " geometric entity indices for " + std::to_string(elements_) +
-                                   " tet elements");
+            // Against the tets actually read: a file may restate the element count afterwards.
+            if (!sawTets_ || entities_ != (long long)tets_.size())
+                fail(l.number, std::to_string(entities_) + " geometric entity indices for " +
+                                   std::to_string(tets_.size()) + " tet elements read");
             domains_ = block(entities_, 1, "tet geometric entity indices");
             domainLine_ = l.number;
         }
@@ -167,6 +169,9 @@ private:
         }
         std::vector<uint32_t> regions(tets.size(), 1);
         regions[0] = 0;
+        if (!domains_.empty() && domains_.size() != tets_.size())  // indices of an earlier tet block
+            fail(domainLine_, std::to_string(domains_.size()) + " geometric entity indices for " +
+                                  std::to_string(tets_.size()) + " tet elements");
         if (!domains_.empty()) {
             double lo = std::numeric_limits<double>::infinity();
             for (const auto& d : domains_) lo = std::min(lo, d[0]);
