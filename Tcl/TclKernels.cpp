@@ -371,7 +371,7 @@ void TetraInternalKernel::addMaps(OutputDataCollection::Items& items, const fm::
         for (auto [f, inside] : p.mesh->regionBoundary(reg)) {
             // The tally's side bit is that of the tetra being left: entering the region leaves
             // the tetra outside it.
-            size_t in = 2 * size_t(f) + (inside == p.mesh->face(f).owner ? 1 : 0);
+            size_t in = enteringIndex(*p.mesh, f, inside);
             size_t out = in ^ 1u;
             d->faces.push_back(f);
             d->in.push_back(in < r.directed.size() ? r.directed[in] : 0.0);

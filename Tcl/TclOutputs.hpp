@@ -165,6 +165,12 @@ private:
 };
 
 #ifndef SWIG
+// Index in a directed map (2*face + side, side 0 = leaving the face's owner tetra) of the weight
+// that crossed face f into the tetra `inside` (so out of the tetra on the other side).
+inline size_t enteringIndex(const fm::TetraMesh& m, uint32_t f, uint32_t inside) {
+    return 2 * size_t(f) + (inside == m.face(f).owner ? 1 : 0);
+}
+
 // The spatial map an output carries: a SpatialMap's data or a DirectedSurface's map; null for
 // anything else (event counts, histograms, ...).
 MapPtr mapDataOf(OutputData& d);

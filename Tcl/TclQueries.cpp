@@ -240,7 +240,7 @@ void DoseVolumeHistogramGenerator::updateSurface(const fm::TetraMesh& m, DoseHis
         std::vector<double> dose, area;
         for (auto [f, inside] : m.regionBoundary(r)) {
             // Directed: the side leaving the tetra outside region r, i.e. entering r.
-            dose.push_back(directed ? d.values[2 * size_t(f) + (inside == m.face(f).owner ? 1 : 0)] : d.values[f]);
+            dose.push_back(directed ? d.values[enteringIndex(m, f, inside)] : d.values[f]);
             area.push_back(m.face(f).area);
         }
         fm::DoseHistogram h = fm::doseHistogramOf(r, dose, area);

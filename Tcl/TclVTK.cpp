@@ -37,7 +37,7 @@ std::pair<std::vector<double>, std::vector<double>> directedPerFace(const MapDat
                              std::to_string(d.values.size()) + " entries, the mesh needs " +
                              std::to_string(2 * (size_t(m.faceCount()) + 1)));
     for (auto [f, inside] : m.regionBoundary(r)) {
-        size_t i = 2 * size_t(f) + (inside == m.face(f).owner ? 1 : 0);
+        size_t i = enteringIndex(m, f, inside);
         in[f] = d.values[i];
         out[f] = d.values[i ^ 1u];
     }
