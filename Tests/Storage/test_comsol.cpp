@@ -98,8 +98,7 @@ BOOST_AUTO_TEST_CASE(errors_name_file_and_line) {
     expectError(replaced(kTwoTets, "3 # sdim", "2 # sdim"), "t.mphtxt:5: space dimension 2");
     expectError(replaced(kTwoTets, "0 0 0\n1 0 0\n0 1 0\n0 0 1\n", "0 0 0\n1 0 0\n0 1 0\n1 0 0\n"), "t.mphtxt");
     expectError(std::string("0 1\n") + '\0' + "\n", "t.mphtxt:2: binary data");
-    // The element count restated after fewer tets were read (a fuzzing find: the indices were
-    // checked against the count, not against the tets read).
+    // The element count restated after fewer tets were read: the indices must match the tets read.
     expectError(replaced(kTwoTets, "2 # number of elements\n# Elements\n0 1 2 3\n1 2 3 4\n",
                          "1 # number of elements\n# Elements\n0 1 2 3\n2 # number of elements\n"),
                 "t.mphtxt:27: 2 geometric entity indices for 1 tet elements read");
