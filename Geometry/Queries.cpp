@@ -53,30 +53,39 @@ double DoseHistogram::maxDose() const {
     return dose.empty() ? std::numeric_limits<double>::quiet_NaN() : dose.back();
 }
 
-DoseHistogram doseHistogram(const TetraMesh& mesh, const std::vector<double>& dose, uint32_t region) {
+DoseHistogram doseHistogramOf(uint32_t region, const std::vector<double>& dose, const std::vector<double>& measure) {
     DoseHistogram h;
     h.region = region;
-    std::vector<uint32_t> ts;
-    for (uint32_t t = 1; t <= mesh.tetraCount() && t < dose.size(); ++t) {
-        if (mesh.region(t) != region) continue;
-        if (std::isnan(dose[t])) { ++h.undefined; continue; }
-        ts.push_back(t);
+    std::vector<size_t> idx;
+    for (size_t i = 0; i < dose.size() && i < measure.size(); ++i) {
+        if (std::isnan(dose[i])) { ++h.undefined; continue; }
+        idx.push_back(i);
     }
-    std::sort(ts.begin(), ts.end(), [&](uint32_t a, uint32_t b) { return dose[a] < dose[b]; });
-    for (uint32_t t : ts) {
-        h.dose.push_back(dose[t]);
-        h.measure.push_back(mesh.volume(t));
-        h.totalVolume += mesh.volume(t);
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return dose[a] < dose[b]; });
+    for (size_t i : idx) {
+        h.dose.push_back(dose[i]);
+        h.measure.push_back(measure[i]);
+        h.totalVolume += measure[i];
     }
-    h.cmeasure.resize(ts.size());
-    h.cdf.resize(ts.size());
+    h.cmeasure.resize(idx.size());
+    h.cdf.resize(idx.size());
     double acc = 0;
-    for (size_t i = ts.size(); i-- > 0;) {
+    for (size_t i = idx.size(); i-- > 0;) {
         acc += h.measure[i];
         h.cmeasure[i] = acc;
         h.cdf[i] = h.totalVolume > 0 ? acc / h.totalVolume : 0;
     }
     return h;
+}
+
+DoseHistogram doseHistogram(const TetraMesh& mesh, const std::vector<double>& dose, uint32_t region) {
+    std::vector<double> d, v;
+    for (uint32_t t = 1; t <= mesh.tetraCount() && t < dose.size(); ++t) {
+        if (mesh.region(t) != region) continue;
+        d.push_back(dose[t]);
+        v.push_back(mesh.volume(t));
+    }
+    return doseHistogramOf(region, d, v);
 }
 
 std::vector<DoseHistogram> doseHistograms(const TetraMesh& mesh, const std::vector<double>& dose) {

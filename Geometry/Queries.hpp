@@ -36,6 +36,9 @@ struct DoseHistogram {
     double maxDose() const;   // NaN for an empty region
 };
 DoseHistogram doseHistogram(const TetraMesh& mesh, const std::vector<double>& dose, uint32_t region);
+// The histogram of any elements given their dose and measure (volume, area); NaN doses are counted
+// as undefined and left out.
+DoseHistogram doseHistogramOf(uint32_t region, const std::vector<double>& dose, const std::vector<double>& measure);
 std::vector<DoseHistogram> doseHistograms(const TetraMesh& mesh, const std::vector<double>& dose);
 
 // Value of a per-tetra quantity at a point (NaN outside the mesh), and sampled along a segment.

@@ -17,9 +17,12 @@
 #include "Tcl/TclStorage.hpp"
 #include "Tcl/TclBatch.hpp"
 #include "Tcl/TclMeshCheck.hpp"
+#include "Tcl/TclSummary.hpp"
+#include "Tcl/TclCOMSOL.hpp"
 #ifdef FM_TCL_VTK
 #include "Tcl/TclVTK.hpp"
 #include "Tcl/TclVTKCompat.hpp"
+#include "Tcl/TclVTKPipeline.hpp"
 #endif
 #ifdef FM_TCL_MCML
 #include "Tcl/TclMCML.hpp"
@@ -164,6 +167,7 @@ if (!dcast) {
 %nodefaultctor FMvtkDataSetAttributes;
 %nodefaultctor FMvtkDataSet;
 %nodefaultctor FMvtkWriter;
+%nodefaultctor FMvtkAlgorithmOutput;
 %newobject FMvtkDataSetAttributes::GetArray;
 %newobject FMvtkDataSet::GetCellData;
 %newobject FMvtkDataSet::GetPointData;
@@ -178,6 +182,13 @@ if (!dcast) {
 %newobject FMvtkFullMonteMeshFromUnstructuredGrid::meshPtr;
 %newobject FMvtkFullMontePacketPositionTraceSetToPolyData::getPolyData;
 %include "Tcl/TclVTKCompat.hpp"
+// ---- vtkFieldData, vtkDataObject, vtkMergeDataObjectFilter (issue 25, Tcl/TclVTKPipeline.hpp) ----
+%newobject FMvtkFieldData::GetArray;
+%newobject FMvtkDataObject::GetFieldData;
+%newobject FMvtkMergeDataObjectFilter::GetOutput;
+%newobject FMvtkMergeDataObjectFilter::GetOutputPort;
+%fm_factory(FMvtkDataSet* FMvtkMergeDataObjectFilter::GetOutput, FMvtkUnstructuredGrid, FMvtkPolyData);
+%include "Tcl/TclVTKPipeline.hpp"
 // ---- end FullMonte 2018 VTK commands ----
 #endif
 
@@ -207,3 +218,8 @@ if (!dcast) {
 // ---- Mesh checks and repair (issue 23, Tcl/TclMeshCheck.hpp): MeshRepair, FullMonte_warnings. ----
 %newobject MeshRepair::result;
 %include "Tcl/TclMeshCheck.hpp"
+// ---- OutputDataSummarize (issue 25, Tcl/TclSummary.hpp; FullMonte.tcl prints `visit`) ----
+%include "Tcl/TclSummary.hpp"
+// ---- COMSOLMeshReader/Writer (issue 25, Tcl/TclCOMSOL.hpp) ----
+%newobject COMSOLMeshReader::mesh;
+%include "Tcl/TclCOMSOL.hpp"

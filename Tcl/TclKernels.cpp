@@ -369,15 +369,21 @@ void TetraInternalKernel::addMaps(OutputDataCollection::Items& items, const fm::
     for (unsigned reg : *regions_) {
         auto d = std::make_shared<DirectedSurface::Data>();
         d->region = reg;
+        std::vector<double> directed(2 * (size_t(p.mesh->faceCount()) + 1), 0.0);
         for (auto [f, inside] : p.mesh->regionBoundary(reg)) {
             // The tally's side bit is that of the tetra being left: entering the region leaves
             // the tetra outside it.
-            size_t in = 2 * size_t(f) + (inside == p.mesh->face(f).owner ? 1 : 0);
+            size_t in = enteringIndex(*p.mesh, f, inside);
             size_t out = in ^ 1u;
             d->faces.push_back(f);
             d->in.push_back(in < r.directed.size() ? r.directed[in] : 0.0);
             d->out.push_back(out < r.directed.size() ? r.directed[out] : 0.0);
+            directed[in] = d->in.back();
+            directed[out] = d->out.back();
         }
+        auto m = std::make_shared<MapData>(*makeMap("DirectedSurfaceEnergy", "DirectedSurface", std::move(directed), p, r.packetsDone));
+        m->region = reg;
+        d->map = m;
         items.push_back(std::make_shared<DirectedSurface>(d));
     }
 }

@@ -175,6 +175,12 @@ std::string SpatialMap::valuesAlong(const std::string& a, const std::string& b, 
 
 // ---- DirectedSurface ----
 
+MapPtr mapDataOf(OutputData& d) {
+    if (auto* m = dynamic_cast<SpatialMap*>(&d)) return m->data();
+    if (auto* s = dynamic_cast<DirectedSurface*>(&d)) return s->data().map;
+    return nullptr;
+}
+
 std::string DirectedSurface::name() const { return "DirectedSurfaceEnergy"; }
 std::string DirectedSurface::type() const { return "DirectedSurface"; }
 unsigned DirectedSurface::dim() const { return unsigned(d_->faces.size()); }

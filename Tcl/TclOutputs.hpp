@@ -93,6 +93,7 @@ struct MapData {
     std::shared_ptr<const fm::MaterialSet> materials;  // in the mesh's length unit
     uint64_t packets = 0;     // packets launched in the run behind it
     std::vector<unsigned> dims;  // e.g. {nr, nz} for MCML's 2-D arrays; empty: 1-D
+    unsigned region = 0;      // DirectedSurface maps of one scored boundary: its region (0: none)
 };
 using MapPtr = std::shared_ptr<const MapData>;
 #endif
@@ -151,13 +152,29 @@ public:
         unsigned region = 0;
         std::vector<uint32_t> faces;
         std::vector<double> in, out;
+        // The same tally as a DirectedSurface spatial map (index 2*face+side, region set), which
+        // EnergyToFluence and VTKSurfaceWriter take, as FullMonte's did.
+        MapPtr map;
     };
     explicit DirectedSurface(std::shared_ptr<const Data> d) : d_(std::move(d)) {}
+    const Data& data() const { return *d_; }
     OutputData* clone() const override { return new DirectedSurface(d_); }
 private:
     std::shared_ptr<const Data> d_;
 #endif
 };
+
+#ifndef SWIG
+// Index in a directed map (2*face + side, side 0 = leaving the face's owner tetra) of the weight
+// that crossed face f into the tetra `inside` (so out of the tetra on the other side).
+inline size_t enteringIndex(const fm::TetraMesh& m, uint32_t f, uint32_t inside) {
+    return 2 * size_t(f) + (inside == m.face(f).owner ? 1 : 0);
+}
+
+// The spatial map an output carries: a SpatialMap's data or a DirectedSurface's map; null for
+// anything else (event counts, histograms, ...).
+MapPtr mapDataOf(OutputData& d);
+#endif
 
 class OutputDataCollection {
 public:

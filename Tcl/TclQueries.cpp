@@ -13,10 +13,11 @@ namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// A SpatialMap, or a DirectedSurface output (its directed map), as FullMonte's queries took both.
 MapPtr mapOf(OutputData* d, const std::string& what) {
-    auto* m = dynamic_cast<SpatialMap*>(&fmtcl::need(d, what));
+    MapPtr m = mapDataOf(fmtcl::need(d, what));
     if (!m) throw ParameterError(what + ": expected a spatial map, got " + d->type() + " '" + d->name() + "'");
-    return m->data();
+    return m;
 }
 
 // Size of element i of a map: tetra volume, face area, or the face area of a directed entry.
@@ -205,18 +206,45 @@ void DoseVolumeHistogramGenerator::mesh(TetraMesh* m) { mesh_ = fmtcl::need(m, "
 void DoseVolumeHistogramGenerator::dose(OutputData* d) { dose_ = mapOf(d, "DoseVolumeHistogramGenerator dose"); }
 void DoseVolumeHistogramGenerator::update() {
     if (!dose_) throw ParameterError("DoseVolumeHistogramGenerator update: call dose first");
-    if (dose_->spatialType != "Volume")
-        throw ParameterError("DoseVolumeHistogramGenerator: the dose must be a per-tetra map, got " + dose_->spatialType);
     std::shared_ptr<const fm::TetraMesh> m = mesh_ ? mesh_ : dose_->mesh;
     if (!m) throw ParameterError("DoseVolumeHistogramGenerator update: call mesh first");
+    auto list = std::make_shared<DoseHistogramCollection::List>();
+    if (dose_->spatialType == "Surface" || dose_->spatialType == "DirectedSurface") {
+        updateSurface(*m, *list);
+        result_ = list;
+        return;
+    }
+    if (dose_->spatialType != "Volume")
+        throw ParameterError("DoseVolumeHistogramGenerator: the dose must be a per-tetra or per-face map, got " +
+                             dose_->spatialType);
     if (dose_->values.size() != m->tetraCount() + 1)
         throw ParameterError("DoseVolumeHistogramGenerator: the dose has " + std::to_string(dose_->values.size()) +
                              " entries, the mesh needs " + std::to_string(m->tetraCount() + 1));
-    auto list = std::make_shared<DoseHistogramCollection::List>();
     for (auto& h : fm::doseHistograms(*m, dose_->values))
         list->push_back(std::make_shared<const fm::DoseHistogram>(std::move(h)));
     result_ = list;
 }
+
+void DoseVolumeHistogramGenerator::updateSurface(const fm::TetraMesh& m, DoseHistogramCollection::List& out) const {
+    const MapData& d = *dose_;
+    const bool directed = d.spatialType == "DirectedSurface";
+    const size_t want = directed ? 2 * (size_t(m.faceCount()) + 1) : size_t(m.faceCount()) + 1;
+    if (d.values.size() != want)
+        throw ParameterError("DoseVolumeHistogramGenerator: the " + d.spatialType + " dose has " +
+                             std::to_string(d.values.size()) + " entries, the mesh needs " + std::to_string(want));
+    for (uint32_t r = directed && d.region ? d.region : 1; r < m.regionCount(); ++r) {
+        std::vector<double> dose, area;
+        for (auto [f, inside] : m.regionBoundary(r)) {
+            // Directed: the side leaving the tetra outside region r, i.e. entering r.
+            dose.push_back(directed ? d.values[enteringIndex(m, f, inside)] : d.values[f]);
+            area.push_back(m.face(f).area);
+        }
+        fm::DoseHistogram h = fm::doseHistogramOf(r, dose, area);
+        if (!h.dose.empty()) out.push_back(std::make_shared<const fm::DoseHistogram>(std::move(h)));
+        if (directed && d.region) break;
+    }
+}
+
 DoseHistogramCollection* DoseVolumeHistogramGenerator::result() const {
     if (!result_) throw ParameterError("DoseVolumeHistogramGenerator result: call update first");
     return new DoseHistogramCollection(result_);

@@ -104,19 +104,28 @@ private:
 #endif
 };
 
+// Per-tetra doses: one histogram per non-empty region (volume-weighted). Per-face doses (a Surface
+// map, a DirectedSurface map or output, e.g. a detector's EnergyToFluence result): one histogram
+// per region over the faces of its surface, area-weighted; a directed map counts what enters the
+// region, and one of a single scored boundary gives that region's histogram alone.
 class DoseVolumeHistogramGenerator {
 public:
+    virtual ~DoseVolumeHistogramGenerator() = default;
     void mesh(TetraMesh* m);
     void dose(OutputData* d);
     void update();
     DoseHistogramCollection* result() const;
 #ifndef SWIG
 private:
+    void updateSurface(const fm::TetraMesh& m, DoseHistogramCollection::List& out) const;
     std::shared_ptr<fm::TetraMesh> mesh_;
     MapPtr dose_;
     std::shared_ptr<const DoseHistogramCollection::List> result_;
 #endif
 };
+
+// FullMonte's name for the surface form (the same class).
+class DoseSurfaceHistogramGenerator : public DoseVolumeHistogramGenerator {};
 
 class DirectedSurfaceSum {
 public:

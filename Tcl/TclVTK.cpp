@@ -12,19 +12,37 @@ using fm::ParameterError;
 
 namespace {
 
-MapPtr mapArg(OutputData* d, const std::string& what, const std::string& spatialType) {
-    auto* m = dynamic_cast<SpatialMap*>(&fmtcl::need(d, what));
+MapPtr mapArg(OutputData* d, const std::string& what, const std::vector<std::string>& spatialTypes) {
+    MapPtr m = mapDataOf(fmtcl::need(d, what));
     if (!m) throw ParameterError(what + ": expected a spatial map, got " + d->type() + " '" + d->name() + "'");
-    if (m->data()->spatialType != spatialType)
-        throw ParameterError(what + ": expected a " + spatialType + " map, '" + m->name() + "' is " +
-                             m->data()->spatialType);
-    return m->data();
+    for (const auto& t : spatialTypes)
+        if (m->spatialType == t) return m;
+    std::string want;
+    for (const auto& t : spatialTypes) want += (want.empty() ? "" : " or ") + t;
+    throw ParameterError(what + ": expected a " + want + " map, '" + m->name + "' is " + m->spatialType);
 }
 
-// "Fluence" -> "Fluence (J/mm^2)": ParaView users see the unit; names with one are kept.
+// Renderer titles: "Fluence" -> "Fluence (J/mm^2)"; titles with a unit are kept.
 std::string withUnit(const std::string& name, const MapData& d) {
     if (name.find('(') != std::string::npos || d.unit.empty()) return name;
     return name + " (" + d.unit + ")";
+}
+
+// Per-face entering/exiting values of a directed map over region r's boundary, indexed by face id
+// (index 0 the dummy): "entering" is what crossed into region r (what a detector there collects).
+std::pair<std::vector<double>, std::vector<double>> directedPerFace(const MapData& d, const fm::TetraMesh& m,
+                                                                   uint32_t r) {
+    std::vector<double> in(m.faceCount() + 1, 0.0), out(m.faceCount() + 1, 0.0);
+    if (d.values.size() != 2 * (size_t(m.faceCount()) + 1))
+        throw ParameterError("VTKSurfaceWriter: the DirectedSurface map '" + d.name + "' has " +
+                             std::to_string(d.values.size()) + " entries, the mesh needs " +
+                             std::to_string(2 * (size_t(m.faceCount()) + 1)));
+    for (auto [f, inside] : m.regionBoundary(r)) {
+        size_t i = enteringIndex(m, f, inside);
+        in[f] = d.values[i];
+        out[f] = d.values[i ^ 1u];
+    }
+    return {std::move(in), std::move(out)};
 }
 
 }  // namespace
@@ -79,7 +97,7 @@ SpatialMap* VTKMeshReader::cellData(const std::string& name) const {
 
 void VTKMeshWriter::mesh(TetraMesh* m) { mesh_ = fmtcl::need(m, "VTKMeshWriter mesh").ptr(); }
 void VTKMeshWriter::addData(const std::string& name, OutputData* d) {
-    data_.push_back({name, mapArg(d, "VTKMeshWriter addData", "Volume")});
+    data_.push_back({name, mapArg(d, "VTKMeshWriter addData", {"Volume"})});
 }
 void VTKMeshWriter::addHeaderComment(const std::string& t) { comments_.push_back(t); }
 void VTKMeshWriter::clearData() { data_.clear(); }
@@ -87,7 +105,10 @@ void VTKMeshWriter::write() {
     if (!mesh_) throw ParameterError("VTKMeshWriter write: call mesh first");
     fm::VTKMeshWriter w(need("VTKMeshWriter write"));
     w.mesh(*mesh_);
-    for (const auto& [name, d] : data_) w.addData(withUnit(name, *d), d->values);
+    for (const auto& [name, d] : data_) {
+        w.addData(name, d->values);
+        w.addUnit(name, d->unit);
+    }
     for (const auto& c : comments_) w.addHeaderComment(c);
     w.write();
 }
@@ -98,7 +119,7 @@ void VTKSurfaceWriter::mesh(TetraMesh* m) { mesh_ = fmtcl::need(m, "VTKSurfaceWr
 void VTKSurfaceWriter::region(unsigned r) { region_ = r; }
 unsigned VTKSurfaceWriter::region() const { return region_; }
 void VTKSurfaceWriter::addData(const std::string& name, OutputData* d) {
-    data_.push_back({name, mapArg(d, "VTKSurfaceWriter addData", "Surface")});
+    data_.push_back({name, mapArg(d, "VTKSurfaceWriter addData", {"Surface", "DirectedSurface"})});
 }
 void VTKSurfaceWriter::addHeaderComment(const std::string& t) { comments_.push_back(t); }
 void VTKSurfaceWriter::clearData() { data_.clear(); }
@@ -106,8 +127,27 @@ void VTKSurfaceWriter::write() {
     if (!mesh_) throw ParameterError("VTKSurfaceWriter write: call mesh first");
     fm::VTKSurfaceWriter w(need("VTKSurfaceWriter write"));
     w.mesh(*mesh_);
-    w.region(region_);
-    for (const auto& [name, d] : data_) w.addData(withUnit(name, *d), d->values);
+    // A DirectedSurface map of one scored boundary (TetraInternalKernel) selects that region's
+    // surface unless `region` says otherwise.
+    unsigned r = region_;
+    for (const auto& [name, d] : data_)
+        if (!r && d->spatialType == "DirectedSurface") r = d->region;
+    w.region(r);
+    for (const auto& [name, d] : data_) {
+        if (d->spatialType != "DirectedSurface") {
+            w.addData(name, d->values);
+            w.addUnit(name, d->unit);
+            continue;
+        }
+        if (!r)
+            throw ParameterError("VTKSurfaceWriter write: the DirectedSurface map '" + name +
+                                 "' covers every internal face; call region r to choose the surface");
+        auto [in, out] = directedPerFace(*d, *mesh_, r);
+        w.addData(name, in);
+        w.addUnit(name, d->unit + " (into region " + std::to_string(r) + ")");
+        w.addData(name + " exiting", out);
+        w.addUnit(name + " exiting", d->unit + " (out of region " + std::to_string(r) + ")");
+    }
     for (const auto& c : comments_) w.addHeaderComment(c);
     w.write();
 }
@@ -126,19 +166,19 @@ void FluenceRenderer::mesh(TetraMesh* m) {
     impl_->r.mesh(*mesh_);
 }
 void FluenceRenderer::data(OutputData* map) {
-    impl_->data = mapArg(map, "FluenceRenderer data", "Volume");
+    impl_->data = mapArg(map, "FluenceRenderer data", {"Volume"});
     impl_->r.data(impl_->data->values, withUnit(impl_->data->name, *impl_->data));
 }
 void FluenceRenderer::data(OutputData* map, const std::string& title) {
-    impl_->data = mapArg(map, "FluenceRenderer data", "Volume");
+    impl_->data = mapArg(map, "FluenceRenderer data", {"Volume"});
     impl_->r.data(impl_->data->values, title);
 }
 void FluenceRenderer::faceData(OutputData* map) {
-    impl_->faces = mapArg(map, "FluenceRenderer faceData", "Surface");
+    impl_->faces = mapArg(map, "FluenceRenderer faceData", {"Surface"});
     impl_->r.faceData(impl_->faces->values, withUnit(impl_->faces->name, *impl_->faces));
 }
 void FluenceRenderer::faceData(OutputData* map, const std::string& title) {
-    impl_->faces = mapArg(map, "FluenceRenderer faceData", "Surface");
+    impl_->faces = mapArg(map, "FluenceRenderer faceData", {"Surface"});
     impl_->r.faceData(impl_->faces->values, title);
 }
 void FluenceRenderer::slice(const std::string& o, const std::string& n) {

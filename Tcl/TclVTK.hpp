@@ -38,8 +38,9 @@ private:
 #endif
 };
 
-// Cell data: Region plus one array per addData. A name without a unit in parentheses gets the
-// map's unit appended ("Fluence" -> "Fluence (J/mm^2)"). .vtu or .vtk by extension.
+// Cell data: Region plus one array per addData, named exactly as given (FullMonte's "Fluence",
+// which FullMonteWeb's DVH page looks up); each map's unit is written as "Units" field data
+// ("Fluence: J/mm^2"). .vtu or .vtk by extension.
 class VTKMeshWriter : public FileIO {
 public:
     void mesh(TetraMesh* m);
@@ -56,7 +57,10 @@ private:
 };
 
 // Boundary triangles (region 0, the default) or one region's surface, with per-face data
-// (e.g. SurfaceExitEnergy or its EnergyToFluence result). .vtp or .vtk by extension.
+// (e.g. SurfaceExitEnergy or its EnergyToFluence result), named as given, units as "Units" field
+// data. A DirectedSurface map (TetraInternalKernel's output or its EnergyToFluence result) gives two
+// arrays over a region's surface, "<name>" (into the region) and "<name> exiting"; its region is
+// the scored one unless `region` is set. .vtp or .vtk by extension.
 class VTKSurfaceWriter : public FileIO {
 public:
     void mesh(TetraMesh* m);

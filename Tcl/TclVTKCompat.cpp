@@ -155,13 +155,25 @@ std::string FMvtkPolyData::GetCellPoints(unsigned c) const {
 // ---- writers ----
 
 FMvtkWriter::~FMvtkWriter() = default;
+void FMvtkAlgorithmOutput::Delete() {}
+
+namespace {
+void checkKind(const vc::DataSet& d, vc::DataSet::Kind want, const std::string& what) {
+    if (d.kind != want)
+        throw ParameterError(what + ": expected a " + (want == vc::DataSet::Grid ? "vtkUnstructuredGrid" : "vtkPolyData") +
+                             ", got a " + (d.kind == vc::DataSet::Grid ? "vtkUnstructuredGrid" : "vtkPolyData"));
+}
+}  // namespace
+
 void FMvtkWriter::SetInputData(FMvtkDataSet* d) {
     const auto& p = fmtcl::need(d, cls_ + " SetInputData").ptr();
-    if (p->kind != kind_)
-        throw ParameterError(cls_ + " SetInputData: expected a " +
-                             (kind_ == vc::DataSet::Grid ? "vtkUnstructuredGrid" : "vtkPolyData") + ", got a " +
-                             d->GetClassName());
+    checkKind(*p, kind_, cls_ + " SetInputData");
     in_ = p;
+    port_ = nullptr;
+}
+void FMvtkWriter::SetInputConnection(FMvtkAlgorithmOutput* port) {
+    port_ = [p = fmtcl::need(port, cls_ + " SetInputConnection")] { return p.produce(); };
+    in_ = nullptr;
 }
 void FMvtkWriter::SetFileName(const std::string& f) { file_ = f; }
 std::string FMvtkWriter::GetFileName() const { return file_; }
@@ -172,8 +184,11 @@ void FMvtkWriter::SetDataModeToBinary() { ascii_ = false; }
 void FMvtkWriter::SetDataModeToAppended() { ascii_ = false; }
 void FMvtkWriter::SetHeader(const std::string& h) { header_ = h; }
 int FMvtkWriter::Write() {
-    if (!in_) throw ParameterError(cls_ + ": no input (call SetInputData first)");
-    vc::write(*in_, file_, xml_, ascii_, header_, cls_);
+    std::shared_ptr<vc::DataSet> in = port_ ? port_() : in_;
+    if (!in) throw ParameterError(cls_ + ": no input (call SetInputData or SetInputConnection first)");
+    if (port_) checkKind(*in, kind_, cls_ + " input connection");
+    if (file_.empty()) throw ParameterError(cls_ + ": no file name (call SetFileName first)");
+    vc::write(*in, file_, xml_, ascii_, header_, cls_);
     return 1;
 }
 void FMvtkWriter::Update() { Write(); }
@@ -278,17 +293,21 @@ void FMvtkFullMonteTetraMeshWrapper::Delete() {}
 // ---- vtkFullMonteArrayAdaptor ----
 
 void FMvtkFullMonteArrayAdaptor::source(OutputData* d) {
-    auto* m = dynamic_cast<SpatialMap*>(&fmtcl::need(d, "vtkFullMonteArrayAdaptor source"));
-    if (!m)
+    map_ = mapDataOf(fmtcl::need(d, "vtkFullMonteArrayAdaptor source"));
+    if (!map_)
         throw ParameterError("vtkFullMonteArrayAdaptor source: expected a spatial map, got " + d->type() + " '" +
                              d->name() + "'");
-    map_ = m->data();
     update();  // FullMonte scripts read `array` without calling update
 }
 void FMvtkFullMonteArrayAdaptor::update() {
     if (!map_) throw ParameterError("vtkFullMonteArrayAdaptor update: call source first");
     const MapData& d = *map_;
-    const std::string q = d.quantity.empty() ? d.name : d.quantity;
+    // FullMonte's quantity words: its raw tallies were "energy" in packet units.
+    const std::string q = d.quantity == "PhotonWeight" || d.quantity == "Energy" ? "energy"
+                          : d.quantity == "Fluence"                             ? "fluence"
+                          : d.quantity == "EnergyPerVolume"                     ? "energy density"
+                          : d.quantity.empty()                                  ? d.name
+                                                                                : d.quantity;
     array_->name = d.spatialType + " " + q + (d.unit.empty() ? "" : " (" + d.unit + ")");
     array_->type = vc::Array::Double;
     // Per-element maps carry FullMonte's dummy element 0, which the VTK datasets do not have.

@@ -12,8 +12,8 @@
 #include "Tcl/TclOutputs.hpp"
 
 #ifndef SWIG
+#include <functional>
 #include <memory>
-
 #include <vector>
 
 #include "Kernels/CPU/TraceCpu.hpp"
@@ -102,12 +102,28 @@ public:
 #endif
 };
 
-// Writers: SetInputData, SetFileName, Update or Write. Legacy ones are binary unless
+// vtkAlgorithmOutput: what `filter GetOutputPort` returns and `writer SetInputConnection` takes.
+// It evaluates the filter when the consumer runs (Update/Write), so arrays added to a filter's
+// input after the connection is made are seen, as in VTK's demand-driven pipeline.
+class FMvtkAlgorithmOutput {
+public:
+    void Delete();
+#ifndef SWIG
+    using Producer = std::function<std::shared_ptr<fm::vtkcompat::DataSet>()>;
+    explicit FMvtkAlgorithmOutput(Producer p) : produce_(std::move(p)) {}
+    std::shared_ptr<fm::vtkcompat::DataSet> produce() const { return produce_(); }
+private:
+    Producer produce_;
+#endif
+};
+
+// Writers: SetInputData or SetInputConnection, SetFileName, Update or Write. Legacy ones are binary unless
 // SetFileTypeToASCII; XML ones take SetDataModeToAscii/Binary.
 class FMvtkWriter {
 public:
     virtual ~FMvtkWriter();
     void SetInputData(FMvtkDataSet* d);
+    void SetInputConnection(FMvtkAlgorithmOutput* port);
     void SetFileName(const std::string& f);
     std::string GetFileName() const;
     void SetFileTypeToBinary();
@@ -127,6 +143,7 @@ private:
     bool xml_, ascii_ = false;
     fm::vtkcompat::DataSet::Kind kind_;
     std::shared_ptr<fm::vtkcompat::DataSet> in_;
+    FMvtkAlgorithmOutput::Producer port_;  // set by SetInputConnection, run by Write
 #endif
 };
 class FMvtkUnstructuredGridWriter : public FMvtkWriter {
@@ -208,7 +225,9 @@ private:
 #endif
 };
 
-// vtkFullMonteArrayAdaptor: a map as a VTK array named "<spatialType> <quantity> (<unit>)",
+// vtkFullMonteArrayAdaptor: a map as a VTK array named as FullMonte 2018 named it,
+// "<spatialType> <quantity> (<unit>)" with FullMonte's quantity words ("Volume energy (packet)",
+// "Volume fluence (J/mm^2)"),
 // one value per tetra (face for surface maps), the dummy element 0 left out.
 class FMvtkFullMonteArrayAdaptor {
 public:

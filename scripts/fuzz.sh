@@ -11,7 +11,7 @@ seconds=${1:-60}
 shift || true
 build=${FM_FUZZ_BUILD_DIR:-$root/build-fuzz}
 jobs=${FM_JOBS:-2}
-all=(timos_mesh timos_opt timos_source mmc_node mmc_elem mmc_prop mci mco mesh_build)
+all=(timos_mesh timos_opt timos_source mmc_node mmc_elem mmc_prop mci mco mesh_build comsol)
 targets=("${@:-${all[@]}}")
 
 cxx=${FM_FUZZ_CXX:-$(command -v clang++ || command -v clang++-14 || true)}

@@ -36,6 +36,7 @@ void VTKMeshWriter::write() const {
     for (size_t i = 0; i < data_.size(); ++i)
         grid->GetCellData()->AddArray(vtkio::makeArray(data_[i].first, data_[i].second, first[i]));
     vtkio::addComments(grid, comments_);
+    vtkio::addUnits(grid, units_);
     vtkio::writeDataSet(grid, filename_, what, comments_.empty() ? "FullMonte tetrahedral mesh" : joined(comments_));
 }
 

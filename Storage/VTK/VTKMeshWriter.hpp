@@ -21,10 +21,12 @@ public:
     void mesh(const TetraMesh& m) { mesh_ = &m; }
     // Per-tetra values indexed by tetra id, index 0 the dummy (size tetraCount()+1; a vector of
     // exactly tetraCount() values, without the dummy, is accepted too). The name is written as
-    // given and should carry the unit, e.g. "Fluence (W/mm^2)". NaN is written as NaN. A second
+    // given; its unit goes in the name ("Fluence (W/mm^2)") or in addUnit. NaN is written as NaN. A second
     // call with the same name replaces the data. Checked against the mesh in write().
     void addData(const std::string& name, const std::vector<double>& values);
-    void clearData() { data_.clear(); }
+    void clearData() { data_.clear(); units_.clear(); }
+    // The unit of array `name` (e.g. "J/mm^2"), written as "Units" field data ("name: unit").
+    void addUnit(const std::string& name, const std::string& unit) { units_.push_back({name, unit}); }
     // Free text stored as "Comment" field data (and, for .vtk, in the one-line legacy header).
     void addHeaderComment(const std::string& text) { comments_.push_back(text); }
 
@@ -37,6 +39,7 @@ private:
     const TetraMesh* mesh_ = nullptr;
     std::vector<std::pair<std::string, std::vector<double>>> data_;
     std::vector<std::string> comments_;
+    std::vector<std::pair<std::string, std::string>> units_;
 };
 
 }  // namespace fm

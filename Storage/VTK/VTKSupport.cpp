@@ -211,6 +211,14 @@ void addComments(vtkDataObject* obj, const std::vector<std::string>& comments) {
     obj->GetFieldData()->AddArray(a);
 }
 
+void addUnits(vtkDataObject* obj, const std::vector<std::pair<std::string, std::string>>& units) {
+    auto a = vtkSmartPointer<vtkStringArray>::New();
+    a->SetName("Units");
+    for (const auto& [name, unit] : units)
+        if (!unit.empty()) a->InsertNextValue(name + ": " + unit);
+    if (a->GetNumberOfValues() > 0) obj->GetFieldData()->AddArray(a);
+}
+
 namespace {
 
 // Legacy headers are one line of at most 255 characters.

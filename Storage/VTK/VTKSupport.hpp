@@ -64,6 +64,9 @@ std::vector<FaceRef> surfaceFaces(const TetraMesh& mesh, uint32_t region);
 
 // Attaches "Comment" string field data (ParaView shows it under Information).
 void addComments(vtkDataObject* obj, const std::vector<std::string>& comments);
+// Attaches "Units" string field data, one "<array name>: <unit>" entry per array that has a unit,
+// so array names stay as the caller chose them (FullMonte's "Fluence") and the unit travels too.
+void addUnits(vtkDataObject* obj, const std::vector<std::pair<std::string, std::string>>& units);
 
 // Writes through "<path>.partial" and renames, as AtomicFile does, so a failed write never
 // leaves a file that looks complete. The writer follows the extension: .vtk (legacy, binary),

@@ -38,6 +38,7 @@ void VTKSurfaceWriter::write() const {
         pd->GetCellData()->AddArray(vtkio::makeArray(data_[i].first, perTriangle, 1));
     }
     vtkio::addComments(pd, comments_);
+    vtkio::addUnits(pd, units_);
     std::string header = region_ ? "FullMonte surface of region " + std::to_string(region_) : "FullMonte mesh boundary";
     for (const auto& c : comments_) header += "; " + c;
     vtkio::writeDataSet(pd, filename_, what, header);

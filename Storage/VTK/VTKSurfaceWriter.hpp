@@ -28,7 +28,9 @@ public:
     // faceCount() values are accepted too). Only the written faces' values are used, so the
     // same array serves the boundary and every region. Name carries the unit.
     void addData(const std::string& name, const std::vector<double>& values);
-    void clearData() { data_.clear(); }
+    void clearData() { data_.clear(); units_.clear(); }
+    // The unit of array `name` (e.g. "J/mm^2"), written as "Units" field data ("name: unit").
+    void addUnit(const std::string& name, const std::string& unit) { units_.push_back({name, unit}); }
     void addHeaderComment(const std::string& text) { comments_.push_back(text); }
 
     // Throws ParameterError (missing mesh/filename, bad sizes, region with no surface, unknown
@@ -43,6 +45,7 @@ private:
     uint32_t region_ = 0;
     std::vector<std::pair<std::string, std::vector<double>>> data_;
     std::vector<std::string> comments_;
+    std::vector<std::pair<std::string, std::string>> units_;
 };
 
 }  // namespace fm

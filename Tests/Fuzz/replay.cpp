@@ -36,6 +36,9 @@
 #define LLVMFuzzerTestOneInput fuzzMeshBuild
 #include "Tests/Fuzz/fuzz_mesh_build.cpp"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzzComsol
+#include "Tests/Fuzz/fuzz_comsol.cpp"
+#undef LLVMFuzzerTestOneInput
 
 namespace fs = std::filesystem;
 
@@ -48,7 +51,8 @@ int main(int argc, char** argv) {
     const std::pair<const char*, Target> targets[] = {
         {"timos_mesh", fuzzTimosMesh}, {"timos_opt", fuzzTimosOpt}, {"timos_source", fuzzTimosSource},
         {"mmc_node", fuzzMmcNode},     {"mmc_elem", fuzzMmcElem},   {"mmc_prop", fuzzMmcProp},
-        {"mci", fuzzMci},              {"mco", fuzzMco},            {"mesh_build", fuzzMeshBuild}};
+        {"mci", fuzzMci},              {"mco", fuzzMco},            {"mesh_build", fuzzMeshBuild},
+        {"comsol", fuzzComsol}};
     size_t total = 0;
     for (auto [name, run] : targets) {
         const fs::path dir = fs::path(argv[1]) / name;

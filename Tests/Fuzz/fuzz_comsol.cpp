@@ -1,0 +1,9 @@
+// COMSOL .mphtxt reader; a mesh it accepts is packed and simulated briefly (FuzzModel.hpp).
+#include "Storage/COMSOL/COMSOLMesh.hpp"
+#include "Tests/Fuzz/FuzzModel.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    std::istringstream in(fmfuzz::text(data, size));
+    fmfuzz::expectOnlyUserErrors([&] { fmfuzz::exerciseMesh(fm::readCOMSOLMesh(in, "fuzz.mphtxt")); });
+    return 0;
+}
