@@ -155,14 +155,13 @@ void drawOutlines(cairo_t* c, const Raster& r, const Frame& f) {
 }
 
 // Marching squares over pixel centres: the level line as segments.
-void drawIsodose(cairo_t* c, const Raster& r, const Frame& f, double level, const Rgb& col, const std::string& label) {
+void drawIsodose(cairo_t* c, const Raster& r, const Frame& f, double level, const Rgb& col) {
     auto val = [&](int i, int j) {
         double d = r.dose[size_t(j) * r.nu + i];
         return std::isnan(d) ? -1.0 : d;
     };
     cairo_set_source_rgb(c, col.r, col.g, col.b);
     cairo_set_line_width(c, 2.0);
-    double lx = -1, ly = -1;
     for (int j = 0; j + 1 < r.nv; ++j)
         for (int i = 0; i + 1 < r.nu; ++i) {
             double v[4] = {val(i, j), val(i + 1, j), val(i + 1, j + 1), val(i, j + 1)};
@@ -177,14 +176,9 @@ void drawIsodose(cairo_t* c, const Raster& r, const Frame& f, double level, cons
             for (size_t k = 0; k + 1 < cut.size(); k += 2) {
                 cairo_move_to(c, f.x(cut[k].first), f.y(cut[k].second));
                 cairo_line_to(c, f.x(cut[k + 1].first), f.y(cut[k + 1].second));
-                if (f.x(cut[k].first) > lx) lx = f.x(cut[k].first), ly = f.y(cut[k].second);
             }
         }
     cairo_stroke(c);
-    if (lx >= 0) {
-        cairo_set_source_rgb(c, col.r * 0.6, col.g * 0.6, col.b * 0.6);
-        text(c, lx + 4, ly, label, 12, 0, 0.5, true);
-    }
 }
 
 void drawRegionNames(cairo_t* c, const Raster& r, const Frame& f, const std::map<uint32_t, std::string>& names) {
@@ -302,6 +296,21 @@ void drawColourBar(cairo_t* c, double x, double top, double bottom, double cap, 
     }
     cairo_set_source_rgb(c, 0, 0, 0);
     text(c, x - 6, top - 22, "Dose (J/cm^2)", 13, 0, 0);
+    // Isodose legend under the bar.
+    if (!levels.empty()) text(c, x - 6, bottom + 24, "isodose lines:", 12, 0, 0);
+    for (size_t i = 0; i < levels.size(); ++i) {
+        double y = bottom + 50 + 18 * i;
+        Rgb col = lineColour(i);
+        cairo_set_source_rgb(c, 0.5, 0.5, 0.5);
+        cairo_rectangle(c, x - 8, y - 6, 34, 12);
+        cairo_fill(c);
+        cairo_set_source_rgb(c, col.r, col.g, col.b);
+        cairo_set_line_width(c, 2.5);
+        cairo_move_to(c, x - 6, y), cairo_line_to(c, x + 24, y);
+        cairo_stroke(c);
+        cairo_set_source_rgb(c, 0, 0, 0);
+        text(c, x + 32, y, fmt(levels[i]) + " J/cm^2", 12, 0, 0.5);
+    }
 }
 
 }  // namespace
@@ -338,12 +347,13 @@ void renderDoseSlice(const std::string& png, const TetraMesh& mesh, const std::v
     cairo_paint(c.get());
     drawDose(c.get(), r, f, cap);
     for (size_t i = 0; i < style.isodose.size(); ++i)
-        drawIsodose(c.get(), r, f, style.isodose[i], lineColour(i), fmt(style.isodose[i]) + " J/cm^2");
+        drawIsodose(c.get(), r, f, style.isodose[i], lineColour(i));
     drawOutlines(c.get(), r, f);
     drawRegionNames(c.get(), r, f, names);
     drawSources(c.get(), r, f, sources, plane);
     drawAxes(c.get(), r, f, plane);
-    drawColourBar(c.get(), f.x(r.nu) + 40, mT + 30, f.y(0), cap, style.isodose);
+    drawColourBar(c.get(), f.x(r.nu) + 40, mT + 30, std::min(f.y(0), style.height - mB - 24.0 * style.isodose.size() - 40), cap,
+                  style.isodose);
     auto [ua, va] = sliceAxes(plane.axis);
     cairo_set_source_rgb(c.get(), 0, 0, 0);
     text(c.get(), mL, 14, title, 15, 0, 0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <sstream>
 
 #include "Geometry/Errors.hpp"
@@ -370,6 +371,7 @@ void selectSources(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResul
 
 PlanResult optimisePlan(const PlanProblem& p) {
     auto t0 = std::chrono::steady_clock::now();
+    std::clock_t c0 = std::clock();
     if (p.sources->size() != p.matrix->sources)
         throw ParameterError("plan: " + std::to_string(p.sources->size()) + " sources but the dose matrix has " +
                              std::to_string(p.matrix->sources));
@@ -396,6 +398,7 @@ PlanResult optimisePlan(const PlanProblem& p) {
         }
     }
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.cpuSeconds = double(std::clock() - c0) / CLOCKS_PER_SEC;
     return r;
 }
 

@@ -49,7 +49,8 @@ struct PlanResult {
     std::vector<std::string> tight;      // when infeasible: hard constraints at their limit
     std::string solver;
     size_t lpColumns = 0, lpRows = 0, solves = 0;
-    double seconds = 0;
+    double seconds = 0;     // wall clock
+    double cpuSeconds = 0;  // process CPU time (the wall clock counts other load too)
 };
 
 struct PlanProblem {

@@ -26,7 +26,7 @@ LpSolution solveClp(const LinearProgram& lp) {
     model.setLogLevel(0);
     model.loadProblem(m, cl.data(), cu.data(), lp.cost.data(), rl.data(), ru.data());
     model.setOptimizationDirection(1);
-    model.dual();
+    model.initialSolve();  // presolve, then the simplex variant CLP picks
     LpSolution s;
     s.solver = "clp";
     switch (model.status()) {

@@ -73,8 +73,8 @@ Args parseArgs(int argc, char** argv) {
 }
 
 void printSummary(const PlanSpec& p, const PlanResult& r, const PlanEvaluation& e) {
-    std::printf("fullmonte-plan: %s (%s, %zu LP solves, %.3f s)\n", r.feasible ? "plan found" : r.status.c_str(),
-                r.solver.c_str(), r.solves, r.seconds);
+    std::printf("fullmonte-plan: %s (%s, %zu LP solves, %.3f s, CPU %.3f s)\n", r.feasible ? "plan found" : r.status.c_str(),
+                r.solver.c_str(), r.solves, r.seconds, r.cpuSeconds);
     if (!r.feasible) {
         std::printf("  the prescription cannot be met; conflicting hard constraints:\n");
         for (const auto& c : r.conflicts) std::printf("    %s  (needs %.4g %s of slack)\n", c.name.c_str(), c.slack, c.unit.c_str());

@@ -1,0 +1,129 @@
+// The 10-diffuser, 3-organ example end to end (fewer packets): the solve time once the matrix
+// exists, every hard limit on the evaluated dose, the written metrics against metrics recomputed
+// from the written dose, and fullmonte-plan's errors, matrix reuse and whole-or-absent outputs.
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "Planning/Report.hpp"
+#include "fm_config.h"
+
+using namespace fm;
+using namespace fm::planning;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::vector<std::string>> readCsv(const fs::path& p) {
+    std::ifstream in(p);
+    BOOST_REQUIRE(in);
+    std::vector<std::vector<std::string>> rows;
+    std::string line;
+    while (std::getline(in, line)) {
+        std::vector<std::string> cells;
+        std::stringstream ss(line);
+        std::string c;
+        while (std::getline(ss, c, ',')) cells.push_back(c);
+        if (!line.empty() && line.back() == ',') cells.push_back("");
+        rows.push_back(cells);
+    }
+    return rows;
+}
+
+double num(const std::string& s) { return s.empty() ? NAN : std::stod(s); }
+
+bool close(double a, double b) { return std::isnan(a) ? std::isnan(b) : std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); }
+
+int runPlan(const std::string& args) {
+    int rc = std::system((std::string(FM_PLAN_EXE) + " " + args + " > /dev/null 2>&1").c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(planning_example)
+
+BOOST_AUTO_TEST_CASE(example_plan_end_to_end) {
+    const std::string example = std::string(FM_SOURCE_DIR) + "/Examples/pdt_plan.json";
+    PlanSpec plan = readPlanFile(example);
+    BOOST_TEST(plan.sources.size() == 10u);
+    BOOST_TEST(plan.prescription.organs.size() == 3u);
+    plan.simulation.packetsPerSource = 3000;  // the example's limits hold at any packet count
+    plan.simulation.batches = 3;
+    plan.simulation.threads = 2;
+    SimulationReport sim;
+    DoseMatrix m = simulateSources(plan, sim);
+    PlanProblem prob{plan.mesh.get(), &m, &plan.sources, &plan.prescription, &plan.regionNames};
+    PlanResult r = optimisePlan(prob);
+    BOOST_TEST_MESSAGE("solve: " << r.solves << " LPs, " << r.seconds << " s wall, " << r.cpuSeconds << " s CPU");
+    BOOST_REQUIRE(r.feasible);
+    BOOST_TEST(r.cpuSeconds < 1.0);
+    BOOST_TEST(r.checks.size() == 4u);
+    for (const auto& c : r.checks) BOOST_TEST(c.met, c.name << ": " << c.value);
+
+    PlanEvaluation e = evaluatePlan(plan, m, r.energies);
+    PlanRecord rec;
+    rec.plan = &plan, rec.matrix = &m, rec.result = &r, rec.evaluation = &e, rec.simulation = sim;
+    rec.matrixFrom = "simulated";
+    fs::path dir = fs::temp_directory_path() / ("fm_plan_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    writePlanOutputs(dir.string(), rec, false);
+    for (const char* f : {"plan.json", "sources.csv", "metrics.csv", "constraints.csv", "dose.csv", "dvh.csv", "dvh.png",
+                          "slice_z+0.png", "slice_y+0.png", "slice_x+0.png", "fluence_matrix.fmm"})
+        BOOST_TEST(fs::exists(dir / f), f);
+
+    // Metrics recomputed from the written dose equal the written metrics.
+    auto dose = readCsv(dir / "dose.csv");
+    std::vector<double> d(plan.mesh->tetraCount() + 1, 0.0);
+    for (size_t i = 1; i < dose.size(); ++i) d[std::stoul(dose[i][0])] = num(dose[i][3]);
+    auto metrics = readCsv(dir / "metrics.csv");
+    BOOST_REQUIRE(metrics.size() == 6u);  // header + 5 regions
+    for (size_t i = 1; i < metrics.size(); ++i) {
+        uint32_t region = uint32_t(std::stoul(metrics[i][0]));
+        DoseHistogram h = doseHistogram(*plan.mesh, d, region);
+        double th = num(metrics[i][4]);
+        BOOST_TEST(close(num(metrics[i][5]), h.doseAtFraction(0.9)), metrics[i][1] << " D90");
+        BOOST_TEST(close(num(metrics[i][7]), h.doseAtFraction(0.5)), metrics[i][1] << " D50");
+        BOOST_TEST(close(num(metrics[i][11]), h.dose.back()), metrics[i][1] << " Dmax");
+        if (std::isfinite(th)) BOOST_TEST(close(num(metrics[i][15]) / 100, volumeAtLeast(h, th)), metrics[i][1] << " V100");
+        BOOST_TEST(num(metrics[i][6]) > 0);  // D90's standard error from 3 batches
+    }
+    // Every hard limit, on the written dose.
+    for (const auto& o : plan.prescription.organs) {
+        DoseHistogram h = doseHistogram(*plan.mesh, d, o.region);
+        for (const auto& lim : o.maxDoses) {
+            double v = lim.fraction > 0 ? h.doseAtFraction(lim.fraction) : h.dose.back();
+            BOOST_TEST(v <= lim.dose * (1 + 1e-6), plan.regionName(o.region) << ": " << v << " > " << lim.dose);
+        }
+    }
+    double total = 0;
+    for (const auto& row : readCsv(dir / "sources.csv"))
+        if (row[0] != "source") total += num(row[3]);
+    BOOST_TEST(total <= plan.prescription.maxTotalEnergy * (1 + 1e-9));
+
+    // fullmonte-plan reusing the written matrix finds the same plan.
+    fs::path again = dir.string() + "_again";
+    fs::remove_all(again);
+    BOOST_TEST(runPlan(example + " -o " + again.string() + " --quiet --matrix " + (dir / "fluence_matrix.fmm").string() +
+                       " --matrix-batches 3") == 0);
+    auto j = nlohmann::json::parse(std::ifstream(again / "plan.json"));
+    for (size_t k = 0; k < r.energies.size(); ++k)
+        BOOST_TEST(std::fabs(j["sources"][k]["energy_J"].get<double>() - r.energies[k]) <= 1e-6 * (1 + r.energies[k]));
+    // An existing folder is kept unless --overwrite; a wrong matrix shape is an error, and nothing is written.
+    BOOST_TEST(runPlan(example + " -o " + again.string() + " --quiet --matrix " + (dir / "fluence_matrix.fmm").string()) == 1);
+    BOOST_TEST(fs::exists(again / "plan.json"));
+    fs::path none = dir.string() + "_none";
+    BOOST_TEST(runPlan(example + " -o " + none.string() + " --quiet --matrix " + (dir / "fluence_matrix.fmm").string()) == 1);
+    BOOST_TEST(!fs::exists(none));
+    BOOST_TEST(runPlan("/nonexistent.json -o " + none.string()) == 1);
+    BOOST_TEST(!fs::exists(none));
+    fs::remove_all(dir);
+    fs::remove_all(again);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
