@@ -35,12 +35,12 @@ Rgb ramp(double t) {
 
 // Distinct line colours for isodose levels and DVH curves (none of them magenta).
 Rgb lineColour(size_t i) {
-    static const Rgb c[] = {{0.85, 0.10, 0.10}, {1.0, 1.0, 1.0}, {0.0, 0.0, 0.0}, {0.10, 0.45, 0.85},
+    static const Rgb c[] = {{0.90, 0.10, 0.10}, {1.0, 1.0, 1.0}, {0.0, 0.85, 0.95}, {0.10, 0.45, 0.85},
                             {0.95, 0.55, 0.0},  {0.20, 0.65, 0.20}, {0.55, 0.35, 0.15}, {0.45, 0.45, 0.45}};
     return c[i % (sizeof c / sizeof c[0])];
 }
-// DVH curves on white: the line colours without white.
-Rgb curveColour(size_t k) { return lineColour(k < 1 ? k : k + 1); }
+// DVH curves on white: the line colours without white and cyan.
+Rgb curveColour(size_t k) { return lineColour(k < 1 ? k : k + 2); }
 
 std::string fmt(double v, int prec = 3) {
     std::ostringstream o;
@@ -104,10 +104,13 @@ Raster sample(const TetraMesh& mesh, const std::vector<double>& dose, const Slic
     r.u0 = bb[0][ua], r.v0 = bb[0][va];
     r.region.assign(size_t(r.nu) * r.nv, 0);
     r.dose.assign(size_t(r.nu) * r.nv, NAN);
+    // A plane on mesh faces (structured meshes at whole mm) would pick either side pixel by pixel:
+    // sample a hair beside it.
+    const double at = plane.at + 1e-6 * std::max(1.0, bb[1][plane.axis] - bb[0][plane.axis]);
     for (int j = 0; j < r.nv; ++j)
         for (int i = 0; i < r.nu; ++i) {
             Point3 p{};
-            p[plane.axis] = plane.at, p[ua] = r.u(i + 0.5), p[va] = r.v(j + 0.5);
+            p[plane.axis] = at, p[ua] = r.u(i + 0.5), p[va] = r.v(j + 0.5);
             uint32_t t = mesh.locate(p);
             if (!t) continue;
             r.region[size_t(j) * r.nu + i] = mesh.region(t);
@@ -142,7 +145,7 @@ void drawDose(cairo_t* c, const Raster& r, const Frame& f, double cap) {
 
 void drawOutlines(cairo_t* c, const Raster& r, const Frame& f) {
     cairo_set_source_rgb(c, 0, 0, 0);
-    cairo_set_line_width(c, 1.2);
+    cairo_set_line_width(c, 1.0);
     for (int j = 0; j < r.nv; ++j)
         for (int i = 0; i < r.nu; ++i) {
             uint32_t a = r.region[size_t(j) * r.nu + i];
@@ -161,7 +164,7 @@ void drawIsodose(cairo_t* c, const Raster& r, const Frame& f, double level, cons
         return std::isnan(d) ? -1.0 : d;
     };
     cairo_set_source_rgb(c, col.r, col.g, col.b);
-    cairo_set_line_width(c, 2.0);
+    cairo_set_line_width(c, 2.5);
     for (int j = 0; j + 1 < r.nv; ++j)
         for (int i = 0; i + 1 < r.nu; ++i) {
             double v[4] = {val(i, j), val(i + 1, j), val(i + 1, j + 1), val(i, j + 1)};
@@ -181,27 +184,43 @@ void drawIsodose(cairo_t* c, const Raster& r, const Frame& f, double level, cons
     cairo_stroke(c);
 }
 
+// Each region's name at its pixel farthest from any other region (a two-pass chamfer distance),
+// so names sit inside their regions, also for rings and regions with holes.
 void drawRegionNames(cairo_t* c, const Raster& r, const Frame& f, const std::map<uint32_t, std::string>& names) {
-    std::map<uint32_t, std::array<double, 3>> acc;  // sum i, sum j, count
-    for (int j = 0; j < r.nv; ++j)
-        for (int i = 0; i < r.nu; ++i)
-            if (uint32_t g = r.region[size_t(j) * r.nu + i]) {
-                auto& a = acc[g];
-                a[0] += i + 0.5, a[1] += j + 0.5, a[2] += 1;
+    const int nu = r.nu, nv = r.nv;
+    auto at = [&](int i, int j) { return r.region[size_t(j) * nu + i]; };
+    std::vector<double> dist(size_t(nu) * nv, 1e9);
+    for (int j = 0; j < nv; ++j)
+        for (int i = 0; i < nu; ++i) {
+            bool edge = i == 0 || j == 0 || i == nu - 1 || j == nv - 1;
+            for (int d = 0; d < 4 && !edge; ++d) {
+                int a = i + (d == 0) - (d == 1), b = j + (d == 2) - (d == 3);
+                edge = at(a, b) != at(i, j);
+            }
+            if (edge) dist[size_t(j) * nu + i] = 0;
+        }
+    auto relax = [&](int i, int j, int a, int b, double w) {
+        if (a < 0 || b < 0 || a >= nu || b >= nv) return;
+        double& d = dist[size_t(j) * nu + i];
+        d = std::min(d, dist[size_t(b) * nu + a] + w);
+    };
+    for (int j = 0; j < nv; ++j)
+        for (int i = 0; i < nu; ++i) relax(i, j, i - 1, j, 1), relax(i, j, i, j - 1, 1), relax(i, j, i - 1, j - 1, 1.414), relax(i, j, i + 1, j - 1, 1.414);
+    for (int j = nv - 1; j >= 0; --j)
+        for (int i = nu - 1; i >= 0; --i) relax(i, j, i + 1, j, 1), relax(i, j, i, j + 1, 1), relax(i, j, i + 1, j + 1, 1.414), relax(i, j, i - 1, j + 1, 1.414);
+    std::map<uint32_t, std::array<double, 4>> best;  // distance, i, j, pixel count
+    for (int j = 0; j < nv; ++j)
+        for (int i = 0; i < nu; ++i)
+            if (uint32_t g = at(i, j)) {
+                auto& b = best.try_emplace(g, std::array<double, 4>{-1, 0, 0, 0}).first->second;
+                b[3] += 1;
+                if (dist[size_t(j) * nu + i] > b[0]) b = {dist[size_t(j) * nu + i], i + 0.5, j + 0.5, b[3]};
             }
     cairo_set_source_rgb(c, 0, 0, 0);
-    for (auto& [g, a] : acc) {
-        if (a[2] < 20) continue;
-        // The pixel of the region nearest its centroid, so a ring's name sits on the ring.
-        double ci = a[0] / a[2], cj = a[1] / a[2], best = 1e300, bi = ci, bj = cj;
-        for (int j = 0; j < r.nv; ++j)
-            for (int i = 0; i < r.nu; ++i)
-                if (r.region[size_t(j) * r.nu + i] == g) {
-                    double d = (i + 0.5 - ci) * (i + 0.5 - ci) + (j + 0.5 - cj) * (j + 0.5 - cj);
-                    if (d < best) best = d, bi = i + 0.5, bj = j + 0.5;
-                }
+    for (auto& [g, b] : best) {
+        if (b[3] < 20) continue;
         auto it = names.find(g);
-        text(c, f.x(bi), f.y(bj), it == names.end() ? std::to_string(g) : it->second, 13, 0.5, 0.5, true);
+        text(c, f.x(b[1]), f.y(b[2]), it == names.end() ? std::to_string(g) : it->second, 13, 0.5, 0.5, true);
     }
 }
 
@@ -366,7 +385,7 @@ void renderDoseSlice(const std::string& png, const TetraMesh& mesh, const std::v
 
 void renderDvh(const std::string& png, const std::vector<DvhCurve>& curves, const std::vector<DvhMark>& marks,
                const std::string& title, int width, int height) {
-    const double mL = 80, mR = 200, mT = 50, mB = 60;
+    const double mL = 80, mR = 270, mT = 50, mB = 60;
     double dmax = 0;
     for (const auto& m : marks) dmax = std::max(dmax, 2 * m.dose);
     if (!(dmax > 0))
@@ -407,7 +426,7 @@ void renderDvh(const std::string& png, const std::vector<DvhCurve>& curves, cons
         cairo_set_line_width(c, 2.2);
         cairo_move_to(c, X(0), Y(1));
         for (size_t i = 0; i < cv.dose.size(); ++i) cairo_line_to(c, X(cv.dose[i]), Y(cv.fraction[i]));
-        if (!cv.dose.empty()) cairo_line_to(c, X(cv.dose.back()), Y(0));
+        if (!cv.dose.empty() && cv.dose.back() <= dmax) cairo_line_to(c, X(cv.dose.back()), Y(0));
         cairo_stroke(c);
         cairo_move_to(c, mL + W + 20, mT + 20 + 20 * k), cairo_line_to(c, mL + W + 45, mT + 20 + 20 * k);
         cairo_stroke(c);
@@ -430,8 +449,10 @@ void renderDvh(const std::string& png, const std::vector<DvhCurve>& curves, cons
         cairo_set_dash(c, dash, 0, 0);
         cairo_arc(c, X(m.dose), Y(m.fraction), 4.5, 0, 2 * M_PI);
         cairo_fill(c);
+        cairo_arc(c, mL + W + 24, y, 4, 0, 2 * M_PI);
+        cairo_fill(c);
         cairo_set_source_rgb(c, 0, 0, 0);
-        text(c, mL + W + 20, y, (m.upper ? "limit " : "goal ") + m.label, 11, 0, 0.5);
+        text(c, mL + W + 34, y, m.label, 11, 0, 0.5);
         y += 18;
     }
     writePng(s.get(), png);

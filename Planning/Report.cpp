@@ -151,17 +151,16 @@ std::vector<std::string> writeFigures(const fs::path& dir, const PlanRecord& rec
         curves.push_back({m.name, h.dose, h.cdf});
         for (const auto& t : p.prescription.targets)
             if (t.region == m.region) {
-                marks.push_back({m.name + " V100 at " + csvNum(t.threshold) + " J/cm^2" +
-                                     (std::isfinite(t.v100Goal) ? " >= " + csvNum(100 * t.v100Goal) + "%" : ""),
+                marks.push_back({"goal " + m.name + " V" + csvNum(t.threshold) + (std::isfinite(t.v100Goal) ? " >= " + csvNum(100 * t.v100Goal) + "%" : ""),
                                  t.threshold, std::isfinite(t.v100Goal) ? t.v100Goal : 1.0, false, k});
                 for (const auto& d : t.minDoses)
-                    marks.push_back({m.name + " D" + csvNum(100 * d.fraction) + " >= " + csvNum(d.dose), d.dose, d.fraction, false, k});
+                    marks.push_back({"goal " + m.name + " D" + csvNum(100 * d.fraction) + " >= " + csvNum(d.dose) + " J/cm^2", d.dose, d.fraction, false, k});
             }
         for (const auto& o : p.prescription.organs)
             if (o.region == m.region)
                 for (const auto& d : o.maxDoses)
-                    marks.push_back({m.name + (d.fraction > 0 ? " D" + csvNum(100 * d.fraction) : std::string(" max")) +
-                                         " <= " + csvNum(d.dose),
+                    marks.push_back({"limit " + m.name + (d.fraction > 0 ? " D" + csvNum(100 * d.fraction) : std::string(" max")) +
+                                         " <= " + csvNum(d.dose) + " J/cm^2",
                                      d.dose, d.fraction, true, k});
     }
     renderDvh((dir / "dvh.png").string(), curves, marks, "Dose-volume histograms");

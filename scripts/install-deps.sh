@@ -11,6 +11,8 @@ if [ "$level" = full ]; then
   pkgs+=(tcl tcl-dev tcllib swig libvtk9-dev xvfb xauth libgl1-mesa-dri libopenmpi-dev openmpi-bin libhdf5-dev)
   # clang + its runtime (libFuzzer, sanitizers): the fuzz targets (scripts/fuzz.sh).
   pkgs+=(clang libclang-rt-14-dev)
+  # The planner (Planning/, fullmonte-plan): plan files, LP solvers, pictures.
+  pkgs+=(nlohmann-json3-dev coinor-libclp-dev libglpk-dev libcairo2-dev pkg-config)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
