@@ -334,10 +334,7 @@ void readSimulation(const Node& root, PlanSpec& p, const std::string& baseDir) {
 }
 
 void readSlices(const Node& root, PlanSpec& p) {
-    if (!root.has("outputs")) {
-        p.slices = {{2, 0}, {1, 0}, {0, 0}};
-        return;
-    }
+    if (!root.has("outputs")) return;  // slicePlanes() picks planes through the target
     Node o = root.at("outputs");
     o.allow({"slices"});
     for (const Node& s : o.at("slices").array()) {

@@ -88,7 +88,7 @@ struct PlanSpec {
     std::vector<CandidateSource> sources;
     SimulationSpec simulation;
     Prescription prescription;
-    std::vector<SlicePlane> slices;
+    std::vector<SlicePlane> slices;            // empty: through the first target's centre
     std::string regionName(uint32_t r) const;
 };
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdarg>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -136,7 +137,7 @@ std::vector<std::string> writeFigures(const fs::path& dir, const PlanRecord& rec
     SliceStyle style;
     style.isodose = isodoseLevels(p);
     std::vector<std::string> files;
-    for (const SlicePlane& s : p.slices) {
+    for (const SlicePlane& s : slicePlanes(p)) {
         char name[64];
         std::snprintf(name, sizeof name, "slice_%c%+g.png", char('x' + s.axis), s.at);
         renderDoseSlice((dir / name).string(), *p.mesh, rec.evaluation->dose, p.regionNames, markers, s, style,
@@ -168,7 +169,53 @@ std::vector<std::string> writeFigures(const fs::path& dir, const PlanRecord& rec
     return files;
 }
 
+std::string line(const char* f, ...) __attribute__((format(printf, 1, 2)));
+std::string line(const char* f, ...) {
+    char b[512];
+    va_list ap;
+    va_start(ap, f);
+    std::vsnprintf(b, sizeof b, f, ap);
+    va_end(ap);
+    return b;
+}
+
 }  // namespace
+
+std::string planSummary(const PlanSpec& p, const PlanResult& r, const PlanEvaluation& e) {
+    std::string o = line("plan: %s (%s, %zu LP solves, %.3f s, CPU %.3f s)\n", r.feasible ? "found" : r.status.c_str(),
+                         r.solver.c_str(), r.solves, r.seconds, r.cpuSeconds);
+    if (!r.feasible) {
+        o += "  the prescription cannot be met; conflicting hard constraints:\n";
+        for (const auto& c : r.conflicts) o += line("    %s  (needs %.4g %s of slack)\n", c.name.c_str(), c.slack, c.unit.c_str());
+        for (const auto& t : r.tight) o += line("    %s  (at its limit)\n", t.c_str());
+        return o;
+    }
+    const double T = p.prescription.treatmentTime;
+    for (size_t j = 0; j < p.sources.size(); ++j)
+        if (r.used[j])
+            o += std::isfinite(T) ? line("  %-12s %10.4g J  %8.4g W\n", p.sources[j].name.c_str(), r.energies[j], r.energies[j] / T)
+                                  : line("  %-12s %10.4g J\n", p.sources[j].name.c_str(), r.energies[j]);
+    if (!r.dropped.empty()) o += line("  dropped: %zu sources (energy ~0, or over the source cap)\n", r.dropped.size());
+    o += line("  %-12s %-14s %18s %18s %18s %16s\n", "region", "role", "D90 (J/cm^2)", "D50 (J/cm^2)", "Dmax (J/cm^2)", "V100 (%)");
+    for (const auto& m : e.regions)
+        o += line("  %-12s %-14s %9.4g +- %-6.2g %9.4g +- %-6.2g %9.4g +- %-6.2g ", m.name.c_str(), m.role.c_str(), m.D90.value,
+                  m.D90.se, m.D50.value, m.D50.se, m.Dmax.value, m.Dmax.se) +
+             (std::isfinite(m.V100.value) ? line("%7.2f +- %-6.2g\n", 100 * m.V100.value, 100 * m.V100.se) : std::string("      -\n"));
+    for (const auto& c : r.checks) o += line("  %s: %.4g %s  %s\n", c.name.c_str(), c.value, c.unit.c_str(), c.met ? "met" : "NOT MET");
+    if (!r.goalsMet) o += "  a V100 coverage goal is not met\n";
+    return o;
+}
+
+std::vector<SlicePlane> slicePlanes(const PlanSpec& p) {
+    if (!p.slices.empty()) return p.slices;
+    Point3 lo{1e300, 1e300, 1e300}, hi{-1e300, -1e300, -1e300};
+    uint32_t target = p.prescription.targets.empty() ? 0 : p.prescription.targets[0].region;
+    for (uint32_t t = 1; t <= p.mesh->tetraCount(); ++t)
+        if (!target || p.mesh->region(t) == target)
+            for (uint32_t v : p.mesh->tetra(t))
+                for (int a = 0; a < 3; ++a) lo[a] = std::min(lo[a], p.mesh->point(v)[a]), hi[a] = std::max(hi[a], p.mesh->point(v)[a]);
+    return {{2, (lo[2] + hi[2]) / 2}, {1, (lo[1] + hi[1]) / 2}, {0, (lo[0] + hi[0]) / 2}};
+}
 
 PlanEvaluation evaluatePlan(const PlanSpec& plan, const DoseMatrix& m, const std::vector<double>& energies) {
     PlanEvaluation e;

@@ -38,6 +38,12 @@ struct PlanRecord {
 void checkOutputFolder(const std::string& dir, bool overwrite);
 void writePlanOutputs(const std::string& dir, const PlanRecord& rec, bool overwrite);
 
+// The plan for people: status, energies, metrics with standard errors, hard limits met or not,
+// or the conflicting constraints.
+std::string planSummary(const PlanSpec& plan, const PlanResult& r, const PlanEvaluation& e);
+// Picture planes: the plan's, else the three through the centre of the first target's bounding box.
+std::vector<SlicePlane> slicePlanes(const PlanSpec& plan);
+
 // The machine-readable report (plan.json's text).
 std::string planJson(const PlanRecord& rec);
 

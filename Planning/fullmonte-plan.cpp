@@ -72,27 +72,6 @@ Args parseArgs(int argc, char** argv) {
     return a;
 }
 
-void printSummary(const PlanSpec& p, const PlanResult& r, const PlanEvaluation& e) {
-    std::printf("fullmonte-plan: %s (%s, %zu LP solves, %.3f s, CPU %.3f s)\n", r.feasible ? "plan found" : r.status.c_str(),
-                r.solver.c_str(), r.solves, r.seconds, r.cpuSeconds);
-    if (!r.feasible) {
-        std::printf("  the prescription cannot be met; conflicting hard constraints:\n");
-        for (const auto& c : r.conflicts) std::printf("    %s  (needs %.4g %s of slack)\n", c.name.c_str(), c.slack, c.unit.c_str());
-        for (const auto& t : r.tight) std::printf("    %s  (at its limit)\n", t.c_str());
-        return;
-    }
-    for (size_t j = 0; j < p.sources.size(); ++j)
-        if (r.used[j]) std::printf("  %-12s %10.4g J\n", p.sources[j].name.c_str(), r.energies[j]);
-    if (!r.dropped.empty()) std::printf("  dropped: %zu sources at ~0 energy or over the cap\n", r.dropped.size());
-    std::printf("  %-12s %-14s %16s %16s %16s %14s\n", "region", "role", "D90 (J/cm^2)", "D50", "Dmax", "V100 (%)");
-    for (const auto& m : e.regions)
-        std::printf("  %-12s %-14s %8.4g +- %-5.2g %8.4g +- %-5.2g %8.4g +- %-5.2g %6.2f +- %-5.2g\n", m.name.c_str(),
-                    m.role.c_str(), m.D90.value, m.D90.se, m.D50.value, m.D50.se, m.Dmax.value, m.Dmax.se,
-                    100 * m.V100.value, 100 * m.V100.se);
-    for (const auto& c : r.checks) std::printf("  %s: %.4g %s  %s\n", c.name.c_str(), c.value, c.unit.c_str(), c.met ? "met" : "NOT MET");
-    if (!r.goalsMet) std::printf("  a V100 coverage goal is not met (see plan.json)\n");
-}
-
 int run(const Args& a) {
     PlanSpec plan = readPlanFile(a.plan);
     if (!a.solver.empty()) plan.prescription.solver = a.solver;
@@ -131,7 +110,7 @@ int run(const Args& a) {
     rec.matrix = &matrix, rec.result = &result, rec.evaluation = &eval;
     if (!a.quiet) std::fprintf(stderr, "fullmonte-plan: writing %s\n", a.out.c_str());
     writePlanOutputs(a.out, rec, a.overwrite);
-    printSummary(plan, result, eval);
+    std::fputs(planSummary(plan, result, eval).c_str(), stdout);
     std::printf("  outputs in %s\n", a.out.c_str());
     return result.feasible ? 0 : 2;
 }

@@ -24,6 +24,9 @@
 #include "Tcl/TclMCML.hpp"
 #include "Tcl/TclMCMLTraces.hpp"
 #endif
+#ifdef FM_TCL_PLANNING
+#include "Tcl/TclPlanning.hpp"
+#endif
 
 // C++ errors become Tcl errors carrying the message; errorCode says which kind, so scripts can
 // `catch ... opts` and test [dict get $opts -errorcode].
@@ -202,3 +205,9 @@ if (!dcast) {
 %newobject BatchRunner::materials;
 %newobject BatchRunner::result;
 %include "Tcl/TclBatch.hpp"
+
+// ---- Planning (issue 24, Planning/): PlanOptimizer over BatchRunners' results. ----
+#ifdef FM_TCL_PLANNING
+%newobject PlanOptimizer::dose;
+%include "Tcl/TclPlanning.hpp"
+#endif
