@@ -42,7 +42,7 @@ Rgb lineColour(size_t i) {
 // DVH curves on white: the line colours without white and cyan.
 Rgb curveColour(size_t k) { return lineColour(k < 1 ? k : k + 2); }
 
-std::string fmt(double v, int prec = 3) {
+std::string fmt(double v, int prec = 5) {
     std::ostringstream o;
     o.precision(prec);
     o << v;
@@ -81,6 +81,16 @@ void writePng(cairo_surface_t* s, const std::string& png) {
         throw Error(png + ": cannot write the PNG");
     std::filesystem::rename(tmp, png);
 }
+
+// Dose to the colour ramp's 0..1: linear from 0, or logarithmic over [lo, hi].
+struct ColourScale {
+    bool log = false;
+    double lo = 0, hi = 1;
+    double t(double d) const {
+        if (!log) return d / hi;
+        return d <= lo ? 0.0 : (std::log10(d) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
+    }
+};
 
 const char* axisName(int a) { return a == 0 ? "x" : a == 1 ? "y" : "z"; }
 
@@ -127,7 +137,7 @@ struct Frame {
     double y(double j) const { return y0 - j * scale; }
 };
 
-void drawDose(cairo_t* c, const Raster& r, const Frame& f, double cap) {
+void drawDose(cairo_t* c, const Raster& r, const Frame& f, const ColourScale& cs) {
     for (int j = 0; j < r.nv; ++j)
         for (int i = 0; i < r.nu; ++i) {
             size_t k = size_t(j) * r.nu + i;
@@ -135,7 +145,7 @@ void drawDose(cairo_t* c, const Raster& r, const Frame& f, double cap) {
             double d = r.dose[k];
             if (std::isnan(d)) cairo_set_source_rgb(c, 0.6, 0.6, 0.6);
             else {
-                Rgb col = ramp(d / cap);
+                Rgb col = ramp(cs.t(d));
                 cairo_set_source_rgb(c, col.r, col.g, col.b);
             }
             cairo_rectangle(c, f.x(i), f.y(j + 1), f.scale + 0.5, f.scale + 0.5);
@@ -285,7 +295,7 @@ void drawAxes(cairo_t* c, const Raster& r, const Frame& f, const SlicePlane& pla
     text(c, (left + right) / 2, bottom - 4, std::string("-") + axisName(va), 14, 0.5, 1, true);
 }
 
-void drawColourBar(cairo_t* c, double x, double top, double bottom, double cap, const std::vector<double>& levels) {
+void drawColourBar(cairo_t* c, double x, double top, double bottom, const ColourScale& cs, const std::vector<double>& levels) {
     const int steps = 100;
     double h = (bottom - top) / steps;
     for (int k = 0; k < steps; ++k) {
@@ -298,15 +308,20 @@ void drawColourBar(cairo_t* c, double x, double top, double bottom, double cap, 
     cairo_set_line_width(c, 1);
     cairo_rectangle(c, x, top, 22, bottom - top);
     cairo_stroke(c);
-    double st = niceStep(cap, 6);
-    for (double d = 0; d <= cap + 1e-9; d += st) {
-        double y = bottom - d / cap * (bottom - top);
+    std::vector<double> ticks;
+    if (cs.log)
+        for (double d = std::pow(10.0, std::ceil(std::log10(cs.lo) - 1e-9)); d <= cs.hi * (1 + 1e-9); d *= 10) ticks.push_back(d);
+    else
+        for (double st = niceStep(cs.hi, 6), d = 0; d <= cs.hi + 1e-9; d += st) ticks.push_back(d);
+    for (size_t k = 0; k < ticks.size(); ++k) {
+        double y = bottom - cs.t(ticks[k]) * (bottom - top);
         cairo_move_to(c, x + 22, y), cairo_line_to(c, x + 27, y);
         cairo_stroke(c);
-        text(c, x + 30, y, fmt(d) + (d + st > cap + 1e-9 ? "+" : ""), 11, 0, 0.5);
+        text(c, x + 30, y, fmt(ticks[k]), 11, 0, 0.5);
     }
+    text(c, x + 30, top - 8, "above: top colour", 9, 0, 0.5);
     for (size_t i = 0; i < levels.size(); ++i) {
-        double y = bottom - std::min(levels[i] / cap, 1.0) * (bottom - top);
+        double y = bottom - std::clamp(cs.t(levels[i]), 0.0, 1.0) * (bottom - top);
         Rgb col = lineColour(i);
         cairo_set_source_rgb(c, col.r, col.g, col.b);
         cairo_set_line_width(c, 2.5);
@@ -314,7 +329,7 @@ void drawColourBar(cairo_t* c, double x, double top, double bottom, double cap, 
         cairo_stroke(c);
     }
     cairo_set_source_rgb(c, 0, 0, 0);
-    text(c, x - 6, top - 22, "Dose (J/cm^2)", 13, 0, 0);
+    text(c, x - 6, top - 36, "Dose (J/cm^2)", 13, 0, 0);
     // Isodose legend under the bar.
     if (!levels.empty()) text(c, x - 6, bottom + 24, "isodose lines:", 12, 0, 0);
     for (size_t i = 0; i < levels.size(); ++i) {
@@ -353,25 +368,33 @@ void renderDoseSlice(const std::string& png, const TetraMesh& mesh, const std::v
     Raster r = sample(mesh, dose, plane, int(style.width - mL - mR), int(style.height - mT - mB));
     double scale = std::min((style.width - mL - mR) / r.nu, (style.height - mT - mB) / r.nv);
     Frame f{mL, mT + r.nv * scale, scale, r.nv};
-    double cap = 0;
-    for (double l : style.isodose) cap = std::max(cap, 2 * l);
-    if (!(cap > 0))
-        for (double d : r.dose)
-            if (std::isfinite(d)) cap = std::max(cap, d);
-    if (!(cap > 0)) cap = 1;
+    ColourScale cs;
+    double dmax = 0;
+    for (double d : r.dose)
+        if (std::isfinite(d)) dmax = std::max(dmax, d);
+    cs.log = style.logScale;
+    if (cs.log) {
+        // Four decades below the slice's maximum, or down to a tenth of the lowest isodose level.
+        cs.hi = dmax > 0 ? dmax : 1;
+        cs.lo = cs.hi * 1e-4;
+        for (double l : style.isodose) cs.lo = std::min(cs.lo, l / 10);
+    } else {
+        for (double l : style.isodose) cs.hi = std::max(cs.hi, 2 * l);
+        if (style.isodose.empty()) cs.hi = dmax > 0 ? dmax : 1;
+    }
     Surface s(cairo_image_surface_create(CAIRO_FORMAT_RGB24, style.width, style.height), cairo_surface_destroy);
     Context c(cairo_create(s.get()), cairo_destroy);
     cairo_select_font_face(c.get(), "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_source_rgb(c.get(), 1, 1, 1);
     cairo_paint(c.get());
-    drawDose(c.get(), r, f, cap);
+    drawDose(c.get(), r, f, cs);
     for (size_t i = 0; i < style.isodose.size(); ++i)
         drawIsodose(c.get(), r, f, style.isodose[i], lineColour(i));
     drawOutlines(c.get(), r, f);
     drawRegionNames(c.get(), r, f, names);
     drawSources(c.get(), r, f, sources, plane);
     drawAxes(c.get(), r, f, plane);
-    drawColourBar(c.get(), f.x(r.nu) + 40, mT + 30, std::min(f.y(0), style.height - mB - 24.0 * style.isodose.size() - 40), cap,
+    drawColourBar(c.get(), f.x(r.nu) + 40, mT + 30, std::min(f.y(0), style.height - mB - 24.0 * style.isodose.size() - 40), cs,
                   style.isodose);
     auto [ua, va] = sliceAxes(plane.axis);
     cairo_set_source_rgb(c.get(), 0, 0, 0);

@@ -6,8 +6,7 @@
 // is on the left in both the z- and y-planes), and z is up in every view that shows it. Edge
 // labels ("-x" / "+x", ...) repeat this on each picture. With patient axes as in DICOM LPS
 // (x to the patient's left), the z-plane is the radiological axial view seen from the feet.
-// Colour: dose in J/cm^2, linear up to twice the highest isodose level (above it the top
-// colour); isodose lines at the given levels; region outlines and names; source markers (magenta).
+// Colour: dose in J/cm^2 (SliceStyle: linear or log); isodose lines at the given levels; region outlines and names; source markers (magenta).
 #pragma once
 #include <map>
 #include <string>
@@ -28,6 +27,9 @@ SourceMarker markerOf(const std::string& name, const Source& s);
 
 struct SliceStyle {
     std::vector<double> isodose;  // J/cm^2
+    // Colours linear from 0 to twice the highest isodose level (the slice's maximum without
+    // levels), or logarithmic over four decades below the slice's maximum.
+    bool logScale = false;
     int width = 900, height = 760;
 };
 

@@ -209,5 +209,5 @@ if (!dcast) {
 // ---- Planning (issue 24, Planning/): PlanOptimizer over BatchRunners' results. ----
 #ifdef FM_TCL_PLANNING
 %newobject PlanOptimizer::dose;
-%include "Tcl/TclPlanning.hpp"
+%include "Tcl/TclPlanning.hpp"  // PlanOptimizer, DoseSlicePicture
 #endif

@@ -8,7 +8,9 @@
 #include "Planning/Optimizer.hpp"
 #include "Planning/Report.hpp"
 #include "Tcl/TclBatch.hpp"
+#include "Tcl/TclGeometry.hpp"
 #include "Tcl/TclOutputs.hpp"
+#include "Tcl/TclSources.hpp"
 #include "Tcl/TclUtil.hpp"
 
 using fm::ParameterError;
@@ -209,4 +211,57 @@ void PlanOptimizer::write(const std::string& dir) {
     rec.matrixFrom = "BatchRunner x " + std::to_string(batches_.size());
     rec.writeMatrix = false;
     writePlanOutputs(dir, rec, true);
+}
+
+// ---- DoseSlicePicture ----
+
+DoseSlicePicture::DoseSlicePicture() = default;
+DoseSlicePicture::~DoseSlicePicture() = default;
+void DoseSlicePicture::mesh(TetraMesh* m) { mesh_ = fmtcl::need(m, "DoseSlicePicture mesh").ptr(); }
+void DoseSlicePicture::dose(OutputData* map, double toJcm2) {
+    auto* m = dynamic_cast<SpatialMap*>(&fmtcl::need(map, "DoseSlicePicture dose"));
+    if (!m || m->data()->spatialType != "Volume") throw ParameterError("DoseSlicePicture dose: expected a volume map");
+    fmtcl::positive(toJcm2, "DoseSlicePicture dose: the factor to J/cm^2");
+    dose_ = m->data()->values;
+    for (double& v : dose_) v *= toJcm2;
+    if (!mesh_ && m->data()->mesh) mesh_ = std::const_pointer_cast<fm::TetraMesh>(m->data()->mesh);
+}
+void DoseSlicePicture::regionName(unsigned r, const std::string& n) { names_[r] = n; }
+void DoseSlicePicture::source(Source* s, const std::string& name) {
+    SourceMarker mk = markerOf(name, *fmtcl::need(s, "DoseSlicePicture source").ptr());
+    if (mk.name.empty()) throw ParameterError("DoseSlicePicture source: volume and surface sources have no marker");
+    sources_.push_back(mk);
+}
+void DoseSlicePicture::plane(const std::string& axis, double at) {
+    std::string a = fmtcl::lower(axis);
+    if (a != "x" && a != "y" && a != "z") throw ParameterError("DoseSlicePicture plane: axis '" + axis + "' is not x, y or z");
+    plane_ = {a[0] - 'x', at};
+}
+void DoseSlicePicture::isodose(const std::string& levels) {
+    std::istringstream in(levels);
+    std::vector<double> v;
+    std::string w;
+    while (in >> w) {
+        char* end = nullptr;
+        double x = std::strtod(w.c_str(), &end);
+        if (*end || !(x > 0)) throw ParameterError("DoseSlicePicture isodose: '" + w + "' is not a positive dose in J/cm^2");
+        v.push_back(x);
+    }
+    isodose_ = v;
+}
+void DoseSlicePicture::scale(const std::string& s) {
+    std::string l = fmtcl::lower(s);
+    if (l != "linear" && l != "log") throw ParameterError("DoseSlicePicture scale: '" + s + "' is not linear or log");
+    log_ = l == "log";
+}
+void DoseSlicePicture::title(const std::string& t) { title_ = t; }
+void DoseSlicePicture::write(const std::string& png) const {
+    if (!mesh_) throw ParameterError("DoseSlicePicture: no mesh");
+    if (dose_.size() != mesh_->tetraCount() + 1)
+        throw ParameterError("DoseSlicePicture: the dose map has " + std::to_string(dose_.size()) + " entries, the mesh " +
+                             std::to_string(mesh_->tetraCount() + 1));
+    SliceStyle style;
+    style.isodose = isodose_;
+    style.logScale = log_;
+    renderDoseSlice(png, *mesh_, dose_, names_, sources_, plane_, style, title_);
 }

@@ -20,12 +20,53 @@
 #include <memory>
 #include <vector>
 
+#include "Planning/Figures.hpp"
 #include "Planning/Optimizer.hpp"
 #include "Planning/Report.hpp"
 #endif
 
 class BatchRunner;
 class SpatialMap;
+class OutputData;
+class TetraMesh;
+class Source;
+
+// DoseSlicePicture: the planner's slice picture (Planning/Figures.hpp: mm axes, orientation
+// labels, colour bar in J/cm^2, isodose lines, region outlines and names, source markers) of any
+// volume map, drawn headless with cairo.
+//
+//   DoseSlicePicture D
+//   D mesh $M; D dose $phi 100      ;# the map and its factor to J/cm^2 (J/mm^2 fluence: 100)
+//   D regionName 2 tumour; D source $cyl D1; D plane y 0; D isodose "40 100"
+//   D write fluence.png
+class DoseSlicePicture {
+public:
+    DoseSlicePicture();
+    ~DoseSlicePicture();
+    void mesh(TetraMesh* m);
+    void dose(OutputData* map, double toJcm2);
+    void regionName(unsigned region, const std::string& name);
+    void source(Source* s, const std::string& name);
+    void plane(const std::string& axis, double atMM);
+    void isodose(const std::string& levelsJcm2);
+    void scale(const std::string& linearOrLog);  // colours: "linear" (default) or "log"
+    void title(const std::string& t);
+    void write(const std::string& png) const;
+#ifndef SWIG
+    DoseSlicePicture(const DoseSlicePicture&) = delete;
+    DoseSlicePicture& operator=(const DoseSlicePicture&) = delete;
+
+private:
+    std::shared_ptr<fm::TetraMesh> mesh_;
+    std::vector<double> dose_;
+    std::map<uint32_t, std::string> names_;
+    std::vector<fm::planning::SourceMarker> sources_;
+    fm::planning::SlicePlane plane_{1, 0};
+    std::vector<double> isodose_;
+    bool log_ = false;
+    std::string title_ = "Dose (J/cm^2)";
+#endif
+};
 
 class PlanOptimizer {
 public:
