@@ -258,7 +258,7 @@ std::string planJson(const PlanRecord& rec) {
                    {"column", "batch * sources + source"}};
     if (rec.matrixFrom == "simulated")
         j["simulation"] = {{"seconds", rec.simulation.seconds}, {"kernel", rec.simulation.kernel},
-                           {"packets", rec.simulation.packets}, {"runs", rec.simulation.runs},
+                           {"packets", rec.simulation.packets}, {"runs", rec.simulation.runs}, {"ranks", rec.simulation.ranks},
                            {"seeds", "seed + batch (seed " + std::to_string(p.simulation.seed) + ")"}};
     j["optimiser"] = {{"solver", r.solver}, {"objective_J_cm2", r.objective}, {"penalty_unweighted_J_cm2", r.penalty},
                       {"target_weights", r.targetWeights}, {"weight_rounds", r.weightRounds},

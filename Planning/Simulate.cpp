@@ -4,11 +4,13 @@
 #include "Geometry/Errors.hpp"
 #include "Geometry/Queries.hpp"
 #include "Kernels/Batch.hpp"
+#include "Kernels/MPI/MpiRun.hpp"
 
 namespace fm::planning {
 
 DoseMatrix simulateSources(const PlanSpec& plan, SimulationReport& report,
-                           const std::function<void(size_t, size_t)>& progress, const std::atomic<bool>* cancel) {
+                           const std::function<void(size_t, size_t)>& progress, const std::atomic<bool>* cancel,
+                           const MpiSession* mpi) {
     const SimulationSpec& sim = plan.simulation;
     const size_t S = plan.sources.size(), K = sim.batches;
     plan.materials.validate();
@@ -43,13 +45,15 @@ DoseMatrix simulateSources(const PlanSpec& plan, SimulationReport& report,
         std::copy(col.begin(), col.end(), d.fluence.begin() + run * d.tetras);
         have[run] = true;
         report.packets += r.packetsDone;
-    });
+    }, mpi);
+    if (mpi && mpi->rank() != 0) return DoseMatrix{};
     for (bool h : have)
         if (!h) throw Error("plan: the simulations were interrupted after " + std::to_string(sum.delivered) + " of " +
                             std::to_string(sum.runs) + " runs; nothing written");
     report.seconds = sum.seconds;
     report.kernel = sum.kernel;
     report.runs = sum.runs;
+    report.ranks = sum.ranks;
     return d;
 }
 

@@ -9,6 +9,10 @@
 #include "Planning/DoseMatrix.hpp"
 #include "Planning/PlanSpec.hpp"
 
+namespace fm {
+class MpiSession;
+}
+
 namespace fm::planning {
 
 struct SimulationReport {
@@ -16,12 +20,14 @@ struct SimulationReport {
     std::string kernel;
     uint64_t packets = 0;  // all runs together
     size_t runs = 0;
+    size_t ranks = 1;  // MPI ranks that shared the runs
 };
 
 // progress(runsDone, runsTotal) on the calling thread. Throws fm::Error for bad models/options
-// and when cancelled.
+// and when cancelled. With an MPI session of several ranks every rank must call it; whole runs go
+// to the ranks and the matrix comes back on rank 0 (empty elsewhere).
 DoseMatrix simulateSources(const PlanSpec& plan, SimulationReport& report,
                            const std::function<void(size_t, size_t)>& progress = {},
-                           const std::atomic<bool>* cancel = nullptr);
+                           const std::atomic<bool>* cancel = nullptr, const MpiSession* mpi = nullptr);
 
 }  // namespace fm::planning

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "Geometry/Errors.hpp"
+#include "Kernels/MPI/MpiRun.hpp"
 #include "Planning/LinearProgram.hpp"
 #include "Planning/Optimizer.hpp"
 #include "Planning/Report.hpp"
@@ -72,34 +73,50 @@ Args parseArgs(int argc, char** argv) {
     return a;
 }
 
-int run(const Args& a) {
+// Under MPI (mpirun -n N fullmonte-plan ...) every rank reads the plan and takes whole runs of the
+// simulation; rank 0 optimises and writes.
+int run(const Args& a, const MpiSession& mpi) {
     PlanSpec plan = readPlanFile(a.plan);
     if (!a.solver.empty()) plan.prescription.solver = a.solver;
     solve(LinearProgram{}, plan.prescription.solver);  // an unknown solver fails now, not after the runs
-    checkOutputFolder(a.out, a.overwrite);
+    const bool root = mpi.rank() == 0;
+    std::string folderError;
+    if (root) try {
+            checkOutputFolder(a.out, a.overwrite);
+        } catch (const Error& e) {
+            folderError = e.what();
+        }
+    if (!mpi.allAgree(folderError.empty())) {
+        if (!folderError.empty()) throw ParameterError(folderError);
+        return 1;  // rank 0 says why
+    }
     PlanRecord rec;
     rec.plan = &plan;
     DoseMatrix matrix;
-    const bool bar = !a.quiet && isatty(2);
-    if (!a.matrix.empty() || !plan.simulation.matrixFile.empty()) {
+    const bool bar = root && !a.quiet && isatty(2);
+    const bool reuse = !a.matrix.empty() || !plan.simulation.matrixFile.empty();
+    if (reuse && !root) return 0;
+    if (reuse) {
         std::string f = a.matrix.empty() ? plan.simulation.matrixFile : a.matrix;
         size_t K = a.matrixBatches ? a.matrixBatches : a.matrix.empty() ? plan.simulation.matrixBatches : 1;
         if (!a.quiet) std::fprintf(stderr, "fullmonte-plan: reading %s\n", f.c_str());
         matrix = doseMatrixFrom(readFluenceMatrix(f), plan.mesh->tetraCount(), plan.sources.size(), K, f);
         rec.matrixFrom = f;
     } else {
-        if (!a.quiet)
-            std::fprintf(stderr, "fullmonte-plan: %zu tetras; simulating %zu sources x %u batches (%s)\n",
-                         plan.mesh->tetraCount(), plan.sources.size(), plan.simulation.batches, plan.simulation.kernel.c_str());
+        if (!a.quiet && root)
+            std::fprintf(stderr, "fullmonte-plan: %zu tetras; simulating %zu sources x %u batches (%s%s)\n",
+                         plan.mesh->tetraCount(), plan.sources.size(), plan.simulation.batches, plan.simulation.kernel.c_str(),
+                         mpi.size() > 1 ? (", " + std::to_string(mpi.size()) + " MPI ranks").c_str() : "");
         size_t shown = size_t(-1);
         auto progress = [&](size_t done, size_t total) {
             if (done == shown) return;
             shown = done;
             if (bar) std::fprintf(stderr, "\rfullmonte-plan: %zu/%zu runs", done, total), std::fflush(stderr);
-            else if (!a.quiet && (done == total || done % std::max<size_t>(1, total / 4) == 0))
+            else if (root && !a.quiet && (done == total || done % std::max<size_t>(1, total / 4) == 0))
                 std::fprintf(stderr, "fullmonte-plan: %zu/%zu runs\n", done, total);
         };
-        matrix = simulateSources(plan, rec.simulation, progress, &gCancel);
+        matrix = simulateSources(plan, rec.simulation, progress, &gCancel, &mpi);
+        if (!root) return 0;
         if (bar) std::fprintf(stderr, "\n");
         rec.matrixFrom = "simulated";
     }
@@ -120,7 +137,8 @@ int run(const Args& a) {
 int main(int argc, char** argv) {
     std::signal(SIGINT, onInterrupt);
     try {
-        return run(parseArgs(argc, argv));
+        MpiSession mpi(&argc, &argv);
+        return run(parseArgs(argc, argv), mpi);
     } catch (const std::exception& e) {
         std::cerr << "fullmonte-plan: " << e.what() << "\n";
         return gCancel ? 130 : 1;
