@@ -365,7 +365,8 @@ void renderDoseSlice(const std::string& png, const TetraMesh& mesh, const std::v
                      const std::map<uint32_t, std::string>& names, const std::vector<SourceMarker>& sources,
                      const SlicePlane& plane, const SliceStyle& style, const std::string& title) {
     const double mL = 90, mR = 190, mT = 70, mB = 70;
-    Raster r = sample(mesh, dose, plane, int(style.width - mL - mR), int(style.height - mT - mB));
+    // One sample per 2 x 2 pixels: finer than any tetra a picture can show, and 4x fewer point locations.
+    Raster r = sample(mesh, dose, plane, int(style.width - mL - mR) / 2, int(style.height - mT - mB) / 2);
     double scale = std::min((style.width - mL - mR) / r.nu, (style.height - mT - mB) / r.nv);
     Frame f{mL, mT + r.nv * scale, scale, r.nv};
     ColourScale cs;

@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include "Planning/Report.hpp"
+#if FM_PLANNING_HAVE_VTK
+#include "Storage/VTK/VTKMeshReader.hpp"
+#endif
 #include "fm_config.h"
 
 using namespace fm;
@@ -106,6 +109,19 @@ BOOST_AUTO_TEST_CASE(example_plan_end_to_end) {
         if (row[0] != "source") total += num(row[3]);
     BOOST_TEST(total <= plan.prescription.maxTotalEnergy * (1 + 1e-9));
 
+#if FM_PLANNING_HAVE_VTK
+    {  // The .vtu holds the same dose under a name with its unit.
+        VTKMeshReader vr((dir / "dose.vtu").string());
+        vr.read();
+        const std::vector<double>& vd = vr.cellData("Dose (J/cm^2)");
+        BOOST_REQUIRE(vd.size() >= plan.mesh->tetraCount());
+        size_t off = vd.size() - plan.mesh->tetraCount();  // with or without the dummy
+        double maxDiff = 0;
+        for (uint32_t t = 1; t <= plan.mesh->tetraCount(); ++t) maxDiff = std::max(maxDiff, std::fabs(vd[t - 1 + off] - d[t]));
+        BOOST_TEST(maxDiff <= 1e-9);
+        BOOST_TEST(vr.cellData("Dose standard error (J/cm^2)").size() == vd.size());
+    }
+#endif
     // fullmonte-plan reusing the written matrix finds the same plan.
     fs::path again = dir.string() + "_again";
     fs::remove_all(again);
