@@ -217,13 +217,14 @@ void readModel(const Node& root, PlanSpec& p, const std::string& baseDir) {
     if (list.empty()) regions.fail("no regions listed");
     if (root.has("exterior_n")) p.materials.exterior(Material(0, 0, 0, root.at("exterior_n").positive()));
     for (const Node& r : list) {
-        r.allow({"id", "name", "mu_a", "mu_s", "g", "n"});
+        r.allow({"id", "name", "mu_a", "mu_s", "g", "n", "photosensitizer_mu_a_per_mm"});
         uint32_t id = uint32_t(r.at("id").count(1, 65535));
         std::string name = r.at("name").string();
         if (p.regionNames.count(id)) r.at("id").fail("region " + std::to_string(id) + " is listed twice");
         for (auto& [i, nm] : p.regionNames)
             if (nm == name) r.at("name").fail("region name '" + name + "' is used twice");
         p.regionNames[id] = name;
+        if (r.has("photosensitizer_mu_a_per_mm")) p.photosensitizerMuA[id] = r.at("photosensitizer_mu_a_per_mm").nonNegative();
         double g = r.at("g").number();
         if (std::fabs(g) >= 1) r.at("g").fail("anisotropy must satisfy |g| < 1");
         p.materials.set(id, Material(r.at("mu_a").nonNegative(), r.at("mu_s").nonNegative(), g, r.at("n").positive()));
@@ -345,11 +346,42 @@ void readSlices(const Node& root, PlanSpec& p) {
     }
 }
 
-TargetSpec readTarget(const Node& t, const std::map<uint32_t, std::string>& names, const TetraMesh& mesh) {
+// What a prescription is read against: region names, the mesh, and the PDT threshold model (a
+// region's photosensitizer absorption and the photodynamic threshold dose).
+struct RegionContext {
+    const std::map<uint32_t, std::string>& names;
+    const TetraMesh& mesh;
+    const std::map<uint32_t, double>& psMuA;  // 1/mm
+    double pdtThreshold = NAN;                // J/cm^3 absorbed by the photosensitizer
+};
+
+// A region's threshold: given in J/cm^2, or from the PDT threshold model: the fluence at which the
+// photosensitizer absorbs the threshold dose, D_th / mu_a,PS (J/cm^3 over 1/cm = J/cm^2).
+double thresholdOf(const Node& n, uint32_t region, const RegionContext& c, bool required) {
+    double given = doseField(n, "threshold", false);
+    auto ps = c.psMuA.find(region);
+    bool model = std::isfinite(c.pdtThreshold) && ps != c.psMuA.end();
+    if (std::isfinite(given) && model)
+        n.at(n.has("threshold_J_cm2") ? "threshold_J_cm2" : "threshold_J_mm2")
+            .fail("the PDT threshold model (photosensitizer_mu_a_per_mm of this region with the prescription's "
+                  "pdt_threshold) also gives this threshold: give one or the other");
+    if (model) {
+        if (!(ps->second > 0)) n.fail("the region's photosensitizer_mu_a_per_mm is 0: the PDT threshold model gives no threshold");
+        return c.pdtThreshold / (10 * ps->second);
+    }
+    if (required && !std::isfinite(given))
+        n.fail("missing field 'threshold_J_cm2' (a dose in J/cm^2; or 'threshold_J_mm2', or the PDT threshold model: "
+               "the region's photosensitizer_mu_a_per_mm with the prescription's pdt_threshold_J_cm3)");
+    return given;
+}
+
+TargetSpec readTarget(const Node& t, const RegionContext& c) {
+    const auto& names = c.names;
+    const TetraMesh& mesh = c.mesh;
     t.allow({"region", "threshold_J_cm2", "threshold_J_mm2", "threshold", "weight", "V100_goal_percent", "min_doses"});
     TargetSpec s;
     s.region = regionOf(t.at("region"), names, mesh);
-    s.threshold = doseField(t, "threshold", true);
+    s.threshold = thresholdOf(t, s.region, c, true);
     if (!(s.threshold > 0)) t.fail("the threshold must be positive");
     if (t.has("weight")) s.weight = t.at("weight").positive();
     if (t.has("V100_goal_percent")) s.v100Goal = percentField(t, "V100_goal_percent");
@@ -363,11 +395,13 @@ TargetSpec readTarget(const Node& t, const std::map<uint32_t, std::string>& name
     return s;
 }
 
-OrganSpec readOrgan(const Node& o, const std::map<uint32_t, std::string>& names, const TetraMesh& mesh) {
+OrganSpec readOrgan(const Node& o, const RegionContext& c) {
+    const auto& names = c.names;
+    const TetraMesh& mesh = c.mesh;
     o.allow({"region", "threshold_J_cm2", "threshold_J_mm2", "threshold", "weight", "max_doses"});
     OrganSpec s;
     s.region = regionOf(o.at("region"), names, mesh);
-    double th = doseField(o, "threshold", false);
+    double th = thresholdOf(o, s.region, c, false);
     if (std::isfinite(th)) s.threshold = th;
     if (o.has("weight")) s.weight = o.at("weight").positive();
     if (o.has("max_doses"))
@@ -382,18 +416,30 @@ OrganSpec readOrgan(const Node& o, const std::map<uint32_t, std::string>& names,
     return s;
 }
 
+// The photodynamic threshold dose in J/cm^3: given so, or as photons/cm^3 at a wavelength.
+double pdtThreshold(const Node& n) {
+    bool j = n.has("pdt_threshold_J_cm3"), ph = n.has("pdt_threshold_photons_cm3");
+    if (j && ph) n.at("pdt_threshold_photons_cm3").fail("conflicting units: both 'pdt_threshold_J_cm3' and 'pdt_threshold_photons_cm3' are given");
+    if (j) return n.at("pdt_threshold_J_cm3").positive();
+    if (!ph) return NAN;
+    if (!n.has("wavelength_nm")) n.at("pdt_threshold_photons_cm3").fail("photons need /prescription/wavelength_nm (photon energy h c / lambda)");
+    const double h = 6.62607015e-34, c = 299792458.0;
+    return n.at("pdt_threshold_photons_cm3").positive() * h * c / (n.at("wavelength_nm").positive() * 1e-9);
+}
+
 Prescription readPrescription(const Node& n, const std::map<uint32_t, std::string>& names, const TetraMesh& mesh,
-                              double& treatmentTime) {
+                              const std::map<uint32_t, double>& psMuA, double& treatmentTime) {
     n.allow({"targets", "organs_at_risk", "treatment_time_s", "total_max_energy_J", "total_max_power_W", "max_sources",
-             "drop_below_percent", "solver"});
+             "drop_below_percent", "solver", "pdt_threshold_J_cm3", "pdt_threshold_photons_cm3", "wavelength_nm"});
+    RegionContext ctx{names, mesh, psMuA, pdtThreshold(n)};
     Prescription p;
     if (n.has("treatment_time_s")) p.treatmentTime = n.at("treatment_time_s").positive();
     treatmentTime = p.treatmentTime;
     p.maxTotalEnergy = energyField(n, "total_max", p.treatmentTime, INFINITY);
-    for (const Node& t : n.at("targets").array()) p.targets.push_back(readTarget(t, names, mesh));
+    for (const Node& t : n.at("targets").array()) p.targets.push_back(readTarget(t, ctx));
     if (p.targets.empty()) n.at("targets").fail("at least one target is needed");
     if (n.has("organs_at_risk"))
-        for (const Node& o : n.at("organs_at_risk").array()) p.organs.push_back(readOrgan(o, names, mesh));
+        for (const Node& o : n.at("organs_at_risk").array()) p.organs.push_back(readOrgan(o, ctx));
     std::set<uint32_t> seen;
     for (size_t i = 0; i < p.targets.size() + p.organs.size(); ++i) {
         uint32_t r = i < p.targets.size() ? p.targets[i].region : p.organs[i - p.targets.size()].region;
@@ -433,7 +479,7 @@ PlanSpec parsePlan(const std::string& text, const std::string& name, const std::
     readModel(root, p, baseDir);
     // Read first: source powers need its treatment time.
     double T = NAN;
-    p.prescription = readPrescription(root.at("prescription"), p.regionNames, *p.mesh, T);
+    p.prescription = readPrescription(root.at("prescription"), p.regionNames, *p.mesh, p.photosensitizerMuA, T);
     readSources(root, p);
     readSimulation(root, p, baseDir);
     readSlices(root, p);
@@ -450,7 +496,7 @@ PlanSpec readPlanFile(const std::string& path) {
 
 Prescription parsePrescription(const std::string& text, const std::string& name,
                                const std::map<uint32_t, std::string>& regionNames, const TetraMesh& mesh,
-                               std::vector<CandidateSource>& sources) {
+                               std::vector<CandidateSource>& sources, const std::map<uint32_t, double>& psMuA) {
     json j = parseJson(text, name);
     Node root{j, name, ""};
     double T = NAN;
@@ -458,7 +504,7 @@ Prescription parsePrescription(const std::string& text, const std::string& name,
     if (j.is_object() && j.contains("sources")) {
         json rest = j;
         rest.erase("sources");
-        p = readPrescription(Node{rest, name, ""}, regionNames, mesh, T);
+        p = readPrescription(Node{rest, name, ""}, regionNames, mesh, psMuA, T);
         Node list = root.at("sources");
         std::vector<Node> items = list.array();
         if (items.size() != sources.size())
@@ -471,7 +517,7 @@ Prescription parsePrescription(const std::string& text, const std::string& name,
             if (sources[i].minEnergy > sources[i].maxEnergy) items[i].fail("minimum energy exceeds maximum energy");
         }
     } else {
-        p = readPrescription(root, regionNames, mesh, T);
+        p = readPrescription(root, regionNames, mesh, psMuA, T);
     }
     return p;
 }

@@ -85,6 +85,9 @@ struct PlanSpec {
     std::shared_ptr<TetraMesh> mesh;
     MaterialSet materials;
     std::map<uint32_t, std::string> regionNames;
+    // PDT threshold model: the photosensitizer's absorption coefficient per region (1/mm); with
+    // the prescription's photodynamic threshold it sets the region's threshold dose.
+    std::map<uint32_t, double> photosensitizerMuA;
     std::vector<CandidateSource> sources;
     SimulationSpec simulation;
     Prescription prescription;
@@ -101,6 +104,6 @@ PlanSpec parsePlan(const std::string& jsonText, const std::string& name, const s
 // The "prescription" object alone, against a known mesh and region names (Tcl PlanOptimizer).
 Prescription parsePrescription(const std::string& jsonText, const std::string& name,
                                const std::map<uint32_t, std::string>& regionNames, const TetraMesh& mesh,
-                               std::vector<CandidateSource>& sources);
+                               std::vector<CandidateSource>& sources, const std::map<uint32_t, double>& psMuA = {});
 
 }  // namespace fm::planning

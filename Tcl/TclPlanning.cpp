@@ -55,6 +55,9 @@ std::string PlanOptimizer::regionName(unsigned r) const {
     return it == names_.end() ? "" : it->second;
 }
 void PlanOptimizer::sourceName(unsigned s, const std::string& n) { sourceNames_[s] = n; }
+void PlanOptimizer::photosensitizer(unsigned r, double muA) {
+    psMuA_[r] = fmtcl::nonNegative(muA, "PlanOptimizer photosensitizer: mu_a (1/mm)");
+}
 void PlanOptimizer::prescription(const std::string& json) { prescriptionJson_ = json; }
 void PlanOptimizer::slice(const std::string& axis, double at) {
     std::string a = fmtcl::lower(axis);
@@ -97,7 +100,9 @@ std::string PlanOptimizer::solve() {
         auto it = sourceNames_.find(unsigned(j));
         plan->sources.push_back({it != sourceNames_.end() ? it->second : "S" + std::to_string(j + 1), B0.sourcesRun()[j], 0, INFINITY, 0});
     }
-    plan->prescription = parsePrescription(prescriptionJson_, "PlanOptimizer prescription", names_, *plan->mesh, plan->sources);
+    plan->photosensitizerMuA = psMuA_;
+    plan->prescription =
+        parsePrescription(prescriptionJson_, "PlanOptimizer prescription", names_, *plan->mesh, plan->sources, psMuA_);
     plan->slices = slices_;
     PlanProblem prob{plan->mesh.get(), m.get(), &plan->sources, &plan->prescription, &plan->regionNames};
     auto r = std::make_unique<PlanResult>(optimisePlan(prob));

@@ -78,6 +78,9 @@ public:
     void regionName(unsigned region, const std::string& name);
     std::string regionName(unsigned region) const;
     void sourceName(unsigned source, const std::string& name);
+    // PDT threshold model: the photosensitizer's absorption coefficient in a region (1/mm); with
+    // the prescription's pdt_threshold_J_cm3 it sets the region's threshold (docs/PLANNING.md).
+    void photosensitizer(unsigned region, double muAPerMM);
     // The "prescription" object of a plan file (docs/PLANNING.md), JSON text; may hold
     // "sources": [{"max_energy_J": ...}, ...] with one entry per source for energy bounds.
     void prescription(const std::string& json);
@@ -106,6 +109,7 @@ private:
     std::vector<const BatchRunner*> batches_;
     std::map<uint32_t, std::string> names_;
     std::map<unsigned, std::string> sourceNames_;
+    std::map<uint32_t, double> psMuA_;
     std::string prescriptionJson_;
     std::vector<fm::planning::SlicePlane> slices_;
     // After solve:

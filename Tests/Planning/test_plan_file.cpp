@@ -102,4 +102,29 @@ BOOST_AUTO_TEST_CASE(misspelt_and_malformed) {
     BOOST_CHECK_THROW(readPlanFile("/nonexistent/plan.json"), ParameterError);
 }
 
+BOOST_AUTO_TEST_CASE(pdt_threshold_model) {
+    // Threshold = photodynamic threshold dose / photosensitizer absorption: 8.6e17 photons/cm^3 of
+    // 635 nm light (E = h c / lambda each) over mu_a,PS = 0.01/mm = 0.1/cm.
+    json j = goodPlan();
+    j["regions"][1]["photosensitizer_mu_a_per_mm"] = 0.01;
+    j["regions"][0]["photosensitizer_mu_a_per_mm"] = 0.002;
+    j["prescription"]["pdt_threshold_photons_cm3"] = 8.6e17;
+    j["prescription"]["wavelength_nm"] = 635;
+    j["prescription"]["targets"][0].erase("threshold_J_cm2");
+    PlanSpec p = parsePlan(j.dump(), "plan.json", "");
+    const double expected = 8.6e17 * 6.62607015e-34 * 299792458.0 / 635e-9 / 0.1;
+    BOOST_TEST(std::fabs(p.prescription.targets[0].threshold - expected) < 1e-12 * expected);
+    BOOST_TEST(std::fabs(p.prescription.organs[0].threshold - 5 * expected) < 1e-12 * expected);  // 5x less drug
+    expectError([](json& j) {
+        j["regions"][1]["photosensitizer_mu_a_per_mm"] = 0.01;
+        j["prescription"]["pdt_threshold_J_cm3"] = 0.3;
+    }, {"/prescription/targets/0/threshold_J_cm2", "PDT threshold model", "one or the other"});
+    expectError([](json& j) { j["prescription"]["pdt_threshold_photons_cm3"] = 8.6e17; },
+                {"/prescription/pdt_threshold_photons_cm3", "wavelength_nm"});
+    expectError([](json& j) {
+        j["prescription"]["pdt_threshold_photons_cm3"] = 8.6e17;
+        j["prescription"]["pdt_threshold_J_cm3"] = 0.3;
+    }, {"/prescription/pdt_threshold_photons_cm3", "conflicting units"});
+}
+
 BOOST_AUTO_TEST_SUITE_END()
