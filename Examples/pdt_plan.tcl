@@ -10,6 +10,10 @@
 # Writes into outdir (default ./pdt_plan-out, replaced): plan.json, sources.csv, metrics.csv,
 # constraints.csv, dvh.csv, dose.csv, dvh.png, slice_*.png and (VTK builds) dose.vtu.
 package require FullMonte 1.0
+if {![llength [info commands PlanOptimizer]]} {
+    puts stderr "pdt_plan: this FullMonte was built without the planner (FM_USE_PLANNING: needs nlohmann-json, cairo and CLP or GLPK)"
+    exit 1
+}
 
 set outdir [expr {$argc > 0 ? [lindex $argv 0] : "pdt_plan-out"}]
 set packets [expr {$argc > 1 ? [lindex $argv 1] : 6000}]
