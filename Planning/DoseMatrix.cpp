@@ -41,7 +41,10 @@ DoseMatrix doseMatrixFrom(const FluenceMatrix& m, size_t tetras, size_t sources,
     if (h.cols != sources * batches)
         throw ParameterError(file + ": the matrix has " + std::to_string(h.cols) + " columns, the plan needs " +
                              std::to_string(sources) + " sources x " + std::to_string(batches) + " batches = " +
-                             std::to_string(sources * batches));
+                             std::to_string(sources * batches) +
+                             (sources && h.cols % sources == 0 ? " (a matrix of " + std::to_string(h.cols / sources) +
+                                                                      " batches? --matrix-batches " + std::to_string(h.cols / sources) + ")"
+                                                                : std::string(" (a matrix of other sources?)")));
     if (h.units.rfind("mm^-2", 0) != 0)
         throw ParameterError(file + ": the matrix is in '" + h.units + "', the planner needs mm^-2 per J emitted");
     DoseMatrix d;

@@ -274,8 +274,8 @@ std::string planJson(const PlanRecord& rec) {
     for (double e : r.energies) total += e;
     j["total_energy_J"] = total;
     if (std::isfinite(T)) j["treatment_time_s"] = T;
-    json regions = json::array();
-    for (const RegionMetrics& m : rec.evaluation->regions)
+    json regions = json::array();  // the dose of a plan that was found; none when infeasible
+    for (const RegionMetrics& m : r.feasible ? rec.evaluation->regions : std::vector<RegionMetrics>{})
         regions.push_back({{"region", m.region}, {"name", m.name}, {"role", m.role}, {"volume_mm3", m.volume},
                            {"threshold_J_cm2", m.threshold}, {"D90", estimate(m.D90)}, {"D50", estimate(m.D50)},
                            {"D10", estimate(m.D10)}, {"Dmax", estimate(m.Dmax)}, {"Dmean", estimate(m.Dmean)},
