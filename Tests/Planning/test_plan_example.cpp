@@ -130,6 +130,21 @@ BOOST_AUTO_TEST_CASE(example_plan_end_to_end) {
     auto j = nlohmann::json::parse(std::ifstream(again / "plan.json"));
     for (size_t k = 0; k < r.energies.size(); ++k)
         BOOST_TEST(std::fabs(j["sources"][k]["energy_J"].get<double>() - r.energies[k]) <= 1e-6 * (1 + r.energies[k]));
+    // An infeasible prescription: exit status 2, and plan.json names the conflict.
+    {
+        auto bad = nlohmann::json::parse(std::ifstream(example));
+        bad["prescription"]["targets"][0]["min_doses"] = {{{"D_percent", 90}, {"min_J_cm2", 500}}};
+        fs::path badPlan = dir.string() + "_infeasible.json", badOut = dir.string() + "_infeasible";
+        std::ofstream(badPlan) << bad.dump();
+        BOOST_TEST(runPlan(badPlan.string() + " -o " + badOut.string() + " --quiet --matrix " +
+                           (dir / "fluence_matrix.fmm").string() + " --matrix-batches 3") == 2);
+        auto pj = nlohmann::json::parse(std::ifstream(badOut / "plan.json"));
+        BOOST_TEST(pj["status"].get<std::string>() == "infeasible");
+        BOOST_REQUIRE(pj["infeasibility"]["conflicting"].size() >= 1u);
+        BOOST_TEST(pj["infeasibility"]["conflicting"][0]["constraint"].get<std::string>() == "tumour D90 >= 500 J/cm^2");
+        fs::remove_all(badOut);
+        fs::remove(badPlan);
+    }
     // An existing folder is kept unless --overwrite; a wrong matrix shape is an error, and nothing is written.
     BOOST_TEST(runPlan(example + " -o " + again.string() + " --quiet --matrix " + (dir / "fluence_matrix.fmm").string()) == 1);
     BOOST_TEST(fs::exists(again / "plan.json"));
