@@ -189,4 +189,39 @@ BOOST_AUTO_TEST_CASE(every_source_kind_runs_in_a_plan_batch) {
                std::vector<double>(m.column(0, 1), m.column(0, 1) + m.tetras));
 }
 
+// The batch-means standard errors describe the real spread: for one plan, the per-tetra doses of
+// two independent simulations (seeds 1 and 101) differ by z = (a - b) / sqrt(se_a^2 + se_b^2) whose
+// median |z| is near the normal's 0.674 (a little above with SEs estimated from 8 batches). An SE
+// off by sqrt(batches), the usual slip, would put it near 0.24 or 1.9.
+BOOST_AUTO_TEST_CASE(standard_errors_match_the_spread_between_seeds) {
+    const char* text = R"({
+      "mesh": {"box": {"lower": [-6, -6, -6], "upper": [6, 6, 6], "divisions": [6, 6, 6],
+               "shapes": [{"region": 2, "type": "sphere", "centre": [0, 0, 0], "radius": 3}]}},
+      "regions": [{"id": 1, "name": "tissue", "mu_a": 0.05, "mu_s": 5, "g": 0.8, "n": 1.37},
+                  {"id": 2, "name": "tumour", "mu_a": 0.08, "mu_s": 8, "g": 0.9, "n": 1.37}],
+      "sources": [{"type": "cylinder", "from": [0, 0, -2], "to": [0, 0, 2]}],
+      "simulation": {"packets_per_source": 16000, "batches": 8, "threads": 2},
+      "prescription": {"targets": [{"region": "tumour", "threshold_J_cm2": 40}]}
+    })";
+    std::vector<PlanEvaluation> e;
+    for (uint64_t seed : {1, 101}) {
+        PlanSpec plan = parsePlan(text, "se.json", "");
+        plan.simulation.seed = seed;
+        SimulationReport sim;
+        DoseMatrix m = simulateSources(plan, sim);
+        e.push_back(evaluatePlan(plan, m, {10.0}));
+    }
+    std::vector<double> z;
+    for (size_t t = 1; t < e[0].dose.size(); ++t) {
+        double s2 = e[0].doseSe[t] * e[0].doseSe[t] + e[1].doseSe[t] * e[1].doseSe[t];
+        if (s2 > 0 && std::isfinite(s2)) z.push_back(std::fabs(e[0].dose[t] - e[1].dose[t]) / std::sqrt(s2));
+    }
+    BOOST_REQUIRE(z.size() > 500u);
+    std::nth_element(z.begin(), z.begin() + z.size() / 2, z.end());
+    double median = z[z.size() / 2];
+    BOOST_TEST_MESSAGE("median |z| over " << z.size() << " tetras: " << median);
+    BOOST_TEST(median > 0.55);
+    BOOST_TEST(median < 0.90);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
