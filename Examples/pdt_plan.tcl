@@ -1,23 +1,22 @@
-# PDT planning: four cylindrical diffusers in a tumour between two organs at risk (OAR), and a
-# simple loop that sets the diffusers' energies until the tumour D90 reaches the prescription
-# while each OAR stays under its limit.
+# PDT planning from Tcl: eight candidate cylindrical diffusers in a tumour between two organs at
+# risk; PlanOptimizer chooses their energies by linear programming (Planning/, docs/PLANNING.md).
 #
 #   fullmonte Examples/pdt_plan.tcl ?outdir? ?packetsPerDiffuser?
 #
-# Light is linear in source power, so each diffuser is simulated once at 1 J; any plan is then a
-# weighted sum of those four fluence maps (WeightedMapSum), evaluated in the Tcl loop in
-# milliseconds. Writes into outdir (default ./pdt_plan-out): dvh.txt (final DVH per region),
-# plan.txt (energies and dose metrics per iteration), dose.vtu or dose.txt + model.mesh.
+# Light is linear in source energy, so each diffuser is simulated once (a BatchRunner: one run per
+# diffuser, the mesh packed once) and any plan is a weighted sum of those runs. Two runners with
+# different seeds are two independent batches: the plan's dose metrics then carry standard errors.
+# The same plan from a plan file: fullmonte-plan Examples/pdt_plan.json -o DIR.
+# Writes into outdir (default ./pdt_plan-out, replaced): plan.json, sources.csv, metrics.csv,
+# constraints.csv, dvh.csv, dose.csv, dvh.png, slice_*.png and (VTK builds) dose.vtu.
 package require FullMonte 1.0
+if {![llength [info commands PlanOptimizer]]} {
+    puts stderr "pdt_plan: this FullMonte was built without the planner (FM_USE_PLANNING: needs nlohmann-json, cairo and CLP or GLPK)"
+    exit 1
+}
 
 set outdir [expr {$argc > 0 ? [lindex $argv 0] : "pdt_plan-out"}]
-set packets [expr {$argc > 1 ? [lindex $argv 1] : 15000}]
-file mkdir $outdir
-
-# ---- Prescription (fluence in J/cm^2; FullMonte works in J/mm^2 = 100 J/cm^2).
-set target 40.0                        ;# tumour D90
-set limits {3 {rectum 0.02 12.0} 4 {urethra 0.10 60.0}}  ;# region {name fraction limit}: D(fraction) <= limit
-proc perCm2 {x} { expr {100.0 * $x} }
+set packets [expr {$argc > 1 ? [lindex $argv 1] : 6000}]
 
 # ---- Model: tissue block, tumour (2), rectum below it (3), urethra through it (4).
 BoxMeshBuilder B
@@ -30,7 +29,7 @@ B addCylinder 3 "-20 -11 0" "20 -11 0" 3.0
 B addCylinder 4 "0 0 -15" "0 0 15" 1.5
 B update
 set M [B mesh]
-set names {1 tissue 2 tumour 3 rectum 4 urethra}
+$M unitDimension mm
 
 MaterialSet MS
 foreach {name mua mus g n} {air 0 0 0 1.0  tissue 0.04 9.0 0.9 1.37  tumour 0.06 10.0 0.9 1.37
@@ -43,9 +42,9 @@ foreach {name mua mus g n} {air 0 0 0 1.0  tissue 0.04 9.0 0.9 1.37  tumour 0.06
     if {$name eq "air"} { MS exterior $name } else { MS append $name }
 }
 
-# ---- Four 10 mm diffusers parallel to the urethra, 3.5 mm from it.
+# ---- Eight candidate 10 mm diffusers parallel to the urethra, on two rings around it.
 set diffusers {}
-foreach {x y} {-3.5 -3.5  3.5 -3.5  -3.5 3.5  3.5 3.5} {
+foreach {x y} {-3.5 -3.5  3.5 -3.5  -3.5 3.5  3.5 3.5  0 -4.5  0 4.5  -4.5 0  4.5 0} {
     set c [Cylinder]
     $c endpoint 0 "$x $y -4"
     $c endpoint 1 "$x $y 6"
@@ -53,134 +52,43 @@ foreach {x y} {-3.5 -3.5  3.5 -3.5  -3.5 3.5  3.5 3.5} {
     lappend diffusers $c
 }
 
-# ---- One run per diffuser at 1 J: fluence per joule delivered by that diffuser.
-TetraVolumeKernel k
-k geometry $M
-k materials MS
-k packetCount $packets
-k isEnergy_or_Power J
-k energyPowerValue 1.0
-set unitMaps {}
-set i 0
-foreach c $diffusers {
-    k source $c
-    k randSeed [incr i]
-    k runSync
-    EnergyToFluence EF
-    EF kernel k
-    EF data [[k results] getByName VolumeEnergy]
-    EF outputFluence
-    EF update
-    lappend unitMaps [EF result]
-    rename EF ""
-    puts [format "pdt_plan: diffuser %d simulated (%d packets, %.1f s)" $i [k packetsDone] [k seconds]]
+# ---- Two independent batches of one run per diffuser (fluence per joule emitted).
+set runners {}
+foreach seed {1 2} {
+    set R [BatchRunner]
+    $R geometry $M
+    $R materials MS
+    foreach c $diffusers { $R source $c }
+    $R packetCount $packets
+    $R randSeed $seed
+    $R runSync
+    puts [format "pdt_plan: batch %d: %d diffusers x %d packets in %.1f s" $seed [llength $diffusers] $packets [$R seconds]]
+    lappend runners $R
 }
 
-# Dose of a plan (energies in J, one per diffuser) and its DVH collection.
-proc planDose {energies} {
-    WeightedMapSum W
-    foreach m $::unitMaps e $energies { W add $m $e }
-    W update
-    set d [W result]
-    rename W ""
-    return $d
+# ---- The prescription (doses in J/cm^2; the engine's J/mm^2 x 100): the tumour at 40 J/cm^2 on
+# at least 90% of its volume (a goal, met by weighting), urethra D10 <= 80 and rectum maximum
+# <= 20 (hard limits), each diffuser at most 0.5 W for 600 s, 2 W in all.
+PlanOptimizer P
+foreach R $runners { P batch $R }
+foreach {r name} {1 tissue 2 tumour 3 rectum 4 urethra} { P regionName $r $name }
+for {set i 0} {$i < [llength $diffusers]} {incr i} { P sourceName $i D[expr {$i + 1}] }
+P prescription [string map [list @SOURCES@ [join [lrepeat [llength $diffusers] {{"max_power_W": 0.5}}] ", "]] {{
+  "treatment_time_s": 600,
+  "targets": [{"region": "tumour", "threshold_J_cm2": 40, "V100_goal_percent": 90}],
+  "organs_at_risk": [
+    {"region": "urethra", "threshold_J_cm2": 50, "max_doses": [{"D_percent": 10, "max_J_cm2": 80}]},
+    {"region": "rectum", "threshold_J_cm2": 10, "max_doses": [{"max_J_cm2": 20}]}],
+  "total_max_power_W": 2.0,
+  "sources": [@SOURCES@]
+}}]
+puts "pdt_plan: [P solve]"
+puts -nonewline [P report]
+if {[string match optimal* [P status]]} {
+    puts [format "pdt_plan: tumour D90 %.1f +- %.1f J/cm^2, V100 %.1f +- %.1f %%" \
+        [P metric tumour D90] [P metricError tumour D90] [P metric tumour V100] [P metricError tumour V100]]
+} else {
+    foreach c [P conflicts] { puts "  conflict: [lindex $c 0] (needs [lindex $c 1] [lindex $c 2])" }
 }
-proc planDVH {dose} {
-    DoseVolumeHistogramGenerator G
-    G mesh $::M
-    G dose $dose
-    G update
-    set c [G result]
-    rename G ""
-    return $c
-}
-# {D90 {region dose ...}} in J/cm^2 for the current plan.
-proc metrics {dhc} {
-    set oar {}
-    dict for {r spec} $::limits {
-        lassign $spec name f limit
-        dict set oar $r [perCm2 [[$dhc forRegion $r] doseAtFraction $f]]
-    }
-    list [perCm2 [[$dhc forRegion 2] doseAtFraction 0.9]] $oar
-}
-
-# Metrics of a plan; the temporary dose map and histograms are deleted (each is a Tcl command
-# owning its data until renamed away).
-proc evaluate {energies} {
-    set d [planDose $energies]
-    set c [planDVH $d]
-    set m [metrics $c]
-    rename $c ""
-    rename $d ""
-    return $m
-}
-
-# How much diffuser i currently gives OAR r per unit of what it gives the tumour.
-proc harm {i e r} {
-    set m [lindex $::unitMaps $i]
-    expr {$e * [$m regionMean $r] / [$m regionMean 2]}
-}
-
-# ---- The loop: scale to the prescription; if an OAR is over its limit, cut by 15% the diffuser
-# that now gives it the most (relative to its tumour dose), and repeat.
-set energies [lrepeat [llength $diffusers] 1.0]
-set log [open [file join $outdir plan.txt] w]
-puts $log "# iteration energies(J) tumourD90 OAR-doses (J/cm^2)"
-set status "iteration limit reached"
-for {set it 1} {$it <= 40} {incr it} {
-    lassign [evaluate $energies] d90 oar
-    set energies [lmap e $energies {expr {$e * $target / $d90}}]
-    lassign [evaluate $energies] d90 oar
-    set worst ""
-    set worstRatio 1.0
-    dict for {r dose} $oar {
-        set ratio [expr {$dose / [lindex [dict get $limits $r] 2]}]
-        if {$ratio > $worstRatio} { set worst $r; set worstRatio $ratio }
-    }
-    puts $log [list $it [lmap e $energies {format %.3f $e}] [format %.2f $d90] $oar]
-    puts [format "pdt_plan: iteration %2d  energies %s J  tumour D90 %.1f  %s" $it \
-        [join [lmap e $energies {format %.2f $e}] " "] $d90 \
-        [join [lmap {r d} $oar {format "%s %.1f" [dict get $names $r] $d}] "  "]]
-    if {$worst eq ""} { set status "prescription met, all OAR under their limits"; break }
-    set hs {}
-    for {set i 0} {$i < [llength $energies]} {incr i} { lappend hs [harm $i [lindex $energies $i] $worst] }
-    set cut [lsearch -exact $hs [tcl::mathfunc::max {*}$hs]]
-    lset energies $cut [expr {[lindex $energies $cut] * 0.85}]
-}
-close $log
-
-# ---- Final plan: DVH table, dose map, report.
-set dose [planDose $energies]
-set dhc [planDVH $dose]
-TextFileDoseHistogramWriter DW
-DW filename [file join $outdir dvh.txt]
-DW collection $dhc
-DW write
-TIMOSMeshWriter MW
-MW filename [file join $outdir model.mesh]
-MW mesh $M
-MW write
-TextFileMatrixWriter TW
-TW filename [file join $outdir dose.txt]
-TW source $dose
-TW write
-if {[llength [info commands VTKMeshWriter]]} {
-    VTKMeshWriter W
-    W filename [file join $outdir dose.vtu]
-    W mesh $M
-    W addData "Fluence" $dose
-    W write
-}
-puts "pdt_plan: $status"
-puts [format "  %-8s %8s %8s %8s %8s" region D90 D50 D10 max]
-for {set i 0} {$i < [$dhc count]} {incr i} {
-    set h [$dhc get $i]
-    puts [format "  %-8s %8.1f %8.1f %8.1f %8.1f" [dict get $names [$h region]] \
-        [perCm2 [$h doseAtFraction 0.9]] [perCm2 [$h doseAtFraction 0.5]] \
-        [perCm2 [$h doseAtFraction 0.1]] [perCm2 [$h maxDose]]]
-}
-set f [open [file join $outdir summary.txt] w]
-puts $f [dict create status $status energies $energies target $target d90 $d90 oar $oar \
-    limits $limits diffusers [lmap c $diffusers {list [$c endpoint 0] [$c endpoint 1]}]]
-close $f
-puts "pdt_plan: wrote $outdir/{plan.txt, dvh.txt, dose.txt, model.mesh, summary.txt}"
+P write $outdir
+puts "pdt_plan: wrote $outdir (plan.json, *.csv, dvh.png, slice_*.png)"

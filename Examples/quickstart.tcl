@@ -6,8 +6,8 @@
 # skin layer on every face and a 7 mm-radius tumour in the middle, treated by two 10 mm
 # cylindrical diffusers delivering 100 J together. Writes into outdir (default ./quickstart-out):
 #   fluence.vtu   fluence per tetra for ParaView (when FullMonte was built with VTK)
-#   fluence.png   a slice through the diffusers, log colour scale (when built with VTK and an
-#                 X display is available, e.g. under xvfb-run -a)
+#   fluence.png   a slice through the diffusers in J/cm^2 with isodose lines (the planner's
+#                 renderer; without it VTK's, which needs an X display, e.g. xvfb-run -a)
 #   model.mesh + fluence.txt   the same data as TIM-OS mesh + FullMonte text matrix (always)
 #   dvh.txt       dose-volume histograms per region (FullMonte's text format)
 #   summary.txt   the numbers printed at the end, as a Tcl dict
@@ -103,9 +103,21 @@ if {[llength [info commands VTKMeshWriter]]} {
     W write
     lappend wrote fluence.vtu
 }
-# The picture needs an X display for OpenGL (on a headless machine: xvfb-run -a fullmonte ...);
-# without one the rest of the outputs are still written.
-if {[llength [info commands FluenceRenderer]]} {
+# The picture: the planner's slice renderer where built (headless: mm axes, orientation labels,
+# colour bar in J/cm^2, isodose lines, region names, diffusers); else VTK's, which needs an X
+# display (on a headless machine: xvfb-run -a fullmonte ...). Without either the rest is written.
+if {[llength [info commands DoseSlicePicture]]} {
+    DoseSlicePicture R
+    R dose $phi 100             ;# J/mm^2 -> J/cm^2
+    dict for {r name} $regionName { if {$r > 0} { R regionName $r $name } }
+    foreach {name a b} $diffusers { R source $name $name }
+    R plane y 0                 ;# the y = 0 plane holds both diffusers
+    R isodose "10 40 100"
+    R scale log
+    R title "Fluence for 100 J (J/cm^2)"
+    R write [file join $outdir fluence.png]
+    lappend wrote fluence.png
+} elseif {[llength [info commands FluenceRenderer]]} {
     FluenceRenderer R
     R mesh $M
     R data $phi "Fluence (J/mm^2)"

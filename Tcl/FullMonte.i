@@ -28,6 +28,9 @@
 #include "Tcl/TclMCML.hpp"
 #include "Tcl/TclMCMLTraces.hpp"
 #endif
+#ifdef FM_TCL_PLANNING
+#include "Tcl/TclPlanning.hpp"
+#endif
 
 // C++ errors become Tcl errors carrying the message; errorCode says which kind, so scripts can
 // `catch ... opts` and test [dict get $opts -errorcode].
@@ -223,3 +226,8 @@ if (!dcast) {
 // ---- COMSOLMeshReader/Writer (issue 25, Tcl/TclCOMSOL.hpp) ----
 %newobject COMSOLMeshReader::mesh;
 %include "Tcl/TclCOMSOL.hpp"
+// ---- Planning (issue 24, Planning/): PlanOptimizer over BatchRunners' results. ----
+#ifdef FM_TCL_PLANNING
+%newobject PlanOptimizer::dose;
+%include "Tcl/TclPlanning.hpp"  // PlanOptimizer, DoseSlicePicture
+#endif

@@ -180,6 +180,7 @@ void BatchRunner::runSync() {
     built_ = std::move(built);
     runMesh_ = mesh_;
     sourcesRun_ = sources_.size();
+    ranSources_ = sources_;
     seconds_ = s.seconds;
     perRank_ = s.runsPerRank;
 }

@@ -72,6 +72,8 @@ public:
 #ifndef SWIG
     BatchRunner(const BatchRunner&) = delete;
     BatchRunner& operator=(const BatchRunner&) = delete;
+    // The sources of the last runSync, in run order (PlanOptimizer draws and names them).
+    const std::vector<fm::SourcePtr>& sourcesRun() const { return ranSources_; }
 
 private:
     void notRun() const;
@@ -87,6 +89,7 @@ private:
     std::shared_ptr<const fm::TetraMesh> runMesh_;
     std::vector<std::shared_ptr<const fm::RunResult>> results_;
     size_t sourcesRun_ = 0;
+    std::vector<fm::SourcePtr> ranSources_;
     double seconds_ = 0;
     std::vector<size_t> perRank_;
 #endif

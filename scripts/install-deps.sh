@@ -14,6 +14,8 @@ if [ "$level" = full ]; then
   pkgs+=(python3-dev pybind11-dev python3-numpy python3-pytest python3-build python3-installer)
   # clang + its runtime (libFuzzer, sanitizers): the fuzz targets (scripts/fuzz.sh).
   pkgs+=(clang libclang-rt-14-dev)
+  # The planner (Planning/, fullmonte-plan): plan files, LP solvers, pictures.
+  pkgs+=(nlohmann-json3-dev coinor-libclp-dev libglpk-dev libcairo2-dev pkg-config)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,405 @@
+#include "Planning/Optimizer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <sstream>
+
+#include "Geometry/Errors.hpp"
+#include "Geometry/Queries.hpp"
+#include "Planning/LinearProgram.hpp"
+#include "Planning/Metrics.hpp"
+
+namespace fm::planning {
+
+namespace {
+
+std::string fmtNum(double v) {
+    std::ostringstream o;
+    o.precision(4);
+    o << v;
+    return o.str();
+}
+
+std::string percentName(double f) { return "D" + fmtNum(100 * f); }
+
+// A region's tetras with a defined dose (mu_a > 0), their volumes and total volume.
+struct RegionTetras {
+    std::vector<uint32_t> tetra;
+    std::vector<double> volume;
+    double total = 0;
+};
+
+// A named hard constraint: its rows (each relaxed by one shared elastic variable) and how to
+// evaluate it on a dose.
+struct Group {
+    std::string name, unit;
+    double limit = 0;
+    bool upper = true;
+    std::vector<int> rows;
+    enum Kind { DoseVolume, TotalEnergy, SourceMin, SourceMax } kind = DoseVolume;
+    uint32_t region = 0;
+    double fraction = 0;
+    size_t source = 0;
+};
+
+class LpBuilder {
+public:
+    LpBuilder(const PlanProblem& p) : p_(p), S_(p.matrix->sources) {}
+
+    // The LP for these weights; elastic: hard constraints relaxed by priced slack, no penalties.
+    void build(const std::vector<double>& weights, const std::vector<bool>& fixedZero, bool elastic) {
+        lp_ = LinearProgram{};
+        groups_.clear();
+        hingeCols_.clear();
+        const auto& src = *p_.sources;
+        for (size_t j = 0; j < S_; ++j) {
+            double lo = elastic || fixedZero[j] ? 0 : src[j].minEnergy;
+            double hi = fixedZero[j] ? 0 : elastic ? kInf : src[j].maxEnergy;
+            lp_.addColumn(lo, hi, 0, src[j].name);
+        }
+        const Prescription& rx = *p_.prescription;
+        for (size_t t = 0; t < rx.targets.size(); ++t) addTarget(rx.targets[t], weights[t], elastic);
+        for (const OrganSpec& o : rx.organs) addOrgan(o, elastic);
+        if (std::isfinite(rx.maxTotalEnergy)) {
+            LinearProgram::Row r;
+            for (size_t j = 0; j < S_; ++j) r.index.push_back(int(j)), r.value.push_back(1.0);
+            r.upper = rx.maxTotalEnergy;
+            addGroup("total energy <= " + fmtNum(rx.maxTotalEnergy) + " J", "J", rx.maxTotalEnergy, true, {lp_.addRow(r)},
+                     Group::TotalEnergy);
+        }
+        if (elastic) addSourceBoundGroups(fixedZero);
+        if (elastic) addElasticColumns();
+    }
+
+    LinearProgram& lp() { return lp_; }
+    const std::vector<Group>& groups() const { return groups_; }
+    std::vector<int> elasticCols;
+
+private:
+    const RegionTetras& tetras(uint32_t region) {
+        auto it = regions_.find(region);
+        if (it != regions_.end()) return it->second;
+        RegionTetras& r = regions_[region];
+        const TetraMesh& m = *p_.mesh;
+        for (uint32_t t = 1; t <= m.tetraCount(); ++t) {
+            if (m.region(t) != region) continue;
+            bool defined = true;
+            for (size_t j = 0; j < S_ && defined; ++j) defined = std::isfinite(p_.matrix->meanFluence(j, t));
+            if (!defined) continue;
+            r.tetra.push_back(t);
+            r.volume.push_back(m.volume(t));
+            r.total += m.volume(t);
+        }
+        return r;
+    }
+    // Dose of tetra t (J/cm^2) as a row over the source columns.
+    LinearProgram::Row doseRow(uint32_t t) const {
+        LinearProgram::Row r;
+        for (size_t j = 0; j < S_; ++j) {
+            double a = kJcm2PerJmm2 * p_.matrix->meanFluence(j, t);
+            if (a != 0) r.index.push_back(int(j)), r.value.push_back(a);
+        }
+        return r;
+    }
+    void addGroup(std::string name, std::string unit, double limit, bool upper, std::vector<int> rows, Group::Kind k,
+                  uint32_t region = 0, double fraction = 0, size_t source = 0) {
+        Group g;
+        g.name = std::move(name), g.unit = std::move(unit), g.limit = limit, g.upper = upper, g.rows = std::move(rows);
+        g.kind = k, g.region = region, g.fraction = fraction, g.source = source;
+        groups_.push_back(std::move(g));
+    }
+    // Penalty rows: dose + u >= threshold (under) or dose - u <= threshold (over), u >= 0 priced
+    // by weight x volume / region volume, so the objective is a volume-weighted mean in J/cm^2.
+    void addHinge(const RegionTetras& R, double threshold, double weight, bool under) {
+        for (size_t k = 0; k < R.tetra.size(); ++k) {
+            LinearProgram::Row r = doseRow(R.tetra[k]);
+            int u = lp_.addColumn(0, kInf, weight * R.volume[k] / R.total);
+            hingeCols_.push_back(u);
+            r.index.push_back(u), r.value.push_back(under ? 1.0 : -1.0);
+            (under ? r.lower : r.upper) = threshold;
+            lp_.addRow(r);
+        }
+    }
+    // D_f <= Y (upper) or D_f >= X (lower) through the conditional value at risk of the tail of
+    // volume fraction alpha: Y >= tau + sum v_i s_i / (alpha V), s_i >= d_i - tau (upper);
+    // X <= tau - sum v_i s_i / (alpha V), s_i >= tau - d_i (lower). alpha = 0: every tetra.
+    std::vector<int> addDoseVolume(const RegionTetras& R, double alpha, double bound, bool upper) {
+        std::vector<int> rows;
+        if (alpha <= 1e-12) {
+            for (uint32_t t : R.tetra) {
+                LinearProgram::Row r = doseRow(t);
+                (upper ? r.upper : r.lower) = bound;
+                rows.push_back(lp_.addRow(r));
+            }
+            return rows;
+        }
+        int tau = lp_.addColumn(-kInf, kInf, 0);
+        LinearProgram::Row tail;
+        tail.index.push_back(tau), tail.value.push_back(1.0);
+        for (size_t k = 0; k < R.tetra.size(); ++k) {
+            int s = lp_.addColumn(0, kInf, 0);
+            LinearProgram::Row r = doseRow(R.tetra[k]);
+            for (double& v : r.value) v = upper ? -v : v;          // upper: s - d + tau >= 0
+            r.index.push_back(s), r.value.push_back(1.0);           // lower: s + d - tau >= 0
+            r.index.push_back(tau), r.value.push_back(upper ? 1.0 : -1.0);
+            r.lower = 0;
+            lp_.addRow(r);
+            tail.index.push_back(s), tail.value.push_back((upper ? 1.0 : -1.0) * R.volume[k] / (alpha * R.total));
+        }
+        (upper ? tail.upper : tail.lower) = bound;
+        rows.push_back(lp_.addRow(tail));
+        return rows;
+    }
+    void addTarget(const TargetSpec& t, double weight, bool elastic) {
+        const RegionTetras& R = tetras(t.region);
+        if (R.tetra.empty()) throw ParameterError("target region " + name(t.region) + " has no tetras with a defined dose");
+        if (!elastic) addHinge(R, t.threshold, weight, true);
+        for (const auto& d : t.minDoses)
+            addGroup(name(t.region) + " " + percentName(d.fraction) + " >= " + fmtNum(d.dose) + " J/cm^2", "J/cm^2", d.dose,
+                     false, addDoseVolume(R, 1 - d.fraction, d.dose, false), Group::DoseVolume, t.region, d.fraction);
+    }
+    void addOrgan(const OrganSpec& o, bool elastic) {
+        const RegionTetras& R = tetras(o.region);
+        if (R.tetra.empty()) return;
+        if (!elastic && std::isfinite(o.threshold)) addHinge(R, o.threshold, o.weight, false);
+        for (const auto& d : o.maxDoses) {
+            std::string what = d.fraction > 0 ? percentName(d.fraction) : std::string("max dose");
+            addGroup(name(o.region) + " " + what + " <= " + fmtNum(d.dose) + " J/cm^2", "J/cm^2", d.dose, true,
+                     addDoseVolume(R, d.fraction, d.dose, true), Group::DoseVolume, o.region, d.fraction);
+        }
+    }
+    void addSourceBoundGroups(const std::vector<bool>& fixedZero) {
+        const auto& src = *p_.sources;
+        for (size_t j = 0; j < S_; ++j) {
+            if (fixedZero[j]) continue;
+            LinearProgram::Row r;
+            r.index = {int(j)}, r.value = {1.0};
+            if (src[j].minEnergy > 0) {
+                r.lower = src[j].minEnergy;
+                addGroup(src[j].name + " energy >= " + fmtNum(src[j].minEnergy) + " J", "J", src[j].minEnergy, false,
+                         {lp_.addRow(r)}, Group::SourceMin, 0, 0, j);
+                r.lower = -kInf;
+            }
+            if (std::isfinite(src[j].maxEnergy)) {
+                r.upper = src[j].maxEnergy;
+                addGroup(src[j].name + " energy <= " + fmtNum(src[j].maxEnergy) + " J", "J", src[j].maxEnergy, true,
+                         {lp_.addRow(r)}, Group::SourceMax, 0, 0, j);
+            }
+        }
+    }
+    // One slack per group, priced relative to its limit so that constraints of different units
+    // and sizes compare: the elastic optimum is the least relative relaxation.
+    void addElasticColumns() {
+        elasticCols.clear();
+        for (const Group& g : groups_) {
+            int e = lp_.addColumn(0, kInf, 1.0 / std::max(std::fabs(g.limit), 1e-9));
+            elasticCols.push_back(e);
+            for (int row : g.rows) {
+                auto& r = lp_.rows[row];
+                r.index.push_back(e), r.value.push_back(std::isfinite(r.lower) ? 1.0 : -1.0);
+            }
+        }
+    }
+    std::string name(uint32_t r) const {
+        auto it = p_.regionNames->find(r);
+        return it == p_.regionNames->end() ? "region " + std::to_string(r) : it->second;
+    }
+
+    const PlanProblem& p_;
+    size_t S_;
+    LinearProgram lp_;
+    std::vector<Group> groups_;
+    std::vector<int> hingeCols_;
+    std::map<uint32_t, RegionTetras> regions_;
+};
+
+double evaluate(const Group& g, const PlanProblem& p, const std::vector<double>& dose, const std::vector<double>& e) {
+    switch (g.kind) {
+    case Group::TotalEnergy: {
+        double s = 0;
+        for (double v : e) s += v;
+        return s;
+    }
+    case Group::SourceMin:
+    case Group::SourceMax: return e[g.source];
+    default: {
+        DoseHistogram h = doseHistogram(*p.mesh, dose, g.region);
+        if (h.dose.empty()) return NAN;
+        if (g.upper && g.fraction <= 0) return h.dose.back();
+        if (!g.upper && g.fraction >= 1) return h.dose.front();
+        return h.doseAtFraction(g.fraction);
+    }
+    }
+}
+
+bool within(double value, double limit, bool upper) {
+    double tol = 1e-6 * std::max(1.0, std::fabs(limit));
+    return upper ? value <= limit + tol : value >= limit - tol;
+}
+
+// Which hard constraints conflict: the elastic LP's slack per constraint, and those at their limit.
+void explainInfeasible(const PlanProblem& p, const std::vector<double>& weights, const std::vector<bool>& fixedZero,
+                       const std::string& solver, PlanResult& r) {
+    LpBuilder b(p);
+    b.build(weights, fixedZero, true);
+    LpSolution s = solve(b.lp(), solver);
+    ++r.solves;
+    if (s.status != LpStatus::Optimal) return;
+    for (size_t g = 0; g < b.groups().size(); ++g) {
+        const Group& G = b.groups()[g];
+        double slack = s.x[b.elasticCols[g]];
+        if (slack > 1e-7 * std::max(1.0, std::fabs(G.limit))) {
+            r.conflicts.push_back({G.name, slack, G.unit});
+            continue;
+        }
+        for (int row : G.rows) {
+            const auto& R = b.lp().rows[row];
+            double a = 0;
+            for (size_t k = 0; k < R.index.size(); ++k) a += R.value[k] * s.x[R.index[k]];
+            double bound = std::isfinite(R.lower) ? R.lower : R.upper;
+            if (std::fabs(a - bound) <= 1e-6 * std::max(1.0, std::fabs(bound))) {
+                r.tight.push_back(G.name);
+                break;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+PlanResult solvePlanOnce(const PlanProblem& p, const std::vector<double>& weights, const std::vector<bool>& fixedZero) {
+    PlanResult r;
+    const std::string& solver = p.prescription->solver;
+    LpBuilder b(p);
+    b.build(weights, fixedZero, false);
+    r.lpColumns = b.lp().columns();
+    r.lpRows = b.lp().rows.size();
+    r.targetWeights = weights;
+    LpSolution s = solve(b.lp(), solver);
+    r.solver = s.solver;
+    r.solves = 1;
+    r.status = toString(s.status);
+    r.energies.assign(p.matrix->sources, 0.0);
+    r.used.assign(p.matrix->sources, false);
+    if (s.status != LpStatus::Optimal) {
+        if (!s.message.empty()) r.status += " (" + s.message + ")";
+        if (s.status == LpStatus::Infeasible) explainInfeasible(p, weights, fixedZero, solver, r);
+        return r;
+    }
+    r.feasible = true;
+    r.objective = s.objective;
+    for (size_t j = 0; j < p.matrix->sources; ++j) {
+        r.energies[j] = std::max(0.0, s.x[j]);
+        r.used[j] = !fixedZero[j];
+    }
+    std::vector<double> dose = p.matrix->dose(r.energies);
+    for (const Group& g : b.groups()) {
+        ConstraintCheck c{g.name, g.limit, evaluate(g, p, dose, r.energies), g.unit, g.upper, false};
+        c.met = within(c.value, c.limit, c.upper);
+        r.checks.push_back(c);
+    }
+    return r;
+}
+
+namespace {
+
+double v100(const PlanProblem& p, const std::vector<double>& dose, const TargetSpec& t) {
+    return volumeAtLeast(doseHistogram(*p.mesh, dose, t.region), t.threshold);
+}
+
+// Raises the weight of each target short of its V100 goal (x4 a round, at most 8 rounds).
+void meetCoverageGoals(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResult& r) {
+    const auto& targets = p.prescription->targets;
+    std::vector<double> w = r.targetWeights;
+    for (int round = 1; round <= 8; ++round) {
+        std::vector<double> dose = p.matrix->dose(r.energies);
+        bool short_ = false;
+        for (size_t t = 0; t < targets.size(); ++t)
+            if (std::isfinite(targets[t].v100Goal) && v100(p, dose, targets[t]) < targets[t].v100Goal)
+                w[t] *= 4, short_ = true;
+        r.goalsMet = !short_;
+        if (!short_) return;
+        PlanResult next = solvePlanOnce(p, w, fixedZero);
+        next.solves += r.solves;
+        if (!next.feasible) return;
+        next.weightRounds = round;
+        r = std::move(next);
+    }
+    std::vector<double> dose = p.matrix->dose(r.energies);
+    r.goalsMet = true;
+    for (const auto& t : targets)
+        if (std::isfinite(t.v100Goal) && v100(p, dose, t) < t.v100Goal) r.goalsMet = false;
+}
+
+// Drops sources whose energy is ~0 (below dropBelow x the largest), then the weakest while more
+// than maxSources remain, re-solving after each step; a drop that makes the plan infeasible is undone.
+void selectSources(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResult& r) {
+    const auto& src = *p.sources;
+    const Prescription& rx = *p.prescription;
+    for (;;) {
+        double emax = *std::max_element(r.energies.begin(), r.energies.end());
+        std::vector<size_t> drop;
+        size_t active = 0, weakest = src.size();
+        for (size_t j = 0; j < src.size(); ++j) {
+            if (fixedZero[j]) continue;
+            ++active;
+            if (src[j].minEnergy > 0) continue;
+            if (r.energies[j] <= rx.dropBelow * emax) drop.push_back(j);
+            if (weakest == src.size() || r.energies[j] < r.energies[weakest]) weakest = j;
+        }
+        if (drop.empty() && rx.maxSources && active > rx.maxSources && weakest < src.size()) drop.push_back(weakest);
+        if (drop.empty() || drop.size() == active) return;
+        for (size_t j : drop) fixedZero[j] = true;
+        PlanResult next = solvePlanOnce(p, r.targetWeights, fixedZero);
+        next.solves += r.solves;
+        if (!next.feasible) {
+            for (size_t j : drop) fixedZero[j] = false;
+            r.solves = next.solves;
+            return;
+        }
+        next.dropped = r.dropped;
+        next.weightRounds = r.weightRounds;
+        next.goalsMet = r.goalsMet;
+        for (size_t j : drop) next.dropped.push_back(src[j].name);
+        r = std::move(next);
+    }
+}
+
+}  // namespace
+
+PlanResult optimisePlan(const PlanProblem& p) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::clock_t c0 = std::clock();
+    if (p.sources->size() != p.matrix->sources)
+        throw ParameterError("plan: " + std::to_string(p.sources->size()) + " sources but the dose matrix has " +
+                             std::to_string(p.matrix->sources));
+    std::vector<double> w;
+    for (const auto& t : p.prescription->targets) w.push_back(t.weight);
+    std::vector<bool> fixedZero(p.sources->size(), false);
+    PlanResult r = solvePlanOnce(p, w, fixedZero);
+    if (r.feasible) {
+        meetCoverageGoals(p, fixedZero, r);
+        selectSources(p, fixedZero, r);
+        // The selection may cost coverage: report the goals as they stand.
+        std::vector<double> dose = p.matrix->dose(r.energies);
+        for (const auto& t : p.prescription->targets)
+            if (std::isfinite(t.v100Goal) && v100(p, dose, t) < t.v100Goal) r.goalsMet = false;
+        r.penalty = 0;
+        for (const auto& t : p.prescription->targets) {
+            DoseHistogram h = doseHistogram(*p.mesh, dose, t.region);
+            for (size_t i = 0; i < h.dose.size(); ++i) r.penalty += std::max(0.0, t.threshold - h.dose[i]) * h.measure[i] / h.totalVolume;
+        }
+        for (const auto& o : p.prescription->organs) {
+            if (!std::isfinite(o.threshold)) continue;
+            DoseHistogram h = doseHistogram(*p.mesh, dose, o.region);
+            for (size_t i = 0; i < h.dose.size(); ++i) r.penalty += std::max(0.0, h.dose[i] - o.threshold) * h.measure[i] / h.totalVolume;
+        }
+    }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.cpuSeconds = double(std::clock() - c0) / CLOCKS_PER_SEC;
+    return r;
+}
+
+}  // namespace fm::planning

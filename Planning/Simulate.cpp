@@ -1,0 +1,60 @@
+#include "Planning/Simulate.hpp"
+
+#include "Geometry/BatchModel.hpp"
+#include "Geometry/Errors.hpp"
+#include "Geometry/Queries.hpp"
+#include "Kernels/Batch.hpp"
+#include "Kernels/MPI/MpiRun.hpp"
+
+namespace fm::planning {
+
+DoseMatrix simulateSources(const PlanSpec& plan, SimulationReport& report,
+                           const std::function<void(size_t, size_t)>& progress, const std::atomic<bool>* cancel,
+                           const MpiSession* mpi) {
+    const SimulationSpec& sim = plan.simulation;
+    const size_t S = plan.sources.size(), K = sim.batches;
+    plan.materials.validate();
+    std::vector<SourcePtr> runs;
+    std::vector<uint64_t> packets;
+    std::vector<std::string> labels;
+    for (size_t k = 0; k < K; ++k)
+        for (const CandidateSource& c : plan.sources) {
+            runs.push_back(c.source);
+            uint64_t n = c.packets ? c.packets : sim.packetsPerSource;
+            packets.push_back(std::max<uint64_t>(1, (n + K - 1) / K));
+            labels.push_back("source '" + c.name + "'");
+        }
+    BatchModel model = packBatch(*plan.mesh, {plan.materials}, runs, packets, sim.seed, labels);
+    for (size_t r = 0; r < model.runs.size(); ++r) model.runs[r].seed = sim.seed + r / S;
+    BatchOptions bo;
+    bo.kernel = sim.kernel;
+    bo.threads = sim.threads;
+    bo.devices = sim.devices;
+    bo.outputs.volume = true;
+    bo.outputs.surface = bo.outputs.directed = false;
+    bo.progress = progress;
+    bo.cancel = cancel;
+    DoseMatrix d;
+    d.tetras = plan.mesh->tetraCount(), d.sources = S, d.batches = K;
+    d.fluence.assign(d.tetras * S * K, 0.0);
+    std::vector<bool> have(S * K, false);
+    report.packets = 0;
+    BatchSummary sum = runBatch(model.mesh, model.runs, bo, [&](size_t run, RunResult&& r) {
+        if (r.cancelled) return;
+        std::vector<double> col = matrixColumn(volumeFluence(*plan.mesh, plan.materials, r.volume, 1.0 / double(r.packetsDone)));
+        std::copy(col.begin(), col.end(), d.fluence.begin() + run * d.tetras);
+        have[run] = true;
+        report.packets += r.packetsDone;
+    }, mpi);
+    if (mpi && mpi->rank() != 0) return DoseMatrix{};
+    for (bool h : have)
+        if (!h) throw Error("plan: the simulations were interrupted after " + std::to_string(sum.delivered) + " of " +
+                            std::to_string(sum.runs) + " runs; nothing written");
+    report.seconds = sum.seconds;
+    report.kernel = sum.kernel;
+    report.runs = sum.runs;
+    report.ranks = sum.ranks;
+    return d;
+}
+
+}  // namespace fm::planning
