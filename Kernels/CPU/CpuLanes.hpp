@@ -35,9 +35,15 @@ using HostTallyScorer = TallyScorer<V, S, D, HostAdd>;
 
 // A worker's packet indices, handed out a chunk at a time: next() sets [begin, end) to the next
 // chunk and returns true, or returns false when there is none (range done, or run cancelled).
+// stopping() says the run is being cancelled: the lane loops ask it every kStopCheckEvents
+// events and then end the packets in flight (booked abnormal) and report them to abandon(n),
+// so that a packet trapped under a raised guard (maxSteps, maxHits) never holds a cancelled
+// run and is not counted as done.
 class PacketChunks {
 public:
     virtual bool next(uint64_t& begin, uint64_t& end) = 0;
+    virtual bool stopping() const { return false; }
+    virtual void abandon(uint64_t) {}
 
 protected:
     ~PacketChunks() = default;
@@ -53,11 +59,17 @@ public:
         index = next_++;
         return true;
     }
+    bool stopping() const { return chunks_.stopping(); }
+    void abandon(uint64_t n) { chunks_.abandon(n); }
 
 private:
     PacketChunks& chunks_;
     uint64_t next_ = 0, end_ = 0;  // what is left of the current chunk
 };
+
+// Events (lane-loop iterations, or events of one packet in the scalar loops) between looks at
+// PacketChunks::stopping(): a few milliseconds at most.
+constexpr uint32_t kStopCheckEvents = 1024;
 
 // Per cell, what a hop through each face is, from Core plainCrossing (scored faces counted as
 // not plain): bit f set where crossing face f is plain, bit 4 + f where it is plain and enters

@@ -407,6 +407,17 @@ struct LaneRun {
         }
     }
 
+    // A cancelled run: the packets in flight end here, their weight booked abnormal (the
+    // ledger still closes).
+    void abandonLanes() {
+        packets.abandon(uint64_t(__builtin_popcount(liveMask)));
+        for (unsigned b = liveMask; b; b &= b - 1) {
+            const int l = __builtin_ctz(b);
+            bookAbnormal(L.get(l).pk, sc[l]);
+        }
+        liveMask = 0;
+    }
+
     void run(Scorer& out) {
         for (int l = 0; l < kLanes; ++l) {
             sc[l] = out;
@@ -418,7 +429,11 @@ struct LaneRun {
         }
         for (int l = 0; l < kLanes; ++l)
             if (launch(l)) liveMask |= 1u << l;
-        while (liveMask) {
+        for (uint32_t tick = 1; liveMask; ++tick) {
+            if (tick % kStopCheckEvents == 0 && packets.stopping()) {
+                abandonLanes();
+                break;
+            }
             stepLanes(m, table, crossing, kp, sc[0], L, C, E);
             // Interactions first, then hops and guards, each over a bit mask of lanes: no
             // branch on the (random) kind of each lane's event.
@@ -446,8 +461,22 @@ void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks,
     (void)crossing;
     // One packet at a time through advance(): without AVX2 (no gathers, no blends) the lane
     // loop measured slower than this. Each packet's history is the same either way.
-    for (uint64_t b, e; chunks.next(b, e);)
-        for (uint64_t i = b; i < e; ++i) runPacket(m, kp, i, sc);
+    // Returns false when the run was cancelled during the packet (then ended here, abnormal).
+    auto runOne = [&](uint64_t i) {
+        PacketState st;
+        if (!launchPacket(m, kp, i, st, sc)) return true;
+        KeptMaterial km = keptMaterial(m, st.pk.tetra);
+        for (uint32_t n = 1; advance(m, kp, st, km, sc); ++n)
+            if (n % kStopCheckEvents == 0 && chunks.stopping()) {
+                bookAbnormal(st.pk, sc);
+                chunks.abandon(1);
+                return false;
+            }
+        return true;
+    };
+    bool live = true;
+    for (uint64_t b, e; live && chunks.next(b, e);)
+        for (uint64_t i = b; live && i < e; ++i) live = runOne(i);
     sc.flush();
 #else
     LaneRun<Scorer> r(m, kp, chunks, materialCount, crossing);
