@@ -70,7 +70,8 @@ uint64_t freeDiskBytes(const std::string& path) {
 
 std::string bytesText(double bytes) {
     char b[64];
-    if (bytes >= 1e9) std::snprintf(b, sizeof b, "%.3g GB", bytes / 1e9);
+    if (bytes >= 1e12) std::snprintf(b, sizeof b, "%.3g TB", bytes / 1e12);
+    else if (bytes >= 1e9) std::snprintf(b, sizeof b, "%.3g GB", bytes / 1e9);
     else if (bytes >= 1e6) std::snprintf(b, sizeof b, "%.3g MB", bytes / 1e6);
     else if (bytes >= 1e3) std::snprintf(b, sizeof b, "%.3g kB", bytes / 1e3);
     else std::snprintf(b, sizeof b, "%.0f bytes", bytes);

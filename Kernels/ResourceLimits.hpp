@@ -16,7 +16,7 @@ uint64_t availableMemoryBytes();
 // unknown).
 uint64_t freeDiskBytes(const std::string& path);
 
-// "4.5 GB", "120 MB", "512 bytes".
+// "9.83 TB", "4.5 GB", "120 MB", "512 bytes".
 std::string bytesText(double bytes);
 
 // Throws ParameterError "<what> needs <N> of memory, <M> is available; <advice>" when bytes

@@ -7,6 +7,7 @@
 #include "Geometry/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Core/TallyScorer.hpp"
+#include "Kernels/ResourceLimits.hpp"
 
 namespace fm {
 namespace {
@@ -31,8 +32,8 @@ TracedRunResult runCpuTraced(const KernelInput& in, const RunOptions& opt, uint6
 
     auto overflowMessage = [&] {
         return "trace run: the traces of " + std::to_string(opt.packets) + " packets exceed " +
-               std::to_string(maxPoints) + " points (" + std::to_string(traceMemoryBytes(maxPoints) >> 20) +
-               " MB); trace fewer packets or raise maxTracePoints";
+               std::to_string(maxPoints) + " points (" + bytesText(double(traceMemoryBytes(maxPoints))) +
+               "); trace fewer packets or raise maxTracePoints";
     };
     TracedRunResult out;
     RunResult& r = out.run;
