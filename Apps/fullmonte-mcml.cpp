@@ -12,6 +12,7 @@
 #include "Apps/AppMain.hpp"
 #include "Apps/ProgressBar.hpp"
 #include "Geometry/Errors.hpp"
+#include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/McmlKernel.hpp"
 #include "Kernels/ResourceLimits.hpp"
@@ -82,8 +83,16 @@ std::string outputFolder(const Args& a) {
     return dir.empty() ? std::string(".") : dir.string();
 }
 
-// The .mco files' size against --max-output-gb and the free disk space, before any run starts.
-void checkOutputSize(const Args& a, const MCMLInput& input) {
+// Each run's memory, and the .mco files' size against --max-output-gb and the free disk space,
+// before any run starts or the output folder is touched.
+void checkLimits(const Args& a, const MCMLInput& input) {
+    const unsigned threads = a.kernel == "cpu" ? resolveThreads(a.threads) : 1;
+    for (size_t k = 0; k < input.runs.size(); ++k)
+        requireMemory(mcmlMemoryBytes(mcmlGrid(input.runs[k]), threads),
+                      a.mci + ": run " + std::to_string(k + 1) + " (nz=" + std::to_string(input.runs[k].nz) +
+                          " nr=" + std::to_string(input.runs[k].nr) + " na=" + std::to_string(input.runs[k].na) +
+                          ", " + std::to_string(threads) + " thread(s))",
+                      "use fewer bins (nr, nz, na) or fewer threads");
     double bytes = 0;
     for (const MCMLRun& run : input.runs) bytes += mcoFileBytes(run);
     const std::string dir = outputFolder(a);
@@ -123,7 +132,7 @@ int run(int argc, char** argv) {
     }
     KernelWarmUp warm(a.kernel, {});  // CUDA context creation overlaps reading the .mci
     MCMLInput input = readMCI(a.mci);
-    checkOutputSize(a, input);
+    checkLimits(a, input);
     warm.join();
     installStopHandlers();
     // The .mco files are written into the folder's staging area and moved into place when every

@@ -138,7 +138,8 @@ public:
         } catch (const std::system_error& e) {  // process limits: stop the slots that started
             stopSlots();
             throw Error(std::string("batch: cannot start a worker thread (") + e.what() +
-                        "); raise the process limit (ulimit -u)");
+                        "); the process may not have more threads (ulimit -u, ulimit -v or a container "
+                        "limit)");
         }
         bool cancelled = false;
         std::exception_ptr err;

@@ -20,6 +20,9 @@ namespace fm {
 
 // A file buffer that stops on a stop request and reports failed writes by throwing. The
 // stream it sits under has badbit exceptions on, so libstdc++ passes these exceptions through.
+// Only writes of new characters throw (overflow(c), xsputn): the flushes of close(), sync()
+// and imbue() also run in destructors (a stream's format guard), where an exception would end
+// the process; there a failure only returns the error, which commit() reports.
 class CheckedFileBuf : public std::filebuf {
 public:
     CheckedFileBuf(std::string path, bool stoppable) : path_(std::move(path)), stoppable_(stoppable) {
@@ -33,21 +36,16 @@ public:
 
 protected:
     int_type overflow(int_type c) override {
+        if (traits_type::eq_int_type(c, traits_type::eof())) return std::filebuf::overflow(c);
         check();
         int_type r = std::filebuf::overflow(c);
-        if (traits_type::eq_int_type(r, traits_type::eof()) && !traits_type::eq_int_type(c, traits_type::eof()))
-            fail();
+        if (traits_type::eq_int_type(r, traits_type::eof())) fail();
         return r;
     }
     std::streamsize xsputn(const char* s, std::streamsize n) override {
         check();
         std::streamsize r = std::filebuf::xsputn(s, n);
         if (r != n) fail();
-        return r;
-    }
-    int sync() override {
-        int r = std::filebuf::sync();
-        if (r != 0) fail();
         return r;
     }
 

@@ -232,7 +232,8 @@ void Kernel::launch(Job job) {
     } catch (const std::system_error& e) {  // process limits: no run, and the kernel stays usable
         running_ = false;
         throw fm::Error(std::string("cannot start the kernel's thread (") + e.what() +
-                        "); raise the process limit (ulimit -u)");
+                        "); the process may not have more threads (ulimit -u, ulimit -v or a container "
+                        "limit)");
     }
 }
 

@@ -139,7 +139,9 @@ uint64_t forEachWorker(const RunOptions& opt, unsigned threads,
     const unsigned count = unsigned(pool.size());
     running -= threads - count;
     shared.setStarted(count);
-    if (count == 0) throw Error("cannot start a worker thread (" + why + "); raise the process limit (ulimit -u)");
+    if (count == 0)
+        throw Error("cannot start a worker thread (" + why +
+                    "); the process may not have more threads (ulimit -u, ulimit -v or a container limit)");
     if (count < threads)
         std::cerr << "fullmonte: warning: started " << count << " of " << threads << " worker threads (" << why
                   << "); running on " << count << "\n";
