@@ -14,6 +14,7 @@
 #include "Geometry/BatchModel.hpp"
 #include "Geometry/Queries.hpp"
 #include "Kernels/Batch.hpp"
+#include "Kernels/ResourceLimits.hpp"
 #include "Storage/FluenceMatrix/FluenceMatrix.hpp"
 #include "Storage/OutputFolder.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
@@ -328,6 +329,8 @@ int runBatchCommand(const BatchCommand& c, const MpiSession& mpi) {
     if (root) {
         try {
             out = std::make_unique<OutputFolder>(c.output, kRunOutputs);
+            // The matrix files (binary, and HDF5 where built) hold 8 bytes a tetra and run each.
+            requireDiskSpace((FM_HAVE_HDF5 ? 2.0 : 1.0) * 8.0 * double(h.rows) * double(h.cols), c.output);
             matrix = std::make_unique<MatrixFiles>(*out, h, runLabels);
         } catch (...) {
             openError = std::current_exception();

@@ -103,10 +103,7 @@ void checkLimits(const Args& a, const MCMLInput& input) {
     std::error_code ec;
     fs::path probe = dir;
     while (!probe.empty() && !fs::exists(probe, ec)) probe = probe.parent_path();
-    const uint64_t free = freeDiskBytes(probe.empty() ? "." : probe.string());
-    if (bytes > double(free))
-        throw ParameterError(dir + ": the .mco files would take " + bytesText(bytes) + ", only " +
-                             bytesText(double(free)) + " is free there");
+    requireDiskSpace(bytes, probe.empty() ? "." : probe.string());
 }
 
 void printSummary(size_t k, size_t runs, const std::string& path, const MCMLResult& r,

@@ -15,6 +15,7 @@
 #include "Geometry/Queries.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
+#include "Kernels/ResourceLimits.hpp"
 #include "Storage/MMC/MMC.hpp"
 #include "Storage/OutputFolder.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
@@ -148,6 +149,12 @@ std::vector<int> deviceList(const Args& a, const std::string& kernel) {
     return devices;
 }
 
+// The text outputs' size: two values of up to 17 characters a tetra, a line of ~80 a boundary face.
+double outputBytes(const TetraMesh& mesh, const RunOptions& opt) {
+    return 36.0 * double(mesh.tetraCount()) + (opt.outputs.surface ? 80.0 * double(mesh.boundaryFaces().size()) : 0) +
+           4096.0;
+}
+
 // The tallies of a complete run, written into the staging folder.
 void writeOutputs(const OutputFolder& out, const TetraMesh& mesh, const MaterialSet& mats, const RunResult& r,
                   double power) {
@@ -274,6 +281,8 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         if (openError) std::rethrow_exception(openError);
         throw Error("rank " + std::to_string(mpi.rank()) + ": stopping, rank 0 cannot write its outputs");
     }
+
+    if (out) requireDiskSpace(outputBytes(mesh, opt), out->dir());
 
     ProgressBar bar(!a.flags.count("--quiet") && mpi.rank() == 0);
     opt.progress = [&](uint64_t d, uint64_t t) { bar(d, t); };

@@ -85,4 +85,11 @@ void requireMemory(double bytes, const std::string& what, const std::string& adv
                              " is available; " + advice);
 }
 
+void requireDiskSpace(double bytes, const std::string& dir) {
+    const uint64_t free = freeDiskBytes(dir);
+    if (free != kUnknown && bytes > double(free))
+        throw Error(dir + ": the outputs would take " + bytesText(bytes) + ", only " + bytesText(double(free)) +
+                    " is free there");
+}
+
 }  // namespace fm

@@ -23,4 +23,8 @@ std::string bytesText(double bytes);
 // exceed availableMemoryBytes().
 void requireMemory(double bytes, const std::string& what, const std::string& advice);
 
+// Throws Error "<dir>: the outputs would take <N>, only <M> is free there" when bytes exceed
+// freeDiskBytes(dir).
+void requireDiskSpace(double bytes, const std::string& dir);
+
 }  // namespace fm

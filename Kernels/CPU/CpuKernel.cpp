@@ -12,6 +12,7 @@
 #include "Geometry/Errors.hpp"
 
 #include "Kernels/CPU/CpuLanes.hpp"
+#include "Kernels/ResourceLimits.hpp"
 
 namespace fm {
 namespace {
@@ -169,6 +170,13 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
     const ArrayModel model = in.view();
     const std::vector<uint8_t> crossing = plainCrossingBits(in);
     const size_t nv = in.cells.size(), ns = in.faceCount, nd = 2 * size_t(in.faceCount);
+    const auto& sel = opt.outputs;
+    // Per-thread tallies, plus the reduced result and one derived copy (fluence) of the caller.
+    const double tallyBytes =
+        8.0 * double((sel.volume ? nv : 0) + (sel.surface ? ns : 0) + (sel.directed ? nd : 0));
+    requireMemory(tallyBytes * (threads + 2),
+                  "a CPU run over " + std::to_string(nv - 1) + " tetras with " + std::to_string(threads) + " threads",
+                  "use fewer threads");
 
     RunResult r;
     r.kernel = "cpu";

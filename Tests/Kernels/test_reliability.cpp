@@ -16,6 +16,7 @@
 #include "Kernels/CPU/TraceCpu.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/McmlKernel.hpp"
+#include "Kernels/ResourceLimits.hpp"
 
 using namespace fm;
 
@@ -204,6 +205,24 @@ BOOST_AUTO_TEST_CASE(mcml_grid_beyond_memory_is_refused_before_allocation) {
     }
     BOOST_TEST(secondsSince(t0) < 1.0);
     BOOST_TEST(mcoFileBytes(run) > 4e9);  // its .mco: 3e8 values, ~4.2 GB
+}
+
+BOOST_AUTO_TEST_CASE(memory_and_disk_beyond_the_machine_are_refused_with_numbers) {
+    BOOST_TEST(availableMemoryBytes() > 0u);
+    try {
+        requireMemory(1e18, "a test run", "ask for less");
+        BOOST_FAIL("1e18 bytes of memory were granted");
+    } catch (const ParameterError& e) {
+        BOOST_TEST(std::string(e.what()).find("a test run needs 1e+06 TB of memory") == 0u);
+        BOOST_TEST(std::string(e.what()).find("is available; ask for less") != std::string::npos);
+    }
+    try {
+        requireDiskSpace(1e18, ".");
+        BOOST_FAIL("1e18 bytes of disk were granted");
+    } catch (const Error& e) {
+        BOOST_TEST(std::string(e.what()).find(".: the outputs would take 1e+06 TB, only ") == 0u);
+    }
+    BOOST_CHECK_NO_THROW(requireDiskSpace(1000, "."));
 }
 
 BOOST_AUTO_TEST_CASE(values_along_has_a_sample_limit) {
