@@ -71,6 +71,27 @@ private:
 // PacketChunks::stopping(): a few milliseconds at most.
 constexpr uint32_t kStopCheckEvents = 1024;
 
+// The loops without AVX2: the packets of every chunk one at a time, from start(i) (false:
+// nothing to run) through event() (false: the packet has ended). A cancel seen every
+// kStopCheckEvents events ends the packet with abandon() (which books it abnormal), as in the
+// lane loops.
+template <class Start, class Event, class Abandon>
+void runOneByOne(PacketChunks& chunks, Start start, Event event, Abandon abandon) {
+    auto runOne = [&](uint64_t i) {  // false when a cancel ended the packet
+        if (!start(i)) return true;
+        for (uint32_t n = 1; event(); ++n)
+            if (n % kStopCheckEvents == 0 && chunks.stopping()) {
+                abandon();
+                chunks.abandon(1);
+                return false;
+            }
+        return true;
+    };
+    bool live = true;
+    for (uint64_t b, e; live && chunks.next(b, e);)
+        for (uint64_t i = b; live && i < e; ++i) live = runOne(i);
+}
+
 // Per cell, what a hop through each face is, from Core plainCrossing (scored faces counted as
 // not plain): bit f set where crossing face f is plain, bit 4 + f where it is plain and enters
 // another material. The lane loop then books a plain crossing from the cell it leaves (in

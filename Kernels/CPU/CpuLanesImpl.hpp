@@ -461,22 +461,16 @@ void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks,
     (void)crossing;
     // One packet at a time through advance(): without AVX2 (no gathers, no blends) the lane
     // loop measured slower than this. Each packet's history is the same either way.
-    // Returns false when the run was cancelled during the packet (then ended here, abnormal).
-    auto runOne = [&](uint64_t i) {
-        PacketState st;
-        if (!launchPacket(m, kp, i, st, sc)) return true;
-        KeptMaterial km = keptMaterial(m, st.pk.tetra);
-        for (uint32_t n = 1; advance(m, kp, st, km, sc); ++n)
-            if (n % kStopCheckEvents == 0 && chunks.stopping()) {
-                bookAbnormal(st.pk, sc);
-                chunks.abandon(1);
-                return false;
-            }
-        return true;
-    };
-    bool live = true;
-    for (uint64_t b, e; live && chunks.next(b, e);)
-        for (uint64_t i = b; live && i < e; ++i) live = runOne(i);
+    PacketState st;
+    KeptMaterial km;
+    runOneByOne(
+        chunks,
+        [&](uint64_t i) {
+            if (!launchPacket(m, kp, i, st, sc)) return false;
+            km = keptMaterial(m, st.pk.tetra);
+            return true;
+        },
+        [&] { return advance(m, kp, st, km, sc); }, [&] { bookAbnormal(st.pk, sc); });
     sc.flush();
 #else
     LaneRun<Scorer> r(m, kp, chunks, materialCount, crossing);

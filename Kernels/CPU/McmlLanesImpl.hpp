@@ -253,21 +253,10 @@ void runSlabLanes(const SlabModel& m, const McmlGrid& g, const KernelParams& kp,
                   HostSlabSink& sk) {
 #if FM_LANES_SCALAR
     // One photon at a time (as the mesh loop without AVX2): the same histories.
-    // Returns false when the run was cancelled during the photon (then ended here, abnormal).
-    auto runOne = [&](uint64_t i) {
-        SlabPhoton p;
-        if (!startSlabPhoton(m, kp, i, p, sk)) return true;
-        for (uint32_t n = 1; slabEvent(m, g, kp, p, sk); ++n)
-            if (n % kStopCheckEvents == 0 && chunks.stopping()) {
-                endSlabAbnormal(p, sk);
-                chunks.abandon(1);
-                return false;
-            }
-        return true;
-    };
-    bool live = true;
-    for (uint64_t b, e; live && chunks.next(b, e);)
-        for (uint64_t i = b; live && i < e; ++i) live = runOne(i);
+    SlabPhoton p;
+    runOneByOne(
+        chunks, [&](uint64_t i) { return startSlabPhoton(m, kp, i, p, sk); },
+        [&] { return slabEvent(m, g, kp, p, sk); }, [&] { endSlabAbnormal(p, sk); });
 #else
     SlabLaneRun r(m, g, kp, chunks, sk);
     r.run();
