@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs interrupted by SIGINT or SIGTERM at random moments (issue 26): a long CPU run, a packet
 # trapped under raised guards, a batch, fullmonte-mcml during its run and while it writes a
-# large .mco, and an MPI run when mpirun is given. Each must stop within $FM_KILL_MS ms (default
+# large .mco, an MPI run when mpirun is given, and GPU runs where a CUDA device is present. Each must stop within $FM_KILL_MS ms (default
 # 1500) with exit 130 (SIGINT) or 143 (SIGTERM) (an MPI launcher: any failure status), and its
 # output folder, which holds a complete earlier run's outputs when the run starts, must never
 # look like a complete run: no tallies, matrix or .mco, summary.json absent or "interrupted",
@@ -44,7 +44,11 @@ check_folder() {
     grep -q '"status": "interrupted"' "$d/summary.json" || fail "$name: summary.json not marked interrupted"
   fi
   local left
-  left=$(find "$d" -name '*.partial' -o -name '.fullmonte-staging-*')
+  if [ "${WATCHDOG:-0}" = 1 ]; then  # ended by the watchdog: the staging folder may stay
+    left=$(find "$d" -name '*.partial' -not -path '*/.fullmonte-staging-*/*')
+  else
+    left=$(find "$d" -name '*.partial' -o -name '.fullmonte-staging-*')
+  fi
   [ -z "$left" ] || fail "$name: left behind: $left"
 }
 
@@ -129,5 +133,20 @@ if [ -n "$mpirun" ]; then
   MPI_RUN=1 interrupt mpi_run "$dir/o7" '[ -n "$(find "$dir/o7" -maxdepth 1 -name ".fullmonte-staging-*" 2> /dev/null)" ]' 500 \
     "${mpi[@]}" "$run" "${run_args[@]}" --threads 1 --opt "$dir/m.opt" --source "$dir/m.source" \
     --packets 1e12 --output "$dir/o7"
+fi
+# 8. GPU, where a CUDA device is present: a long run, and packets trapped in a kernel that only
+# the watchdog can end (its staging folder stays, and the next run into the folder removes it).
+if "$run" "${run_args[@]}" --kernel cuda --opt "$dir/m.opt" --source "$dir/m.source" --packets 1000 \
+  --output "$dir/probe" > /dev/null 2>&1; then
+  complete_run "$dir/o8"
+  interrupt cuda_run "$dir/o8" '[ -n "$(find "$dir/o8" -maxdepth 1 -name ".fullmonte-staging-*" 2> /dev/null)" ]' 1000 \
+    "$run" "${run_args[@]}" --kernel cuda --opt "$dir/m.opt" --source "$dir/m.source" --packets 1e12 --output "$dir/o8"
+  WATCHDOG=1 interrupt cuda_trapped "$dir/o8" '[ -n "$(find "$dir/o8" -maxdepth 1 -name ".fullmonte-staging-*" 2> /dev/null)" ]' 500 \
+    "$run" "${run_args[@]}" --kernel cuda --opt "$dir/trap.opt" --source "$dir/m.source" --packets 100 \
+    --max-steps 4000000000 --max-hits 4000000000 --output "$dir/o8"
+  complete_run "$dir/o8"
+  [ -z "$(find "$dir/o8" -name '.fullmonte-staging-*')" ] || fail "a stale staging folder survived the next run"
+else
+  echo "kill_test: GPU cases SKIP (no CUDA device, or a build without CUDA)"
 fi
 echo "kill_test: ok"
