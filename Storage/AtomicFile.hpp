@@ -18,6 +18,13 @@
 
 namespace fm {
 
+// "<path>.<pid>-<n>.partial": a temporary beside path, unique within the process (counter) and
+// across processes (pid), so two writers of one path never write into the same temporary.
+inline std::string uniqueTempPath(const std::string& path) {
+    static std::atomic<unsigned> counter{0};
+    return path + "." + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".partial";
+}
+
 // A file buffer that stops on a stop request and reports failed writes by throwing. The
 // stream it sits under has badbit exceptions on, so libstdc++ passes these exceptions through.
 // Only writes of new characters throw (overflow(c), xsputn): the flushes of close(), sync()
@@ -66,7 +73,7 @@ class AtomicFile {
 public:
     enum class Stop { check, ignore };  // ignore: a file that must be written even after a stop
     explicit AtomicFile(const std::string& path, Stop stop = Stop::check)
-        : path_(path), tmp_(uniqueTemp(path)), buf_(path, stop == Stop::check), out(&buf_) {
+        : path_(path), tmp_(uniqueTempPath(path)), buf_(path, stop == Stop::check), out(&buf_) {
         if (!buf_.open(tmp_, std::ios::out | std::ios::binary | std::ios::trunc)) {
             const std::string why = std::strerror(errno);
             std::remove(tmp_.c_str());
@@ -99,11 +106,6 @@ public:
     const std::string& tempPath() const { return tmp_; }
 
 private:
-    // "<path>.<pid>-<n>.partial": unique within the process (counter) and across processes (pid).
-    static std::string uniqueTemp(const std::string& path) {
-        static std::atomic<unsigned> counter{0};
-        return path + "." + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".partial";
-    }
     std::string path_, tmp_;
     CheckedFileBuf buf_;
     bool committed_ = false;

@@ -65,7 +65,7 @@ std::vector<FaceRef> surfaceFaces(const TetraMesh& mesh, uint32_t region);
 // Attaches "Comment" string field data (ParaView shows it under Information).
 void addComments(vtkDataObject* obj, const std::vector<std::string>& comments);
 
-// Writes through "<path>.partial" and renames, as AtomicFile does, so a failed write never
+// Writes through "<path>.*.partial" and renames, as AtomicFile does, so a failed write never
 // leaves a file that looks complete. The writer follows the extension: .vtk (legacy, binary),
 // .vtu (grid) or .vtp (polydata) XML. `what` names the caller in errors.
 void writeDataSet(vtkDataSet* data, const std::string& path, const std::string& what,
