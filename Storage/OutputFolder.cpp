@@ -50,10 +50,20 @@ void removeOutput(const std::string& path) {
         throw Error(path + ": cannot remove the output of an earlier run (" + std::strerror(errno) + ")");
 }
 
+// Outputs are removed and replaced by name: a name must stay inside the folder.
+void checkName(const std::string& dir, const std::string& name) {
+    const fs::path p(name);
+    bool inside = !name.empty() && p.is_relative() && p.has_filename();
+    for (const auto& part : p) inside = inside && part != "..";
+    if (!inside)
+        throw Error(dir + ": output '" + name + "' is not a relative path inside the output folder");
+}
+
 }  // namespace
 
 OutputFolder::OutputFolder(const std::string& dir, std::vector<std::string> outputs)
     : dir_(dir.empty() ? "." : dir), outputs_(std::move(outputs)) {
+    for (const auto& name : outputs_) checkName(dir_, name);
     std::error_code ec;
     fs::create_directories(dir_, ec);
     if (ec) throw Error(dir_ + ": cannot create the output folder (" + ec.message() + ")");

@@ -14,7 +14,8 @@ class OutputFolder {
 public:
     // dir is created if needed. outputs: every file name (relative to dir) this run may write,
     // in publishing order; the last is the marker that says the run is complete (it is removed
-    // first). Throws Error when dir cannot be created or written, or another run holds it.
+    // first); each a relative path inside dir (no absolute path, no ".."). Throws Error for a
+    // name outside dir, when dir cannot be created or written, or another run holds it.
     OutputFolder(const std::string& dir, std::vector<std::string> outputs);
     ~OutputFolder();  // removes the staging folder and releases the lock
     OutputFolder(const OutputFolder&) = delete;

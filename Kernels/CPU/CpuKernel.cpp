@@ -10,7 +10,6 @@
 #include <thread>
 
 #include "Geometry/Errors.hpp"
-
 #include "Kernels/CPU/CpuLanes.hpp"
 #include "Kernels/ResourceLimits.hpp"
 
@@ -125,7 +124,9 @@ uint64_t forEachWorker(const RunOptions& opt, unsigned threads,
     // Ranges are split once the number of threads that started is known.
     auto worker = [&](unsigned w) {
         const unsigned count = shared.waitForStart();
-        const uint64_t b = first + n * w / count, e = first + n * (w + 1) / count;
+        // In 128 bits: n (up to 2^53) times w (up to 4096) does not fit in 64.
+        auto split = [&](unsigned k) { return uint64_t((unsigned __int128)n * k / count); };
+        const uint64_t b = first + split(w), e = first + split(w + 1);
         WorkerChunks chunks(opt, shared.failed, done, dropped, b, e);
         try {
             body(w, chunks);

@@ -102,6 +102,19 @@ BOOST_AUTO_TEST_CASE(the_lock_is_released_with_the_folder) {
     BOOST_CHECK_NO_THROW(OutputFolder(d.path.string(), kOutputs));
 }
 
+BOOST_AUTO_TEST_CASE(outputs_outside_the_folder_are_refused_before_anything_is_removed) {
+    TempDir d;
+    writeText(d.file("victim.txt"), "keep");
+    for (const std::string bad : {"/tmp/x.mco", "../victim.txt", "a/../../victim.txt", ""}) {
+        BOOST_TEST_CONTEXT("name '" << bad << "'") {
+            const std::string sub = (d.path / "out").string();
+            BOOST_CHECK_THROW(OutputFolder(sub, {"a.txt", bad}), Error);
+        }
+    }
+    BOOST_TEST(readText(d.file("victim.txt")) == "keep");
+    BOOST_CHECK_NO_THROW(OutputFolder((d.path / "out").string(), {"sub/a.mco", "b.mco"}));
+}
+
 BOOST_AUTO_TEST_CASE(atomic_files_of_one_path_never_share_a_temporary) {
     TempDir d;
     AtomicFile a(d.file("x.txt")), b(d.file("x.txt"));
