@@ -36,9 +36,9 @@ using HostTallyScorer = TallyScorer<V, S, D, HostAdd>;
 // A worker's packet indices, handed out a chunk at a time: next() sets [begin, end) to the next
 // chunk and returns true, or returns false when there is none (range done, or run cancelled).
 // stopping() says the run is being cancelled: the lane loops ask it every kStopCheckEvents
-// events and then end the packets in flight (booked abnormal) and report them to abandon(n),
-// so that a packet trapped under a raised guard (maxSteps, maxHits) never holds a cancelled
-// run and is not counted as done.
+// events and then end the packets in flight (booked abnormal) and report them, with those of
+// the chunk not yet started, to abandon(n): a packet trapped under a raised guard (maxSteps,
+// maxHits) never holds a cancelled run, and packets not finished are not counted as done.
 class PacketChunks {
 public:
     virtual bool next(uint64_t& begin, uint64_t& end) = 0;
@@ -60,7 +60,12 @@ public:
         return true;
     }
     bool stopping() const { return chunks_.stopping(); }
-    void abandon(uint64_t n) { chunks_.abandon(n); }
+    // A cancel ends n packets in flight: they, and the packets of the current chunk not yet
+    // started, are not done. No packet is handed out after this.
+    void abandon(uint64_t n) {
+        chunks_.abandon(n + (end_ - next_));
+        next_ = end_;
+    }
 
 private:
     PacketChunks& chunks_;
@@ -77,19 +82,20 @@ constexpr uint32_t kStopCheckEvents = 1024;
 // lane loops.
 template <class Start, class Event, class Abandon>
 void runOneByOne(PacketChunks& chunks, Start start, Event event, Abandon abandon) {
-    auto runOne = [&](uint64_t i) {  // false when a cancel ended the packet
+    // False when a cancel ended packet i: it and the rest of its chunk [i, e) are not done.
+    auto runOne = [&](uint64_t i, uint64_t e) {
         if (!start(i)) return true;
         for (uint32_t n = 1; event(); ++n)
             if (n % kStopCheckEvents == 0 && chunks.stopping()) {
                 abandon();
-                chunks.abandon(1);
+                chunks.abandon(e - i);
                 return false;
             }
         return true;
     };
     bool live = true;
     for (uint64_t b, e; live && chunks.next(b, e);)
-        for (uint64_t i = b; live && i < e; ++i) live = runOne(i);
+        for (uint64_t i = b; live && i < e; ++i) live = runOne(i, e);
 }
 
 // Per cell, what a hop through each face is, from Core plainCrossing (scored faces counted as
