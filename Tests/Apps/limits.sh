@@ -2,7 +2,8 @@
 # Limits checked before work (issue 26): an MCML grid whose .mco or tallies would not fit is
 # refused at once with the numbers and leaves no file; dr = 1e-300 is an input error naming
 # file:line; worker threads that cannot start (here: an address-space limit) leave the run to
-# those that did, with a warning, or fail it clearly when none can start.
+# those that did, with a warning, or fail it clearly when none can start; running out of
+# memory is one clear line.
 # Usage: limits.sh fullmonte-run fullmonte-mcml
 set -u
 run=$1; mcml=$2
@@ -53,5 +54,19 @@ if grep -q "error while loading shared libraries" "$dir/err"; then
 else
   [ $rc = 1 ] || fail "no_thread: exit $rc, want 1"
   grep -q "error: cannot start a worker thread" "$dir/err" || fail "no_thread: no clear error"
+fi
+# A mesh of 3e6 points (72 MB of coordinates) under a 120 MB address space: std::bad_alloc in
+# the reader becomes one clear line, not "std::bad_alloc" or an abort.
+awk 'BEGIN { n = 3000000; print n; print 1; print "0 0 0"; print "1 0 0"; print "0 1 0"; print "0 0 1"
+             for (i = 4; i < n; i++) print "0.5 0.5 0.5"; print "1 2 3 4 1" }' > "$dir/big.mesh"
+(ulimit -v 120000; exec "$run" --mesh "$dir/big.mesh" --opt "$dir/m.opt" --source "$dir/m.source" --packets 10 \
+  --threads 1 --quiet --output "$dir/big") > /dev/null 2> "$dir/err"
+rc=$?
+echo "out_of_memory: exit $rc: $(cat "$dir/err")"
+if grep -q "error while loading shared libraries" "$dir/err"; then
+  echo "out_of_memory: SKIP (this build cannot even load under 120 MB)"
+else
+  [ $rc = 1 ] || fail "out_of_memory: exit $rc, want 1"
+  grep -q "fullmonte-run: error: out of memory (a memory allocation failed)" "$dir/err" || fail "out_of_memory: not translated"
 fi
 echo "limits: ok"
