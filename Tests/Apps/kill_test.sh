@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs interrupted by SIGINT or SIGTERM at random moments (issue 26): a long CPU run, a packet
 # trapped under raised guards, a batch, fullmonte-mcml during its run and while it writes a
-# large .mco, an MPI run when mpirun is given, and GPU runs where a CUDA device is present. Each must stop within $FM_KILL_MS ms (default
-# 1500) with exit 130 (SIGINT) or 143 (SIGTERM) (an MPI launcher: any failure status), and its
-# output folder, which holds a complete earlier run's outputs when the run starts, must never
-# look like a complete run: no tallies, matrix or .mco, summary.json absent or "interrupted",
-# no partial files. (A run stopped while it still reads its inputs has not touched its folder:
-# the earlier run's outputs stay whole.) Also: a second run into a folder in use is refused.
+# large .mco, an MPI run when mpirun is given, and GPU runs where a CUDA device is present.
+# Each must stop within $FM_KILL_MS ms (default 1500; MPI: 1000 more, mpirun's own teardown)
+# with exit 130 (SIGINT) or 143 (SIGTERM) (an MPI launcher: any failure status), and its output
+# folder, which holds a complete earlier run's outputs when the run starts, must never look like
+# a complete run: no tallies, matrix or .mco, summary.json absent or "interrupted", no partial
+# files. (A run stopped while it still reads its inputs has not touched its folder: the earlier
+# run's outputs stay whole.) Also: a second run into a folder in use is refused.
 # Usage: kill_test.sh fullmonte-run fullmonte-mcml [mpirun]
 set -u
 run=$1; mcml=$2; mpirun=${3:-}
@@ -80,7 +81,9 @@ interrupt() {
   else
     [ $rc = $want ] || fail "$name: exit $rc after SIG$sig, want $want"
   fi
-  [ $took -le "$limit" ] || fail "$name: took $took ms to stop (limit $limit)"
+  local max=$limit
+  [ "${MPI_RUN:-0}" = 1 ] && max=$((limit + 1000))  # mpirun's own teardown takes ~1 s
+  [ $took -le "$max" ] || fail "$name: took $took ms to stop (limit $max)"
   check_folder "$out" "$name"
 }
 
