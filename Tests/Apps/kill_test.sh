@@ -126,6 +126,17 @@ rc=$?
 grep -q "another FullMonte run is writing into this output folder" "$dir/second.err" || fail "second run: no clear error"
 kill -INT $first; wait $first
 check_folder "$dir/o6" concurrent
+# The same for fullmonte-mcml.
+"$mcml" "$dir/long.mci" --threads 1 --quiet --output-dir "$dir/o9" > /dev/null 2> "$dir/first.err" &
+first=$!
+until [ -n "$(find "$dir/o9" -maxdepth 1 -name '.fullmonte-staging-*' 2> /dev/null)" ]; do sleep 0.02; done
+"$mcml" "$dir/long.mci" --threads 1 --quiet --output-dir "$dir/o9" > /dev/null 2> "$dir/second.err"
+rc=$?
+[ $rc = 1 ] || fail "a second fullmonte-mcml into a folder in use: exit $rc, want 1"
+grep -q "another FullMonte run is writing into this output folder" "$dir/second.err" || fail "second mcml: no clear error"
+kill -TERM $first; wait $first
+[ $? = 143 ] || fail "first mcml: exit status after SIGTERM"
+check_folder "$dir/o9" concurrent_mcml
 
 # 7. MPI: signals go to the launcher, which passes them on to the ranks.
 if [ -n "$mpirun" ]; then
