@@ -14,7 +14,9 @@
 #include "Geometry/BatchModel.hpp"
 #include "Geometry/Queries.hpp"
 #include "Kernels/Batch.hpp"
+#include "Kernels/ResourceLimits.hpp"
 #include "Storage/FluenceMatrix/FluenceMatrix.hpp"
+#include "Storage/OutputFolder.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "fm_config.h"
 #if FM_HAVE_HDF5
@@ -167,11 +169,10 @@ void readMaterialSets(const BatchCommand& c, BatchInputs& in) {
 // The matrix files of rank 0: binary, and HDF5 where built. Columns are streamed as runs end.
 class MatrixFiles {
 public:
-    MatrixFiles(const std::string& dir, const FluenceMatrixHeader& h, const std::vector<std::string>& labels) {
-        fs::create_directories(dir);
-        bin_ = std::make_unique<FluenceMatrixWriter>(dir + "/fluence_matrix.fmm", h);
+    MatrixFiles(const OutputFolder& out, const FluenceMatrixHeader& h, const std::vector<std::string>& labels) {
+        bin_ = std::make_unique<FluenceMatrixWriter>(out.staged("fluence_matrix.fmm"), h);
 #if FM_HAVE_HDF5
-        h5_ = std::make_unique<FluenceMatrixHDF5Writer>(dir + "/fluence_matrix.h5", h, labels);
+        h5_ = std::make_unique<FluenceMatrixHDF5Writer>(out.staged("fluence_matrix.h5"), h, labels);
 #else
         (void)labels;
 #endif
@@ -239,10 +240,10 @@ void writePerRun(std::ostream& o, const SummaryContext& x) {
     }
 }
 
-void writeBatchSummary(const std::string& path, const SummaryContext& x) {
+void writeBatchSummary(const std::string& path, const SummaryContext& x, AtomicFile::Stop stop) {
     const BatchSummary& sum = x.sum;
     const KernelParams& p = x.c.opt.params;
-    AtomicFile f(path);
+    AtomicFile f(path, stop);
     auto& o = f.out;
     auto str = [](const std::string& s) { return jsonString(s); };
     o << "{\n  \"mode\": \"batch\",\n  \"status\": \"" << (x.complete ? "complete" : "interrupted") << "\",\n"
@@ -311,11 +312,17 @@ int runBatchCommand(const BatchCommand& c, const MpiSession& mpi) {
         for (size_t s = 0; s < model.sources; ++s)
             runLabels.push_back(in.srcLabels[s] + (model.materialSets > 1 ? " | " + in.matLabels[m] : ""));
 
+    // Rank 0 locks the folder, clears an earlier run's outputs and stages the matrix files.
+    installStopHandlers();
+    std::unique_ptr<OutputFolder> out;
     std::unique_ptr<MatrixFiles> matrix;
     std::exception_ptr openError;
     if (root) {
         try {
-            matrix = std::make_unique<MatrixFiles>(c.output, h, runLabels);
+            out = std::make_unique<OutputFolder>(c.output, kRunOutputs);
+            // The matrix files (binary, and HDF5 where built) hold 8 bytes a tetra and run each.
+            requireDiskSpace((FM_HAVE_HDF5 ? 2.0 : 1.0) * 8.0 * double(h.rows) * double(h.cols), c.output);
+            matrix = std::make_unique<MatrixFiles>(*out, h, runLabels);
         } catch (...) {
             openError = std::current_exception();
         }
@@ -339,7 +346,7 @@ int runBatchCommand(const BatchCommand& c, const MpiSession& mpi) {
     };
     BatchSummary sum = runBatch(model.mesh, model.runs, bo, onResult, &mpi);
     if (bar) std::fprintf(stderr, "\n");
-    if (!root) return 0;
+    if (!root) return stopRequested() ? stoppedExitStatus() : 0;
 
     bool complete = !sum.cancelled;
     uint64_t packetsTotal = 0;
@@ -348,13 +355,25 @@ int runBatchCommand(const BatchCommand& c, const MpiSession& mpi) {
         packetsTotal += rec.have ? rec.r.packetsDone : 0;
     }
     std::vector<std::string> files;
-    if (complete) files = matrix->commit();
-    writeBatchSummary(c.output + "/summary.json",
-                      SummaryContext{c, in, model, sum, h, records, files, complete, packetsTotal});
+    const std::string summary = out->staged("summary.json");
+    if (complete) {
+        try {
+            files = matrix->commit();
+            writeBatchSummary(summary, SummaryContext{c, in, model, sum, h, records, files, true, packetsTotal},
+                              AtomicFile::Stop::check);
+            out->publish();
+        } catch (const Interrupted&) {
+            complete = false;  // stopped while writing: no matrix, as if stopped in the runs
+            files.clear();
+        }
+    }
     if (!complete) {
+        writeBatchSummary(summary, SummaryContext{c, in, model, sum, h, records, files, false, packetsTotal},
+                          AtomicFile::Stop::ignore);
+        out->publish({"summary.json"});
         std::cerr << "fullmonte-run: batch interrupted after " << sum.delivered << " of " << sum.runs
                   << " runs; no matrix written (summary.json has status \"interrupted\")\n";
-        return 130;
+        return stoppedExitStatus();
     }
     std::cout << "fullmonte-run: batch of " << sum.runs << " runs (" << model.sources << " sources x "
               << model.materialSets << " material sets), " << packetsTotal << " packets in " << sum.seconds

@@ -42,11 +42,18 @@ inline std::string jsonStringArray(const std::vector<std::string>& v) {
     return o + "]";
 }
 
+// Every file fullmonte-run may write into its output folder (single runs and batches), in
+// publishing order: a run clears all of them, so no output of an earlier run of either kind
+// stays beside its own. summary.json, last, marks a finished run.
+inline const std::vector<std::string> kRunOutputs{"volume_energy.txt",  "fluence.txt",       "surface_exit.txt",
+                                                  "fluence_matrix.fmm", "fluence_matrix.h5", "summary.json"};
+
 inline void writeRunSummary(const std::string& path, const RunResult& r,
-                            const std::map<std::string, std::string>& extra) {
+                            const std::map<std::string, std::string>& extra,
+                            AtomicFile::Stop stop = AtomicFile::Stop::check) {
     const Ledger& L = r.ledger;
     double n = L.launched > 0 ? L.launched : 1.0;
-    AtomicFile f(path);
+    AtomicFile f(path, stop);
     auto& o = f.out;
     o << "{\n";
     for (auto& [k, v] : extra) o << "  \"" << k << "\": " << v << ",\n";

@@ -9,10 +9,15 @@
 #include <filesystem>
 #include <iostream>
 
+#include "Apps/AppMain.hpp"
 #include "Apps/ProgressBar.hpp"
 #include "Geometry/Errors.hpp"
+#include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/McmlKernel.hpp"
+#include "Kernels/ResourceLimits.hpp"
+#include "Storage/AtomicFile.hpp"
+#include "Storage/OutputFolder.hpp"
 #include "Storage/MCML/MCIReader.hpp"
 #include "Storage/MCML/MCOWriter.hpp"
 
@@ -20,9 +25,6 @@ using namespace fm;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::atomic<bool> gCancel{false};
-extern "C" void onSignal(int) { gCancel = true; }
 
 const char* kUsage =
     "usage: fullmonte-mcml FILE.mci [--threads T] [--seed K] [--kernel cpu|cuda] [--output-dir D] [--quiet]\n"
@@ -32,11 +34,13 @@ const char* kUsage =
     "  --seed K      random seed (default 1)\n"
     "  --kernel      cpu (default) or cuda\n"
     "  --output-dir  folder for the .mco files (created if needed)\n"
+    "  --max-output-gb G  refuse runs whose .mco files together exceed G GB (default 1)\n"
     "  --quiet       no progress bar\n";
 
 struct Args {
     std::string mci, kernel = "cpu", outputDir;
     uint64_t seed = 1;
+    double maxOutputBytes = 1e9;
     unsigned threads = 0;
     bool quiet = false, help = false;
 };
@@ -64,6 +68,7 @@ Args parse(int argc, char** argv) {
         else if (k == "--seed") a.seed = wholeNumber(k, value(), ~uint64_t(0) >> 1);
         else if (k == "--kernel") a.kernel = value();
         else if (k == "--output-dir") a.outputDir = value();
+        else if (k == "--max-output-gb") a.maxOutputBytes = 1e9 * double(wholeNumber(k, value(), 1000000));
         else if (k.size() > 1 && k[0] == '-') throw ParameterError("unknown argument '" + k + "' (see --help)");
         else if (a.mci.empty()) a.mci = k;
         else throw ParameterError("only one .mci file is taken, got '" + a.mci + "' and '" + k + "'");
@@ -73,9 +78,32 @@ Args parse(int argc, char** argv) {
     return a;
 }
 
-std::string outputPath(const Args& a, const MCMLRun& run) {
+std::string outputFolder(const Args& a) {
     fs::path dir = a.outputDir.empty() ? fs::path(a.mci).parent_path() : fs::path(a.outputDir);
-    return (dir / run.outName).string();
+    return dir.empty() ? std::string(".") : dir.string();
+}
+
+// Each run's memory, and the .mco files' size against --max-output-gb and the free disk space,
+// before any run starts or the output folder is touched.
+void checkLimits(const Args& a, const MCMLInput& input) {
+    const unsigned threads = a.kernel == "cpu" ? resolveThreads(a.threads) : 1;
+    for (size_t k = 0; k < input.runs.size(); ++k)
+        requireMemory(mcmlMemoryBytes(mcmlGrid(input.runs[k]), threads),
+                      a.mci + ": run " + std::to_string(k + 1) + " (nz=" + std::to_string(input.runs[k].nz) +
+                          " nr=" + std::to_string(input.runs[k].nr) + " na=" + std::to_string(input.runs[k].na) +
+                          ", " + std::to_string(threads) + " thread(s))",
+                      "use fewer bins (nr, nz, na) or fewer threads");
+    double bytes = 0;
+    for (const MCMLRun& run : input.runs) bytes += mcoFileBytes(run);
+    const std::string dir = outputFolder(a);
+    if (bytes > a.maxOutputBytes)
+        throw ParameterError(a.mci + ": the .mco files of its " + std::to_string(input.runs.size()) +
+                             " run(s) would take " + bytesText(bytes) + ", above the limit of " +
+                             bytesText(a.maxOutputBytes) + "; use fewer bins (nr, nz, na) or raise --max-output-gb");
+    std::error_code ec;
+    fs::path probe = dir;
+    while (!probe.empty() && !fs::exists(probe, ec)) probe = probe.parent_path();
+    requireDiskSpace(bytes, probe.empty() ? "." : probe.string());
 }
 
 void printSummary(size_t k, size_t runs, const std::string& path, const MCMLResult& r,
@@ -101,11 +129,15 @@ int run(int argc, char** argv) {
     }
     KernelWarmUp warm(a.kernel, {});  // CUDA context creation overlaps reading the .mci
     MCMLInput input = readMCI(a.mci);
+    checkLimits(a, input);
     warm.join();
-    if (!a.outputDir.empty()) fs::create_directories(a.outputDir);
+    installStopHandlers();
+    // The .mco files are written into the folder's staging area and moved into place when every
+    // run is done: an interrupted or failed invocation leaves none of them (and no older ones).
+    std::vector<std::string> names;
+    for (const MCMLRun& run : input.runs) names.push_back(run.outName);
+    OutputFolder out(outputFolder(a), names);
     ProgressBar bar(!a.quiet);
-    std::signal(SIGINT, onSignal);
-    std::signal(SIGTERM, onSignal);
     uint64_t first = 0;
     for (size_t k = 0; k < input.runs.size(); ++k) {
         const MCMLRun& run = input.runs[k];
@@ -114,29 +146,27 @@ int run(int argc, char** argv) {
         opt.threads = a.threads;
         opt.firstPacket = first;
         opt.progress = [&](uint64_t d, uint64_t t) { bar(d, t); };
-        opt.cancel = &gCancel;
+        opt.cancel = &stopFlag();
         first += run.photons;
         McmlTallies raw;
         MCMLResult res = runMcml(a.kernel, layeredFromMcml(run), run, opt, &raw);
         if (raw.cancelled) {
             std::cerr << "fullmonte-mcml: interrupted in run " << k + 1 << " after " << raw.packetsDone
-                      << " of " << raw.packetsRequested << " photons; its .mco was not written\n";
-            return 130;
+                      << " of " << raw.packetsRequested << " photons; no .mco was written\n";
+            return stoppedExitStatus();
         }
-        std::string path = outputPath(a, run);
-        writeMCO(path, res);
-        printSummary(k, input.runs.size(), path, res, raw);
+        AtomicFile f(out.staged(run.outName));
+        writeMCO(f.out, res);
+        f.commit();
+        printSummary(k, input.runs.size(), (fs::path(out.dir()) / run.outName).string(), res, raw);
     }
+    throwIfStopped("fullmonte-mcml");
+    out.publish();
     return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    try {
-        return run(argc, argv);
-    } catch (const std::exception& e) {
-        std::cerr << "fullmonte-mcml: error: " << e.what() << "\n";
-        return 1;
-    }
+    return guardedMain("fullmonte-mcml", [&] { return run(argc, argv); });
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "Apps/AppMain.hpp"
 #include "Apps/BatchCommand.hpp"
 #include "Apps/ProgressBar.hpp"
 #include "Apps/RunSummary.hpp"
@@ -14,16 +15,15 @@
 #include "Geometry/Queries.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
+#include "Kernels/ResourceLimits.hpp"
 #include "Storage/MMC/MMC.hpp"
+#include "Storage/OutputFolder.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Storage/Text/TextFile.hpp"
 
 using namespace fm;
 
 namespace {
-
-std::atomic<bool> gCancel{false};
-extern "C" void onSignal(int) { gCancel = true; }
 
 const char* kUsage =
     "usage: fullmonte-run --mesh M.mesh --opt O.opt --source S.source --output DIR [options]\n"
@@ -155,6 +155,32 @@ std::vector<int> deviceList(const Args& a, const std::string& kernel) {
     return devices;
 }
 
+// The text outputs' size: two values of up to 17 characters a tetra, a line of ~80 a boundary face.
+double outputBytes(const TetraMesh& mesh, const RunOptions& opt) {
+    return 36.0 * double(mesh.tetraCount()) + (opt.outputs.surface ? 80.0 * double(mesh.boundaryFaces().size()) : 0) +
+           4096.0;
+}
+
+// The tallies of a complete run, written into the staging folder.
+void writeOutputs(const OutputFolder& out, const TetraMesh& mesh, const MaterialSet& mats, const RunResult& r,
+                  double power) {
+    writeValues(out.staged("volume_energy.txt"), r.volume);
+    writeValues(out.staged("fluence.txt"), volumeFluence(mesh, mats, r.volume, power / double(r.packetsDone)));
+    if (r.surface.empty()) return;
+    std::vector<double> exitFluence = surfaceFluence(mesh, r.surface, power / double(r.packetsDone));
+    AtomicFile f(out.staged("surface_exit.txt"));
+    f.out << "# face p1 p2 p3 energy(packet weight) exit_fluence(per mm^2, scaled to --power)\n";
+    for (uint32_t id : mesh.boundaryFaces()) {
+        const auto& F = mesh.face(id);
+        f.out << id << ' ' << F.points[0] << ' ' << F.points[1] << ' ' << F.points[2] << ' ';
+        putValue(f.out, r.surface[id]);
+        f.out << ' ';
+        putValue(f.out, exitFluence[id]);
+        f.out << '\n';
+    }
+    f.commit();
+}
+
 int run(int argc, char** argv, const MpiSession& mpi) {
     Args a = parse(argc, argv);
     if (a.flags.count("--help") || argc == 1) {
@@ -244,10 +270,8 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         bc.kernel = kernel;
         bc.output = a.get("--output");
         bc.quiet = a.flags.count("--quiet") > 0;
-        bc.cancel = &gCancel;
+        bc.cancel = &stopFlag();
         bc.warnings = warnings;
-        std::signal(SIGINT, onSignal);
-        std::signal(SIGTERM, onSignal);
         return runBatchCommand(bc, mpi);
     }
 
@@ -255,16 +279,29 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     if (mpi.rank() == 0) showWarnings(in.warnings);
     warnings.insert(warnings.end(), in.warnings.begin(), in.warnings.end());
     warm.join();
-    std::string dir = a.get("--output");
-    std::filesystem::create_directories(dir);
+    // Rank 0 locks the folder and clears an earlier run's outputs; every rank stops if it cannot.
+    installStopHandlers();
+    std::unique_ptr<OutputFolder> out;
+    std::exception_ptr openError;
+    if (mpi.rank() == 0) {
+        try {
+            out = std::make_unique<OutputFolder>(a.get("--output"), kRunOutputs);
+        } catch (...) {
+            openError = std::current_exception();
+        }
+    }
+    if (!mpi.allAgree(!openError)) {
+        if (openError) std::rethrow_exception(openError);
+        throw Error("rank " + std::to_string(mpi.rank()) + ": stopping, rank 0 cannot write its outputs");
+    }
+
+    if (out) requireDiskSpace(outputBytes(mesh, opt), out->dir());
 
     ProgressBar bar(!a.flags.count("--quiet") && mpi.rank() == 0);
     opt.progress = [&](uint64_t d, uint64_t t) { bar(d, t); };
-    opt.cancel = &gCancel;
-    std::signal(SIGINT, onSignal);
-    std::signal(SIGTERM, onSignal);
+    opt.cancel = &stopFlag();
     RunResult r = runDistributed(mpi, kernel, in, opt);
-    if (mpi.rank() != 0) return 0;  // rank 0 holds the reduced result and writes it
+    if (mpi.rank() != 0) return r.cancelled || stopRequested() ? stoppedExitStatus() : 0;  // rank 0 writes
 
     std::map<std::string, std::string> extra{
         {"ranks", std::to_string(mpi.size())},
@@ -275,46 +312,36 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         {"tetras", std::to_string(mesh.tetraCount())},
         {"power", jsonNumber(power)},
         {"warnings", jsonStringArray(warnings)}};
+    if (!r.cancelled) {
+        try {
+            writeOutputs(*out, mesh, mats, r, power);
+            writeRunSummary(out->staged("summary.json"), r, extra);
+            out->publish();
+        } catch (const Interrupted&) {
+            r.cancelled = true;  // stopped while writing: no tallies, as if stopped in the run
+        }
+    }
     if (r.cancelled) {
-        writeRunSummary(dir + "/summary.json", r, extra);
+        writeRunSummary(out->staged("summary.json"), r, extra, AtomicFile::Stop::ignore);
+        out->publish({"summary.json"});
         std::cerr << "fullmonte-run: interrupted after " << r.packetsDone << " of " << r.packetsRequested
                   << " packets; no tallies written (summary.json has status \"interrupted\")\n";
-        return 130;
+        return stoppedExitStatus();
     }
-    writeValues(dir + "/volume_energy.txt", r.volume);
-    writeValues(dir + "/fluence.txt", volumeFluence(mesh, mats, r.volume, power / double(r.packetsDone)));
-    if (!r.surface.empty()) {
-        std::vector<double> exitFluence = surfaceFluence(mesh, r.surface, power / double(r.packetsDone));
-        AtomicFile f(dir + "/surface_exit.txt");
-        f.out << "# face p1 p2 p3 energy(packet weight) exit_fluence(per mm^2, scaled to --power)\n";
-        for (uint32_t id : mesh.boundaryFaces()) {
-            const auto& F = mesh.face(id);
-            f.out << id << ' ' << F.points[0] << ' ' << F.points[1] << ' ' << F.points[2] << ' ';
-            putValue(f.out, r.surface[id]);
-            f.out << ' ';
-            putValue(f.out, exitFluence[id]);
-            f.out << '\n';
-        }
-        f.commit();
-    }
-    writeRunSummary(dir + "/summary.json", r, extra);
     const Ledger& L = r.ledger;
     std::cout << "fullmonte-run: " << r.packetsDone << " packets in " << r.seconds << " s ("
               << (r.packetsDone / r.seconds) << " packets/s, kernel " << r.kernel << ")\n"
               << "  absorbed " << L.absorbed / L.launched << ", exited " << L.exited / L.launched
               << ", specular " << L.specular / L.launched << ", abnormal " << L.abnormal / L.launched
-              << "\n  outputs in " << dir << "\n";
+              << "\n  outputs in " << out->dir() << "\n";
     return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    try {
+    return guardedMain("fullmonte-run", [&] {
         MpiSession mpi(&argc, &argv);
         return run(argc, argv, mpi);
-    } catch (const std::exception& e) {
-        std::cerr << "fullmonte-run: error: " << e.what() << "\n";
-        return 1;
-    }
+    });
 }

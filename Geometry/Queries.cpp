@@ -104,7 +104,11 @@ double valueAt(const TetraMesh& mesh, const std::vector<double>& v, const Point3
 
 std::vector<double> valuesAlong(const TetraMesh& mesh, const std::vector<double>& v,
                                 const Point3& a, const Point3& b, size_t samples) {
+    if (samples > kMaxLineSamples)
+        throw ParameterError("valuesAlong: " + std::to_string(samples) + " samples requested, at most " +
+                             std::to_string(kMaxLineSamples));
     std::vector<double> out;
+    out.reserve(samples);
     for (size_t i = 0; i < samples; ++i) {
         double s = samples > 1 ? double(i) / double(samples - 1) : 0.5;
         out.push_back(valueAt(mesh, v, {a[0] + s * (b[0] - a[0]), a[1] + s * (b[1] - a[1]),

@@ -41,7 +41,10 @@ DoseHistogram doseHistogram(const TetraMesh& mesh, const std::vector<double>& do
 DoseHistogram doseHistogramOf(uint32_t region, const std::vector<double>& dose, const std::vector<double>& measure);
 std::vector<DoseHistogram> doseHistograms(const TetraMesh& mesh, const std::vector<double>& dose);
 
-// Value of a per-tetra quantity at a point (NaN outside the mesh), and sampled along a segment.
+// Value of a per-tetra quantity at a point (NaN outside the mesh), and sampled along a segment
+// (at most kMaxLineSamples samples: a larger count is a ParameterError, not minutes of point
+// location and a list of gigabytes).
+constexpr size_t kMaxLineSamples = 1000000;
 double valueAt(const TetraMesh& mesh, const std::vector<double>& perTetra, const Point3& p);
 std::vector<double> valuesAlong(const TetraMesh& mesh, const std::vector<double>& perTetra,
                                 const Point3& a, const Point3& b, size_t samples);

@@ -6,6 +6,7 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "Geometry/Errors.hpp"
@@ -131,8 +132,15 @@ public:
     bool run(const std::vector<int>& devices) {
         const size_t n = opt_.kernel == "cuda" ? devices.size() : 1;
         slots_.resize(n);
-        for (size_t k = 0; k < n; ++k)
-            threads_.emplace_back([this, k, &devices] { slotLoop(k, opt_.kernel == "cuda" ? devices[k] : -1); });
+        try {
+            for (size_t k = 0; k < n; ++k)
+                threads_.emplace_back([this, k, &devices] { slotLoop(k, opt_.kernel == "cuda" ? devices[k] : -1); });
+        } catch (const std::system_error& e) {  // process limits: stop the slots that started
+            stopSlots();
+            throw Error(std::string("batch: cannot start a worker thread (") + e.what() +
+                        "); the process may not have more threads (ulimit -u, ulimit -v or a container "
+                        "limit)");
+        }
         bool cancelled = false;
         std::exception_ptr err;
         try {
@@ -141,14 +149,17 @@ public:
             err = std::current_exception();
             abort_ = true;
         }
+        stopSlots();
+        if (err) std::rethrow_exception(err);
+        return !cancelled;
+    }
+    void stopSlots() {
         {
             std::lock_guard<std::mutex> g(m_);
             stop_ = true;
         }
         cv_.notify_all();
         for (auto& th : threads_) th.join();
-        if (err) std::rethrow_exception(err);
-        return !cancelled;
     }
     const std::string& error() const { return firstError_; }
 

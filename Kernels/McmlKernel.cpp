@@ -1,10 +1,13 @@
 #include "Kernels/McmlKernel.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "Geometry/Errors.hpp"
 #include "Kernels/CPU/McmlCpu.hpp"
+#include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Kernels/ResourceLimits.hpp"
 
 namespace fm {
 namespace {
@@ -106,9 +109,25 @@ std::vector<float> slabBounds(const KernelInput& in) {
     return z;
 }
 
+double mcmlMemoryBytes(const McmlGrid& g, unsigned threads) {
+    const double perCopy = 8.0 * (double(g.nr) * g.nz + 2.0 * double(g.nr) * g.na + g.nz + 2.0 * (g.nr + g.na));
+    return perCopy * std::max(threads, 2u);
+}
+
+double mcoFileBytes(const MCMLRun& run) {
+    const double values = double(run.nr) * run.nz + 2.0 * double(run.nr) * run.na + run.nz + 2.0 * (run.nr + run.na) +
+                          double(run.layers.size());
+    return 14.0 * values + 4096.0;
+}
+
 McmlTallies runMcmlKernel(const std::string& kernel, const KernelInput& in, const McmlGrid& grid,
                           const RunOptions& opt) {
     validateRunOptions(opt);
+    const unsigned workers = kernel == "cpu" ? resolveThreads(opt.threads) : 1;
+    requireMemory(mcmlMemoryBytes(grid, workers),
+                  "MCML grid nz=" + std::to_string(grid.nz) + " nr=" + std::to_string(grid.nr) +
+                      " na=" + std::to_string(grid.na) + " with " + std::to_string(workers) + " thread(s)",
+                  "use fewer bins (nr, nz, na) or fewer threads");
     if (kernel == "cpu") return runMcmlCpu(in, grid, opt);
     if (kernel == "cuda") {
 #if FM_HAVE_CUDA && defined(FM_HAVE_CUDA_MCML)

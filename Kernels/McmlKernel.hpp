@@ -41,7 +41,14 @@ RunOptions mcmlRunOptions(const MCMLRun& run);
 // bit. Throws ParameterError if the cells are not slabs.
 std::vector<float> slabBounds(const KernelInput& in);
 
-// Runs kernel "cpu" or "cuda" over a packed layered model. Throws ParameterError for an unknown
+// Host memory a run of this grid takes at its peak: the 2-D tallies (nr*nz + 2*nr*na doubles)
+// once per CPU worker, and at least twice (raw tallies and MCML's normalised arrays).
+double mcmlMemoryBytes(const McmlGrid& grid, unsigned threads);
+// The size of the run's ASCII .mco file (about 14 bytes a value), before it is written.
+double mcoFileBytes(const MCMLRun& run);
+
+// Runs kernel "cpu" or "cuda" over a packed layered model. Refuses (ParameterError, with the
+// numbers) a grid whose tallies would not fit in the available memory (ResourceLimits.hpp). Throws ParameterError for an unknown
 // kernel, bad options, or "CUDA MCML kernel not available in this build".
 McmlTallies runMcmlKernel(const std::string& kernel, const KernelInput& in, const McmlGrid& grid,
                           const RunOptions& opt);

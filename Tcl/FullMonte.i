@@ -57,6 +57,10 @@ static void fmTclError(Tcl_Interp* interp, const char* kind, const char* msg) {
     } catch (const fm::ParameterError& e) {
         fmTclError(interp, "PARAMETER", e.what());
         SWIG_fail;
+    } catch (const std::bad_alloc&) {
+        fmTclError(interp, "MEMORY", "out of memory (a memory allocation failed); use a smaller model, fewer "
+                                     "threads or fewer bins, or raise the memory limit");
+        SWIG_fail;
     } catch (const std::exception& e) {
         fmTclError(interp, "ERROR", e.what());
         SWIG_fail;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <csignal>
 #include <set>
+#include <system_error>
 
 #include "Apps/ProgressBar.hpp"
 #include "Geometry/ModelPacker.hpp"
@@ -220,15 +221,22 @@ void Kernel::launch(Job job) {
     };
     o.cancel = &cancel_;
     running_ = true;
-    worker_ = std::thread([this, job, o] {
-        try {
-            outcome_ = job(o);
-        } catch (...) {
-            error_ = std::current_exception();
-        }
-        finished_ = true;
+    try {
+        worker_ = std::thread([this, job, o] {
+            try {
+                outcome_ = job(o);
+            } catch (...) {
+                error_ = std::current_exception();
+            }
+            finished_ = true;
+            running_ = false;
+        });
+    } catch (const std::system_error& e) {  // process limits: no run, and the kernel stays usable
         running_ = false;
-    });
+        throw fm::Error(std::string("cannot start the kernel's thread (") + e.what() +
+                        "); the process may not have more threads (ulimit -u, ulimit -v or a container "
+                        "limit)");
+    }
 }
 
 void Kernel::startAsync() {

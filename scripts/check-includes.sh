@@ -12,7 +12,7 @@ cd "$root"
 rule() {
   case $1 in
     Kernels/Core/*)      echo "Kernels/Core/" ;;
-    Kernels/*)           echo "Kernels/ Geometry/Errors.hpp" ;;
+    Kernels/*)           echo "Kernels/ Geometry/Errors.hpp Geometry/Interrupt.hpp" ;;
     Geometry/Meshing/*)  echo "Geometry/ Kernels/Core/ Kernels/KernelInput.hpp Kernels/Batch.hpp" ;;
     Geometry/*)          echo "Geometry/ Kernels/Core/ Kernels/KernelInput.hpp Kernels/Batch.hpp" ;;
     Storage/*)           echo "Storage/ Geometry/ Kernels/Core/ Kernels/KernelInput.hpp" ;;

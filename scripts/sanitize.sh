@@ -19,7 +19,9 @@ read -r -a kinds <<<"${kinds[*]}"
 # Reports must fail the test that triggers them.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+# atexit_sleep_ms=0: TSan otherwise waits 1 s at exit while any thread lives (the apps' stop
+# watchdog always does), which the interrupt tests would count as a slow stop.
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:atexit_sleep_ms=0}
 
 configure_and_build() {  # kind build targets...
   local kind=$1 build=$2
@@ -47,11 +49,12 @@ for kind in "${kinds[@]}"; do
         -R '^(test_core|test_geometry|test_storage|test_kernel_cpu|test_stuck|test_long_run|test_mcml_files|fuzz_corpus_replay|app_bad_inputs|app_interrupt|test_batch|test_fluence_matrix|app_batch_cli)$') || status=1
       ;;
     thread)
-      configure_and_build thread "$build" test_kernel_cpu test_batch fullmonte-run || { status=1; continue; }
+      configure_and_build thread "$build" test_kernel_cpu test_batch fullmonte-run fullmonte-mcml test_reliability \
+        || { status=1; continue; }
       # The validation suite is single-threaded physics, slow under TSan: only the kernel's
       # threading tests (Boost.Test filter through the environment, for this one test).
       (cd "$build" && BOOST_TEST_RUN_FILTERS=cpu_kernel ctest --output-on-failure --timeout 1200 \
-        -R '^test_kernel_cpu$' && ctest --output-on-failure --timeout 600 -R '^app_interrupt$' &&
+        -R '^test_kernel_cpu$' && ctest --output-on-failure --timeout 600 -R '^(app_interrupt|app_kill|test_reliability)$' &&
         BOOST_TEST_RUN_FILTERS=batch/three_sources_equal_three_single_runs:batch/cancel_stops_the_batch \
           ctest --output-on-failure --timeout 900 -R '^test_batch$') || status=1
       ;;

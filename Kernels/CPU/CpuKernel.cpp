@@ -2,9 +2,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <iostream>
+#include <mutex>
+#include <system_error>
 #include <thread>
 
+#include "Geometry/Errors.hpp"
 #include "Kernels/CPU/CpuLanes.hpp"
+#include "Kernels/ResourceLimits.hpp"
 
 namespace fm {
 namespace {
@@ -29,52 +36,127 @@ namespace {
 
 // One worker's range [b, e) in chunks of kChunk. A chunk counts as done when the next one is
 // asked for (or the worker ends): the lane loop may still be finishing a few of its packets
-// then, which only makes progress reports early by a fraction of a chunk.
+// then, which only makes progress reports early by a fraction of a chunk. `failed` is set when
+// another worker has thrown: the others stop as on a cancel.
 struct WorkerChunks final : PacketChunks {
     const RunOptions& opt;
-    std::atomic<uint64_t>& done;
+    const std::atomic<bool>& failed;
+    std::atomic<uint64_t>& done;     // packets handed out and finished or in flight
+    std::atomic<uint64_t>& dropped;  // packets abandoned by a cancel: not done
     uint64_t c, e, given = 0;
-    WorkerChunks(const RunOptions& o, std::atomic<uint64_t>& d, uint64_t begin, uint64_t end)
-        : opt(o), done(d), c(begin), e(end) {}
+    WorkerChunks(const RunOptions& o, const std::atomic<bool>& f, std::atomic<uint64_t>& d, std::atomic<uint64_t>& x,
+                 uint64_t begin, uint64_t end)
+        : opt(o), failed(f), done(d), dropped(x), c(begin), e(end) {}
     bool next(uint64_t& begin, uint64_t& end) override {
         settle();
-        if (c >= e || (opt.cancel && opt.cancel->load(std::memory_order_relaxed))) return false;
+        if (c >= e || stopping()) return false;
         begin = c;
         end = std::min(e, c + kChunk);
         given = end - begin;
         c = end;
         return true;
     }
+    bool stopping() const override {
+        return failed.load(std::memory_order_relaxed) ||
+               (opt.cancel && opt.cancel->load(std::memory_order_relaxed));
+    }
+    void abandon(uint64_t n) override { dropped += n; }
     void settle() {
         done += given;
         given = 0;
     }
 };
 
+// The workers' shared state: how many threads started (known once all were tried), the first
+// exception a worker threw, and the flag that stops the others after it.
+struct WorkerPool {
+    std::mutex m;
+    std::condition_variable cv;
+    int started = -1;
+    std::exception_ptr error;
+    std::atomic<bool> failed{false};
+
+    unsigned waitForStart() {
+        std::unique_lock<std::mutex> lock(m);
+        cv.wait(lock, [&] { return started >= 0; });
+        return unsigned(started);
+    }
+    void setStarted(unsigned n) {
+        {
+            std::lock_guard<std::mutex> lock(m);
+            started = int(n);
+        }
+        cv.notify_all();
+    }
+    void fail(std::exception_ptr e) {
+        std::lock_guard<std::mutex> lock(m);
+        if (!error) error = e;
+        failed = true;
+    }
+};
+
+// Starts up to `threads` threads running fn(w); returns how many started. A thread that cannot
+// be created (EAGAIN under process or container limits) ends the starting there.
+std::vector<std::thread> startThreads(unsigned threads, const std::function<void(unsigned)>& fn, std::string& why) {
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    for (unsigned w = 0; w < threads; ++w) {
+        try {
+            if (workerStartHookForTests) workerStartHookForTests(w);
+            pool.emplace_back(fn, w);
+        } catch (const std::system_error& e) {
+            why = e.what();
+            break;
+        }
+    }
+    return pool;
+}
+
 }  // namespace
+
+std::function<void(unsigned)> workerStartHookForTests;
 
 uint64_t forEachWorker(const RunOptions& opt, unsigned threads,
                        const std::function<void(unsigned, PacketChunks&)>& body) {
-    std::atomic<uint64_t> done{0};
+    std::atomic<uint64_t> done{0}, dropped{0};
     std::atomic<unsigned> running{threads};
-    std::vector<std::thread> pool;
+    WorkerPool shared;
     const uint64_t first = opt.firstPacket, n = opt.packets;
-    for (unsigned w = 0; w < threads; ++w) {
-        uint64_t b = first + n * w / threads, e = first + n * (w + 1) / threads;
-        pool.emplace_back([&, w, b, e] {
-            WorkerChunks chunks(opt, done, b, e);
+    // Ranges are split once the number of threads that started is known.
+    auto worker = [&](unsigned w) {
+        const unsigned count = shared.waitForStart();
+        // In 128 bits: n (up to 2^53) times w (up to 4096) does not fit in 64.
+        auto split = [&](unsigned k) { return uint64_t((unsigned __int128)n * k / count); };
+        const uint64_t b = first + split(w), e = first + split(w + 1);
+        WorkerChunks chunks(opt, shared.failed, done, dropped, b, e);
+        try {
             body(w, chunks);
-            chunks.settle();
-            --running;
-        });
-    }
+        } catch (...) {
+            shared.fail(std::current_exception());
+        }
+        chunks.settle();
+        --running;
+    };
+    std::string why;
+    std::vector<std::thread> pool = startThreads(threads, worker, why);
+    const unsigned count = unsigned(pool.size());
+    running -= threads - count;
+    shared.setStarted(count);
+    if (count == 0)
+        throw Error("cannot start a worker thread (" + why +
+                    "); the process may not have more threads (ulimit -u, ulimit -v or a container limit)");
+    if (count < threads)
+        std::cerr << "fullmonte: warning: started " << count << " of " << threads << " worker threads (" << why
+                  << "); running on " << count << "\n";
     while (running.load() > 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         if (opt.progress) opt.progress(done.load(), n);
     }
     for (auto& t : pool) t.join();
-    if (opt.progress) opt.progress(done.load(), n);
-    return done.load();
+    if (shared.error) std::rethrow_exception(shared.error);
+    const uint64_t finished = done.load() - dropped.load();
+    if (opt.progress) opt.progress(finished, n);
+    return finished;
 }
 
 uint64_t forEachPacketRange(const RunOptions& opt, unsigned threads,
@@ -90,6 +172,13 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
     const ArrayModel model = in.view();
     const std::vector<uint8_t> crossing = plainCrossingBits(in);
     const size_t nv = in.cells.size(), ns = in.faceCount, nd = 2 * size_t(in.faceCount);
+    const auto& sel = opt.outputs;
+    // Per-thread tallies, plus the reduced result and one derived copy (fluence) of the caller.
+    const double tallyBytes =
+        8.0 * double((sel.volume ? nv : 0) + (sel.surface ? ns : 0) + (sel.directed ? nd : 0));
+    requireMemory(tallyBytes * (threads + 2),
+                  "a CPU run over " + std::to_string(nv - 1) + " tetras with " + std::to_string(threads) + " threads",
+                  "use fewer threads");
 
     RunResult r;
     r.kernel = "cpu";

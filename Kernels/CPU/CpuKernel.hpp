@@ -22,6 +22,14 @@ uint64_t forEachPacketRange(const RunOptions& opt, unsigned threads,
 uint64_t forEachWorker(const RunOptions& opt, unsigned threads,
                        const std::function<void(unsigned, PacketChunks&)>& body);
 
+// Worker threads that cannot be created (process limits) leave the run to those that started,
+// with a warning on stderr; none at all is an Error. An exception thrown in a worker stops the
+// others (as a cancel does) and is rethrown on the calling thread once all have ended.
+
+// Tests only: called with each worker's index before its thread is created; it may throw
+// std::system_error, as std::thread does when the process may not have more threads.
+extern std::function<void(unsigned)> workerStartHookForTests;
+
 unsigned resolveThreads(unsigned requested);
 
 // Runs the standard tallies (volume/surface/directed per opt.outputs, ledger, events).

@@ -35,9 +35,15 @@ using HostTallyScorer = TallyScorer<V, S, D, HostAdd>;
 
 // A worker's packet indices, handed out a chunk at a time: next() sets [begin, end) to the next
 // chunk and returns true, or returns false when there is none (range done, or run cancelled).
+// stopping() says the run is being cancelled: the lane loops ask it every kStopCheckEvents
+// events and then end the packets in flight (booked abnormal) and report them, with those of
+// the chunk not yet started, to abandon(n): a packet trapped under a raised guard (maxSteps,
+// maxHits) never holds a cancelled run, and packets not finished are not counted as done.
 class PacketChunks {
 public:
     virtual bool next(uint64_t& begin, uint64_t& end) = 0;
+    virtual bool stopping() const { return false; }
+    virtual void abandon(uint64_t) {}
 
 protected:
     ~PacketChunks() = default;
@@ -53,11 +59,44 @@ public:
         index = next_++;
         return true;
     }
+    bool stopping() const { return chunks_.stopping(); }
+    // A cancel ends n packets in flight: they, and the packets of the current chunk not yet
+    // started, are not done. No packet is handed out after this.
+    void abandon(uint64_t n) {
+        chunks_.abandon(n + (end_ - next_));
+        next_ = end_;
+    }
 
 private:
     PacketChunks& chunks_;
     uint64_t next_ = 0, end_ = 0;  // what is left of the current chunk
 };
+
+// Events (lane-loop iterations, or events of one packet in the scalar loops) between looks at
+// PacketChunks::stopping(): a few milliseconds at most.
+constexpr uint32_t kStopCheckEvents = 1024;
+
+// The loops without AVX2: the packets of every chunk one at a time, from start(i) (false:
+// nothing to run) through event() (false: the packet has ended). A cancel seen every
+// kStopCheckEvents events ends the packet with abandon() (which books it abnormal), as in the
+// lane loops.
+template <class Start, class Event, class Abandon>
+void runOneByOne(PacketChunks& chunks, Start start, Event event, Abandon abandon) {
+    // False when a cancel ended packet i: it and the rest of its chunk [i, e) are not done.
+    auto runOne = [&](uint64_t i, uint64_t e) {
+        if (!start(i)) return true;
+        for (uint32_t n = 1; event(); ++n)
+            if (n % kStopCheckEvents == 0 && chunks.stopping()) {
+                abandon();
+                chunks.abandon(e - i);
+                return false;
+            }
+        return true;
+    };
+    bool live = true;
+    for (uint64_t b, e; live && chunks.next(b, e);)
+        for (uint64_t i = b; live && i < e; ++i) live = runOne(i, e);
+}
 
 // Per cell, what a hop through each face is, from Core plainCrossing (scored faces counted as
 // not plain): bit f set where crossing face f is plain, bit 4 + f where it is plain and enters

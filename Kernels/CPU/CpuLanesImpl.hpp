@@ -403,6 +403,17 @@ struct LaneRun {
         }
     }
 
+    // A cancelled run: the packets in flight end here, their weight booked abnormal (the
+    // ledger still closes).
+    void abandonLanes() {
+        packets.abandon(uint64_t(__builtin_popcount(liveMask)));
+        for (unsigned b = liveMask; b; b &= b - 1) {
+            const int l = __builtin_ctz(b);
+            bookAbnormal(L.get(l).pk, sc[l]);
+        }
+        liveMask = 0;
+    }
+
     void run(Scorer& out) {
         for (int l = 0; l < kLanes; ++l) {
             sc[l] = out;
@@ -414,7 +425,11 @@ struct LaneRun {
         }
         for (int l = 0; l < kLanes; ++l)
             if (launch(l)) liveMask |= 1u << l;
-        while (liveMask) {
+        for (uint32_t tick = 1; liveMask; ++tick) {
+            if (tick % kStopCheckEvents == 0 && packets.stopping()) {
+                abandonLanes();
+                break;
+            }
             stepLanes(m, table, crossing, kp, sc[0], L, C, E);
             // Interactions first, then hops and guards, each over a bit mask of lanes: no
             // branch on the (random) kind of each lane's event.
@@ -442,8 +457,16 @@ void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks,
     (void)crossing;
     // One packet at a time through advance(): without AVX2 (no gathers, no blends) the lane
     // loop is slower than this. Each packet's history is the same either way.
-    for (uint64_t b, e; chunks.next(b, e);)
-        for (uint64_t i = b; i < e; ++i) runPacket(m, kp, i, sc);
+    PacketState st;
+    KeptMaterial km;
+    runOneByOne(
+        chunks,
+        [&](uint64_t i) {
+            if (!launchPacket(m, kp, i, st, sc)) return false;
+            km = keptMaterial(m, st.pk.tetra);
+            return true;
+        },
+        [&] { return advance(m, kp, st, km, sc); }, [&] { bookAbnormal(st.pk, sc); });
     sc.flush();
 #else
     LaneRun<Scorer> r(m, kp, chunks, materialCount, crossing);

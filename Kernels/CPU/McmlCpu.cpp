@@ -26,15 +26,6 @@ struct WorkerTallies {
     WorkerTallies(WorkerTallies&&) = default;  // vectors keep their buffers: pointers stay valid
 };
 
-// Per-thread copies of a large grid could exhaust memory; say so instead of swapping.
-void checkMemory(const McmlGrid& g, unsigned threads) {
-    double bytes = 8.0 * threads * (double(g.nr) * g.nz + 2.0 * g.nr * g.na);
-    if (bytes > 8e9)
-        throw ParameterError("MCML grid nr*nz = " + std::to_string(size_t(g.nr) * g.nz) + " with " +
-                             std::to_string(threads) + " threads needs " +
-                             std::to_string(bytes / 1e9) + " GB of tallies; use fewer threads or bins");
-}
-
 void addInto(std::vector<double>& sum, const std::vector<double>& part) {
     for (size_t i = 0; i < sum.size(); ++i) sum[i] += part[i];
 }
@@ -44,7 +35,6 @@ void addInto(std::vector<double>& sum, const std::vector<double>& part) {
 McmlTallies runMcmlCpu(const KernelInput& in, const McmlGrid& grid, const RunOptions& opt) {
     auto t0 = std::chrono::steady_clock::now();
     const unsigned threads = resolveThreads(opt.threads);
-    checkMemory(grid, threads);
     // The slab photon loop (McmlSlabLoop.hpp) over the layers' bounds, as on the GPU, 32 photons
     // in AVX2 registers where the CPU has it (CPU/McmlLanes.hpp): the same histories as
     // runPacket over the packed cell records (test_mcml).

@@ -191,10 +191,24 @@ struct SlabLaneRun {
         return o;
     }
 
+    // A cancelled run: the photons in flight end here, booked abnormal.
+    void abandonLanes() {
+        packets.abandon(uint64_t(__builtin_popcount(liveMask)));
+        for (unsigned b = liveMask; b; b &= b - 1) {
+            SlabPhoton p = L.get(m, __builtin_ctz(b));
+            endSlabAbnormal(p, sk);
+        }
+        liveMask = 0;
+    }
+
     void run() {
         for (int l = 0; l < kLanes; ++l)
             if (launch(l)) liveMask |= 1u << l;
-        while (liveMask) {
+        for (uint32_t tick = 1; liveMask; ++tick) {
+            if (tick % kStopCheckEvents == 0 && packets.stopping()) {
+                abandonLanes();
+                break;
+            }
             const KernelParams k = kp;
 #pragma omp simd
             for (int l = 0; l < kLanes; ++l) moveSlabLane(k, L, l);
@@ -239,8 +253,10 @@ void runSlabLanes(const SlabModel& m, const McmlGrid& g, const KernelParams& kp,
                   HostSlabSink& sk) {
 #if FM_LANES_SCALAR
     // One photon at a time (as the mesh loop without AVX2): the same histories.
-    for (uint64_t b, e; chunks.next(b, e);)
-        for (uint64_t i = b; i < e; ++i) runSlabPhoton(m, g, kp, i, sk);
+    SlabPhoton p;
+    runOneByOne(
+        chunks, [&](uint64_t i) { return startSlabPhoton(m, kp, i, p, sk); },
+        [&] { return slabEvent(m, g, kp, p, sk); }, [&] { endSlabAbnormal(p, sk); });
 #else
     SlabLaneRun r(m, g, kp, chunks, sk);
     r.run();

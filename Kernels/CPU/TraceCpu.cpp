@@ -7,6 +7,7 @@
 #include "Geometry/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Core/TallyScorer.hpp"
+#include "Kernels/ResourceLimits.hpp"
 
 namespace fm {
 namespace {
@@ -29,6 +30,11 @@ TracedRunResult runCpuTraced(const KernelInput& in, const RunOptions& opt, uint6
     const ArrayModel model = in.view();
     const size_t nv = in.cells.size(), ns = in.faceCount;
 
+    auto overflowMessage = [&] {
+        return "trace run: the traces of " + std::to_string(opt.packets) + " packets exceed " +
+               std::to_string(maxPoints) + " points (" + bytesText(double(traceMemoryBytes(maxPoints))) +
+               "); trace fewer packets or raise maxTracePoints";
+    };
     TracedRunResult out;
     RunResult& r = out.run;
     r.kernel = "cpu";
@@ -53,7 +59,12 @@ TracedRunResult runCpuTraced(const KernelInput& in, const RunOptions& opt, uint6
             WorkerTraces& wt = parts[w];
             for (uint64_t i = b; i < e; ++i) {
                 const size_t before = wt.steps.size();
-                tracePacket(model, opt.params, i, sc, [&](const TraceStep& s) { wt.steps.push_back(s); });
+                // A packet whose trace alone passes the limit (a raised guard) stops here.
+                const uint64_t before0 = points.load(std::memory_order_relaxed);
+                tracePacket(model, opt.params, i, sc, [&](const TraceStep& s) {
+                    if (before0 + (wt.steps.size() - before) >= maxPoints) throw ParameterError(overflowMessage());
+                    wt.steps.push_back(s);
+                });
                 const uint64_t n = wt.steps.size() - before;
                 wt.lengths.push_back(n);
                 if (points.fetch_add(n, std::memory_order_relaxed) + n > maxPoints) {
@@ -77,10 +88,7 @@ TracedRunResult runCpuTraced(const KernelInput& in, const RunOptions& opt, uint6
             r.events.add(sc.events);
         }
     });
-    if (overflow)
-        throw ParameterError("trace run: the traces of " + std::to_string(opt.packets) + " packets exceed " +
-                             std::to_string(maxPoints) + " points (" + std::to_string(maxPoints * sizeof(TraceStep) >> 20) +
-                             " MB); trace fewer packets");
+    if (overflow) throw ParameterError(overflowMessage());
     // Workers hold contiguous, increasing packet ranges: concatenated in worker order they give
     // the traces in packet-index order.
     TraceSet& ts = out.traces;

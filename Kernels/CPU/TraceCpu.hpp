@@ -23,9 +23,14 @@ struct TracedRunResult {
     TraceSet traces;
 };
 
-// Default limit on the points all traces may hold (about 1.2 GB): a run that would pass it
-// stops with a ParameterError asking for fewer packets.
+// Default limit on the points all traces may hold (2^25 points, 2.4 GB at the peak, see
+// traceMemoryBytes): a run that would pass it stops with a ParameterError asking for fewer
+// packets, as soon as it passes (also within one packet's trace).
 constexpr uint64_t kDefaultMaxTracePoints = uint64_t(1) << 25;
+
+// The peak memory of `points` trace points: the workers' steps and their concatenation in
+// packet order are both held at the end of the run (2 x 36 bytes a point).
+constexpr uint64_t traceMemoryBytes(uint64_t points) { return 2 * points * sizeof(TraceStep); }
 
 // Same packets, random streams and physics as runCpu with the same options, so the tallies agree
 // with an untraced run (to summation order). Throws ParameterError when the traces would exceed

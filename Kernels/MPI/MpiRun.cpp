@@ -1,5 +1,7 @@
 #include "Kernels/MPI/MpiRun.hpp"
 
+#include "Geometry/Interrupt.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -53,7 +55,16 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 }
 
 MpiSession::~MpiSession() {
-    if (initialised_) MPI_Finalize();
+    if (!initialised_) return;
+    if (!stopRequested()) {
+        MPI_Finalize();
+        return;
+    }
+    // After SIGINT/SIGTERM the launcher is tearing the job down: MPI_Finalize would wait for
+    // daemons that are gone (until the stop watchdog ends the process), and the launcher kills
+    // the job as soon as one rank ends without it. So the ranks wait for each other here (rank 0
+    // has then written its interrupted summary) and end without finalising.
+    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 bool MpiSession::allAgree(bool ok) const {

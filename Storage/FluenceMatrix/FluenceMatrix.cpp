@@ -1,4 +1,5 @@
 #include "Storage/FluenceMatrix/FluenceMatrix.hpp"
+#include "Storage/AtomicFile.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -111,7 +112,7 @@ std::vector<double> FluenceMatrix::column(uint64_t col) const {
 }
 
 FluenceMatrixWriter::FluenceMatrixWriter(const std::string& path, const FluenceMatrixHeader& h)
-    : path_(path), tmp_(path + ".partial"), h_(h), written_(h.cols, false) {
+    : path_(path), tmp_(uniqueTempPath(path)), h_(h), written_(h.cols, false) {
     if (!hostLittleEndian()) throw Error(path + ": this writer supports little-endian hosts only");
     if (h.sources * h.materialSets != h.cols)
         throw Error(path + ": sources x material sets must equal columns");

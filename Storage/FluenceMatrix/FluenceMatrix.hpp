@@ -39,7 +39,7 @@ struct FluenceMatrix {
     std::vector<double> column(uint64_t col) const;
 };
 
-// Streams columns into "<path>.partial" (pre-sized, so columns may come in any order) and
+// Streams columns into "<path>.*.partial" (pre-sized, so columns may come in any order) and
 // renames it to path on commit(); a writer destroyed before commit() removes the partial file.
 class FluenceMatrixWriter {
 public:

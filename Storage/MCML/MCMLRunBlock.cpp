@@ -66,11 +66,23 @@ void parsePhotons(TextScanner& s, MCMLRun& run)
         s.fail("number of photons must be at least 1, found '0'");
 }
 
+// A bin size in cm: > 0 and within [kMinSpacing, kMaxSpacing], so that its inverse in mm is a
+// finite single-precision number (the kernels' bin lookup) and a ring's area (dr^2) stays a
+// normal double (the .mco normalisation); smaller or larger bins would fail only after the run.
+constexpr double kMinSpacing = 1e-30, kMaxSpacing = 1e30;
+double gridSpacing(const TextScanner& s, std::string_view tok, const std::string& what)
+{
+    const double v = positive(s, tok, what);
+    if (v < kMinSpacing || v > kMaxSpacing)
+        s.fail(what + " must be in [1e-30, 1e30] cm, found " + quoteToken(tok));
+    return v;
+}
+
 void parseGrid(TextScanner& s, MCMLRun& run)
 {
     const Tokens& spacing = s.requireTokens(2, "2 numbers (dz dr)");
-    run.dz = positive(s, spacing[0], "dz");
-    run.dr = positive(s, spacing[1], "dr");
+    run.dz = gridSpacing(s, spacing[0], "dz");
+    run.dr = gridSpacing(s, spacing[1], "dr");
 
     const Tokens& bins = s.requireTokens(3, "3 integers (nz nr na)");
     const std::uint64_t nz = boundedCount(s, bins[0], "nz", kMaxBins);

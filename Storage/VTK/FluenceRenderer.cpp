@@ -1,4 +1,5 @@
 #include "Storage/VTK/FluenceRenderer.hpp"
+#include "Storage/AtomicFile.hpp"
 
 #include <vtkActor.h>
 #include <vtkActor2D.h>
@@ -250,7 +251,7 @@ void writePng(void* display, vtkRenderer* scene, vtkRenderer* bar, unsigned w, u
     grab->SetInputBufferTypeToRGB();
     grab->ReadFrontBufferOff();
     grab->Update();
-    std::string tmp = path + ".partial";
+    std::string tmp = uniqueTempPath(path);
     auto png = vtkSmartPointer<vtkPNGWriter>::New();
     png->SetFileName(tmp.c_str());
     png->SetInputConnection(grab->GetOutputPort());

@@ -42,7 +42,7 @@ public:
     void range(double lo, double hi) { lo_ = lo; hi_ = hi; }
     void showRegionOutlines(bool on) { outlines_ = on; }  // slices only, default on
 
-    // Renders and writes the PNG (via "<file>.partial"). Throws ParameterError for missing or
+    // Renders and writes the PNG (via "<file>.*.partial"). Throws ParameterError for missing or
     // inconsistent settings, Error when there is no display or nothing to draw.
     void write() const;
 

@@ -1,4 +1,5 @@
 #include "Storage/VTK/VTKCompat.hpp"
+#include "Storage/AtomicFile.hpp"
 
 #include <vtkCellArray.h>
 #include <vtkCellData.h>
@@ -152,7 +153,7 @@ void write(const DataSet& d, const std::string& path, bool xml, bool ascii, cons
                                      std::to_string(d.points.size()));
     auto data = toVtk(d);
     vtkSmartPointer<vtkAlgorithm> w;
-    std::string tmp = path + ".partial";
+    std::string tmp = uniqueTempPath(path);
     const bool grid = d.kind == DataSet::Grid;
     if (xml) {
         vtkSmartPointer<vtkXMLWriter> x;

@@ -45,7 +45,7 @@ struct DataSet {
 
 // Checks every array's length against the dataset's points or cells (ParameterError naming the
 // array), then writes a legacy (.vtk; binary unless ascii) or XML (.vtu/.vtp) file whatever the
-// name's extension, through "<path>.partial". `what` names the caller in errors.
+// name's extension, through "<path>.*.partial". `what` names the caller in errors.
 void write(const DataSet& d, const std::string& path, bool xml, bool ascii, const std::string& header,
            const std::string& what);
 

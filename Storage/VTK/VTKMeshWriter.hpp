@@ -31,7 +31,7 @@ public:
     void addHeaderComment(const std::string& text) { comments_.push_back(text); }
 
     // Throws ParameterError for a missing mesh/filename, bad data sizes or an unknown extension,
-    // Error when the file cannot be written. Writes via "<file>.partial", renamed when complete.
+    // Error when the file cannot be written. Writes via "<file>.*.partial", renamed when complete.
     void write() const;
 
 private:

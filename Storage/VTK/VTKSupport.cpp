@@ -1,4 +1,5 @@
 #include "Storage/VTK/VTKSupport.hpp"
+#include "Storage/AtomicFile.hpp"
 
 #include <vtkCellArray.h>
 #include <vtkCellData.h>
@@ -257,7 +258,7 @@ void writeDataSet(vtkDataSet* data, const std::string& path, const std::string& 
     if (!writer)
         throw ParameterError(what + ": " + path + ": unknown extension '" + ext + "' (use " +
                              (grid ? ".vtu (XML) or .vtk (legacy)" : ".vtp (XML) or .vtk (legacy)") + ")");
-    std::string tmp = path + ".partial";
+    std::string tmp = uniqueTempPath(path);
     writer->SetInputDataObject(data);
     MessageCapture capture;
     int ok = 0;

@@ -68,7 +68,7 @@ void addComments(vtkDataObject* obj, const std::vector<std::string>& comments);
 // so array names stay as the caller chose them (FullMonte's "Fluence") and the unit travels too.
 void addUnits(vtkDataObject* obj, const std::vector<std::pair<std::string, std::string>>& units);
 
-// Writes through "<path>.partial" and renames, as AtomicFile does, so a failed write never
+// Writes through "<path>.*.partial" and renames, as AtomicFile does, so a failed write never
 // leaves a file that looks complete. The writer follows the extension: .vtk (legacy, binary),
 // .vtu (grid) or .vtp (polydata) XML. `what` names the caller in errors.
 void writeDataSet(vtkDataSet* data, const std::string& path, const std::string& what,

@@ -34,7 +34,7 @@ public:
     void addHeaderComment(const std::string& text) { comments_.push_back(text); }
 
     // Throws ParameterError (missing mesh/filename, bad sizes, region with no surface, unknown
-    // extension) or Error (cannot write). Writes via "<file>.partial".
+    // extension) or Error (cannot write). Writes via "<file>.*.partial".
     void write() const;
     // Triangles the current settings produce (for checks before writing).
     size_t faceCount() const;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <new>
 #include <map>
 #include <sstream>
 
@@ -195,6 +196,10 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
     try {
         return run(argc, argv);
+    } catch (const std::bad_alloc&) {
+        std::cerr << "fullmonte-vtk: error: out of memory (a memory allocation failed); use a smaller mesh "
+                     "or raise the memory limit\n";
+        return 1;
     } catch (const std::exception& e) {
         std::cerr << "fullmonte-vtk: error: " << e.what() << "\n";
         return 1;

@@ -210,7 +210,11 @@ BOOST_AUTO_TEST_CASE(cancel_stops_early_with_consistent_ledger) {
     BOOST_CHECK(r.cancelled);
     BOOST_CHECK_LT(r.packetsDone, o.packets);
     BOOST_CHECK_LT(s, 1.5);
-    checkLedger(r.ledger, r.packetsDone);
+    // The packets in flight when the cancel is seen (at most a lane loop's 32 per thread) are
+    // ended there, booked abnormal: launched but not done. The ledger closes.
+    BOOST_CHECK_GE(r.ledger.launched, double(r.packetsDone));
+    BOOST_CHECK_LE(r.ledger.launched, double(r.packetsDone + 32 * 2));
+    BOOST_CHECK_SMALL(r.ledger.imbalance() / r.ledger.launched, 1e-12);
 }
 
 // A packet that can never interact (mu_t = 0 everywhere, index-matched) in a closed box with

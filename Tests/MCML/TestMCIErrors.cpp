@@ -89,6 +89,8 @@ std::vector<BadInput> badInputs()
         {"grid_too_large", withLine(7, "100000 100000 5"), 7, "grid too large"},
         {"dz_0", withLine(6, "0 0.02"), 6, "dz must be > 0"},
         {"dr_inf", withLine(6, "0.01 inf"), 6, "finite number for dr"},
+        {"dr_1e-300", withLine(6, "0.01 1e-300"), 6, "dr must be in [1e-30, 1e30] cm, found '1e-300'"},
+        {"dz_1e40", withLine(6, "1e40 0.01"), 6, "dz must be in [1e-30, 1e30] cm"},
         {"garbage_binary_file", binary, 1, "file version"},
         {"garbage_binary_line", withLine(6, "\x01\x02 \xff\xfe"), 6, "found '\\x01\\x02'"},
         {"nan_mus", withLine(10, "1.4 0.1 nan 0.9 0.1"), 10, "finite number for mus of layer 1"},
