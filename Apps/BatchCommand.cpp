@@ -82,20 +82,6 @@ auto readListed(const Entry& e, F read) -> decltype(read(e.path)) {
     }
 }
 
-std::string jsonString(const std::string& s) {
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\', o += c;
-        else if (c == '\n') o += "\\n";
-        else if ((unsigned char)c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            o += buf;
-        } else o += c;
-    }
-    return o + "\"";
-}
-
 std::string ledgerJson(const RunResult& r) {
     const Ledger& L = r.ledger;
     double n = L.launched > 0 ? L.launched : 1.0;
@@ -253,6 +239,19 @@ void writePerRun(std::ostream& o, const SummaryContext& x) {
     }
 }
 
+// abnormalWarning of every run that has one, as "run j (source | material set): ...".
+std::vector<std::string> batchWarnings(const SummaryContext& x) {
+    std::vector<std::string> w;
+    for (size_t j = 0; j < x.records.size(); ++j) {
+        if (!x.records[j].have) continue;
+        std::string a = abnormalWarning(x.records[j].r.ledger);
+        if (!a.empty())
+            w.push_back("run " + std::to_string(j) + " (" + x.in.srcLabels[j % x.model.sources] + " | " +
+                        x.in.matLabels[j / x.model.sources] + "): " + a);
+    }
+    return w;
+}
+
 void writeBatchSummary(const std::string& path, const SummaryContext& x) {
     const BatchSummary& sum = x.sum;
     const KernelParams& p = x.c.opt.params;
@@ -269,6 +268,8 @@ void writeBatchSummary(const std::string& path, const SummaryContext& x) {
       << "  \"prwin\": " << jsonNumber(p.prwin) << ",\n  \"packets\": " << x.packetsTotal << ",\n"
       << "  \"seconds\": " << jsonNumber(sum.seconds) << ",\n"
       << "  \"packets_per_second\": " << jsonNumber(sum.seconds > 0 ? x.packetsTotal / sum.seconds : 0) << ",\n"
+      << "  \"abnormal_warning_threshold\": " << jsonNumber(kAbnormalWarningFraction) << ",\n"
+      << "  \"warnings\": " << jsonStringList(batchWarnings(x)) << ",\n"
       << "  \"matrix\": {\"files\": ";
     jsonList(o, x.files, str);
     o << ", \"rows\": " << x.h.rows << ", \"cols\": " << x.h.cols << ", \"quantity\": \"fluence\", \"units\": "
@@ -358,8 +359,9 @@ int runBatchCommand(const BatchCommand& c, const MpiSession& mpi) {
     }
     std::vector<std::string> files;
     if (complete) files = matrix->commit();
-    writeBatchSummary(c.output + "/summary.json",
-                      SummaryContext{c, in, model, sum, h, records, files, complete, packetsTotal});
+    const SummaryContext summary{c, in, model, sum, h, records, files, complete, packetsTotal};
+    writeBatchSummary(c.output + "/summary.json", summary);
+    for (const std::string& w : batchWarnings(summary)) std::cerr << "fullmonte-run: warning: " << w << "\n";
     if (!complete) {
         std::cerr << "fullmonte-run: batch interrupted after " << sum.delivered << " of " << sum.runs
                   << " runs; no matrix written (summary.json has status \"interrupted\")\n";

@@ -1,16 +1,17 @@
 // fullmonte-mcml: MCML's command line on FullMonte's engine. Runs every run of an .mci file
 // through the layered model and writes each .mco it names, in MCML's ASCII format.
 #include <atomic>
-#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <vector>
 
 #include "Apps/ProgressBar.hpp"
 #include "Geometry/Errors.hpp"
+#include "Geometry/WholeNumber.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/McmlKernel.hpp"
 #include "Storage/MCML/MCIReader.hpp"
@@ -41,15 +42,6 @@ struct Args {
     bool quiet = false, help = false;
 };
 
-uint64_t wholeNumber(const std::string& flag, const std::string& s, uint64_t max) {
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-    if (s.empty() || s[0] == '-' || *end || errno || v > max)
-        throw ParameterError(flag + ": '" + s + "' is not a whole number in [0, " + std::to_string(max) + "]");
-    return v;
-}
-
 Args parse(int argc, char** argv) {
     Args a;
     for (int i = 1; i < argc; ++i) {
@@ -60,8 +52,8 @@ Args parse(int argc, char** argv) {
         };
         if (k == "--help" || k == "-h") a.help = true;
         else if (k == "--quiet") a.quiet = true;
-        else if (k == "--threads") a.threads = unsigned(wholeNumber(k, value(), 4096));
-        else if (k == "--seed") a.seed = wholeNumber(k, value(), ~uint64_t(0) >> 1);
+        else if (k == "--threads") a.threads = unsigned(wholeNumberOption(k, value(), 0, 4096));
+        else if (k == "--seed") a.seed = wholeNumberOption(k, value(), 0, ~uint64_t(0));
         else if (k == "--kernel") a.kernel = value();
         else if (k == "--output-dir") a.outputDir = value();
         else if (k.size() > 1 && k[0] == '-') throw ParameterError("unknown argument '" + k + "' (see --help)");
@@ -73,9 +65,36 @@ Args parse(int argc, char** argv) {
     return a;
 }
 
-std::string outputPath(const Args& a, const MCMLRun& run) {
-    fs::path dir = a.outputDir.empty() ? fs::path(a.mci).parent_path() : fs::path(a.outputDir);
-    return (dir / run.outName).string();
+// The .mco path of every run, checked before the first run starts. A name from the .mci must
+// stay inside the output folder (an uploaded .mci must not write anywhere): no absolute path, no
+// '..', no symbolic link leading out; no two runs may write one file.
+std::vector<std::string> outputPaths(const Args& a, const MCMLInput& in) {
+    const fs::path shown = a.outputDir.empty() ? fs::path(a.mci).parent_path() : fs::path(a.outputDir);
+    const fs::path dir = shown.empty() ? fs::path(".") : shown;
+    const fs::path base = fs::weakly_canonical(fs::absolute(dir));
+    std::vector<std::string> paths;
+    std::vector<fs::path> resolved;
+    for (size_t k = 0; k < in.runs.size(); ++k) {
+        const fs::path name(in.runs[k].outName);
+        const std::string what = a.mci + ": run " + std::to_string(k + 1) + ": output name '" +
+                                 in.runs[k].outName + "'";
+        const std::string inside = " (.mco names must stay inside " + dir.string() + ")";
+        if (name.is_absolute()) throw ParameterError(what + " is an absolute path" + inside);
+        for (const auto& part : name)
+            if (part == "..") throw ParameterError(what + " contains '..'" + inside);
+        const fs::path full = fs::weakly_canonical(base / name);
+        const fs::path rel = full.lexically_relative(base);
+        if (rel.empty() || *rel.begin() == ".." || rel == ".")
+            throw ParameterError(what + " leads outside the output folder through a symbolic link" + inside);
+        if (fs::is_directory(full)) throw ParameterError(what + ": " + (dir / name).string() + " is a directory");
+        for (size_t j = 0; j < resolved.size(); ++j)
+            if (resolved[j] == full)
+                throw ParameterError(what + " is also the output of run " + std::to_string(j + 1) +
+                                     ": one would overwrite the other");
+        resolved.push_back(full);
+        paths.push_back((shown / name).string());
+    }
+    return paths;
 }
 
 void printSummary(size_t k, size_t runs, const std::string& path, const MCMLResult& r,
@@ -102,6 +121,7 @@ int run(int argc, char** argv) {
     KernelWarmUp warm(a.kernel, {});  // CUDA context creation overlaps reading the .mci
     MCMLInput input = readMCI(a.mci);
     warm.join();
+    const std::vector<std::string> paths = outputPaths(a, input);
     if (!a.outputDir.empty()) fs::create_directories(a.outputDir);
     ProgressBar bar(!a.quiet);
     std::signal(SIGINT, onSignal);
@@ -123,7 +143,7 @@ int run(int argc, char** argv) {
                       << " of " << raw.packetsRequested << " photons; its .mco was not written\n";
             return 130;
         }
-        std::string path = outputPath(a, run);
+        const std::string& path = paths[k];
         writeMCO(path, res);
         printSummary(k, input.runs.size(), path, res, raw);
     }

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "Geometry/Errors.hpp"
+#include "Storage/InputFile.hpp"
 
 namespace fm {
 namespace {
@@ -171,6 +172,7 @@ void writeFluenceMatrix(const std::string& path, const FluenceMatrix& m) {
 }
 
 FluenceMatrixHeader readFluenceMatrixHeader(const std::string& path) {
+    refuseDirectory(path);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw FormatError(path + ": cannot open");
     bool swap = false;
@@ -178,6 +180,7 @@ FluenceMatrixHeader readFluenceMatrixHeader(const std::string& path) {
 }
 
 FluenceMatrix readFluenceMatrix(const std::string& path) {
+    refuseDirectory(path);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw FormatError(path + ": cannot open");
     FluenceMatrix m;
