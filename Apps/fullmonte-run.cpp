@@ -169,7 +169,8 @@ void checkConflicts(const Args& a) {
     if (!timos.empty() && !mmc.empty())
         throw ParameterError(timos[0] + " and " + mmc[0] + " cannot be combined: give TIM-OS inputs (--mesh, --opt) "
                              "or MMC inputs (--mmc-node, --mmc-elem, --mmc-prop), not both");
-    exclusive({"--opt", "--batch-opt"}, "--batch-opt gives the material sets of a batch");
+    if (a.has("--batch-sources"))  // without it, --batch-opt alone is refused below
+        exclusive({"--opt", "--batch-opt"}, "--batch-opt gives the material sets of a batch");
     if (a.has("--exterior-n") && !a.has("--mmc-prop"))
         throw ParameterError("--exterior-n applies to MMC inputs (--mmc-prop) only; a TIM-OS .opt file gives "
                              "the exterior refractive index itself");
