@@ -11,6 +11,8 @@ if [ "$level" = full ]; then
   pkgs+=(tcl tcl-dev tcllib swig libvtk9-dev xvfb xauth libgl1-mesa-dri libopenmpi-dev openmpi-bin libhdf5-dev)
   # clang + its runtime (libFuzzer, sanitizers): the fuzz targets (scripts/fuzz.sh).
   pkgs+=(clang libclang-rt-14-dev)
+  # python3 + numpy: scripts/read_fluence_matrix.py and its test (run with /usr/bin/python3).
+  pkgs+=(python3 python3-numpy)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
