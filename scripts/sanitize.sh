@@ -3,7 +3,7 @@
 # each in its own build directory, and the part of the test suite that exercises them.
 #   address: ASan + UBSan (FM_SANITIZE=address): core, geometry, storage, MCML files, CPU kernel,
 #            stuck packets, long runs, the fuzz corpus replayed, fullmonte-run's bad-input and
-#            SIGINT tests
+#            SIGINT tests, fullmonte-compare/-mcml bad inputs, summary.json, matrix readers
 #   thread:  TSan (FM_SANITIZE=thread): the CPU kernel's threading (cpu_kernel suite: thread
 #            counts, cancel) and fullmonte-run's SIGINT path
 # Usage: scripts/sanitize.sh [address|thread ...]   (default: both)
@@ -42,9 +42,10 @@ for kind in "${kinds[@]}"; do
     address)
       configure_and_build address "$build" test_core test_geometry test_storage test_kernel_cpu \
         test_stuck test_long_run test_mcml_files fuzz_replay fullmonte-run test_batch test_fluence_matrix \
+        fullmonte-compare fullmonte-mcml fmm_dump \
         || { status=1; continue; }
       (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 1200 \
-        -R '^(test_core|test_geometry|test_storage|test_kernel_cpu|test_stuck|test_long_run|test_mcml_files|fuzz_corpus_replay|app_bad_inputs|app_interrupt|test_batch|test_fluence_matrix|app_batch_cli)$') || status=1
+        -R '^(test_core|test_geometry|test_storage|test_kernel_cpu|test_stuck|test_long_run|test_mcml_files|fuzz_corpus_replay|app_bad_inputs|app_interrupt|test_batch|test_fluence_matrix|app_batch_cli|app_compare|app_mcml_paths|app_summary_json|fluence_matrix_readers)$') || status=1
       ;;
     thread)
       configure_and_build thread "$build" test_kernel_cpu test_batch fullmonte-run || { status=1; continue; }

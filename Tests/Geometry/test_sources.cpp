@@ -29,6 +29,18 @@ struct Fixture {
         }
         return out;
     }
+    // Points at z = 2 (lower half) and z = 8 (upper half) with powers wa and wb.
+    static CompositeSource twoPoints(double wa, double wb) {
+        auto A = std::make_shared<PointSource>();
+        A->position = {0, 0, 2};
+        A->power = wa;
+        auto B = std::make_shared<PointSource>();
+        B->position = {0, 0, 8};
+        B->power = wb;
+        CompositeSource C;
+        C.elements = {A, B};
+        return C;
+    }
     bool inTetra(const LaunchRecord& L) {
         return L.tetra && mesh.contains(L.tetra, {L.pos.x, L.pos.y, L.pos.z}, 1e-5);
     }
@@ -150,14 +162,7 @@ BOOST_AUTO_TEST_CASE(fiber_cone_and_cylinder) {
 }
 
 BOOST_AUTO_TEST_CASE(composite_by_power) {
-    auto A = std::make_shared<PointSource>();
-    A->position = {0, 0, 2};
-    A->power = 3;
-    auto B = std::make_shared<PointSource>();
-    B->position = {0, 0, 8};
-    B->power = 1;
-    CompositeSource C;
-    C.elements = {A, B};
+    CompositeSource C = twoPoints(3, 1);
     auto L = launch(C, 20000);
     double fa = 0;
     for (auto& l : L) fa += l.pos.z < 5;
@@ -167,14 +172,7 @@ BOOST_AUTO_TEST_CASE(composite_by_power) {
 // Issue 26: weights near DBL_MAX overflowed their sum (inf), so every packet started from the last
 // source. Two equal weights of 1e308 must split the packets evenly, as weights of 1 do.
 BOOST_AUTO_TEST_CASE(composite_huge_weights_do_not_overflow) {
-    auto A = std::make_shared<PointSource>();
-    A->position = {0, 0, 2};
-    A->power = 1e308;
-    auto B = std::make_shared<PointSource>();
-    B->position = {0, 0, 8};
-    B->power = 1e308;
-    CompositeSource C;
-    C.elements = {A, B};
+    CompositeSource C = twoPoints(1e308, 1e308);
     KernelInput in = packModel(mesh, mats, C);
     BOOST_REQUIRE_EQUAL(in.emitterCdf.size(), 2u);
     BOOST_CHECK_EQUAL(in.emitterCdf[0], 0.5);

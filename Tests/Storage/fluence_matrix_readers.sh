@@ -18,6 +18,24 @@ if ! "$py" -c 'import numpy' 2>/dev/null; then
   have_numpy=0
   echo "note: numpy is not installed for $py (apt-get install python3-numpy): only the C++ reader is checked"
 fi
+# The Python reader's script mode on every file, in one process (numpy loads once): FILE.py.out
+# holds what `read_fluence_matrix.py FILE` prints (stdout and stderr), FILE.py.rc its exit status.
+if [ "$have_numpy" = 1 ]; then
+  PYTHONPATH="$src/scripts" "$py" - "$dir"/*.fmm <<'PY' || { echo "FAIL: running the Python reader"; exit 1; }
+import contextlib, io, sys
+import read_fluence_matrix as r
+for f in sys.argv[1:]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        try:
+            rc = r.main(["read_fluence_matrix.py", f])
+        except Exception as e:  # a crash of the reader is a failure, reported as such
+            print(f"python exception: {e!r}")
+            rc = 2
+    open(f + ".py.out", "w").write(out.getvalue())
+    open(f + ".py.rc", "w").write(str(rc))
+PY
+fi
 for f in "$dir"/*.fmm; do
   name=$(basename "$f" .fmm)
   want=0
@@ -30,8 +48,8 @@ for f in "$dir"/*.fmm; do
     continue
   fi
   [ "$have_numpy" = 1 ] || { echo "ok   $name (C++): $(head -1 <<<"$cpp")"; continue; }
-  pyout=$("$py" "$src/scripts/read_fluence_matrix.py" "$f" 2>&1)
-  prc=$?
+  pyout=$(cat "$f.py.out")
+  prc=$(cat "$f.py.rc")
   if [ "$prc" != "$want" ]; then
     echo "FAIL $name: Python reader exit $prc (want $want): $pyout"
     failures=$((failures + 1))
@@ -43,6 +61,16 @@ for f in "$dir"/*.fmm; do
     echo "ok   $name: $(head -1 <<<"$cpp") | $(head -1 <<<"$pyout")"
   fi
 done
+# The script itself, as a user runs it (its #! line names /usr/bin/python3).
+if [ "$have_numpy" = 1 ]; then
+  direct=$("$src/scripts/read_fluence_matrix.py" "$dir/ok_big.fmm" 2>&1)
+  if [ "$direct" != "$("$dump" "$dir/ok_big.fmm")" ]; then
+    echo "FAIL scripts/read_fluence_matrix.py run directly: $direct"
+    failures=$((failures + 1))
+  else
+    echo "ok   scripts/read_fluence_matrix.py run directly"
+  fi
+fi
 echo "fluence_matrix_readers: $failures failure(s)"
 [ "$failures" = 0 ] || exit 1
 [ "$have_numpy" = 1 ] || exit 77
