@@ -92,7 +92,10 @@ int compareValues(const std::string& pa, const std::string& pb) {
 
 int main(int argc, char** argv) {
     if (argc != 3) {
-        std::cerr << "usage: fullmonte-compare A.txt B.txt | A.fmm B.fmm\n";
+        std::cerr << "usage: fullmonte-compare A.txt B.txt | A.fmm B.fmm\n"
+                     "  prints the L1 distance sum|a-b| / sum|a| over values defined (not nan) in both;\n"
+                     "  exits 1 when it is undefined: empty or all-nan data, inf, nan in one file only,\n"
+                     "  or A summing to zero\n";
         return 1;
     }
     try {

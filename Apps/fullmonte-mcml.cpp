@@ -28,7 +28,8 @@ extern "C" void onSignal(int) { gCancel = true; }
 const char* kUsage =
     "usage: fullmonte-mcml FILE.mci [--threads T] [--seed K] [--kernel cpu|cuda] [--output-dir D] [--quiet]\n"
     "  Runs every run in FILE.mci and writes each .mco it names (relative to the .mci's folder,\n"
-    "  or to D). Run k uses packets after those of runs 1..k-1, so runs are independent.\n"
+    "  or to D; a name may not lead out of that folder, and two runs may not share one).\n"
+    "  Run k uses packets after those of runs 1..k-1, so runs are independent.\n"
     "  --threads T   CPU threads (default: all cores)\n"
     "  --seed K      random seed (default 1)\n"
     "  --kernel      cpu (default) or cuda\n"
