@@ -97,9 +97,11 @@ static int fmConvertPtr(Tcl_Interp* interp, Tcl_Obj* oc, void** ptr, swig_type_i
 #undef SWIG_ConvertInstance
 #define SWIG_ConvertInstance(obj, pptr, type, flags) fmConvertPtr(interp, obj, pptr, type, flags)
 
+// The reason is added to errors about an object argument only ("... of type 'Class *'"): one left
+// over from an overload check must not end up on an unrelated error.
 static void fmSetArgError(Tcl_Interp* interp, int code, const char* msg) {
     SWIG_Tcl_SetErrorMsg(interp, SWIG_Tcl_ErrorType(code), msg);
-    if (fmHandleProblem) Tcl_AppendResult(interp, ": ", fmHandleProblem, (char*)NULL);
+    if (fmHandleProblem && strstr(msg, " *'")) Tcl_AppendResult(interp, ": ", fmHandleProblem, (char*)NULL);
     fmHandleProblem = 0;
 }
 #undef SWIG_Error
