@@ -240,6 +240,19 @@ void writePerRun(std::ostream& o, const SummaryContext& x) {
     }
 }
 
+// abnormalWarning of every run that has one, as "run j (source | material set): ...".
+std::vector<std::string> batchWarnings(const SummaryContext& x) {
+    std::vector<std::string> w;
+    for (size_t j = 0; j < x.records.size(); ++j) {
+        if (!x.records[j].have) continue;
+        std::string a = abnormalWarning(x.records[j].r.ledger);
+        if (!a.empty())
+            w.push_back("run " + std::to_string(j) + " (" + x.in.srcLabels[j % x.model.sources] + " | " +
+                        x.in.matLabels[j / x.model.sources] + "): " + a);
+    }
+    return w;
+}
+
 void writeBatchSummary(const std::string& path, const SummaryContext& x, AtomicFile::Stop stop) {
     const BatchSummary& sum = x.sum;
     const KernelParams& p = x.c.opt.params;
@@ -256,6 +269,7 @@ void writeBatchSummary(const std::string& path, const SummaryContext& x, AtomicF
       << "  \"prwin\": " << jsonNumber(p.prwin) << ",\n  \"packets\": " << x.packetsTotal << ",\n"
       << "  \"seconds\": " << jsonNumber(sum.seconds) << ",\n"
       << "  \"packets_per_second\": " << jsonNumber(sum.seconds > 0 ? x.packetsTotal / sum.seconds : 0) << ",\n"
+      << "  \"abnormal_warning_threshold\": " << jsonNumber(kAbnormalWarningFraction) << ",\n"
       << "  \"matrix\": {\"files\": ";
     jsonList(o, x.files, str);
     o << ", \"rows\": " << x.h.rows << ", \"cols\": " << x.h.cols << ", \"quantity\": \"fluence\", \"units\": "
@@ -265,7 +279,9 @@ void writeBatchSummary(const std::string& path, const SummaryContext& x, AtomicF
     jsonList(o, x.in.matLabels, str);
     std::vector<std::string> warnings = x.c.warnings;
     warnings.insert(warnings.end(), x.model.warnings.begin(), x.model.warnings.end());
-    o << ",\n  \"warnings\": " << jsonStringArray(warnings);
+    const std::vector<std::string> abnormal = batchWarnings(x);
+    warnings.insert(warnings.end(), abnormal.begin(), abnormal.end());
+    o << ",\n  \"warnings\": " << jsonStringList(warnings);
     o << ",\n  \"per_run\": [\n";
     writePerRun(o, x);
     o << "  ]\n}\n";
@@ -359,9 +375,10 @@ int runBatchCommand(const BatchCommand& c, const MpiSession& mpi) {
     if (complete) {
         try {
             files = matrix->commit();
-            writeBatchSummary(summary, SummaryContext{c, in, model, sum, h, records, files, true, packetsTotal},
-                              AtomicFile::Stop::check);
+            const SummaryContext done{c, in, model, sum, h, records, files, true, packetsTotal};
+            writeBatchSummary(summary, done, AtomicFile::Stop::check);
             out->publish();
+            for (const std::string& w : batchWarnings(done)) std::cerr << "fullmonte-run: warning: " << w << "\n";
         } catch (const Interrupted&) {
             complete = false;  // stopped while writing: no matrix, as if stopped in the runs
             files.clear();

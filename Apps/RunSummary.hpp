@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "Apps/JsonString.hpp"
 #include "Kernels/KernelInput.hpp"
 #include "Storage/AtomicFile.hpp"
 
@@ -20,23 +21,22 @@ inline std::string jsonNumber(double v) {
     return o.str();
 }
 
-// A JSON string literal (quotes, backslashes and control characters escaped).
-inline std::string jsonString(const std::string& s) {
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\', o += c;
-        else if (c == '\n') o += "\\n";
-        else if ((unsigned char)c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            o += buf;
-        } else o += c;
-    }
-    return o + "\"";
+// Packets a step or hit guard stops (--max-steps, --max-hits) are booked "abnormal": their weight
+// is in no tally. Above this fraction of the launched weight a run is flagged: a warning on stderr
+// and in summary.json ("warnings"), which also states the threshold.
+constexpr double kAbnormalWarningFraction = 1e-3;
+
+// The warning for a run's ledger, or "" when its abnormal fraction is within the threshold.
+inline std::string abnormalWarning(const Ledger& L) {
+    if (!(L.launched > 0) || !(L.abnormal / L.launched > kAbnormalWarningFraction)) return "";
+    std::ostringstream o;
+    o.precision(3);
+    o << L.abnormal / L.launched * 100 << "% of the launched weight was booked abnormal (step/hit guards), above "
+      << kAbnormalWarningFraction * 100 << "%: the tallies miss that weight";
+    return o.str();
 }
 
-// The warnings a run's model raised (mesh checks, sources outside the mesh) as a JSON array.
-inline std::string jsonStringArray(const std::vector<std::string>& v) {
+inline std::string jsonStringList(const std::vector<std::string>& v) {
     std::string o = "[";
     for (size_t i = 0; i < v.size(); ++i) o += (i ? ", " : "") + jsonString(v[i]);
     return o + "]";
@@ -57,7 +57,7 @@ inline void writeRunSummary(const std::string& path, const RunResult& r,
     auto& o = f.out;
     o << "{\n";
     for (auto& [k, v] : extra) o << "  \"" << k << "\": " << v << ",\n";
-    o << "  \"kernel\": \"" << r.kernel << "\",\n";
+    o << "  \"kernel\": " << jsonString(r.kernel) << ",\n";
     o << "  \"status\": \"" << (r.cancelled ? "interrupted" : "complete") << "\",\n";
     o << "  \"packets\": " << r.packetsDone << ",\n";
     o << "  \"packets_requested\": " << r.packetsRequested << ",\n";

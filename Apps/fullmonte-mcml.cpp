@@ -1,18 +1,19 @@
 // fullmonte-mcml: MCML's command line on FullMonte's engine. Runs every run of an .mci file
 // through the layered model and writes each .mco it names, in MCML's ASCII format.
 #include <atomic>
-#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <vector>
 
 #include "Apps/AppMain.hpp"
 #include "Apps/ProgressBar.hpp"
 #include "Geometry/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
+#include "Geometry/WholeNumber.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/McmlKernel.hpp"
 #include "Kernels/ResourceLimits.hpp"
@@ -29,7 +30,8 @@ namespace {
 const char* kUsage =
     "usage: fullmonte-mcml FILE.mci [--threads T] [--seed K] [--kernel cpu|cuda] [--output-dir D] [--quiet]\n"
     "  Runs every run in FILE.mci and writes each .mco it names (relative to the .mci's folder,\n"
-    "  or to D). Run k uses packets after those of runs 1..k-1, so runs are independent.\n"
+    "  or to D; a name may not lead out of that folder, and two runs may not share one).\n"
+    "  Run k uses packets after those of runs 1..k-1, so runs are independent.\n"
     "  --threads T   CPU threads (default: all cores)\n"
     "  --seed K      random seed (default 1)\n"
     "  --kernel      cpu (default) or cuda\n"
@@ -45,15 +47,6 @@ struct Args {
     bool quiet = false, help = false;
 };
 
-uint64_t wholeNumber(const std::string& flag, const std::string& s, uint64_t max) {
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-    if (s.empty() || s[0] == '-' || *end || errno || v > max)
-        throw ParameterError(flag + ": '" + s + "' is not a whole number in [0, " + std::to_string(max) + "]");
-    return v;
-}
-
 Args parse(int argc, char** argv) {
     Args a;
     for (int i = 1; i < argc; ++i) {
@@ -64,11 +57,11 @@ Args parse(int argc, char** argv) {
         };
         if (k == "--help" || k == "-h") a.help = true;
         else if (k == "--quiet") a.quiet = true;
-        else if (k == "--threads") a.threads = unsigned(wholeNumber(k, value(), 4096));
-        else if (k == "--seed") a.seed = wholeNumber(k, value(), ~uint64_t(0) >> 1);
+        else if (k == "--threads") a.threads = unsigned(wholeNumberOption(k, value(), 0, 4096));
+        else if (k == "--seed") a.seed = wholeNumberOption(k, value(), 0, ~uint64_t(0));
         else if (k == "--kernel") a.kernel = value();
         else if (k == "--output-dir") a.outputDir = value();
-        else if (k == "--max-output-gb") a.maxOutputBytes = 1e9 * double(wholeNumber(k, value(), 1000000));
+        else if (k == "--max-output-gb") a.maxOutputBytes = 1e9 * double(wholeNumberOption(k, value(), 1, 1000000));
         else if (k.size() > 1 && k[0] == '-') throw ParameterError("unknown argument '" + k + "' (see --help)");
         else if (a.mci.empty()) a.mci = k;
         else throw ParameterError("only one .mci file is taken, got '" + a.mci + "' and '" + k + "'");
@@ -106,6 +99,34 @@ void checkLimits(const Args& a, const MCMLInput& input) {
     requireDiskSpace(bytes, probe.empty() ? "." : probe.string());
 }
 
+// Every run's .mco name, checked before the first run starts or the folder is touched. A name from the .mci must
+// stay inside the output folder (an uploaded .mci must not write anywhere): no absolute path, no
+// '..', no symbolic link leading out; no two runs may write one file.
+void checkOutputNames(const Args& a, const MCMLInput& in) {
+    const fs::path dir = outputFolder(a);
+    const fs::path base = fs::weakly_canonical(fs::absolute(dir));
+    std::vector<fs::path> resolved;
+    for (size_t k = 0; k < in.runs.size(); ++k) {
+        const fs::path name(in.runs[k].outName);
+        const std::string what = a.mci + ": run " + std::to_string(k + 1) + ": output name '" +
+                                 in.runs[k].outName + "'";
+        const std::string inside = " (.mco names must stay inside " + dir.string() + ")";
+        if (name.is_absolute()) throw ParameterError(what + " is an absolute path" + inside);
+        for (const auto& part : name)
+            if (part == "..") throw ParameterError(what + " contains '..'" + inside);
+        const fs::path full = fs::weakly_canonical(base / name);
+        const fs::path rel = full.lexically_relative(base);
+        if (rel.empty() || *rel.begin() == ".." || rel == ".")
+            throw ParameterError(what + " leads outside the output folder through a symbolic link" + inside);
+        if (fs::is_directory(full)) throw ParameterError(what + ": " + (dir / name).string() + " is a directory");
+        for (size_t j = 0; j < resolved.size(); ++j)
+            if (resolved[j] == full)
+                throw ParameterError(what + " is also the output of run " + std::to_string(j + 1) +
+                                     ": one would overwrite the other");
+        resolved.push_back(full);
+    }
+}
+
 void printSummary(size_t k, size_t runs, const std::string& path, const MCMLResult& r,
                   const McmlTallies& t) {
     std::printf("run %zu/%zu: %llu photons in %.3f s (%.0f photons/s, kernel %s) -> %s\n", k + 1, runs,
@@ -129,6 +150,7 @@ int run(int argc, char** argv) {
     }
     KernelWarmUp warm(a.kernel, {});  // CUDA context creation overlaps reading the .mci
     MCMLInput input = readMCI(a.mci);
+    checkOutputNames(a, input);
     checkLimits(a, input);
     warm.join();
     installStopHandlers();

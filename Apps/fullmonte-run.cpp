@@ -4,8 +4,10 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <initializer_list>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "Apps/AppMain.hpp"
 #include "Apps/BatchCommand.hpp"
@@ -13,6 +15,7 @@
 #include "Apps/RunSummary.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Geometry/Queries.hpp"
+#include "Geometry/WholeNumber.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
 #include "Kernels/ResourceLimits.hpp"
@@ -37,6 +40,8 @@ const char* kUsage =
     "  --prwin P          roulette survival probability (default 0.1)\n"
     "  --max-steps N      interactions per packet before it is booked abnormal (default 1e5)\n"
     "  --max-hits N       face crossings per step before it is booked abnormal (default 1e5)\n"
+    "                     (a run with more than 0.1% of its launched weight booked abnormal is\n"
+    "                     flagged: a warning on stderr and in summary.json \"warnings\")\n"
     "  --kernel cpu|cuda  kernel (default cpu)\n"
     "  --devices LIST     CUDA devices: comma-separated ids or 'all' (default 0); packets are\n"
     "                     shared out in chunks, results equal a single-device run\n"
@@ -94,11 +99,9 @@ double number(const Args& a, const std::string& k, double def) {
     return x;
 }
 
+// Parsed as an integer (Geometry/WholeNumber.hpp): never rounded through double.
 uint64_t whole(const Args& a, const std::string& k, uint64_t def, uint64_t max) {
-    double x = number(a, k, double(def));
-    if (x < 0 || x != std::floor(x)) throw ParameterError(k + " must be a whole number >= 0");
-    if (x > double(max)) throw ParameterError(k + " = " + a.get(k) + " is larger than " + std::to_string(max));
-    return uint64_t(x);
+    return a.has(k) ? wholeNumberOption(k, a.get(k), 0, max) : def;
 }
 
 // A number in (lo, hi] or [lo, hi) (lowInclusive), checked before it is narrowed to float.
@@ -148,10 +151,10 @@ std::vector<int> deviceList(const Args& a, const std::string& kernel) {
     if (!a.has("--devices")) return devices;
     if (kernel != "cuda") throw ParameterError("--devices needs --kernel cuda");
     if (a.get("--devices") == "all") return {-1};
-    for (double d : numberList("--devices", a.get("--devices"), 0)) {
-        if (d < 0 || d != std::floor(d)) throw ParameterError("--devices: '" + a.get("--devices") + "' is not a list of device ids");
-        devices.push_back(int(d));
-    }
+    std::stringstream ss(a.get("--devices"));
+    for (std::string item; std::getline(ss, item, ',');)
+        devices.push_back(int(wholeNumberOption("--devices", item, 0, 1023)));
+    if (devices.empty()) throw ParameterError("--devices needs at least one device id");
     return devices;
 }
 
@@ -181,12 +184,37 @@ void writeOutputs(const OutputFolder& out, const TetraMesh& mesh, const Material
     f.commit();
 }
 
+// Options that contradict each other are refused: none silently wins over another.
+void checkConflicts(const Args& a) {
+    auto givenOf = [&](std::initializer_list<const char*> keys) {
+        std::vector<std::string> given;
+        for (const char* k : keys)
+            if (a.has(k)) given.push_back(k);
+        return given;
+    };
+    auto exclusive = [&](std::initializer_list<const char*> keys, const std::string& why) {
+        auto g = givenOf(keys);
+        if (g.size() > 1) throw ParameterError(g[0] + " and " + g[1] + " cannot be combined: " + why);
+    };
+    exclusive({"--source", "--point", "--pencil"}, "give one source");
+    auto timos = givenOf({"--mesh", "--opt"}), mmc = givenOf({"--mmc-node", "--mmc-elem", "--mmc-prop"});
+    if (!timos.empty() && !mmc.empty())
+        throw ParameterError(timos[0] + " and " + mmc[0] + " cannot be combined: give TIM-OS inputs (--mesh, --opt) "
+                             "or MMC inputs (--mmc-node, --mmc-elem, --mmc-prop), not both");
+    if (a.has("--batch-sources"))  // without it, --batch-opt alone is refused below
+        exclusive({"--opt", "--batch-opt"}, "--batch-opt gives the material sets of a batch");
+    if (a.has("--exterior-n") && !a.has("--mmc-prop"))
+        throw ParameterError("--exterior-n applies to MMC inputs (--mmc-prop) only; a TIM-OS .opt file gives "
+                             "the exterior refractive index itself");
+}
+
 int run(int argc, char** argv, const MpiSession& mpi) {
     Args a = parse(argc, argv);
     if (a.flags.count("--help") || argc == 1) {
         std::cout << kUsage;
         return argc == 1 ? 1 : 0;
     }
+    checkConflicts(a);
     if (!a.has("--output")) throw ParameterError("--output DIR is required");
     const std::string kernel = a.get("--kernel", "cpu");
     const std::vector<int> devices = deviceList(a, kernel);
@@ -242,7 +270,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     RunOptions opt;
     uint64_t defPackets = filePackets >= 1 && filePackets <= 1e15 ? uint64_t(filePackets) : 1000000;
     opt.packets = whole(a, "--packets", defPackets, uint64_t(1) << 53);
-    opt.params.seed = whole(a, "--seed", 1, ~uint64_t(0) >> 1);
+    opt.params.seed = whole(a, "--seed", 1, ~uint64_t(0));
     opt.threads = unsigned(whole(a, "--threads", 0, 4096));
     // An explicit 0 is a mistake (a script computing the count?), not a request for all cores.
     if (a.has("--threads") && opt.threads == 0)
@@ -310,8 +338,13 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         {"prwin", jsonNumber(opt.params.prwin)},
         {"threads", std::to_string(opt.threads)},
         {"tetras", std::to_string(mesh.tetraCount())},
-        {"power", jsonNumber(power)},
-        {"warnings", jsonStringArray(warnings)}};
+        {"power", jsonNumber(power)}};
+    if (!r.cancelled) {
+        std::string w = abnormalWarning(r.ledger);
+        if (!w.empty()) warnings.push_back(w), std::cerr << "fullmonte-run: warning: " << w << "\n";
+    }
+    extra["abnormal_warning_threshold"] = jsonNumber(kAbnormalWarningFraction);
+    extra["warnings"] = jsonStringList(warnings);
     if (!r.cancelled) {
         try {
             writeOutputs(*out, mesh, mats, r, power);

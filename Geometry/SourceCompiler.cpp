@@ -37,6 +37,24 @@ void checkFinite(const Point3& p, const std::string& what) {
             throw ModelError(what + ": coordinate " + str(p) + " is not finite or beyond +-1e15");
 }
 
+// Appends the cumulative fractions of weights w (finite, >= 0) to cdf, ending at exactly 1;
+// false when they sum to zero. Weights are scaled by the largest first, so weights near DBL_MAX
+// sum without overflow.
+bool appendCdf(const std::vector<double>& w, std::vector<double>& cdf) {
+    double largest = 0;
+    for (double x : w) largest = std::max(largest, x);
+    if (!(largest > 0)) return false;
+    double total = 0;
+    for (double x : w) total += x / largest;
+    double acc = 0;
+    for (double x : w) {
+        acc += x / largest;
+        cdf.push_back(acc / total);
+    }
+    cdf.back() = 1.0;
+    return true;
+}
+
 struct Builder {
     const TetraMesh& mesh;
     const MaterialSet& mats;
@@ -55,15 +73,7 @@ struct Builder {
     }
     // Close a run of pieces [first, end) with weights w, as the range of emitter e.
     void closePieces(EmitterRecord& e, size_t first, const std::vector<double>& w, const std::string& what) {
-        double total = 0;
-        for (double x : w) total += x;
-        if (!(total > 0)) throw ModelError(what + " does not overlap the mesh (nothing to emit from)");
-        double acc = 0;
-        for (double x : w) {
-            acc += x;
-            out.pieceCdf.push_back(acc / total);
-        }
-        out.pieceCdf.back() = 1.0;
+        if (!appendCdf(w, out.pieceCdf)) throw ModelError(what + " does not overlap the mesh (nothing to emit from)");
         e.first = uint32_t(first);
         e.count = uint32_t(w.size());
     }
@@ -190,7 +200,8 @@ struct Builder {
         throw ModelError("Surface source: points " + std::to_string(tri[0]) + " " + std::to_string(tri[1]) +
                          " " + std::to_string(tri[2]) + " are not a boundary face of the mesh");
     }
-    void compile(const Source& s, double scale);
+    static constexpr int kMaxCompositeDepth = 256;
+    void compile(const Source& s, double scale, int depth = 0);
     void point(const PointSource& s, double p);
     void pencil(const PencilBeamSource& s, double p);
     void fiber(const FiberSource& s, double p);
@@ -381,13 +392,17 @@ void Builder::cylinder(const CylinderSource& s, double p) {
     segmentPieces(e, s.endpoint[0], s.endpoint[1], "Cylinder source axis");
 }
 
-void Builder::compile(const Source& s, double scale) {
+void Builder::compile(const Source& s, double scale, int depth) {
     double p = s.power * scale;
     if (!(s.power >= 0) || !std::isfinite(s.power))
         throw ModelError(s.typeName() + " source: power must be >= 0, got " + std::to_string(s.power));
     if (auto c = dynamic_cast<const CompositeSource*>(&s)) {
         if (c->elements.empty()) throw ModelError("Composite source has no elements");
-        for (auto& el : c->elements) compile(*el, scale);
+        // Bounds the recursion: a cycle (or absurd nesting) is an error, not a stack overflow.
+        if (depth >= kMaxCompositeDepth)
+            throw ModelError("Composite source: nested deeper than " + std::to_string(kMaxCompositeDepth) +
+                             " levels (a composite that contains itself?)");
+        for (auto& el : c->elements) compile(*el, scale, depth + 1);
     } else if (auto q = dynamic_cast<const PointSource*>(&s)) point(*q, p);
     else if (auto q = dynamic_cast<const PencilBeamSource*>(&s)) pencil(*q, p);
     else if (auto q = dynamic_cast<const FiberSource*>(&s)) fiber(*q, p);
@@ -467,15 +482,7 @@ void compileSources(const Source& src, const TetraMesh& mesh, const MaterialSet&
     out.warnings.clear();
     Builder b{mesh, mats, out, {}};
     b.compile(src, 1.0);
-    double total = 0;
-    for (double p : b.power) total += p;
-    if (!(total > 0)) throw ModelError("sources: total power is zero");
-    double acc = 0;
-    for (double p : b.power) {
-        acc += p;
-        out.emitterCdf.push_back(acc / total);
-    }
-    out.emitterCdf.back() = 1.0;
+    if (!appendCdf(b.power, out.emitterCdf)) throw ModelError("sources: total power is zero");
 }
 
 }  // namespace fm

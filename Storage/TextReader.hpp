@@ -8,6 +8,7 @@
 #include <string>
 
 #include "Geometry/Errors.hpp"
+#include "Storage/InputFile.hpp"
 
 namespace fm {
 
@@ -15,6 +16,7 @@ class TextReader {
 public:
     TextReader(const std::string& path, bool hashComments = false)
         : path_(path), comments_(hashComments), in_(&file_) {
+        refuseDirectory(path);
         file_.open(path, std::ios::binary);
         if (!file_) throw FormatError(path + ": cannot open file");
     }

@@ -170,9 +170,27 @@ void SurfaceTri::triPointIDs(const std::string& ijk) {
 // ---- Composite ----
 
 Composite::Composite() : Source(std::make_shared<fm::CompositeSource>()) {}
+namespace {
+// Whether `target` is `from` or one of its members, at any depth. Composites form a DAG (add
+// refuses cycles), so the walk ends; it keeps its own stack, so deep nesting cannot overflow.
+bool reaches(const fm::Source* from, const fm::Source* target) {
+    std::vector<const fm::Source*> todo{from};
+    while (!todo.empty()) {
+        const fm::Source* s = todo.back();
+        todo.pop_back();
+        if (s == target) return true;
+        if (auto c = dynamic_cast<const fm::CompositeSource*>(s))
+            for (const auto& e : c->elements) todo.push_back(e.get());
+    }
+    return false;
+}
+}  // namespace
+
 void Composite::add(Source* s) {
     const auto& p = fmtcl::need(s, "Composite add").ptr();
     if (p == s_) throw ParameterError("Composite add: a composite cannot contain itself");
+    if (reaches(p.get(), s_.get()))
+        throw ParameterError("Composite add: the source contains this composite (a cycle)");
     as<fm::CompositeSource>().elements.push_back(p);
 }
 unsigned Composite::count() const { return unsigned(as<fm::CompositeSource>().elements.size()); }

@@ -57,6 +57,8 @@ std::string formatList(const std::vector<double>& v) {
 }
 
 uint64_t wholeNumber(double x, const std::string& what, double lo, double hi) {
+    // Above 2^53 a double may be a rounded integer: such values are refused, not rounded.
+    hi = std::min(hi, 9007199254740991.0);
     if (!std::isfinite(x) || x != std::floor(x))
         throw fm::ParameterError(what + " must be a whole number, got " + std::to_string(x));
     if (x < lo || x > hi) {

@@ -16,6 +16,8 @@ if [ "$level" = full ]; then
   pkgs+=(clang libclang-rt-14-dev)
   # The planner (Planning/, fullmonte-plan): plan files, LP solvers, pictures.
   pkgs+=(nlohmann-json3-dev coinor-libclp-dev libglpk-dev libcairo2-dev pkg-config)
+  # python3 + numpy: scripts/read_fluence_matrix.py and its test (run with /usr/bin/python3).
+  pkgs+=(python3 python3-numpy)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

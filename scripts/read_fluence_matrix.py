@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Read a FullMonte fluence matrix (docs/FLUENCE_MATRIX.md) into numpy.
 
     from read_fluence_matrix import read_fluence_matrix
@@ -8,11 +8,21 @@
 
 Run as a script it prints the header and per-column sums:
     scripts/read_fluence_matrix.py out/fluence_matrix.fmm
+
+Needs numpy: Debian's python3-numpy (scripts/install-deps.sh installs it) for /usr/bin/python3.
+It accepts exactly the files the C++ reader accepts (docs/FLUENCE_MATRIX.md, "Readers").
 """
 import struct
 import sys
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError as e:
+    _HOW = ("read_fluence_matrix needs numpy: on Debian `apt-get install python3-numpy` and run it with "
+            "/usr/bin/python3 (or `pip install numpy` for another Python)")
+    if __name__ == "__main__":
+        sys.exit(f"read_fluence_matrix: error: {_HOW}")
+    raise ImportError(_HOW) from e
 
 MAGIC = b"FMFLUMAT"
 HEADER_BYTES = 128
@@ -41,7 +51,12 @@ def read_header(path):
     version, _, dtype, layout = struct.unpack_from(bo + "4I", raw, 8)
     rows, cols, sources, material_sets = struct.unpack_from(bo + "4Q", raw, 24)
     quantity = struct.unpack_from(bo + "I", raw, 56)[0]
-    units = raw[64:96].split(b"\0", 1)[0].decode("ascii", "replace")
+    if b"\0" not in raw[64:96]:
+        raise FormatError(f"{path}: units field (offset 64, 32 bytes) is not NUL-terminated")
+    units_raw = raw[64:96].split(b"\0", 1)[0]
+    if any(c < 0x20 or c > 0x7E for c in units_raw):
+        raise FormatError(f"{path}: units field (offset 64) is not printable ASCII")
+    units = units_raw.decode("ascii")
     offset = struct.unpack_from(bo + "Q", raw, 96)[0]
     if version != 1:
         raise FormatError(f"{path}: version {version} is not supported (this reader knows version 1)")

@@ -3,10 +3,12 @@
 # each in its own build directory, and the part of the test suite that exercises them.
 #   address: ASan + UBSan (FM_SANITIZE=address): core, geometry, storage, MCML files, CPU kernel,
 #            stuck packets, long runs, the fuzz corpus replayed, fullmonte-run's bad-input and
-#            SIGINT tests
+#            SIGINT tests, fullmonte-compare/-mcml bad inputs, summary.json, matrix readers
 #   thread:  TSan (FM_SANITIZE=thread): the CPU kernel's threading (cpu_kernel suite: thread
 #            counts, cancel) and fullmonte-run's SIGINT path
-# Usage: scripts/sanitize.sh [address|thread ...]   (default: both)
+#   tcl:     ASan + UBSan over the Tcl package (Tcl on): the API fuzz test and the API, error,
+#            source and batch tests (not run by default)
+# Usage: scripts/sanitize.sh [address|thread|tcl ...]   (default: address thread)
 # Env: FM_SANITIZE_BUILD_DIR (prefix, default build-sanitize: build-sanitize-address, ...),
 #      FM_JOBS (default 2).
 set -euo pipefail
@@ -29,7 +31,7 @@ configure_and_build() {  # kind build targets...
   mkdir -p "$build"
   # -O1 -g1: line numbers in reports at a fraction of a debug build's compile time.
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-    -DFM_SANITIZE="$kind" -DFM_USE_CUDA=OFF -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DFM_USE_HDF5=OFF -DFM_USE_PYTHON=OFF \
+    -DFM_SANITIZE="$kind" -DFM_USE_CUDA=OFF -DFM_USE_TCL="${tcl:-OFF}" -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DFM_USE_HDF5=OFF -DFM_USE_PYTHON=OFF \
     >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; return 1; }
   cmake --build "$build" -j "$jobs" --target "$@" >"$build/build.log" 2>&1 || {
     grep -E "error|Error" "$build/build.log" | head -30; return 1; }
@@ -44,9 +46,10 @@ for kind in "${kinds[@]}"; do
     address)
       configure_and_build address "$build" test_core test_geometry test_storage test_kernel_cpu \
         test_stuck test_long_run test_mcml_files fuzz_replay fullmonte-run test_batch test_fluence_matrix \
+        fullmonte-compare fullmonte-mcml fmm_dump \
         || { status=1; continue; }
       (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 1200 \
-        -R '^(test_core|test_geometry|test_storage|test_kernel_cpu|test_stuck|test_long_run|test_mcml_files|fuzz_corpus_replay|app_bad_inputs|app_interrupt|test_batch|test_fluence_matrix|app_batch_cli)$') || status=1
+        -R '^(test_core|test_geometry|test_storage|test_kernel_cpu|test_stuck|test_long_run|test_mcml_files|fuzz_corpus_replay|app_bad_inputs|app_interrupt|test_batch|test_fluence_matrix|app_batch_cli|app_compare|app_mcml_paths|app_summary_json|fluence_matrix_readers)$') || status=1
       ;;
     thread)
       configure_and_build thread "$build" test_kernel_cpu test_batch fullmonte-run fullmonte-mcml test_reliability \
@@ -58,8 +61,15 @@ for kind in "${kinds[@]}"; do
         BOOST_TEST_RUN_FILTERS=batch/three_sources_equal_three_single_runs:batch/cancel_stops_the_batch \
           ctest --output-on-failure --timeout 900 -R '^test_batch$') || status=1
       ;;
+    tcl)
+      # Leak checks off: the launcher exits without deleting its interpreter, so every object a
+      # script left alive would be reported.
+      tcl=ON configure_and_build address "$build" fullmonte-tclsh || { status=1; continue; }
+      (cd "$build" && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 ctest --output-on-failure -j "$jobs" \
+        --timeout 1200 -R '^tcl_(fuzz_api|api|errors|surface_sources|batch)$') || status=1
+      ;;
     *)
-      echo "sanitize: unknown kind '$kind' (address or thread)" >&2
+      echo "sanitize: unknown kind '$kind' (address, thread or tcl)" >&2
       exit 2
       ;;
   esac

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "Geometry/Errors.hpp"
+#include "Storage/InputFile.hpp"
 
 namespace fm {
 namespace {
@@ -75,9 +76,12 @@ FluenceMatrixHeader decodeHeader(const unsigned char* b, uint64_t fileBytes, con
     const char* u = reinterpret_cast<const char*>(b + 64);
     if (!std::memchr(u, 0, 32)) bad("units field (offset 64, 32 bytes) is not NUL-terminated");
     h.units = std::string(u);
+    for (char c : h.units)
+        if (c < 0x20 || c > 0x7e) bad("units field (offset 64) is not printable ASCII");
     uint64_t offset = getU64(b + 96, swap);
     if (offset != kFluenceMatrixHeaderBytes) bad("data offset " + std::to_string(offset) + " is not 128");
-    if (h.sources * h.materialSets != h.cols)
+    // Divided, not multiplied: a product that wraps around 2^64 must not pass.
+    if (h.materialSets == 0 ? h.cols != 0 : (h.cols % h.materialSets != 0 || h.cols / h.materialSets != h.sources))
         bad("sources (" + std::to_string(h.sources) + ") x material sets (" + std::to_string(h.materialSets) +
             ") != columns (" + std::to_string(h.cols) + ")");
     // Guard the multiplication before trusting it to size anything.
@@ -114,7 +118,8 @@ std::vector<double> FluenceMatrix::column(uint64_t col) const {
 FluenceMatrixWriter::FluenceMatrixWriter(const std::string& path, const FluenceMatrixHeader& h)
     : path_(path), tmp_(uniqueTempPath(path)), h_(h), written_(h.cols, false) {
     if (!hostLittleEndian()) throw Error(path + ": this writer supports little-endian hosts only");
-    if (h.sources * h.materialSets != h.cols)
+    // Divided, not multiplied: a product that wraps around 2^64 must not pass.
+    if (h.materialSets == 0 ? h.cols != 0 : (h.cols % h.materialSets != 0 || h.cols / h.materialSets != h.sources))
         throw Error(path + ": sources x material sets must equal columns");
     unsigned char b[kFluenceMatrixHeaderBytes];
     encodeHeader(h_, b, path);
@@ -172,6 +177,7 @@ void writeFluenceMatrix(const std::string& path, const FluenceMatrix& m) {
 }
 
 FluenceMatrixHeader readFluenceMatrixHeader(const std::string& path) {
+    refuseDirectory(path);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw FormatError(path + ": cannot open");
     bool swap = false;
@@ -179,6 +185,7 @@ FluenceMatrixHeader readFluenceMatrixHeader(const std::string& path) {
 }
 
 FluenceMatrix readFluenceMatrix(const std::string& path) {
+    refuseDirectory(path);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw FormatError(path + ": cannot open");
     FluenceMatrix m;

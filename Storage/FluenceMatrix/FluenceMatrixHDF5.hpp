@@ -2,7 +2,8 @@
 // does not depend on HDF5). Same values and order as the binary format: dataset "/fluence",
 // float64, dims (runs, tetras), so row j of the dataset is column j of the tetras x runs matrix
 // (h5py: f["fluence"][...].T). Attributes on it: quantity, units, sources, material_sets,
-// first_tetra_id (1), format_version (1). docs/FLUENCE_MATRIX.md has the details.
+// first_tetra_id (1), format_version (1). Run labels, when given, are the dataset "/run_labels"
+// (one variable-length UTF-8 string per run). docs/FLUENCE_MATRIX.md has the details.
 #pragma once
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@ namespace fm {
 // Streams columns like FluenceMatrixWriter: "<path>.partial", renamed on commit().
 class FluenceMatrixHDF5Writer {
 public:
+    // columnLabels: none, or one per column.
     FluenceMatrixHDF5Writer(const std::string& path, const FluenceMatrixHeader& h,
                             const std::vector<std::string>& columnLabels = {});
     ~FluenceMatrixHDF5Writer();
@@ -30,5 +32,10 @@ private:
 
 // Reads "/fluence" back (for tests and tools); throws FormatError naming the file.
 FluenceMatrix readFluenceMatrixHDF5(const std::string& path);
+// The run labels ("/run_labels"), empty when the file has none.
+std::vector<std::string> readFluenceMatrixHDF5Labels(const std::string& path);
+// HDF5 files, datasets, types, spaces and attributes open in this process (tests check that
+// every writer and reader, on every path, closes what it opens).
+long openHDF5Objects();
 
 }  // namespace fm

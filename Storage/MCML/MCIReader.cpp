@@ -2,6 +2,7 @@
 
 #include "Storage/MCML/MCMLRunBlock.hpp"
 #include "Storage/MCML/MCMLTextScanner.hpp"
+#include "Storage/InputFile.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -32,6 +33,7 @@ MCMLInput readMCI(std::istream& in, const std::string& name)
 
 MCMLInput readMCI(const std::string& path)
 {
+    fm::refuseDirectory(path);
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw std::runtime_error(path + ": cannot open for reading: " + std::strerror(errno));

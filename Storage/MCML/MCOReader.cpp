@@ -2,6 +2,7 @@
 
 #include "Storage/MCML/MCMLRunBlock.hpp"
 #include "Storage/MCML/MCMLTextScanner.hpp"
+#include "Storage/InputFile.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -99,6 +100,7 @@ MCMLResult readMCO(std::istream& in, const std::string& name)
 
 MCMLResult readMCO(const std::string& path)
 {
+    fm::refuseDirectory(path);
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw std::runtime_error(path + ": cannot open for reading: " + std::strerror(errno));

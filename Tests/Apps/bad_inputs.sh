@@ -60,10 +60,20 @@ expect_fail "|g| >= 1" "$dir/g1.opt:3: material 1: anisotropy g must satisfy |g|
 expect_fail "n <= 0" "$dir/n0.opt:4: material 2: refractive index must be > 0" --mesh "$dir/m.mesh" --opt "$dir/n0.opt" --source "$dir/m.source" --output "$dir/out"
 expect_fail "source outside the mesh" "$dir/outside.source: Point source: position (5 5 5) is outside the mesh" --mesh "$dir/m.mesh" --opt "$dir/m.opt" --source "$dir/outside.source" --output "$dir/out"
 expect_fail "zero packets" "packets must be at least 1" "${m[@]}" --packets 0
-expect_fail "packets not a number" "--packets: 'lots' is not a number" "${m[@]}" --packets lots
-expect_fail "packets beyond 2^53" "--packets = 1e20 is larger than" "${m[@]}" --packets 1e20
+expect_fail "packets not a number" "--packets: 'lots' is not a whole number" "${m[@]}" --packets lots
+expect_fail "packets beyond 2^64" "--packets: '1e20' is not a whole number in [0, 2^64-1]" "${m[@]}" --packets 1e20
 expect_fail "threads 0" "--threads must be at least 1" "${m[@]}" --threads 0
-expect_fail "threads negative" "--threads must be a whole number" "${m[@]}" --threads -2
+expect_fail "threads negative" "--threads: '-2' is not a whole number" "${m[@]}" --threads -2
+# Integers are parsed as integers (issue 26): nothing is rounded through double.
+expect_fail "packets 2^53+1" "--packets = 9007199254740993 is larger than 9007199254740992" "${m[@]}" --packets 9007199254740993
+expect_fail "packets fractional" "--packets: '1000.5' is not a whole number" "${m[@]}" --packets 1000.5
+expect_fail "packets negative" "--packets: '-1000' is not a whole number" "${m[@]}" --packets -1000
+expect_fail "packets junk suffix" "--packets: '1000x' is not a whole number" "${m[@]}" --packets 1000x
+expect_fail "seed 2^64" "--seed: '18446744073709551616' is not a whole number" "${m[@]}" --seed 18446744073709551616
+expect_fail "seed negative" "--seed: '-1' is not a whole number" "${m[@]}" --seed -1
+expect_fail "seed fractional" "--seed: '1.5' is not a whole number" "${m[@]}" --seed 1.5
+expect_fail "max-steps beyond uint32" "--max-steps = 4294967296 is larger than" "${m[@]}" --max-steps 4294967296
+expect_fail "devices fractional" "--devices: '0.5' is not a whole number" "${m[@]}" --kernel cuda --devices 0,0.5
 expect_fail "wmin out of range" "--wmin must be in [0, 1)" "${m[@]}" --wmin 1e300
 expect_fail "prwin out of range" "--prwin must be in (0, 1]" "${m[@]}" --prwin 0
 expect_fail "max-steps 0" "--max-steps and --max-hits must be at least 1" "${m[@]}" --max-steps 0
@@ -71,12 +81,30 @@ expect_fail "unknown flag" "unknown argument '--bogus'" "${m[@]}" --bogus
 expect_fail "flag without value" "--seed needs a value" "${m[@]}" --seed
 expect_fail "no output" "--output DIR is required" --mesh "$dir/m.mesh" --opt "$dir/m.opt" --source "$dir/m.source"
 expect_fail "bad point list" "--point needs 3 comma-separated numbers" --mesh "$dir/m.mesh" --opt "$dir/m.opt" --point 1,2 --output "$dir/out"
+# Contradicting options are refused, none silently wins (issue 26).
+expect_fail "point and pencil" "--point and --pencil cannot be combined" --mesh "$dir/m.mesh" --opt "$dir/m.opt" --point 0.2,0.2,0.2 --pencil 0.2,0.2,0.2,1,0,0 --output "$dir/out"
+expect_fail "source and point" "--source and --point cannot be combined" "${m[@]}" --point 0.2,0.2,0.2
+expect_fail "TIM-OS and MMC inputs" "--mesh and --mmc-node cannot be combined" "${m[@]}" --mmc-node "$dir/m.mesh"
+expect_fail "TIM-OS and MMC materials" "--mesh and --mmc-prop cannot be combined" "${m[@]}" --mmc-prop "$dir/m.opt"
+expect_fail "opt and batch-opt" "--opt and --batch-opt cannot be combined" --mesh "$dir/m.mesh" --opt "$dir/m.opt" --batch-opt "$dir/m.opt" --batch-sources "$dir/m.source" --output "$dir/out"
+expect_fail "exterior-n without MMC" "--exterior-n applies to MMC inputs" "${m[@]}" --exterior-n 1.3
+# A folder where a file is expected says so.
+expect_fail "mesh is a directory" "$dir is a directory, not a file" --mesh "$dir" --opt "$dir/m.opt" --source "$dir/m.source" --output "$dir/out"
+expect_fail "opt is a directory" "$dir is a directory, not a file" --mesh "$dir/m.mesh" --opt "$dir" --source "$dir/m.source" --output "$dir/out"
 
 # A good run still works (the harness itself is sound).
 if "$exe" "${m[@]}" --packets 1000 --threads 2 >"$dir/stdout" 2>"$dir/stderr" && [ -s "$dir/out/volume_energy.txt" ]; then
   echo "ok   valid run"
 else
   echo "FAIL valid run: $(cat "$dir/stderr")"
+  failures=$((failures + 1))
+fi
+# The whole 64-bit seed range is accepted and kept exactly.
+if "$exe" "${m[@]}" --packets 1e3 --threads 1 --seed 18446744073709551615 >"$dir/stdout" 2>"$dir/stderr" &&
+   grep -q '"seed": 18446744073709551615,' "$dir/out/summary.json"; then
+  echo "ok   seed 2^64-1 kept exactly"
+else
+  echo "FAIL seed 2^64-1: $(cat "$dir/stderr")"
   failures=$((failures + 1))
 fi
 echo "bad_inputs: $failures failure(s)"

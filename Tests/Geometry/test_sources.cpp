@@ -29,6 +29,18 @@ struct Fixture {
         }
         return out;
     }
+    // Points at z = 2 (lower half) and z = 8 (upper half) with powers wa and wb.
+    static CompositeSource twoPoints(double wa, double wb) {
+        auto A = std::make_shared<PointSource>();
+        A->position = {0, 0, 2};
+        A->power = wa;
+        auto B = std::make_shared<PointSource>();
+        B->position = {0, 0, 8};
+        B->power = wb;
+        CompositeSource C;
+        C.elements = {A, B};
+        return C;
+    }
     bool inTetra(const LaunchRecord& L) {
         return L.tetra && mesh.contains(L.tetra, {L.pos.x, L.pos.y, L.pos.z}, 1e-5);
     }
@@ -150,18 +162,51 @@ BOOST_AUTO_TEST_CASE(fiber_cone_and_cylinder) {
 }
 
 BOOST_AUTO_TEST_CASE(composite_by_power) {
-    auto A = std::make_shared<PointSource>();
-    A->position = {0, 0, 2};
-    A->power = 3;
-    auto B = std::make_shared<PointSource>();
-    B->position = {0, 0, 8};
-    B->power = 1;
-    CompositeSource C;
-    C.elements = {A, B};
+    CompositeSource C = twoPoints(3, 1);
     auto L = launch(C, 20000);
     double fa = 0;
     for (auto& l : L) fa += l.pos.z < 5;
     BOOST_CHECK_SMALL(fa / L.size() - 0.75, 4 * std::sqrt(0.1875 / L.size()));
+}
+
+// Issue 26: weights near DBL_MAX overflowed their sum (inf), so every packet started from the last
+// source. Two equal weights of 1e308 must split the packets evenly, as weights of 1 do.
+BOOST_AUTO_TEST_CASE(composite_huge_weights_do_not_overflow) {
+    CompositeSource C = twoPoints(1e308, 1e308);
+    KernelInput in = packModel(mesh, mats, C);
+    BOOST_REQUIRE_EQUAL(in.emitterCdf.size(), 2u);
+    BOOST_CHECK_EQUAL(in.emitterCdf[0], 0.5);
+    BOOST_CHECK_EQUAL(in.emitterCdf[1], 1.0);
+    auto L = launch(C, 20000);
+    double fa = 0;
+    for (auto& l : L) fa += l.pos.z < 5;
+    BOOST_CHECK_SMALL(fa / L.size() - 0.5, 4 * std::sqrt(0.25 / L.size()));
+}
+
+BOOST_AUTO_TEST_CASE(composite_bad_weights_and_cycles_refused) {
+    auto A = std::make_shared<PointSource>();
+    A->position = {0, 0, 2};
+    for (double w : {-1.0, double(INFINITY), double(NAN)}) {
+        A->power = w;
+        CompositeSource C;
+        C.elements = {A};
+        BOOST_CHECK_EXCEPTION(packModel(mesh, mats, C), ModelError, [](const ModelError& e) {
+            return std::string(e.what()).find("power must be >= 0") != std::string::npos;
+        });
+    }
+    A->power = 0;
+    CompositeSource Z;
+    Z.elements = {A, A};
+    BOOST_CHECK_THROW(packModel(mesh, mats, Z), ModelError);  // total power zero
+    // A cycle built behind the Tcl layer's back is an error, not a stack overflow.
+    A->power = 1;
+    auto C1 = std::make_shared<CompositeSource>(), C2 = std::make_shared<CompositeSource>();
+    C1->elements = {A, C2};
+    C2->elements = {C1};
+    BOOST_CHECK_EXCEPTION(packModel(mesh, mats, *C1), ModelError, [](const ModelError& e) {
+        return std::string(e.what()).find("nested deeper than") != std::string::npos;
+    });
+    C2->elements.clear();  // break the cycle so the shared pointers free each other
 }
 
 BOOST_AUTO_TEST_CASE(bad_sources_named) {

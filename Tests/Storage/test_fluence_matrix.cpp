@@ -175,8 +175,50 @@ BOOST_AUTO_TEST_CASE(hdf5_file_reads_back_through_the_c_api) {
     BOOST_CHECK_EQUAL(r.header.sources, 3u);
     BOOST_CHECK_EQUAL(r.header.materialSets, 2u);
     BOOST_CHECK(sameValues(r.values, m.values));
+    BOOST_CHECK(readFluenceMatrixHDF5Labels(p) == std::vector<std::string>({"a", "b", "c", "d", "e", "f"}));
     writeFluenceMatrix(tmpPath("m.fmm"), m);
     BOOST_CHECK_THROW(readFluenceMatrixHDF5(tmpPath("m.fmm")), FormatError);  // not HDF5
+    BOOST_CHECK_EQUAL(openHDF5Objects(), 0);
+}
+
+// Issue 26: labels were one attribute, limited to 64 KiB (about 4,000 rows of a sources file, or
+// 17 long paths). 5,000 runs with 300-byte labels (1.5 MB of labels) must write and read back.
+BOOST_AUTO_TEST_CASE(hdf5_thousands_of_long_labels) {
+    std::string p = tmpPath("many.h5");
+    FluenceMatrixHeader h;
+    h.rows = 2;
+    h.cols = 5000;
+    h.sources = 5000;
+    h.materialSets = 1;
+    std::vector<std::string> labels;
+    for (uint64_t j = 0; j < h.cols; ++j)
+        labels.push_back("/data/plans/patient-" + std::to_string(j) + "/" + std::string(280, 'x') + "-\u00e9.source");
+    {
+        FluenceMatrixHDF5Writer w(p, h, labels);
+        for (uint64_t c = 0; c < h.cols; ++c) w.writeColumn(c, {double(c), -double(c)});
+        w.commit();
+    }
+    FluenceMatrix r = readFluenceMatrixHDF5(p);
+    BOOST_CHECK_EQUAL(r.header.cols, 5000u);
+    BOOST_CHECK_EQUAL(r.at(1, 4999), -4999.0);
+    BOOST_CHECK(readFluenceMatrixHDF5Labels(p) == labels);
+    BOOST_CHECK_EQUAL(openHDF5Objects(), 0);
+}
+
+// Error paths close every handle and leave no partial file.
+BOOST_AUTO_TEST_CASE(hdf5_error_paths_close_everything) {
+    FluenceMatrixHeader h = sample().header;
+    BOOST_CHECK_THROW(FluenceMatrixHDF5Writer(tmpPath("nodir/x.h5"), h), Error);  // cannot create
+    BOOST_CHECK_THROW(FluenceMatrixHDF5Writer(tmpPath("n.h5"), h, {"only one"}), Error);  // labels != runs
+    BOOST_CHECK(!fs::exists(tmpPath("n.h5.partial")));
+    {
+        FluenceMatrixHDF5Writer w(tmpPath("u.h5"), h, {"a", "b", "c", "d", "e", "f"});
+        BOOST_CHECK_THROW(w.writeColumn(9, std::vector<double>(h.rows)), Error);
+        BOOST_CHECK_THROW(w.commit(), Error);  // columns missing
+    }
+    BOOST_CHECK(!fs::exists(tmpPath("u.h5.partial")) && !fs::exists(tmpPath("u.h5")));
+    BOOST_CHECK_THROW(readFluenceMatrixHDF5(tmpPath("nothere.h5")), FormatError);
+    BOOST_CHECK_EQUAL(openHDF5Objects(), 0);
 }
 #endif
 

@@ -67,25 +67,23 @@ proc runReal {name script dir cap args} {
         set ::argv0 @SCRIPT@
         package require FullMonte
         namespace eval ::realscripts {}
-        # Each kernel object `k` is renamed and fronted by a proc that lowers `packetCount N`;
-        # every other call (and `cget -this`, by which objects are passed) goes through unchanged.
+        # Each kernel object `k` keeps its command (object handles must name live objects); an
+        # execution trace lowers `packetCount N` to the cap after the script's call.
+        proc ::realscripts::cap {cmd code result op} {
+            if {[lindex $cmd 1] eq "packetCount" && [llength $cmd] == 3 && [lindex $cmd 2] > @CAP@} {
+                [lindex $cmd 0] packetCount @CAP@
+            }
+        }
         foreach cls {TetraVolumeKernel TetraSurfaceKernel TetraSVKernel TetraInternalKernel
                      TetraTraceKernel MCMLKernel} {
             if {[info commands ::$cls] eq ""} continue
             rename ::$cls ::realscripts::$cls
             proc ::$cls {args} [string map [list CLS $cls] {
                 set obj [uplevel 1 [list ::realscripts::CLS {*}$args]]
-                # `Class name` returns a pointer handle besides making `name`: front the name.
+                # `Class name` returns a pointer handle besides making `name`: trace the name.
                 set name [expr {[llength $args] ? [lindex $args 0] : $obj}]
                 set full [uplevel 1 [list namespace which -command $name]]
-                set impl ::realscripts::impl[incr ::realscripts::n]
-                rename $full $impl
-                proc $full {method args} [string map [list IMPL $impl] {
-                    if {$method eq "packetCount" && [llength $args] == 1 && [lindex $args 0] > @CAP@} {
-                        set args @CAP@
-                    }
-                    tailcall IMPL $method {*}$args
-                }]
+                trace add execution $full leave ::realscripts::cap
                 return $obj
             }]
         }
