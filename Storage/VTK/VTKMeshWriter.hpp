@@ -27,6 +27,10 @@ public:
     void clearData() { data_.clear(); }
     // Free text stored as "Comment" field data (and, for .vtk, in the one-line legacy header).
     void addHeaderComment(const std::string& text) { comments_.push_back(text); }
+    // Legacy .vtk file version: "5.1" (default, VTK 9) or "4.2" (VTK 8-era tools, ParaView < 5.9).
+    // Anything else is a ParameterError. Ignored for XML files.
+    void legacyVersion(const std::string& v);
+    std::string legacyVersion() const { return legacy42_ ? "4.2" : "5.1"; }
 
     // Throws ParameterError for a missing mesh/filename, bad data sizes or an unknown extension,
     // Error when the file cannot be written. Writes via "<file>.partial", renamed when complete.
@@ -37,6 +41,7 @@ private:
     const TetraMesh* mesh_ = nullptr;
     std::vector<std::pair<std::string, std::vector<double>>> data_;
     std::vector<std::string> comments_;
+    bool legacy42_ = false;
 };
 
 }  // namespace fm

@@ -30,6 +30,10 @@ public:
     void addData(const std::string& name, const std::vector<double>& values);
     void clearData() { data_.clear(); }
     void addHeaderComment(const std::string& text) { comments_.push_back(text); }
+    // Legacy .vtk file version: "5.1" (default, VTK 9) or "4.2" (VTK 8-era tools, ParaView < 5.9).
+    // Anything else is a ParameterError. Ignored for XML files.
+    void legacyVersion(const std::string& v);
+    std::string legacyVersion() const { return legacy42_ ? "4.2" : "5.1"; }
 
     // Throws ParameterError (missing mesh/filename, bad sizes, region with no surface, unknown
     // extension) or Error (cannot write). Writes via "<file>.partial".
@@ -43,6 +47,7 @@ private:
     uint32_t region_ = 0;
     std::vector<std::pair<std::string, std::vector<double>>> data_;
     std::vector<std::string> comments_;
+    bool legacy42_ = false;
 };
 
 }  // namespace fm
