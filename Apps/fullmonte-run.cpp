@@ -43,6 +43,8 @@ const char* kUsage =
     "  --power P          source power (W) or energy (J) that scales fluence.txt (default 1)\n"
     "  --exterior-n N     exterior refractive index for MMC inputs (default 1)\n"
     "  --no-surface       do not score surface exit energy\n"
+    "  --no-entry-specular  pencil beams and fibres entering from outside are not Fresnel-reflected\n"
+    "                     (FullMonte 2018, TIM-OS, MMC); default: reflected and refracted as MCML\n"
     "  --quiet            no progress bar\n"
     "batch (one run per source file, or per row of one .source file, x each material set):\n"
     "  --batch-sources S  a folder of .source files, one .source file (a run per row), or a list\n"
@@ -62,7 +64,7 @@ struct Args {
 };
 
 Args parse(int argc, char** argv) {
-    static const char* kFlags[] = {"--no-surface", "--quiet", "--help"};
+    static const char* kFlags[] = {"--no-surface", "--quiet", "--help", "--no-entry-specular"};
     static const char* kValues[] = {"--mesh", "--opt", "--source", "--packets", "--seed", "--threads",
                                     "--wmin", "--prwin", "--kernel", "--output", "--power", "--mmc-node",
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
@@ -230,6 +232,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         bc.sources = a.get("--batch-sources");
         bc.materialSets = a.get("--batch-opt");
         bc.packetsGiven = a.has("--packets");
+        bc.specularAtEntry = !a.flags.count("--no-entry-specular");
         bc.opt = opt;
         bc.kernel = kernel;
         bc.output = a.get("--output");
@@ -240,6 +243,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         return runBatchCommand(bc, mpi);
     }
 
+    setSpecularAtEntry(*src, !a.flags.count("--no-entry-specular"));
     KernelInput in = packWithContext(a, mesh, mats, *src);
     warm.join();
     std::string dir = a.get("--output");

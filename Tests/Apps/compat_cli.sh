@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Compatibility options on the command line (issue 25): fullmonte-run --no-entry-specular (no
+# Fresnel reflection where a pencil beam enters, as FullMonte 2018), a matched boundary (TIM-OS
+# boundary type 2) reflecting nothing at entry, and fullmonte-vtk --vtk-version 4.2.
+# Usage: compat_cli.sh FULLMONTE_RUN [FULLMONTE_VTK]
+set -u
+RUN=$1
+VTK=${2:-}
+. "$(dirname "$0")/model.sh"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+write_model "$T"
+fail=0
+check() { if [ "$2" != "$3" ]; then echo "FAILED: $1: got '$2', expected '$3'"; fail=1; else echo "ok: $1"; fi; }
+specular() { sed -n 's/.*"specular": *\([^,]*\),*/\1/p' "$1/summary.json"; }
+
+# Region 1 has n = 1.4 in air: R = (0.4/2.4)^2 = 0.02778 at normal incidence.
+"$RUN" --mesh "$T/m.mesh" --opt "$T/m.opt" --pencil 0.2,0.2,-1,0,0,1 --packets 500 --output "$T/mcml" --quiet >/dev/null
+check "default books MCML's specular" "$(specular "$T/mcml" | cut -c1-6)" "0.0277"
+"$RUN" --mesh "$T/m.mesh" --opt "$T/m.opt" --pencil 0.2,0.2,-1,0,0,1 --packets 500 --output "$T/fm2018" --quiet \
+    --no-entry-specular >/dev/null
+check "--no-entry-specular books none" "$(specular "$T/fm2018")" "0"
+printf '1\n2\n0.1 10 0.9 1.4\n0.2 20 0.8 1.3\n2\n' >"$T/matched.opt"
+"$RUN" --mesh "$T/m.mesh" --opt "$T/matched.opt" --pencil 0.2,0.2,-1,0,0,1 --packets 500 --output "$T/matched" \
+    --quiet >/dev/null
+check "matched boundary books none" "$(specular "$T/matched")" "0"
+printf '1\n11 1 0.2 0.2 -1 0 0 1 1\n' >"$T/pencil.source"
+printf '%s\n' "$T/pencil.source" >"$T/list.txt"
+"$RUN" --mesh "$T/m.mesh" --opt "$T/m.opt" --batch-sources "$T/list.txt" --packets 500 --output "$T/batch" \
+    --quiet --no-entry-specular >/dev/null
+check "batch --no-entry-specular books none" "$(grep -c '"specular": 0,' "$T/batch/summary.json")" "1"
+
+if [ -n "$VTK" ]; then
+    "$VTK" --mesh "$T/m.mesh" --output "$T/m42.vtk" --vtk-version 4.2 >/dev/null
+    check "fullmonte-vtk --vtk-version 4.2 header" "$(head -1 "$T/m42.vtk")" "# vtk DataFile Version 4.2"
+    "$VTK" --mesh "$T/m42.vtk" --output "$T/back.vtu" >/dev/null
+    check "the 4.2 file reads back" "$?" "0"
+    "$VTK" --mesh "$T/m.mesh" --output "$T/bad.vtk" --vtk-version 3.0 2>"$T/err" >/dev/null
+    check "--vtk-version 3.0 exits 1" "$?" "1"
+    check "and says why" "$(grep -c "legacy VTK file version '3.0' is not 4.2 or 5.1" "$T/err")" "1"
+    check "and writes nothing" "$(ls "$T" | grep -c bad.vtk)" "0"
+fi
+exit $fail
