@@ -15,6 +15,7 @@
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
 #include "Storage/MMC/MMC.hpp"
+#include "Storage/MMC/MMCInput.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Storage/Text/TextFile.hpp"
 
@@ -28,6 +29,8 @@ extern "C" void onSignal(int) { gCancel = true; }
 const char* kUsage =
     "usage: fullmonte-run --mesh M.mesh --opt O.opt --source S.source --output DIR [options]\n"
     "       fullmonte-run --mmc-node N --mmc-elem E --mmc-prop P (--point x,y,z | --pencil x,y,z,dx,dy,dz) --output DIR\n"
+    "       fullmonte-run --mmc SESSION.json|SESSION.inp --output DIR   (MMC's inputs: mesh, media, source,\n"
+    "                     photons, seed; --point/--pencil/--packets/--seed override them)\n"
     "       fullmonte-run --mesh M.mesh (--opt O.opt | --batch-opt OPTS) --batch-sources SOURCES --output DIR\n"
     "options:\n"
     "  --packets N        packets to launch (default: the source file's count, else 1e6)\n"
@@ -41,7 +44,7 @@ const char* kUsage =
     "  --devices LIST     CUDA devices: comma-separated ids or 'all' (default 0); packets are\n"
     "                     shared out in chunks, results equal a single-device run\n"
     "  --power P          source power (W) or energy (J) that scales fluence.txt (default 1)\n"
-    "  --exterior-n N     exterior refractive index for MMC inputs (default 1)\n"
+    "  --exterior-n N     exterior refractive index for MMC prop files and .inp (default 1)\n"
     "  --no-surface       do not score surface exit energy\n"
     "  --no-entry-specular  pencil beams and fibres entering from outside are not Fresnel-reflected\n"
     "                     (FullMonte 2018, TIM-OS, MMC); default: reflected and refracted as MCML\n"
@@ -68,7 +71,8 @@ Args parse(int argc, char** argv) {
     static const char* kValues[] = {"--mesh", "--opt", "--source", "--packets", "--seed", "--threads",
                                     "--wmin", "--prwin", "--kernel", "--output", "--power", "--mmc-node",
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
-                                    "--max-steps", "--max-hits", "--devices", "--batch-sources", "--batch-opt"};
+                                    "--max-steps", "--max-hits", "--devices", "--batch-sources", "--batch-opt",
+                                    "--mmc"};
     Args a;
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
@@ -132,7 +136,7 @@ KernelInput packWithContext(const Args& a, const TetraMesh& mesh, const Material
         return packModel(mesh, mats, src);
     } catch (const ModelError& e) {
         std::string files;
-        for (const char* k : {"--mesh", "--opt", "--source", "--mmc-node", "--mmc-elem", "--mmc-prop"})
+        for (const char* k : {"--mesh", "--opt", "--source", "--mmc-node", "--mmc-elem", "--mmc-prop", "--mmc"})
             if (a.has(k)) files += (files.empty() ? "" : ", ") + a.get(k);
         throw ModelError(files + ": " + e.what());
     }
@@ -166,7 +170,19 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     MaterialSet mats;
     SourcePtr src;
     double filePackets = 0;
-    if (a.has("--mesh")) {
+    int64_t fileSeed = -1;
+    if (a.has("--mmc")) {
+        if (a.has("--mesh") || a.has("--mmc-node") || a.has("--source"))
+            throw ParameterError("--mmc gives mesh, media and source: leave out --mesh, --mmc-node and --source");
+        if (a.has("--exterior-n") && a.get("--mmc").size() > 5 && a.get("--mmc").substr(a.get("--mmc").size() - 5) == ".json")
+            throw ParameterError("--exterior-n: an MMC .json gives the exterior index itself (Domain.Media[0].n or Forward.N0)");
+        MMCSimulation sim = readMMCInput(a.get("--mmc"), number(a, "--exterior-n", 1.0));
+        mesh = std::move(sim.mesh);
+        mats = sim.materials;
+        src = sim.source;
+        filePackets = double(sim.photons);
+        fileSeed = sim.seed;
+    } else if (a.has("--mesh")) {
         if (!a.has("--opt") && !a.has("--batch-opt")) throw ParameterError("--opt (or --batch-opt) is required with --mesh");
         mesh = readTIMOSMesh(a.get("--mesh"));
         if (a.has("--opt")) mats = readTIMOSMaterials(a.get("--opt"));
@@ -186,7 +202,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         throw ParameterError("--power does not apply to a batch: the fluence matrix is per unit emitted energy");
     if (batch) {
         // batch mode reads its sources itself (below)
-    } else if (a.has("--source")) {
+    } else if (a.has("--source") && !a.has("--mmc")) {
         auto s = readTIMOSSource(a.get("--source"));
         src = s.source;
         filePackets = s.totalPackets;
@@ -201,14 +217,14 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         p->position = {v[0], v[1], v[2]};
         p->direction = {v[3], v[4], v[5]};
         src = p;
-    } else {
+    } else if (!src) {
         throw ParameterError("a source is required: --source, --point or --pencil");
     }
 
     RunOptions opt;
     uint64_t defPackets = filePackets >= 1 && filePackets <= 1e15 ? uint64_t(filePackets) : 1000000;
     opt.packets = whole(a, "--packets", defPackets, uint64_t(1) << 53);
-    opt.params.seed = whole(a, "--seed", 1, ~uint64_t(0) >> 1);
+    opt.params.seed = whole(a, "--seed", fileSeed >= 0 ? uint64_t(fileSeed) : 1, ~uint64_t(0) >> 1);
     opt.threads = unsigned(whole(a, "--threads", 0, 4096));
     // An explicit 0 is a mistake (a script computing the count?), not a request for all cores.
     if (a.has("--threads") && opt.threads == 0)
@@ -227,8 +243,8 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     if (batch) {
         BatchCommand bc;
         bc.mesh = &mesh;
-        bc.materials = (a.has("--opt") || a.has("--mmc-prop")) ? &mats : nullptr;
-        bc.materialsFile = a.has("--opt") ? a.get("--opt") : a.get("--mmc-prop");
+        bc.materials = (a.has("--opt") || a.has("--mmc-prop") || a.has("--mmc")) ? &mats : nullptr;
+        bc.materialsFile = a.has("--opt") ? a.get("--opt") : a.has("--mmc") ? a.get("--mmc") : a.get("--mmc-prop");
         bc.sources = a.get("--batch-sources");
         bc.materialSets = a.get("--batch-opt");
         bc.packetsGiven = a.has("--packets");
@@ -243,7 +259,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         return runBatchCommand(bc, mpi);
     }
 
-    setSpecularAtEntry(*src, !a.flags.count("--no-entry-specular"));
+    if (a.flags.count("--no-entry-specular")) setSpecularAtEntry(*src, false);
     KernelInput in = packWithContext(a, mesh, mats, *src);
     warm.join();
     std::string dir = a.get("--output");

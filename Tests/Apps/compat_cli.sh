@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compatibility options on the command line (issue 25): fullmonte-run --no-entry-specular (no
 # Fresnel reflection where a pencil beam enters, as FullMonte 2018), a matched boundary (TIM-OS
-# boundary type 2) reflecting nothing at entry, and fullmonte-vtk --vtk-version 4.2.
+# boundary type 2) reflecting nothing at entry, MMC's .inp and JSON inputs (--mmc), and
+# fullmonte-vtk --vtk-version 4.2.
 # Usage: compat_cli.sh FULLMONTE_RUN [FULLMONTE_VTK]
 set -u
 RUN=$1
@@ -29,6 +30,26 @@ printf '%s\n' "$T/pencil.source" >"$T/list.txt"
 "$RUN" --mesh "$T/m.mesh" --opt "$T/m.opt" --batch-sources "$T/list.txt" --packets 500 --output "$T/batch" \
     --quiet --no-entry-specular >/dev/null
 check "batch --no-entry-specular books none" "$(grep -c '"specular": 0,' "$T/batch/summary.json")" "1"
+
+# MMC's own inputs: a 2-tetra mesh as MMC files, the .inp and the JSON naming them.
+printf '1 5\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 1 1\n' >"$T/node_two.dat"
+printf '1 2\n1 1 2 3 4 1\n2 2 3 4 5 1\n' >"$T/elem_two.dat"
+printf '1 1\n1 0.1 0 1 1.4\n' >"$T/prop_two.dat"   # g = 1: MMC's non-scattering medium
+printf '700\n17\n0.2 0.2 0\n0 0 1\n0 5e-9 5e-10\ntwo\n1\n0 1\n' >"$T/two.inp"
+"$RUN" --mmc "$T/two.inp" --output "$T/mmcinp" --quiet >/dev/null
+check "--mmc .inp runs its photon count" "$(grep -c '"packets": 700,' "$T/mmcinp/summary.json")" "1"
+check "--mmc .inp takes its seed" "$(grep -c '"seed": 17' "$T/mmcinp/summary.json")" "1"
+check "--mmc .inp: no specular at launch (MMC)" "$(specular "$T/mmcinp")" "0"
+printf '{"Mesh": {"MeshID": "two", "InitElem": 1}, "Session": {"Photons": 600, "RNGSeed": 17},\n "Optode": {"Source": {"Pos": [0.2, 0.2, 0], "Dir": [0, 0, 1]}}}\n' >"$T/two.json"
+if "$RUN" --mmc "$T/two.json" --output "$T/mmcjson" --quiet >/dev/null 2>"$T/err"; then
+    check "--mmc .json runs its photon count" "$(grep -c '"packets": 600,' "$T/mmcjson/summary.json")" "1"
+else
+    check "--mmc .json without nlohmann-json says so" "$(grep -c 'nlohmann-json' "$T/err")" "1"
+fi
+printf '1 2\n1 1 2 3 4 1\n2 2 3 4 5 0\n' >"$T/elem_two.dat"
+"$RUN" --mmc "$T/two.inp" --output "$T/label0" --quiet >/dev/null 2>"$T/err"
+check "label 0 exits 1" "$?" "1"
+check "label 0 named with file and line" "$(grep -c "elem_two.dat:3: element 2: label 0 is MMC's background" "$T/err")" "1"
 
 if [ -n "$VTK" ]; then
     "$VTK" --mesh "$T/m.mesh" --output "$T/m42.vtk" --vtk-version 4.2 >/dev/null
