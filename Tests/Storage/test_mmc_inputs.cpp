@@ -94,6 +94,18 @@ RunResult run(const MMCSimulation& s, uint64_t packets, uint64_t first = 0) {
     return runCpu(packModel(s.mesh, s.materials, *s.source), o);
 }
 
+// Index-matched (n = 1 in and out) non-scattering MMC model (prop rows with g = 1) through an
+// .inp, run with N packets.
+RunResult runClear(const std::string& id, bool twoLayers, const std::string& prop, uint64_t N) {
+    writeMeshFiles(cube(twoLayers), id);
+    write("prop_" + id + ".dat", prop);
+    MMCSimulation s = readMMCInp(write(id + ".inp", inp(id)), 1.0);
+    RunResult r = run(s, N);
+    BOOST_CHECK_EQUAL(r.ledger.specular, 0.0);
+    BOOST_CHECK_SMALL(r.ledger.imbalance() / r.ledger.launched, 1e-12);
+    return r;
+}
+
 template <class F>
 void expectFormatError(F f, std::initializer_list<std::string> needles) {
     try {
@@ -167,28 +179,19 @@ BOOST_AUTO_TEST_CASE(json_by_mesh_id_inline_and_inp_agree) {
 // and out, nothing reflected): a packet is absorbed within depth L with p = 1 - exp(-mu_a L),
 // so the absorbed fraction of N packets has standard error sqrt(p (1 - p) / N).
 BOOST_AUTO_TEST_CASE(beer_lambert_through_g1_medium) {
-    TetraMesh m = cube(false);
-    writeMeshFiles(m, "clear");
-    write("prop_clear.dat", "1 1\n1 0.08 0.0 1.0 1.0\n");
-    MMCSimulation s = readMMCInp(write("clear.inp", inp("clear")), 1.0);
     const uint64_t N = 40000;
-    RunResult r = run(s, N);
+    RunResult r = runClear("clear", false, "1 1\n1 0.08 0.0 1.0 1.0\n", N);
     const double p = 1 - std::exp(-0.08 * 10.0);
     const double a = r.ledger.absorbed / r.ledger.launched;
     fmtest::checkWithinSigma("Beer-Lambert absorbed", {a, std::sqrt(p * (1 - p) / N)}, p);
-    BOOST_CHECK_EQUAL(r.ledger.specular, 0.0);
-    BOOST_CHECK_SMALL(r.ledger.imbalance() / r.ledger.launched, 1e-12);
 }
 
 // Two non-scattering layers of different mu_a (media 1 and 2 by label), matched: absorbed in
 // layer 1 is 1 - exp(-mu1 5), in layer 2 exp(-mu1 5)(1 - exp(-mu2 5)); the rest leaves.
 BOOST_AUTO_TEST_CASE(beer_lambert_per_region_and_energy_conservation) {
-    TetraMesh m = cube(true);
-    writeMeshFiles(m, "layers");
-    write("prop_layers.dat", "1 2\n1 0.06 0 1 1.0\n2 0.15 0 1 1.0\n");
-    MMCSimulation s = readMMCInp(write("layers.inp", inp("layers")), 1.0);
     const uint64_t N = 40000;
-    RunResult r = run(s, N);
+    RunResult r = runClear("layers", true, "1 2\n1 0.06 0 1 1.0\n2 0.15 0 1 1.0\n", N);
+    TetraMesh m = cube(true);
     double e1 = 0, e2 = 0;
     for (uint32_t t = 1; t <= m.tetraCount(); ++t) (m.region(t) == 1 ? e1 : e2) += r.volume[t];
     const double p1 = 1 - std::exp(-0.3), p2 = std::exp(-0.3) * (1 - std::exp(-0.75));
