@@ -22,7 +22,7 @@ public:
         if (!in) throw FormatError(path + ": cannot open file");
         try {
             root_ = Json::parse(in);
-        } catch (const Json::parse_error& e) {
+        } catch (const Json::exception& e) {  // syntax, or a number out of double's range
             throw FormatError(path + ": not valid JSON (" + std::string(e.what()) + ")");
         }
         if (!root_.is_object()) fail("", "the top level must be an object");
@@ -49,7 +49,7 @@ public:
     }
     long long integer(const Json& j, const std::string& where) const {
         double x = number(j, where);
-        if (x != std::floor(x) || std::fabs(x) > 9e15) fail(where, "expected an integer");
+        if (x != std::floor(x) || std::fabs(x) > 9e15) fail(where, "expected an integer (of at most 9e15)");
         return (long long)x;
     }
     std::vector<double> numbers(const Json& j, const std::string& where, size_t lo, size_t hi) const {

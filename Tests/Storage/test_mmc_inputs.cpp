@@ -265,6 +265,7 @@ BOOST_AUTO_TEST_CASE(bad_inputs_name_file_and_line_or_json_path) {
     badLabel.replace(badLabel.find(",1]"), 3, ",0]");  // the first element's label -> 0
     std::vector<Case> cases = {
         {"syntax", "{\"Mesh\": ", {"syntax.json: not valid JSON"}},
+        {"overflow", "{\"Mesh\": {\"InitElem\": 1e400}}", {"overflow.json: not valid JSON", "1e400"}},
         {"nomesh", "{" + src + "}", {"nomesh.json: no mesh"}},
         {"pos", "{" + mesh + ", \"Domain\": {\"Media\": " + kMediaJson + "}, \"Optode\": {\"Source\": {\"Pos\": [5, 5]}}}",
          {"pos.json: Optode.Source.Pos: expected an array of 3 numbers"}},
