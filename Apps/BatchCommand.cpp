@@ -133,6 +133,7 @@ void readSources(const BatchCommand& c, BatchInputs& in) {
     const bool splitRows = entries.size() == 1 && entries[0].where == entries[0].path;
     for (const Entry& e : entries) {
         TIMOSSources s = readListed(e, [](const std::string& p) { return readTIMOSSource(p); });
+        if (!c.specularAtEntry) setSpecularAtEntry(*s.source, false);
         auto* comp = dynamic_cast<CompositeSource*>(s.source.get());
         if (splitRows && comp && comp->elements.size() > 1) {
             for (size_t k = 0; k < comp->elements.size(); ++k) {

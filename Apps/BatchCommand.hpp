@@ -19,6 +19,7 @@ struct BatchCommand {
     std::string sources;                     // --batch-sources: list file, .source file or folder
     std::string materialSets;                // --batch-opt: list file, .opt file or folder (optional)
     bool packetsGiven = false;               // --packets overrides the source files' counts
+    bool specularAtEntry = true;             // false: --no-entry-specular
     RunOptions opt;                          // packets, seed, threads, params, outputs, devices
     std::string kernel = "cpu";
     std::string output;

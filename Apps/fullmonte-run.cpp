@@ -21,6 +21,7 @@
 #include "Kernels/ResourceLimits.hpp"
 #include "Storage/MMC/MMC.hpp"
 #include "Storage/OutputFolder.hpp"
+#include "Storage/MMC/MMCInput.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Storage/Text/TextFile.hpp"
 
@@ -31,6 +32,8 @@ namespace {
 const char* kUsage =
     "usage: fullmonte-run --mesh M.mesh --opt O.opt --source S.source --output DIR [options]\n"
     "       fullmonte-run --mmc-node N --mmc-elem E --mmc-prop P (--point x,y,z | --pencil x,y,z,dx,dy,dz) --output DIR\n"
+    "       fullmonte-run --mmc SESSION.json|SESSION.inp --output DIR   (MMC's inputs: mesh, media, source,\n"
+    "                     photons, seed; --point/--pencil/--packets/--seed override them)\n"
     "       fullmonte-run --mesh M.mesh (--opt O.opt | --batch-opt OPTS) --batch-sources SOURCES --output DIR\n"
     "options:\n"
     "  --packets N        packets to launch (default: the source file's count, else 1e6)\n"
@@ -46,10 +49,12 @@ const char* kUsage =
     "  --devices LIST     CUDA devices: comma-separated ids or 'all' (default 0); packets are\n"
     "                     shared out in chunks, results equal a single-device run\n"
     "  --power P          source power (W) or energy (J) that scales fluence.txt (default 1)\n"
-    "  --exterior-n N     exterior refractive index for MMC inputs (default 1)\n"
+    "  --exterior-n N     exterior refractive index for MMC prop files and .inp (default 1)\n"
     "  --no-surface       do not score surface exit energy\n"
     "  --allow-defects    run on a mesh with cracks or folded tetras (docs/MESH_CHECKS.md): they\n"
     "                     become warnings instead of errors\n"
+    "  --no-entry-specular  pencil beams and fibres entering from outside are not Fresnel-reflected\n"
+    "                     (FullMonte 2018, TIM-OS, MMC); default: reflected and refracted as MCML\n"
     "  --quiet            no progress bar\n"
     "batch (one run per source file, or per row of one .source file, x each material set):\n"
     "  --batch-sources S  a folder of .source files, one .source file (a run per row), or a list\n"
@@ -69,11 +74,12 @@ struct Args {
 };
 
 Args parse(int argc, char** argv) {
-    static const char* kFlags[] = {"--no-surface", "--quiet", "--help", "--allow-defects"};
+    static const char* kFlags[] = {"--no-surface", "--quiet", "--help", "--allow-defects", "--no-entry-specular"};
     static const char* kValues[] = {"--mesh", "--opt", "--source", "--packets", "--seed", "--threads",
                                     "--wmin", "--prwin", "--kernel", "--output", "--power", "--mmc-node",
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
-                                    "--max-steps", "--max-hits", "--devices", "--batch-sources", "--batch-opt"};
+                                    "--max-steps", "--max-hits", "--devices", "--batch-sources", "--batch-opt",
+                                    "--mmc"};
     Args a;
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
@@ -135,7 +141,7 @@ KernelInput packWithContext(const Args& a, const TetraMesh& mesh, const Material
         return packModel(mesh, mats, src);
     } catch (const ModelError& e) {
         std::string files;
-        for (const char* k : {"--mesh", "--opt", "--source", "--mmc-node", "--mmc-elem", "--mmc-prop"})
+        for (const char* k : {"--mesh", "--opt", "--source", "--mmc-node", "--mmc-elem", "--mmc-prop", "--mmc"})
             if (a.has(k)) files += (files.empty() ? "" : ", ") + a.get(k);
         throw ModelError(files + ": " + e.what());
     }
@@ -226,7 +232,19 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     double filePackets = 0;
     MeshCheckOptions check;
     check.allowDefects = a.flags.count("--allow-defects") > 0;
-    if (a.has("--mesh")) {
+    int64_t fileSeed = -1;
+    if (a.has("--mmc")) {
+        if (a.has("--mesh") || a.has("--mmc-node") || a.has("--source"))
+            throw ParameterError("--mmc gives mesh, media and source: leave out --mesh, --mmc-node and --source");
+        if (a.has("--exterior-n") && a.get("--mmc").size() > 5 && a.get("--mmc").substr(a.get("--mmc").size() - 5) == ".json")
+            throw ParameterError("--exterior-n: an MMC .json gives the exterior index itself (Domain.Media[0].n or Forward.N0)");
+        MMCSimulation sim = readMMCInput(a.get("--mmc"), number(a, "--exterior-n", 1.0));
+        mesh = std::move(sim.mesh);
+        mats = sim.materials;
+        src = sim.source;
+        filePackets = double(sim.photons);
+        fileSeed = sim.seed;
+    } else if (a.has("--mesh")) {
         if (!a.has("--opt") && !a.has("--batch-opt")) throw ParameterError("--opt (or --batch-opt) is required with --mesh");
         mesh = readTIMOSMesh(a.get("--mesh"), check);
         if (a.has("--opt")) mats = readTIMOSMaterials(a.get("--opt"));
@@ -248,7 +266,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         throw ParameterError("--power does not apply to a batch: the fluence matrix is per unit emitted energy");
     if (batch) {
         // batch mode reads its sources itself (below)
-    } else if (a.has("--source")) {
+    } else if (a.has("--source") && !a.has("--mmc")) {
         auto s = readTIMOSSource(a.get("--source"));
         src = s.source;
         filePackets = s.totalPackets;
@@ -263,14 +281,14 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         p->position = {v[0], v[1], v[2]};
         p->direction = {v[3], v[4], v[5]};
         src = p;
-    } else {
+    } else if (!src) {
         throw ParameterError("a source is required: --source, --point or --pencil");
     }
 
     RunOptions opt;
     uint64_t defPackets = filePackets >= 1 && filePackets <= 1e15 ? uint64_t(filePackets) : 1000000;
     opt.packets = whole(a, "--packets", defPackets, uint64_t(1) << 53);
-    opt.params.seed = whole(a, "--seed", 1, ~uint64_t(0));
+    opt.params.seed = whole(a, "--seed", fileSeed >= 0 ? uint64_t(fileSeed) : 1, ~uint64_t(0));
     opt.threads = unsigned(whole(a, "--threads", 0, 4096));
     // An explicit 0 is a mistake (a script computing the count?), not a request for all cores.
     if (a.has("--threads") && opt.threads == 0)
@@ -289,11 +307,12 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     if (batch) {
         BatchCommand bc;
         bc.mesh = &mesh;
-        bc.materials = (a.has("--opt") || a.has("--mmc-prop")) ? &mats : nullptr;
-        bc.materialsFile = a.has("--opt") ? a.get("--opt") : a.get("--mmc-prop");
+        bc.materials = (a.has("--opt") || a.has("--mmc-prop") || a.has("--mmc")) ? &mats : nullptr;
+        bc.materialsFile = a.has("--opt") ? a.get("--opt") : a.has("--mmc") ? a.get("--mmc") : a.get("--mmc-prop");
         bc.sources = a.get("--batch-sources");
         bc.materialSets = a.get("--batch-opt");
         bc.packetsGiven = a.has("--packets");
+        bc.specularAtEntry = !a.flags.count("--no-entry-specular");
         bc.opt = opt;
         bc.kernel = kernel;
         bc.output = a.get("--output");
@@ -303,6 +322,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         return runBatchCommand(bc, mpi);
     }
 
+    if (a.flags.count("--no-entry-specular")) setSpecularAtEntry(*src, false);
     KernelInput in = packWithContext(a, mesh, mats, *src);
     if (mpi.rank() == 0) showWarnings(in.warnings);
     warnings.insert(warnings.end(), in.warnings.begin(), in.warnings.end());

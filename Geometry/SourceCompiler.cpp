@@ -210,6 +210,8 @@ struct Builder {
 };
 
 // Where a beam along d from p enters the tissue: returns false when p is strictly inside.
+// With `fresnel` false the beam enters as through a matched boundary: no specular reflection, no
+// refraction (a matched exterior, or FullMonte 2018's pencil beams and fibres).
 struct Entry {
     uint32_t tetra;
     Point3 pos, dir;
@@ -218,7 +220,8 @@ struct Entry {
 
 void warnAbout(const Builder& B, const std::string& w) { B.out.warnings.push_back(w); }
 
-Entry enterMesh(const Builder& B, const Point3& p, const Point3& d, uint32_t hint, const std::string& what) {
+Entry enterMesh(const Builder& B, const Point3& p, const Point3& d, uint32_t hint, bool fresnel,
+                const std::string& what) {
     auto hit = rayEntry(B.mesh, p, d);
     uint32_t inside = B.mesh.locate(p);
     if (hint && hint <= B.mesh.tetraCount() && B.mesh.contains(hint, p)) inside = hint;
@@ -228,7 +231,8 @@ Entry enterMesh(const Builder& B, const Point3& p, const Point3& d, uint32_t hin
     if (!hit.first) throw ModelError(what + " at " + str(p) + " along " + str(d) + " misses the mesh");
     const MeshFace& F = B.mesh.face(hit.first);
     bool away = hit.second > tol;  // starting on the surface is the usual placement, not "outside"
-    double n1 = B.mats.exterior().n, n2 = B.mats.material(B.mesh.region(F.owner)).n;
+    double n2 = B.mats.material(B.mesh.region(F.owner)).n;
+    double n1 = fresnel && !B.mats.matchedBoundary ? B.mats.exterior().n : n2;
     double cosi = -dotP(F.normal, d);  // > 0: entering against the outward normal
     Point3 q{p[0] + hit.second * d[0], p[1] + hit.second * d[1], p[2] + hit.second * d[2]};
     float cost;
@@ -264,7 +268,7 @@ void Builder::point(const PointSource& s, double p) {
 void Builder::pencil(const PencilBeamSource& s, double p) {
     checkFinite(s.position, "PencilBeam source");
     Entry en = enterMesh(*this, s.position, unit(s.direction, "PencilBeam source"), s.elementHint,
-                         "PencilBeam source");
+                         s.specularAtEntry, "PencilBeam source");
     auto& e = add(kEmitPencil, p);
     e.tetra = en.tetra;
     e.pos = toV(en.pos);
@@ -274,7 +278,8 @@ void Builder::pencil(const PencilBeamSource& s, double p) {
 
 void Builder::fiber(const FiberSource& s, double p) {
     checkFinite(s.position, "Fiber source");
-    Entry en = enterMesh(*this, s.position, unit(s.direction, "Fiber source"), 0, "Fiber source");
+    Entry en = enterMesh(*this, s.position, unit(s.direction, "Fiber source"), 0, s.specularAtEntry,
+                         "Fiber source");
     double n = mats.material(mesh.region(en.tetra)).n;
     double sinMax = s.numericalAperture / n;
     if (!(s.numericalAperture > 0) || sinMax > 1)

@@ -24,13 +24,17 @@ struct PointSource : Source {
     std::string typeName() const override { return "Point"; }
 };
 
-// Collimated beam. From outside the mesh it enters through the boundary face its ray hits, with
-// specular reflection booked as in MCML; placed inside, it starts there. radius is ignored.
+// Collimated beam. From outside the mesh (or on its surface) it enters through the boundary face
+// its ray hits, with specular reflection booked and refraction as in MCML; placed inside, it
+// starts there. radius is ignored. A matched boundary (MaterialSet::matchedBoundary) has no
+// specular reflection, nor has specularAtEntry = false (FullMonte 2018's, TIM-OS's and MMC's
+// beams: the packet starts at the surface with weight 1 and its own direction).
 struct PencilBeamSource : Source {
     Point3 position{};
     Point3 direction{0, 0, 1};
     uint32_t elementHint = 0;
     double radius = 0;
+    bool specularAtEntry = true;
     std::string typeName() const override { return "PencilBeam"; }
 };
 
@@ -72,11 +76,13 @@ struct SurfaceSource : Source {
 
 // Optical fibre tip: a cone of numerical aperture NA around `direction`, half-angle
 // asin(NA / n_tissue). Inside the mesh it emits from the point; outside or on the surface it
-// emits from where its axis enters the mesh (the fibre touching the skin).
+// emits from where its axis enters the mesh (the fibre touching the skin), with specular
+// reflection there as a pencil beam (and specularAtEntry as it).
 struct FiberSource : Source {
     Point3 position{};
     Point3 direction{0, 0, 1};
     double numericalAperture = 0.22;
+    bool specularAtEntry = true;
     std::string typeName() const override { return "Fiber"; }
 };
 
@@ -97,5 +103,14 @@ struct CompositeSource : Source {
     std::vector<SourcePtr> elements;
     std::string typeName() const override { return "Composite"; }
 };
+
+// Sets specularAtEntry of every pencil beam and fibre in s (composites included).
+inline void setSpecularAtEntry(Source& s, bool on) {
+    if (auto* p = dynamic_cast<PencilBeamSource*>(&s)) p->specularAtEntry = on;
+    if (auto* f = dynamic_cast<FiberSource*>(&s)) f->specularAtEntry = on;
+    if (auto* c = dynamic_cast<CompositeSource*>(&s))
+        for (const SourcePtr& e : c->elements)
+            if (e) setSpecularAtEntry(*e, on);
+}
 
 }  // namespace fm

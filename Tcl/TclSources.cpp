@@ -111,6 +111,8 @@ double PencilBeam::radius() const { return as<fm::PencilBeamSource>().radius; }
 void PencilBeam::radius(double r) { as<fm::PencilBeamSource>().radius = fmtcl::nonNegative(r, "PencilBeam radius"); }
 unsigned PencilBeam::elementHint() const { return as<fm::PencilBeamSource>().elementHint; }
 void PencilBeam::elementHint(unsigned t) { as<fm::PencilBeamSource>().elementHint = t; }
+bool PencilBeam::specularAtEntry() const { return as<fm::PencilBeamSource>().specularAtEntry; }
+void PencilBeam::specularAtEntry(bool on) { as<fm::PencilBeamSource>().specularAtEntry = on; }
 
 // ---- Volume ----
 
@@ -237,6 +239,8 @@ void Fiber::position(const std::string& xyz) { as<fm::FiberSource>().position = 
 std::string Fiber::direction() const { return formatVec3(as<fm::FiberSource>().direction); }
 void Fiber::direction(const std::string& d) { as<fm::FiberSource>().direction = ::direction(d, "Fiber direction"); }
 double Fiber::numericalAperture() const { return as<fm::FiberSource>().numericalAperture; }
+bool Fiber::specularAtEntry() const { return as<fm::FiberSource>().specularAtEntry; }
+void Fiber::specularAtEntry(bool on) { as<fm::FiberSource>().specularAtEntry = on; }
 void Fiber::numericalAperture(double na) {
     as<fm::FiberSource>().numericalAperture = fmtcl::positive(na, "Fiber numericalAperture");
 }

@@ -82,6 +82,10 @@ public:
     void radius(double r);
     unsigned elementHint() const;
     void elementHint(unsigned t);
+    // 1 (default): Fresnel reflection (booked w_specular) and refraction where the beam enters from
+    // outside, as MCML; 0: none, as FullMonte 2018. A matched boundary never reflects at entry.
+    bool specularAtEntry() const;
+    void specularAtEntry(bool on);
 #ifndef SWIG
     explicit PencilBeam(std::shared_ptr<fm::PencilBeamSource> s) : Source(std::move(s)) {}
 #endif
@@ -167,6 +171,8 @@ public:
     void direction(const std::string& dxyz);
     double numericalAperture() const;
     void numericalAperture(double na);
+    bool specularAtEntry() const;  // as PencilBeam's
+    void specularAtEntry(bool on);
 #ifndef SWIG
     explicit Fiber(std::shared_ptr<fm::FiberSource> s) : Source(std::move(s)) {}
 #endif

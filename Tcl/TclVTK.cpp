@@ -101,10 +101,16 @@ void VTKMeshWriter::addData(const std::string& name, OutputData* d) {
 }
 void VTKMeshWriter::addHeaderComment(const std::string& t) { comments_.push_back(t); }
 void VTKMeshWriter::clearData() { data_.clear(); }
+void VTKMeshWriter::legacyVersion(const std::string& v) {
+    fm::VTKMeshWriter().legacyVersion(v);  // checks it now
+    legacy_ = v;
+}
+std::string VTKMeshWriter::legacyVersion() const { return legacy_; }
 void VTKMeshWriter::write() {
     if (!mesh_) throw ParameterError("VTKMeshWriter write: call mesh first");
     fm::VTKMeshWriter w(need("VTKMeshWriter write"));
     w.mesh(*mesh_);
+    w.legacyVersion(legacy_);
     for (const auto& [name, d] : data_) {
         w.addData(name, d->values);
         w.addUnit(name, d->unit);
@@ -123,10 +129,16 @@ void VTKSurfaceWriter::addData(const std::string& name, OutputData* d) {
 }
 void VTKSurfaceWriter::addHeaderComment(const std::string& t) { comments_.push_back(t); }
 void VTKSurfaceWriter::clearData() { data_.clear(); }
+void VTKSurfaceWriter::legacyVersion(const std::string& v) {
+    fm::VTKSurfaceWriter().legacyVersion(v);  // checks it now
+    legacy_ = v;
+}
+std::string VTKSurfaceWriter::legacyVersion() const { return legacy_; }
 void VTKSurfaceWriter::write() {
     if (!mesh_) throw ParameterError("VTKSurfaceWriter write: call mesh first");
     fm::VTKSurfaceWriter w(need("VTKSurfaceWriter write"));
     w.mesh(*mesh_);
+    w.legacyVersion(legacy_);
     // A DirectedSurface map of one scored boundary (TetraInternalKernel) selects that region's
     // surface unless `region` says otherwise.
     unsigned r = region_;

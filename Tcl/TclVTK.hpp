@@ -46,6 +46,9 @@ public:
     void mesh(TetraMesh* m);
     void addData(const std::string& name, OutputData* d);
     void addHeaderComment(const std::string& text);
+    // .vtk file version: 5.1 (default) or 4.2 for VTK 8-era tools and ParaView before 5.9.
+    void legacyVersion(const std::string& v);
+    std::string legacyVersion() const;
     void clearData();
     void write();
 #ifndef SWIG
@@ -53,6 +56,7 @@ private:
     std::shared_ptr<fm::TetraMesh> mesh_;
     std::vector<std::pair<std::string, MapPtr>> data_;
     std::vector<std::string> comments_;
+    std::string legacy_ = "5.1";
 #endif
 };
 
@@ -68,6 +72,8 @@ public:
     unsigned region() const;
     void addData(const std::string& name, OutputData* d);
     void addHeaderComment(const std::string& text);
+    void legacyVersion(const std::string& v);  // as VTKMeshWriter's
+    std::string legacyVersion() const;
     void clearData();
     void write();
 #ifndef SWIG
@@ -76,6 +82,7 @@ private:
     unsigned region_ = 0;
     std::vector<std::pair<std::string, MapPtr>> data_;
     std::vector<std::string> comments_;
+    std::string legacy_ = "5.1";
 #endif
 };
 

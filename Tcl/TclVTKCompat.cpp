@@ -427,12 +427,18 @@ void VTKTraceWriter::filename(const std::string& f) { file_ = f; }
 std::string VTKTraceWriter::filename() const { return file_; }
 void VTKTraceWriter::traces(OutputData* d) { traces_ = tracesArg(d, "VTKTraceWriter traces"); }
 void VTKTraceWriter::addHeaderComment(const std::string& t) { comments_.push_back(t); }
+void VTKTraceWriter::legacyVersion(const std::string& v) {
+    fm::VTKTraceWriter().legacyVersion(v);  // checks it now
+    legacy_ = v;
+}
+std::string VTKTraceWriter::legacyVersion() const { return legacy_; }
 void VTKTraceWriter::write() {
     if (!traces_) throw ParameterError("VTKTraceWriter write: call traces with [$ODC getByName PacketTraces] first");
     if (file_.empty()) throw ParameterError("VTKTraceWriter write: call filename first");
     if (traces_->traceCount() == 0) throw ParameterError("VTKTraceWriter write: the trace set is empty");
     fm::VTKTraceWriter w(file_);
     w.traces(*traces_);
+    w.legacyVersion(legacy_);
     for (const auto& c : comments_) w.addHeaderComment(c);
     w.write();
 }

@@ -297,11 +297,14 @@ public:
     std::string filename() const;
     void traces(OutputData* d);
     void addHeaderComment(const std::string& text);
+    void legacyVersion(const std::string& v);  // .vtk file version 5.1 (default) or 4.2
+    std::string legacyVersion() const;
     void write();
 #ifndef SWIG
 private:
     std::string file_;
     std::shared_ptr<const fm::TraceSet> traces_;
     std::vector<std::string> comments_;
+    std::string legacy_ = "5.1";
 #endif
 };

@@ -5,7 +5,7 @@ set -euo pipefail
 level=${1:-full}
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-pkgs=(build-essential cmake libboost-dev libboost-test-dev)
+pkgs=(build-essential cmake libboost-dev libboost-test-dev nlohmann-json3-dev)
 if [ "$level" = full ]; then
   # libgl1-mesa-dri: the software OpenGL that Xvfb renders the VTK pictures with.
   pkgs+=(tcl tcl-dev tcllib swig libvtk9-dev xvfb xauth libgl1-mesa-dri libopenmpi-dev openmpi-bin libhdf5-dev)

@@ -16,7 +16,14 @@ MCMLInput readMCI(std::istream& in, const std::string& name)
     TextScanner s(in, name);
     MCMLInput input;
     input.path = name;
-    input.version = s.finite(s.requireTokens(1, "1 number (file version)")[0], "file version");
+    const std::string_view version = s.requireTokens(1, "1 number (file version)")[0];
+    if (version.substr(0, 5) == "mcmli")
+        s.fail("this is an MCML 2.0 input (file version " + quoteToken(version) +
+               "; media by name, time-resolved grids); FullMonte reads MCML 1.x .mci files "
+               "(file version 1.0): write the layers as \"n mua mus g d\" lines");
+    input.version = s.finite(version, "file version");
+    if (!(input.version >= 1.0 && input.version < 2.0))
+        s.fail("file version must be 1.x (MCML 1.2's format), found " + quoteToken(version));
 
     const Tokens& t = s.requireTokens(1, "1 integer (number of runs)");
     const std::uint64_t runs = s.count(t[0], "number of runs");

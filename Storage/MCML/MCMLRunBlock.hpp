@@ -1,5 +1,5 @@
 #pragma once
-// Internal: the run block shared by .mci files and the InParam section of .mco files.
+// Internal: the run block shared by .mci files and the InParm section of .mco files.
 //
 //   <output file> <A|B>
 //   <photons> [<time limit>]

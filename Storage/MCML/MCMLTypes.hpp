@@ -20,7 +20,7 @@ struct MCMLLayer
     double d = 0.0;
 };
 
-// One run block of a .mci file (also echoed as the InParam block of an .mco file).
+// One run block of a .mci file (also echoed as the InParm block of an .mco file).
 struct MCMLRun
 {
     std::string outName;        // output file name as written in the .mci (relative to it)
@@ -50,7 +50,7 @@ struct MCMLInput
 //   A_rz[ir*nz + iz], Rd_ra[ir*na + ia], Tt_ra[ir*na + ia].
 struct MCMLResult
 {
-    MCMLRun run;            // echoed input parameters (the InParam block)
+    MCMLRun run;            // echoed input parameters (the InParm block)
     double userTime = 0.0;  // seconds, from the "# User time:" comment; 0 when absent
 
     double Rsp = 0.0;  // specular reflectance

@@ -90,8 +90,17 @@ MCMLResult readMCO(std::istream& in, const std::string& name)
         }
     });
 
-    expectKeyword(s, {"A1"}, "format version 'A1' (ASCII .mco)");
-    expectKeyword(s, {"InParam", "InParm"}, "section 'InParam'");
+    const Tokens& first = s.requireLine("format version 'A1' (ASCII .mco)");
+    const std::string_view format = first[0];
+    if (format.substr(0, 5) == "mcmlo")
+        s.fail("this is an MCML 2.0 output (format " + quoteToken(format) +
+               "); FullMonte reads MCML 1.x .mco files (format 'A1')");
+    if (format != "A1")
+        s.fail("expected format version 'A1' (ASCII .mco), found " + quoteToken(format));
+    if (first.size() != 1)
+        s.fail("expected format version 'A1' alone on its line, found " + quoteToken(first[1]) +
+               " after it");
+    expectKeyword(s, {"InParm", "InParam"}, "section 'InParm'");
     r.run = parseRunBlock(s);
     readResults(s, r);
     s.requireEnd("after the last section 'Tt_ra'");

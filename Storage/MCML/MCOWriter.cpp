@@ -120,18 +120,22 @@ void putG(std::ostream& o, double v)
 }
 
 // std::to_chars gives printf's %e digits (correctly rounded, two-digit exponent) several times
-// faster than the stream: an A(r,z) grid is ~1e5 numbers.
-void putE(std::ostream& o, double v)
+// faster than the stream: an A(r,z) grid is ~1e5 numbers. Right-aligned in `width` (%12.6E).
+void putE(std::ostream& o, double v, int width)
 {
     char buf[40];
     const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific, 6);
     for (char* p = buf; p != r.ptr; ++p)
         *p = char(std::toupper(static_cast<unsigned char>(*p)));  // %E
+    for (long pad = width - (r.ptr - buf); pad > 0; --pad)
+        o.put(' ');
     o.write(buf, r.ptr - buf);
 }
 
 // ---- sections, in file order -----------------------------------------------------------------
 
+// MCML 1.2's layout (mcmlio.c), line for line: conv and read_file_mco.m find the sections by
+// keyword or by counting lines, so headings, comment lines and blank lines are all in its places.
 void writeHeader(std::ostream& o, double userTime)
 {
     o << "A1 \t# Version number of the file format.\n\n"
@@ -141,26 +145,27 @@ void writeHeader(std::ostream& o, double userTime)
          "# A_l, A_z, Rd_r, Rd_a, Tt_r, Tt_a, \n"
          "# A_rz, Rd_ra, Tt_ra \n"
          "####\n\n";
-    o << "# User time: " << std::fixed << std::setprecision(3) << userTime << " sec\n\n";
+    o << "# User time: " << std::fixed << std::setprecision(3) << userTime << " sec = "
+      << std::setprecision(2) << userTime / 3600.0 << " hr.  Simulation time of this run.\n\n";
 }
 
-void writeInParam(std::ostream& o, const MCMLRun& run)
+void writeInParm(std::ostream& o, const MCMLRun& run)
 {
-    o << "InParam\t\t# Input parameters:\n";
-    o << run.outName << '\t' << (run.outFormat == 'B' ? 'B' : 'A') << "\t\t# output filename, ASCII/Binary\n";
-    o << run.photons << "\t\t\t\t\t# No. of photons\n";
-    o << exactText(run.dz) << '\t' << exactText(run.dr) << "\t\t\t\t\t# dz, dr\n";
-    o << run.nz << '\t' << run.nr << '\t' << run.na << "\t\t\t\t# No. of dz, dr & da.\n\n";
-    o << run.layers.size() << "\t\t\t\t\t\t# No. of layers\n";
-    o << "# n\tmua\tmus\tg\td\t\t# One line for each layer\n";
-    o << indexText(run.nAbove) << "\t\t\t\t\t\t# n for medium above.\n";
+    o << "InParm \t\t\t# Input parameters. cm is used.\n";
+    o << run.outName << " \t" << (run.outFormat == 'B' ? 'B' : 'A') << "\t\t# output file name, ASCII.\n";
+    o << run.photons << " \t\t\t# No. of photons\n";
+    o << exactText(run.dz) << '\t' << exactText(run.dr) << "\t\t# dz, dr [cm]\n";
+    o << run.nz << '\t' << run.nr << '\t' << run.na << "\t# No. of dz, dr, da.\n\n";
+    o << run.layers.size() << "\t\t\t\t\t# Number of layers\n";
+    o << "#n\tmua\tmus\tg\td\t# One line for each layer\n";
+    o << indexText(run.nAbove) << "\t\t\t\t\t# n for medium above\n";
     for (std::size_t i = 0; i < run.layers.size(); ++i)
     {
         const MCMLLayer& l = run.layers[i];
         o << indexText(l.n) << '\t' << exactText(l.mua) << '\t' << exactText(l.mus) << '\t'
-          << exactText(l.g) << '\t' << exactText(l.d) << "\t\t# layer " << i + 1 << '\n';
+          << exactText(l.g) << '\t' << exactText(l.d) << "\t# layer " << i + 1 << '\n';
     }
-    o << indexText(run.nBelow) << "\t\t\t\t\t\t# n for medium below.\n\n";
+    o << indexText(run.nBelow) << "\t\t\t\t\t# n for medium below\n\n";
 }
 
 void writeRAT(std::ostream& o, const MCMLResult& r)
@@ -169,11 +174,13 @@ void writeRAT(std::ostream& o, const MCMLResult& r)
                                                    {r.Rd, "Diffuse reflectance"},
                                                    {r.A, "Absorbed fraction"},
                                                    {r.Tt, "Transmittance"}};
-    o << "RAT #Reflectance, absorption transmission\n";
+    o << "RAT #Reflectance, absorption, transmission. \n";
     for (const auto& [value, label] : rows)
     {
-        putG(o, value);
-        o << " \t\t #" << label << " [-]\n";
+        std::ostringstream v;
+        classic(v);
+        putG(v, value);
+        o << std::left << std::setw(14) << v.str() << std::right << " \t#" << label << " [-]\n";
     }
     o << '\n';
 }
@@ -184,31 +191,33 @@ void writeColumn(std::ostream& o, const char* heading, const std::vector<double>
     for (double x : v)
     {
         if (general)
-            putG(o, x);
+        {
+            std::ostringstream g;
+            classic(g);
+            putG(g, x);
+            o << std::setw(12) << g.str();
+        }
         else
-            putE(o, x);
+            putE(o, x, 12);
         o << '\n';
     }
     o << '\n';
 }
 
 // r outermost, five values to a line counted over the whole array (as MCML does), so a row
-// of a length not divisible by 5 continues on the line of the previous row.
-void writeGrid(std::ostream& o, const char* heading, const std::vector<double>& v, bool last)
+// of a length not divisible by 5 continues on the line of the previous row; every value is
+// followed by a space, and the array by one newline.
+void writeGrid(std::ostream& o, const char* heading, const std::vector<double>& v)
 {
     o << heading;
     for (std::size_t i = 0; i < v.size(); ++i)
     {
-        o << ' ';
-        putE(o, v[i]);
+        putE(o, v[i], 12);
         o << ' ';
         if ((i + 1) % 5 == 0)
             o << '\n';
     }
-    if (v.size() % 5 != 0)
-        o << '\n';
-    if (!last)
-        o << "\n\n";
+    o << '\n';
 }
 
 void writeArrays(std::ostream& o, const MCMLResult& r)
@@ -226,7 +235,7 @@ void writeArrays(std::ostream& o, const MCMLResult& r)
               "# ...\n"
               "# A[nr-1][0], [nr-1][1],..[nr-1][nz-1]\n"
               "A_rz\n",
-              r.A_rz, false);
+              r.A_rz);
     writeGrid(o,
               "# Rd[r][angle]. [1/(cm2sr)].\n"
               "# Rd[0][0], [0][1],..[0][na-1]\n"
@@ -234,7 +243,7 @@ void writeArrays(std::ostream& o, const MCMLResult& r)
               "# ...\n"
               "# Rd[nr-1][0], [nr-1][1],..[nr-1][na-1]\n"
               "Rd_ra\n",
-              r.Rd_ra, false);
+              r.Rd_ra);
     writeGrid(o,
               "# Tt[r][angle]. [1/(cm2sr)].\n"
               "# Tt[0][0], [0][1],..[0][na-1]\n"
@@ -242,13 +251,13 @@ void writeArrays(std::ostream& o, const MCMLResult& r)
               "# ...\n"
               "# Tt[nr-1][0], [nr-1][1],..[nr-1][na-1]\n"
               "Tt_ra\n",
-              r.Tt_ra, true);
+              r.Tt_ra);
 }
 
 void writeBody(std::ostream& o, const MCMLResult& r)
 {
     writeHeader(o, r.userTime);
-    writeInParam(o, r.run);
+    writeInParm(o, r.run);
     writeRAT(o, r);
     writeArrays(o, r);
 }

@@ -1,9 +1,11 @@
 #pragma once
-// Writer for MCML's ASCII output format (.mco), laid out as CUDAMCML writes it (headings, comment
-// block, number formats: %G for RAT and A_l, %E for 1-D arrays, " %E " five to a line for 2-D
-// arrays, r outermost), so MCML's conv program, read_file_mco.m and readMCO() all parse it.
+// Writer for MCML's ASCII output format (.mco), laid out line for line as MCML 1.2 writes it
+// (mcmlio.c: the InParm and RAT headings, comment lines and blank lines in their places; %G for
+// RAT and A_l, %12E for 1-D arrays, "%12E " five to a line for 2-D arrays, r outermost), so MCML's
+// conv program (which finds sections by keyword), read_file_mco.m (which counts lines) and
+// readMCO() all parse it.
 //
-// The InParam block echoes result.run in the .mci run-block layout; its numbers are written with
+// The InParm block echoes result.run in the .mci run-block layout; its numbers are written with
 // the fewest digits that read back to the same double, so a round trip keeps the run exactly.
 // Result values keep only the digits those formats print (6 significant for %G, 7 for %E).
 //

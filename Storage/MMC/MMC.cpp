@@ -1,5 +1,8 @@
 #include "Storage/MMC/MMC.hpp"
 
+#include <cmath>
+#include <cstdlib>
+
 #include "Storage/TextReader.hpp"
 
 namespace fm {
@@ -43,8 +46,13 @@ TetraMesh readMesh(TextReader& rn, TextReader& re, const MeshCheckOptions& check
                                          ", valid nodes are 1.." + std::to_string(np));
             T[k] = uint32_t(v);
         }
-        uint64_t reg = re.count("region of element " + std::to_string(t), 1u << 20);
-        if (reg == 0) re.fail("element " + std::to_string(t) + " has region 0 (reserved for the exterior)");
+        std::string tok = re.need("region of element " + std::to_string(t));
+        char* end = nullptr;
+        long long reg = std::strtoll(tok.c_str(), &end, 10);
+        if (end == tok.c_str() || *end || reg > (1 << 20))
+            re.fail("expected region of element " + std::to_string(t) + " (an integer label), found '" + tok + "'");
+        std::string problem = mmcLabelProblem(reg);
+        if (!problem.empty()) re.fail("element " + std::to_string(t) + ": " + problem);
         tets.push_back(T);
         regions.push_back(uint32_t(reg));
     }
@@ -64,15 +72,11 @@ MaterialSet readMaterials(TextReader& r, double exteriorN) {
     for (uint64_t i = 1; i <= n; ++i) {
         rowIndex(r, i, "material");
         std::string m = "material " + std::to_string(i);
-        Material mat;
-        mat.mu_a = r.number("mu_a of " + m);
-        mat.mu_s = r.number("mu_s of " + m);
-        mat.g = r.number("g of " + m);
-        mat.n = r.number("n of " + m);
-        if (!(mat.mu_a >= 0 && mat.mu_s >= 0 && mat.mu_a <= kMaxCoefficient && mat.mu_s <= kMaxCoefficient))
-            r.fail(m + ": mu_a and mu_s must be >= 0 and <= 1e15 /mm");
-        if (!(std::fabs(mat.g) < 1)) r.fail(m + ": anisotropy g must satisfy |g| < 1, found " + std::to_string(mat.g));
-        if (!(mat.n > 0 && mat.n <= kMaxCoefficient)) r.fail(m + ": refractive index must be > 0 (and <= 1e15)");
+        double mu_a = r.number("mu_a of " + m), mu_s = r.number("mu_s of " + m);
+        double g = r.number("g of " + m), n = r.number("n of " + m);
+        std::string problem;
+        Material mat = mmcMedium(mu_a, mu_s, g, n, problem);
+        if (!problem.empty()) r.fail(m + ": " + problem);
         ms.append(mat);
     }
     r.expectEnd();
@@ -80,6 +84,31 @@ MaterialSet readMaterials(TextReader& r, double exteriorN) {
 }
 
 }  // namespace
+
+std::string mmcLabelProblem(long long label) {
+    if (label >= 1) return "";
+    if (label == 0)
+        return "label 0 is MMC's background (medium 0: a packet entering it has left the tissue); "
+               "FullMonte's mesh holds tissue only: remove these elements (the exterior plays their part)";
+    if (label == -1)
+        return "label -1 marks MMC's wide-field source elements (background once the packet is "
+               "launched); FullMonte has no MMC wide-field sources: remove them, use a Surface source";
+    if (label == -2) return "label -2 marks MMC's external detector elements, which FullMonte does not have";
+    return "label " + std::to_string(label) + " is not a medium (labels are 1..number of media)";
+}
+
+Material mmcMedium(double mu_a, double mu_s, double g, double n, std::string& problem) {
+    problem.clear();
+    if (!(mu_a >= 0 && mu_s >= 0 && mu_a <= kMaxCoefficient && mu_s <= kMaxCoefficient))
+        problem = "mu_a and mu_s must be >= 0 and <= 1e15 /mm";
+    else if (g == 1)
+        mu_s = g = 0;  // MMC's g = 1: scattering never deflects, the same as no scattering
+    else if (!(std::fabs(g) < 1))
+        problem = "anisotropy g must satisfy |g| < 1 (or be 1, MMC's non-scattering medium), found " +
+                  std::to_string(g);
+    if (problem.empty() && !(n > 0 && n <= kMaxCoefficient)) problem = "refractive index must be > 0 (and <= 1e15)";
+    return Material(mu_a, mu_s, g, n);
+}
 
 TetraMesh readMMCMesh(const std::string& nodePath, const std::string& elemPath, const MeshCheckOptions& check) {
     TextReader rn(nodePath), re(elemPath);

@@ -8,12 +8,23 @@
 
 namespace fm {
 
-// node: "1 Nn" then "i x y z" rows; elem: "k Ne" then "i n1 n2 n3 n4 region" rows.
+// node: "1 Nn" then "i x y z" rows; elem: "k Ne" then "i n1 n2 n3 n4 region" rows. Labels 0
+// (MMC's background medium, where a packet has left the tissue), -1 (wide-field source
+// elements, background after launch) and -2 (external detector elements) are refused with a
+// message saying what they are in MMC: FullMonte's mesh holds tissue only.
 TetraMesh readMMCMesh(const std::string& nodePath, const std::string& elemPath,
                       const MeshCheckOptions& check = {});
 // prop: "1 Nm" then "i mu_a mu_s g n" rows (1/mm). MMC keeps the exterior index outside the
-// file; it is set to exteriorN (default 1, air).
+// file; it is set to exteriorN (default 1, air). g = 1 is MMC's non-scattering medium (no
+// deflection): it is read as mu_s = 0, g = 0, which gives the same transport and absorption.
 MaterialSet readMMCMaterials(const std::string& propPath, double exteriorN = 1.0);
+
+// Shared by the MMC readers (files, .inp, JSON): "" when `label` is a region FullMonte can use
+// (>= 1), else why not, in MMC's terms.
+std::string mmcLabelProblem(long long label);
+// A medium as MMC gives it (g = 1: non-scattering), checked; `problem` is set (and the result
+// meaningless) when a value is out of range.
+Material mmcMedium(double mu_a, double mu_s, double g, double n, std::string& problem);
 // The same from streams (text in memory); the names stand for the files in error messages.
 TetraMesh readMMCMesh(std::istream& node, const std::string& nodeName, std::istream& elem,
                       const std::string& elemName, const MeshCheckOptions& check = {});

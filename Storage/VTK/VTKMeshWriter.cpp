@@ -23,6 +23,10 @@ void VTKMeshWriter::addData(const std::string& name, const std::vector<double>& 
     vtkio::addNamedData(data_, "VTKMeshWriter", name, values, {"Region"});
 }
 
+void VTKMeshWriter::legacyVersion(const std::string& v) {
+    legacy42_ = vtkio::parseLegacyVersion(v, "VTKMeshWriter legacyVersion") == vtkio::LegacyVersion::V4_2;
+}
+
 void VTKMeshWriter::write() const {
     if (filename_.empty()) throw ParameterError("VTKMeshWriter: no filename set");
     if (!mesh_) throw ParameterError("VTKMeshWriter: " + filename_ + ": no mesh set");
@@ -37,7 +41,8 @@ void VTKMeshWriter::write() const {
         grid->GetCellData()->AddArray(vtkio::makeArray(data_[i].first, data_[i].second, first[i]));
     vtkio::addComments(grid, comments_);
     vtkio::addUnits(grid, units_);
-    vtkio::writeDataSet(grid, filename_, what, comments_.empty() ? "FullMonte tetrahedral mesh" : joined(comments_));
+    vtkio::writeDataSet(grid, filename_, what, comments_.empty() ? "FullMonte tetrahedral mesh" : joined(comments_),
+                        legacy42_ ? vtkio::LegacyVersion::V4_2 : vtkio::LegacyVersion::V5_1);
 }
 
 }  // namespace fm

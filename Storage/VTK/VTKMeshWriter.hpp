@@ -29,6 +29,10 @@ public:
     void addUnit(const std::string& name, const std::string& unit) { units_.push_back({name, unit}); }
     // Free text stored as "Comment" field data (and, for .vtk, in the one-line legacy header).
     void addHeaderComment(const std::string& text) { comments_.push_back(text); }
+    // Legacy .vtk file version: "5.1" (default, VTK 9) or "4.2" (VTK 8-era tools, ParaView < 5.9).
+    // Anything else is a ParameterError. Ignored for XML files.
+    void legacyVersion(const std::string& v);
+    std::string legacyVersion() const { return legacy42_ ? "4.2" : "5.1"; }
 
     // Throws ParameterError for a missing mesh/filename, bad data sizes or an unknown extension,
     // Error when the file cannot be written. Writes via "<file>.*.partial", renamed when complete.
@@ -40,6 +44,7 @@ private:
     std::vector<std::pair<std::string, std::vector<double>>> data_;
     std::vector<std::string> comments_;
     std::vector<std::pair<std::string, std::string>> units_;
+    bool legacy42_ = false;
 };
 
 }  // namespace fm

@@ -232,7 +232,7 @@ std::string headerLine(const std::string& h) {
 
 // vtkDataWriter (legacy) and vtkXMLWriter share no base with Write(): vtkAlgorithm it is.
 vtkSmartPointer<vtkAlgorithm> writerFor(vtkDataSet* data, const std::string& ext,
-                                     const std::string& header) {
+                                     const std::string& header, LegacyVersion legacy) {
     bool grid = vtkUnstructuredGrid::SafeDownCast(data) != nullptr;
     if (ext == ".vtk") {
         // Binary: exact doubles and NaN survive (ASCII NaN does not read back everywhere).
@@ -241,6 +241,8 @@ vtkSmartPointer<vtkAlgorithm> writerFor(vtkDataSet* data, const std::string& ext
         else w = vtkSmartPointer<vtkPolyDataWriter>::New();
         w->SetFileTypeToBinary();
         w->SetHeader(headerLine(header).c_str());
+        w->SetFileVersion(legacy == LegacyVersion::V4_2 ? vtkDataWriter::VTK_LEGACY_READER_VERSION_4_2
+                                                        : vtkDataWriter::VTK_LEGACY_READER_VERSION_5_1);
         return w;
     }
     if (grid && ext == ".vtu") return vtkSmartPointer<vtkXMLUnstructuredGridWriter>::New();
@@ -250,10 +252,16 @@ vtkSmartPointer<vtkAlgorithm> writerFor(vtkDataSet* data, const std::string& ext
 
 }  // namespace
 
+LegacyVersion parseLegacyVersion(const std::string& text, const std::string& what) {
+    if (text == "4.2" || text == "42") return LegacyVersion::V4_2;
+    if (text == "5.1" || text == "51") return LegacyVersion::V5_1;
+    throw ParameterError(what + ": legacy VTK file version '" + text + "' is not 4.2 or 5.1");
+}
+
 void writeDataSet(vtkDataSet* data, const std::string& path, const std::string& what,
-                  const std::string& legacyHeader) {
+                  const std::string& legacyHeader, LegacyVersion legacy) {
     std::string ext = lowerExtension(path);
-    auto writer = writerFor(data, ext, legacyHeader);
+    auto writer = writerFor(data, ext, legacyHeader, legacy);
     bool grid = vtkUnstructuredGrid::SafeDownCast(data) != nullptr;
     if (!writer)
         throw ParameterError(what + ": " + path + ": unknown extension '" + ext + "' (use " +

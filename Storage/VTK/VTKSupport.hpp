@@ -68,11 +68,17 @@ void addComments(vtkDataObject* obj, const std::vector<std::string>& comments);
 // so array names stay as the caller chose them (FullMonte's "Fluence") and the unit travels too.
 void addUnits(vtkDataObject* obj, const std::vector<std::pair<std::string, std::string>>& units);
 
+// File version of legacy .vtk output: 5.1 (VTK 9's, the default) or 4.2, which VTK 8-era tools
+// and ParaView before 5.9 read (5.1 stores cells as offsets + connectivity, which they reject).
+enum class LegacyVersion { V5_1, V4_2 };
+// "4.2" or "5.1" (also "42", "51"); anything else is a ParameterError naming `what`.
+LegacyVersion parseLegacyVersion(const std::string& text, const std::string& what);
+
 // Writes through "<path>.*.partial" and renames, as AtomicFile does, so a failed write never
-// leaves a file that looks complete. The writer follows the extension: .vtk (legacy, binary),
-// .vtu (grid) or .vtp (polydata) XML. `what` names the caller in errors.
+// leaves a file that looks complete. The writer follows the extension: .vtk (legacy, binary, in
+// file version `legacy`), .vtu (grid) or .vtp (polydata) XML. `what` names the caller in errors.
 void writeDataSet(vtkDataSet* data, const std::string& path, const std::string& what,
-                  const std::string& legacyHeader);
+                  const std::string& legacyHeader, LegacyVersion legacy = LegacyVersion::V5_1);
 
 // addData for the writers: rejects empty and reserved names, replaces data of the same name.
 void addNamedData(NamedData& data, const std::string& what, const std::string& name,

@@ -18,6 +18,10 @@ size_t VTKSurfaceWriter::faceCount() const {
     return vtkio::surfaceFaces(*mesh_, region_).size();
 }
 
+void VTKSurfaceWriter::legacyVersion(const std::string& v) {
+    legacy42_ = vtkio::parseLegacyVersion(v, "VTKSurfaceWriter legacyVersion") == vtkio::LegacyVersion::V4_2;
+}
+
 void VTKSurfaceWriter::write() const {
     std::string what = "VTKSurfaceWriter";
     if (filename_.empty()) throw ParameterError(what + ": no filename set");
@@ -41,7 +45,7 @@ void VTKSurfaceWriter::write() const {
     vtkio::addUnits(pd, units_);
     std::string header = region_ ? "FullMonte surface of region " + std::to_string(region_) : "FullMonte mesh boundary";
     for (const auto& c : comments_) header += "; " + c;
-    vtkio::writeDataSet(pd, filename_, what, header);
+    vtkio::writeDataSet(pd, filename_, what, header, legacy42_ ? vtkio::LegacyVersion::V4_2 : vtkio::LegacyVersion::V5_1);
 }
 
 }  // namespace fm

@@ -32,6 +32,10 @@ public:
     // The unit of array `name` (e.g. "J/mm^2"), written as "Units" field data ("name: unit").
     void addUnit(const std::string& name, const std::string& unit) { units_.push_back({name, unit}); }
     void addHeaderComment(const std::string& text) { comments_.push_back(text); }
+    // Legacy .vtk file version: "5.1" (default, VTK 9) or "4.2" (VTK 8-era tools, ParaView < 5.9).
+    // Anything else is a ParameterError. Ignored for XML files.
+    void legacyVersion(const std::string& v);
+    std::string legacyVersion() const { return legacy42_ ? "4.2" : "5.1"; }
 
     // Throws ParameterError (missing mesh/filename, bad sizes, region with no surface, unknown
     // extension) or Error (cannot write). Writes via "<file>.*.partial".
@@ -46,6 +50,7 @@ private:
     std::vector<std::pair<std::string, std::vector<double>>> data_;
     std::vector<std::string> comments_;
     std::vector<std::pair<std::string, std::string>> units_;
+    bool legacy42_ = false;
 };
 
 }  // namespace fm

@@ -143,13 +143,17 @@ vtkSmartPointer<vtkPolyData> polylines(const std::vector<PacketTrace>& traces) {
 
 }  // namespace
 
+void VTKTraceWriter::legacyVersion(const std::string& v) {
+    legacy42_ = vtkio::parseLegacyVersion(v, "VTKTraceWriter legacyVersion") == vtkio::LegacyVersion::V4_2;
+}
+
 void VTKTraceWriter::write() const {
     if (filename_.empty()) throw ParameterError("VTKTraceWriter: no filename set");
     auto pd = polylines(traces_);
     vtkio::addComments(pd, comments_);
     std::string header = "FullMonte packet traces";
     for (const auto& c : comments_) header += "; " + c;
-    vtkio::writeDataSet(pd, filename_, "VTKTraceWriter", header);
+    vtkio::writeDataSet(pd, filename_, "VTKTraceWriter", header, legacy42_ ? vtkio::LegacyVersion::V4_2 : vtkio::LegacyVersion::V5_1);
 }
 
 }  // namespace fm

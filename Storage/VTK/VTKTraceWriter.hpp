@@ -37,6 +37,10 @@ public:
     void clear() { traces_.clear(); }
     size_t traceCount() const { return traces_.size(); }
     void addHeaderComment(const std::string& text) { comments_.push_back(text); }
+    // Legacy .vtk file version: "5.1" (default, VTK 9) or "4.2" (VTK 8-era tools, ParaView < 5.9).
+    // Anything else is a ParameterError. Ignored for XML files.
+    void legacyVersion(const std::string& v);
+    std::string legacyVersion() const { return legacy42_ ? "4.2" : "5.1"; }
 
     // Throws ParameterError (no filename, unknown extension) or Error (cannot write).
     void write() const;
@@ -45,6 +49,7 @@ private:
     std::string filename_;
     std::vector<PacketTrace> traces_;
     std::vector<std::string> comments_;
+    bool legacy42_ = false;
 };
 
 // The TraceSet's trace i as a PacketTrace with every field.

@@ -39,13 +39,16 @@ const char* kUsage =
     "  --view slice|surface what the PNG shows (default slice)\n"
     "  --slice x,y,z,nx,ny,nz  slice plane (default: through the mesh centre, normal +z)\n"
     "  --size WxH           PNG size in pixels (default 800x600)\n"
-    "  --comment TEXT       stored in the files' Comment field data\n";
+    "  --comment TEXT       stored in the files' Comment field data\n"
+    "  --vtk-version V      legacy .vtk file version: 5.1 (default) or 4.2 for VTK 8-era tools and\n"
+    "                       ParaView before 5.9\n";
 
 using Args = std::map<std::string, std::string>;
 
 Args parse(int argc, char** argv) {
     static const char* kKeys[] = {"--mesh", "--region-array", "--output", "--results", "--fluence", "--energy",
-                                  "--unit", "--surface", "--png", "--view", "--slice", "--size", "--comment"};
+                                  "--unit", "--surface", "--png", "--view", "--slice", "--size", "--comment",
+                                  "--vtk-version"};
     Args a;
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
@@ -133,6 +136,7 @@ void addFileData(VTKMeshWriter& w, std::vector<double>& fluence, const Args& a, 
 void writeSurface(const Args& a, const TetraMesh& mesh, const std::string& unit) {
     VTKSurfaceWriter s(a.at("--surface"));
     s.mesh(mesh);
+    if (a.count("--vtk-version")) s.legacyVersion(a.at("--vtk-version"));
     std::string exitFile = a.count("--results") ? a.at("--results") + "/surface_exit.txt" : "";
     if (!exitFile.empty() && fs::exists(exitFile)) {
         SurfaceExit e = readSurfaceExit(exitFile, mesh);
@@ -175,6 +179,7 @@ int run(int argc, char** argv) {
     TetraMesh mesh = readMesh(a);
     VTKMeshWriter w(a.at("--output"));
     w.mesh(mesh);
+    if (a.count("--vtk-version")) w.legacyVersion(a.at("--vtk-version"));
     std::vector<double> fluence;
     addFileData(w, fluence, a, unit);
     if (a.count("--comment")) w.addHeaderComment(a.at("--comment"));

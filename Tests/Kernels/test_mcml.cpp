@@ -372,12 +372,48 @@ BOOST_AUTO_TEST_CASE(normalisations_sum_back_to_rat) {
             rdra += r.Rd_ra[ir * run.na + ia] * area * omega * std::cos(a);
         }
     }
-    for (size_t ia = 0; ia < run.na; ++ia) rda += r.Rd_a[ia] * 4 * kPi * std::sin((ia + 0.5) * da) * std::sin(da / 2);
+    for (size_t ia = 0; ia < run.na; ++ia) rda += r.Rd_a[ia] * 2 * kPi * std::sin((ia + 0.5) * da) * da;
     for (double v : {az, arz, sum(r.A_l)}) BOOST_CHECK_CLOSE(v, r.A, 1e-9);
     for (double v : {rdr, rda, rdra}) BOOST_CHECK_CLOSE(v, r.Rd, 1e-9);
     BOOST_CHECK_CLOSE(ttr, r.Tt, 1e-9);
     // Exact up to roulette's zero-mean balance (a few 1e-6 here) and the float launch weight.
     BOOST_CHECK_CLOSE(r.Rsp + r.Rd + r.A + r.Tt, 1.0, 1e-3);
+}
+
+// Angle bins as MCML 1.2 defines them (mcmlio.c): da = pi/(2 na), a_j = (j + 0.5) da; Rd_a and
+// Tt_a divide the exit weight of bin j by 2 pi sin(a_j) da N, Rd_ra and Tt_ra by
+// 2 pi r_i dr cos(a_j) 4 pi sin(a_j) sin(da/2) N (MCML's 4 pi^2 dr^2 (i+0.5) sin(2 a_j) sin(da/2)).
+// One bin (MCML's sample default) is where the solid angles differ most: Rd_a = Rd sqrt(2)/pi^2.
+BOOST_AUTO_TEST_CASE(angle_bins_as_mcml_defines_them) {
+    for (unsigned na : {1u, 30u}) {
+        BOOST_TEST_CONTEXT("na " << na) {
+            MCMLRun run = smallRun();
+            run.na = na;
+            KernelInput in = packLayered(layeredFromMcml(run));
+            McmlTallies t = runMcmlCpu(in, mcmlGrid(run), options(run, 4000, 2));
+            MCMLResult r = mcmlResult(t, run, 0.0);
+            const double N = double(run.photons), da = kPi / (2 * na), dr = run.dr;
+            for (size_t ia = 0; ia < na; ++ia) {
+                const double a = (ia + 0.5) * da;
+                double rd = 0, tt = 0;
+                for (size_t ir = 0; ir < run.nr; ++ir) {
+                    const double w = t.reflectedRA[ir * na + ia];
+                    rd += w;
+                    tt += t.transmittedRA[ir * na + ia];
+                    const double mcmlScale = 4 * kPi * kPi * dr * dr * (ir + 0.5) * std::sin(2 * a) * std::sin(da / 2) * N;
+                    BOOST_CHECK_CLOSE(r.Rd_ra[ir * na + ia], w / mcmlScale, 1e-9);
+                }
+                BOOST_CHECK_CLOSE(r.Rd_a[ia], rd / (2 * kPi * std::sin(a) * da * N), 1e-9);
+                BOOST_CHECK_CLOSE(r.Tt_a[ia], tt / (2 * kPi * std::sin(a) * da * N), 1e-9);
+            }
+            if (na == 1) {
+                BOOST_CHECK_CLOSE(r.Rd_a[0], r.Rd * std::sqrt(2.0) / (kPi * kPi), 1e-9);
+                BOOST_CHECK_CLOSE(r.Tt_a[0], r.Tt * std::sqrt(2.0) / (kPi * kPi), 1e-9);
+            }
+            BOOST_CHECK_GT(r.Rd, 0.05);  // enough exits that every check above saw weight
+            BOOST_CHECK_GT(r.Tt, 0.01);
+        }
+    }
 }
 
 // Out-of-grid deposits and exits go to the last bin of their axis, as MCML: with a grid much
@@ -423,8 +459,8 @@ BOOST_AUTO_TEST_CASE(exact_internal_fresnel) {
     fmtest::checkWithinSigma("ballistic Tt", stat([](const MCMLResult& r) { return r.Tt; }), exact.Tt);
     fmtest::checkWithinSigma("ballistic A_l[1]", stat([](const MCMLResult& r) { return r.A_l[0]; }), exact.A[0]);
     fmtest::checkWithinSigma("ballistic A_l[2]", stat([](const MCMLResult& r) { return r.A_l[1]; }), exact.A[1]);
-    BOOST_CHECK_CLOSE(b.results[0].Rd_a[0] * 4 * kPi * std::pow(std::sin(kPi / (4 * run.na)), 2),
-                      b.results[0].Rd, 1e-9);  // all of it leaves along the normal: angle bin 0
+    const double da = kPi / (2 * run.na);  // all of it leaves along the normal: angle bin 0
+    BOOST_CHECK_CLOSE(b.results[0].Rd_a[0] * 2 * kPi * std::sin(da / 2) * da, b.results[0].Rd, 1e-9);
 }
 
 // MCML manual Table 6.1: van de Hulst's matched slab.

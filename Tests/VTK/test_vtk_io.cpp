@@ -15,6 +15,7 @@
 #include <vtkUnstructuredGrid.h>
 #include <vtkUnstructuredGridWriter.h>
 
+#include <iterator>
 #include <limits>
 
 #include "Storage/VTK/VTKMeshReader.hpp"
@@ -399,6 +400,71 @@ BOOST_AUTO_TEST_CASE(traces_are_polylines_with_weights) {
     w.filename(scratch("traces.vtk"));
     w.write();
     BOOST_CHECK(fs::file_size(w.filename()) > 100);
+}
+
+// Legacy .vtk in file version 4.2 (VTK 8-era readers, ParaView < 5.9), from every writer: the
+// header says so, cells are the 4.2 layout (counts inline, no OFFSETS/CONNECTIVITY) and the files
+// read back exactly. The default stays VTK 9's 5.1.
+std::string firstLine(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string l;
+    std::getline(in, l);
+    return l;
+}
+
+bool fileHas(const std::string& path, const std::string& word) {
+    std::ifstream in(path, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return text.find(word) != std::string::npos;
+}
+
+BOOST_AUTO_TEST_CASE(legacy_version_4_2_for_older_tools) {
+    TetraMesh m = fmtest::threeRegionBox(2);
+    std::vector<double> fluence = awkwardField(m);
+    for (std::string version : {"4.2", "5.1"}) {
+        BOOST_TEST_CONTEXT("version " << version) {
+            VTKMeshWriter w(scratch("legacy" + version + ".vtk"));
+            w.mesh(m);
+            w.addData("Fluence (W/mm^2)", fluence);
+            w.legacyVersion(version);
+            BOOST_CHECK_EQUAL(w.legacyVersion(), version);
+            w.write();
+            BOOST_CHECK_EQUAL(firstLine(w.filename()), "# vtk DataFile Version " + version);
+            BOOST_CHECK_EQUAL(fileHas(w.filename(), "OFFSETS"), version == "5.1");
+            VTKMeshReader r(w.filename());
+            r.read();
+            checkSameMesh(m, r.mesh());
+            checkSameValues(fluence, r.cellData("Fluence (W/mm^2)"));
+
+            VTKSurfaceWriter s(scratch("legacy_surface" + version + ".vtk"));
+            s.mesh(m);
+            s.legacyVersion(version);
+            s.write();
+            BOOST_CHECK_EQUAL(firstLine(s.filename()), "# vtk DataFile Version " + version);
+            auto pr = vtkSmartPointer<vtkPolyDataReader>::New();
+            pr->SetFileName(s.filename().c_str());
+            pr->Update();
+            BOOST_CHECK_EQUAL(size_t(pr->GetOutput()->GetNumberOfPolys()), m.boundaryFaces().size());
+
+            VTKTraceWriter t(scratch("legacy_traces" + version + ".vtk"));
+            t.addTrace({{0, 0, 0}, {1, 0, 0}, {1, 1, 0}}, {1.0, 0.9, 0.5});
+            t.legacyVersion(version);
+            t.write();
+            BOOST_CHECK_EQUAL(firstLine(t.filename()), "# vtk DataFile Version " + version);
+            auto tr = vtkSmartPointer<vtkPolyDataReader>::New();
+            tr->SetFileName(t.filename().c_str());
+            tr->Update();
+            BOOST_CHECK_EQUAL(tr->GetOutput()->GetNumberOfLines(), 1);
+            BOOST_CHECK_EQUAL(tr->GetOutput()->GetPointData()->GetArray("Weight")->GetComponent(2, 0), 0.5);
+        }
+    }
+    BOOST_CHECK_EQUAL(firstLine(writeMesh(m, "default.vtk")), "# vtk DataFile Version 5.1");
+    VTKMeshWriter w;
+    expectError<ParameterError>([&] { w.legacyVersion("4.0"); }, {"VTKMeshWriter legacyVersion", "'4.0'", "4.2 or 5.1"});
+    VTKSurfaceWriter s;
+    expectError<ParameterError>([&] { s.legacyVersion("3"); }, {"VTKSurfaceWriter legacyVersion", "'3'"});
+    VTKTraceWriter t;
+    expectError<ParameterError>([&] { t.legacyVersion(""); }, {"VTKTraceWriter legacyVersion"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

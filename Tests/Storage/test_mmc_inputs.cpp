@@ -1,0 +1,302 @@
+// MMC's simulation inputs (Storage/MMC/MMCInput.hpp): .inp and JSON (mesh files by MeshID, or
+// MeshNode/MeshElem/Domain.Media inline) give the same model; MMC's conventions (g = 1 as a
+// non-scattering medium, medium 0 as the exterior, a pencil launched inside InitElem without
+// specular reflection, LengthUnit); absorbed fractions against Beer-Lambert; errors naming the
+// file and line or JSON path. The MMC-style inputs are written here (MMC's own files are not).
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "Geometry/MeshBuilder.hpp"
+#include "Geometry/ModelPacker.hpp"
+#include "Kernels/CPU/CpuKernel.hpp"
+#include "Storage/MMC/MMCInput.hpp"
+#include "Tests/TestUtil.hpp"
+#include "fm_config.h"
+
+using namespace fm;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path scratchDir() {
+    static fs::path d = [] {
+        fs::path p = fs::temp_directory_path() / ("fm_mmc_inputs_" + std::to_string(::getpid()));
+        fs::create_directories(p);
+        return p;
+    }();
+    return d;
+}
+
+std::string write(const std::string& name, const std::string& text) {
+    fs::path p = scratchDir() / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p.string();
+}
+
+// A 10 x 10 x 10 mm cube (z from 0) in 2 x 2 x 2 cells; region 2 where z > 5 when two layers.
+TetraMesh cube(bool twoLayers) {
+    return makeBoxMesh({0, 0, 0}, {10, 10, 10}, 2, 2, 2,
+                       [=](const Point3& c) { return twoLayers && c[2] > 5 ? 2u : 1u; });
+}
+
+// The mesh as MMC's node_/elem_ files, and as MeshNode/MeshElem JSON arrays.
+void writeMeshFiles(const TetraMesh& m, const std::string& id) {
+    std::ostringstream node, elem;
+    node << "1\t" << m.pointCount() << "\n";
+    for (uint32_t i = 1; i <= m.pointCount(); ++i)
+        node << i << "\t" << m.point(i)[0] << "\t" << m.point(i)[1] << "\t" << m.point(i)[2] << "\n";
+    elem << "1\t" << m.tetraCount() << "\n";
+    for (uint32_t t = 1; t <= m.tetraCount(); ++t) {
+        elem << t;
+        for (uint32_t v : m.tetra(t)) elem << "\t" << v;
+        elem << "\t" << m.region(t) << "\n";
+    }
+    write("node_" + id + ".dat", node.str());
+    write("elem_" + id + ".dat", elem.str());
+}
+
+std::string jsonArrays(const TetraMesh& m) {
+    std::ostringstream o;
+    o << "\"MeshNode\": [";
+    for (uint32_t i = 1; i <= m.pointCount(); ++i)
+        o << (i > 1 ? "," : "") << "[" << m.point(i)[0] << "," << m.point(i)[1] << "," << m.point(i)[2] << "]";
+    o << "], \"MeshElem\": [";
+    for (uint32_t t = 1; t <= m.tetraCount(); ++t) {
+        o << (t > 1 ? "," : "") << "[";
+        for (uint32_t v : m.tetra(t)) o << v << ",";
+        o << m.region(t) << "]";
+    }
+    o << "]";
+    return o.str();
+}
+
+// Media 1 and 2 of the two-layer cube: a scattering one, then MMC's non-scattering g = 1.
+const char* kProp = "1 2\n1 0.02 7.0 0.89 1.37\n2 0.05 0.0 1.0 1.37\n";
+const char* kMediaJson = "[{\"mua\":0,\"mus\":0,\"g\":1,\"n\":1},{\"mua\":0.02,\"mus\":7.0,\"g\":0.89,\"n\":1.37},"
+                         "[0.05,0.0,1.0,1.37]]";
+
+std::string inp(const std::string& id, const std::string& sourceType = "") {
+    return "5000 # photons\n29012392 # seed\n5.1 4.9 0.0 # source\n0 0 1 # direction\n"
+           "0 5e-9 5e-10 # time gates\n" + id + " # mesh id\n1 # initial element\n2 1.0 # detectors\n"
+           "5 3 0\n5 7 0\n" + sourceType;
+}
+
+RunResult run(const MMCSimulation& s, uint64_t packets, uint64_t first = 0) {
+    RunOptions o;
+    o.packets = packets;
+    o.firstPacket = first;
+    o.threads = 2;
+    o.params.seed = 5;
+    return runCpu(packModel(s.mesh, s.materials, *s.source), o);
+}
+
+// Index-matched (n = 1 in and out) non-scattering MMC model (prop rows with g = 1) through an
+// .inp, run with N packets.
+RunResult runClear(const std::string& id, bool twoLayers, const std::string& prop, uint64_t N) {
+    writeMeshFiles(cube(twoLayers), id);
+    write("prop_" + id + ".dat", prop);
+    MMCSimulation s = readMMCInp(write(id + ".inp", inp(id)), 1.0);
+    RunResult r = run(s, N);
+    BOOST_CHECK_EQUAL(r.ledger.specular, 0.0);
+    BOOST_CHECK_SMALL(r.ledger.imbalance() / r.ledger.launched, 1e-12);
+    return r;
+}
+
+template <class F>
+void expectFormatError(F f, std::initializer_list<std::string> needles) {
+    try {
+        f();
+        BOOST_ERROR("no error; expected one mentioning '" << *needles.begin() << "'");
+    } catch (const Error& e) {
+        std::string m = e.what();
+        BOOST_TEST_MESSAGE("error as expected: " << m);
+        for (const auto& n : needles)
+            BOOST_CHECK_MESSAGE(m.find(n) != std::string::npos, "message '" << m << "' lacks '" << n << "'");
+    }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(mmc_inputs)
+
+BOOST_AUTO_TEST_CASE(inp_reads_mesh_media_source_and_counts) {
+    TetraMesh m = cube(true);
+    writeMeshFiles(m, "two");
+    write("prop_two.dat", kProp);
+    MMCSimulation s = readMMCInp(write("two.inp", inp("two")), 1.0);
+    BOOST_CHECK_EQUAL(s.photons, 5000u);
+    BOOST_CHECK_EQUAL(s.seed, 29012392);
+    BOOST_CHECK_EQUAL(s.mesh.tetraCount(), m.tetraCount());
+    BOOST_CHECK_EQUAL(s.materials.size(), 3u);
+    BOOST_CHECK_EQUAL(s.materials.exterior().n, 1.0);
+    // g = 1: MMC's non-scattering medium, read as mu_s = 0.
+    BOOST_CHECK_EQUAL(s.materials.material(2).mu_s, 0.0);
+    BOOST_CHECK_EQUAL(s.materials.material(2).g, 0.0);
+    auto* p = dynamic_cast<PencilBeamSource*>(s.source.get());
+    BOOST_REQUIRE(p);
+    BOOST_CHECK(!p->specularAtEntry);  // MMC launches inside, weight 1
+    BOOST_CHECK_EQUAL(p->position[0], 5.1);
+    RunResult r = run(s, 2000);
+    BOOST_CHECK_EQUAL(r.ledger.specular, 0.0);
+    BOOST_CHECK_SMALL(r.ledger.imbalance() / r.ledger.launched, 1e-12);
+}
+
+// The three spellings of one model run the same histories.
+BOOST_AUTO_TEST_CASE(json_by_mesh_id_inline_and_inp_agree) {
+    TetraMesh m = cube(true);
+    writeMeshFiles(m, "two");
+    write("prop_two.dat", kProp);
+    MMCSimulation a = readMMCInp(write("two.inp", inp("two")), 1.0);
+#if FM_HAVE_JSON
+    const std::string session = "\"Session\": {\"Photons\": 5000, \"RNGSeed\": 29012392, \"ID\": \"two\"},"
+                                "\"Forward\": {\"T0\": 0, \"T1\": 5e-9, \"Dt\": 5e-10},"
+                                "\"Optode\": {\"Source\": {\"Pos\": [5.1, 4.9, 0.0], \"Dir\": [0, 0, 1]},"
+                                "\"Detector\": [{\"Pos\": [5, 3, 0], \"R\": 1}]}";
+    MMCSimulation b = readMMCJson(write("byid.json", "{\"Mesh\": {\"MeshID\": \"two\", \"InitElem\": 1}," + session + "}"));
+    MMCSimulation c = readMMCJson(write("inline.json", "{\"Mesh\": {" + jsonArrays(m) + ", \"InitElem\": 1}, \"Domain\": {\"Media\": " +
+                                                           kMediaJson + "}," + session + "}"));
+    // MMC's older examples hold MeshID and InitElem in Domain.
+    MMCSimulation d = readMMCJson(write("domain.json", "{\"Domain\": {\"MeshID\": \"two\", \"InitElem\": 1}," + session + "}"));
+    RunResult ra = run(a, 3000);
+    for (const MMCSimulation* s : {&b, &c, &d}) {
+        BOOST_CHECK_EQUAL(s->photons, 5000u);
+        BOOST_CHECK_EQUAL(s->seed, 29012392);
+        RunResult r = run(*s, 3000);
+        BOOST_CHECK(r.volume == ra.volume);
+        BOOST_CHECK_EQUAL(r.ledger.absorbed, ra.ledger.absorbed);
+    }
+#else
+    BOOST_TEST_MESSAGE("SKIP JSON: built without nlohmann-json");
+    expectFormatError([] { readMMCJson(write("x.json", "{}")); }, {"nlohmann-json"});
+#endif
+}
+
+// Beer-Lambert through MMC's non-scattering medium (g = 1, mu_s = 0), index-matched (n = 1 in
+// and out, nothing reflected): a packet is absorbed within depth L with p = 1 - exp(-mu_a L),
+// so the absorbed fraction of N packets has standard error sqrt(p (1 - p) / N).
+BOOST_AUTO_TEST_CASE(beer_lambert_through_g1_medium) {
+    const uint64_t N = 40000;
+    RunResult r = runClear("clear", false, "1 1\n1 0.08 0.0 1.0 1.0\n", N);
+    const double p = 1 - std::exp(-0.08 * 10.0);
+    const double a = r.ledger.absorbed / r.ledger.launched;
+    fmtest::checkWithinSigma("Beer-Lambert absorbed", {a, std::sqrt(p * (1 - p) / N)}, p);
+}
+
+// Two non-scattering layers of different mu_a (media 1 and 2 by label), matched: absorbed in
+// layer 1 is 1 - exp(-mu1 5), in layer 2 exp(-mu1 5)(1 - exp(-mu2 5)); the rest leaves.
+BOOST_AUTO_TEST_CASE(beer_lambert_per_region_and_energy_conservation) {
+    const uint64_t N = 40000;
+    RunResult r = runClear("layers", true, "1 2\n1 0.06 0 1 1.0\n2 0.15 0 1 1.0\n", N);
+    TetraMesh m = cube(true);
+    double e1 = 0, e2 = 0;
+    for (uint32_t t = 1; t <= m.tetraCount(); ++t) (m.region(t) == 1 ? e1 : e2) += r.volume[t];
+    const double p1 = 1 - std::exp(-0.3), p2 = std::exp(-0.3) * (1 - std::exp(-0.75));
+    fmtest::checkWithinSigma("layer 1", {e1 / N, std::sqrt(p1 * (1 - p1) / N)}, p1);
+    fmtest::checkWithinSigma("layer 2", {e2 / N, std::sqrt(p2 * (1 - p2) / N)}, p2);
+    BOOST_CHECK_CLOSE(r.ledger.absorbed + r.ledger.exited, r.ledger.launched, 1e-9);
+}
+
+#if FM_HAVE_JSON
+// LengthUnit (mm per unit) scales node and source coordinates; Media[0].n is the exterior index;
+// DoMismatch 0 makes the boundary matched; "isotropic" is a point source.
+BOOST_AUTO_TEST_CASE(json_length_unit_exterior_and_mismatch) {
+    TetraMesh m = makeBoxMesh({0, 0, 0}, {1, 1, 1}, 2, 2, 2, [](const Point3&) { return 1u; });
+    const std::string body = "\"Mesh\": {" + jsonArrays(m) + ", \"InitElem\": 1, \"LengthUnit\": 10},"
+                             "\"Domain\": {\"Media\": [[0,0,1,1.33],[0.01,1,0.9,1.37]]},"
+                             "\"Optode\": {\"Source\": {\"Pos\": [0.5, 0.5, 0.5], \"Type\": \"isotropic\"}}";
+    MMCSimulation s = readMMCJson(write("unit.json", "{" + body + "}"));
+    BOOST_CHECK_CLOSE(s.mesh.bounds()[1][0], 10.0, 1e-12);
+    BOOST_CHECK_EQUAL(s.materials.exterior().n, 1.33);
+    BOOST_CHECK(!s.materials.matchedBoundary);
+    auto* p = dynamic_cast<PointSource*>(s.source.get());
+    BOOST_REQUIRE(p);
+    BOOST_CHECK_CLOSE(p->position[2], 5.0, 1e-12);
+    MMCSimulation t = readMMCJson(write("nomismatch.json", "{" + body + ", \"Session\": {\"DoMismatch\": 0}}"));
+    BOOST_CHECK(t.materials.matchedBoundary);
+}
+#endif
+
+BOOST_AUTO_TEST_CASE(bad_inputs_name_file_and_line_or_json_path) {
+    TetraMesh m = cube(true);
+    writeMeshFiles(m, "two");
+    write("prop_two.dat", kProp);
+    // element labels 0, -1, -2 (MMC's background, wide-field source and detector elements)
+    std::ostringstream elem;
+    elem << "1\t" << m.tetraCount() << "\n";
+    for (uint32_t t = 1; t <= m.tetraCount(); ++t) {
+        elem << t;
+        for (uint32_t v : m.tetra(t)) elem << "\t" << v;
+        elem << "\t" << (t == 3 ? "LABEL" : std::to_string(m.region(t))) << "\n";
+    }
+    write("node_lab.dat", "");
+    fs::copy_file(scratchDir() / "node_two.dat", scratchDir() / "node_lab.dat", fs::copy_options::overwrite_existing);
+    write("prop_lab.dat", kProp);
+    for (auto [label, fragment] : {std::pair{"0", "label 0 is MMC's background"}, std::pair{"-1", "wide-field source"},
+                                   std::pair{"-2", "external detector"}, std::pair{"-3", "label -3 is not a medium"}}) {
+        std::string text = elem.str();
+        text.replace(text.find("LABEL"), 5, label);
+        std::string e = write("elem_lab.dat", text);
+        expectFormatError([] { readMMCInp(write("lab.inp", inp("lab")), 1.0); }, {"elem_lab.dat:4: element 3", fragment});
+    }
+    expectFormatError([] { readMMCInp(write("cone.inp", inp("two", "cone\n0 0 0 0\n")), 1.0); },
+                      {"cone.inp:11", "source type 'cone' is not supported"});
+    expectFormatError([] { readMMCInp(write("short.inp", "1000\n1\n0 0 0\n"), 1.0); },
+                      {"short.inp:3: unexpected end of file, expected the source direction"});
+    expectFormatError([] { readMMCInp(write("gates.inp", "1000\n1\n0 0 0\n0 0 1\n1e-9 0 1e-10\n"), 1.0); },
+                      {"gates.inp:5: incorrect time gates"});
+    expectFormatError([] { readMMCInp(write("nomesh.inp", inp("nosuch")), 1.0); }, {"node_nosuch.dat: cannot open"});
+    write("prop_g.dat", "1 2\n1 0.02 7.0 1.5 1.37\n2 0.05 0.0 1.0 1.37\n");
+    fs::copy_file(scratchDir() / "node_two.dat", scratchDir() / "node_g.dat", fs::copy_options::overwrite_existing);
+    fs::copy_file(scratchDir() / "elem_two.dat", scratchDir() / "elem_g.dat", fs::copy_options::overwrite_existing);
+    expectFormatError([] { readMMCInp(write("g.inp", inp("g")), 1.0); }, {"prop_g.dat:2: material 1", "or be 1, MMC's non-scattering"});
+    expectFormatError([] { readMMCInput(write("x.txt", ""), 1.0); }, {"x.txt: an MMC input is a .json or .inp file"});
+#if FM_HAVE_JSON
+    const std::string src = "\"Optode\": {\"Source\": {\"Pos\": [5, 5, 0]}}";
+    struct Case {
+        std::string name, text;
+        std::vector<std::string> fragments;
+    };
+    const std::string mesh = "\"Mesh\": {" + jsonArrays(m) + ", \"InitElem\": 1}";
+    std::string badLabel = mesh;
+    badLabel.replace(badLabel.find(",1]"), 3, ",0]");  // the first element's label -> 0
+    std::vector<Case> cases = {
+        {"syntax", "{\"Mesh\": ", {"syntax.json: not valid JSON"}},
+        {"overflow", "{\"Mesh\": {\"InitElem\": 1e400}}", {"overflow.json: not valid JSON", "1e400"}},
+        {"nomesh", "{" + src + "}", {"nomesh.json: no mesh"}},
+        {"pos", "{" + mesh + ", \"Domain\": {\"Media\": " + kMediaJson + "}, \"Optode\": {\"Source\": {\"Pos\": [5, 5]}}}",
+         {"pos.json: Optode.Source.Pos: expected an array of 3 numbers"}},
+        {"type", "{" + mesh + ", \"Domain\": {\"Media\": " + kMediaJson +
+                     "}, \"Optode\": {\"Source\": {\"Pos\": [5,5,0], \"Type\": \"planar\"}}}",
+         {"type.json: Optode.Source", "'planar' is not supported"}},
+        {"label", "{" + badLabel + ", \"Domain\": {\"Media\": " + kMediaJson + "}," + src + "}",
+         {"label.json: Mesh.MeshElem[", "]: label 0 is MMC's background"}},
+        {"media", "{" + mesh + ", \"Domain\": {\"Media\": [[0,0,1,1],[0.1,1,0.9,1.37]]}," + src + "}",
+         {"media.json: Domain.Media: the mesh has labels up to 2 but only 1 media"}},
+        {"medium", "{" + mesh + ", \"Domain\": {\"Media\": [[0,0,1,1],{\"mua\":0.1,\"mus\":1,\"g\":0.9},[0,0,1,1]]}," + src + "}",
+         {"medium.json: Domain.Media[1]: missing \"n\""}},
+        {"mismatch", "{" + mesh + ", \"Domain\": {\"Media\": [[0,0,1,1],[0.1,1,0.9,1.37],[0.1,1,0.9,1.4]]}, \"Session\": {\"DoMismatch\": 0}," +
+                         src + "}",
+         {"mismatch.json: Session.DoMismatch: 0", "media 1 and 2"}},
+        {"photons", "{" + mesh + ", \"Domain\": {\"Media\": " + kMediaJson + "}, \"Session\": {\"Photons\": \"many\"}," + src + "}",
+         {"photons.json: Session.Photons: expected a number, found string"}},
+    };
+    for (const Case& c : cases) {
+        BOOST_TEST_CONTEXT("case " << c.name) {
+            std::string path = write(c.name + ".json", c.text);
+            try {
+                readMMCJson(path);
+                BOOST_ERROR("no error");
+            } catch (const Error& e) {
+                for (const auto& f : c.fragments)
+                    BOOST_CHECK_MESSAGE(std::string(e.what()).find(f) != std::string::npos, e.what() << " lacks " << f);
+            }
+        }
+    }
+#endif
+}
+
+BOOST_AUTO_TEST_SUITE_END()
