@@ -20,6 +20,9 @@
 #include "Tcl/TclVTK.hpp"
 #include "Tcl/TclVTKCompat.hpp"
 #endif
+#ifdef FM_TCL_MESH
+#include "Tcl/TclMeshing.hpp"
+#endif
 #ifdef FM_TCL_MCML
 #include "Tcl/TclMCML.hpp"
 #include "Tcl/TclMCMLTraces.hpp"
@@ -202,3 +205,10 @@ if (!dcast) {
 %newobject BatchRunner::materials;
 %newobject BatchRunner::result;
 %include "Tcl/TclBatch.hpp"
+
+// ---- Meshing (issue 23, Geometry/Meshing): ImageMesher and SurfaceMesher, CGAL builds only. ----
+#ifdef FM_TCL_MESH
+%newobject MesherSettings::mesh;
+%nodefaultctor MesherSettings;
+%include "Tcl/TclMeshing.hpp"
+#endif

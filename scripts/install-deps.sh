@@ -9,6 +9,8 @@ pkgs=(build-essential cmake libboost-dev libboost-test-dev)
 if [ "$level" = full ]; then
   # libgl1-mesa-dri: the software OpenGL that Xvfb renders the VTK pictures with.
   pkgs+=(tcl tcl-dev tcllib swig libvtk9-dev xvfb xauth libgl1-mesa-dri libopenmpi-dev openmpi-bin libhdf5-dev)
+  # The mesher (issue 23): CGAL's Mesh_3 (header-only, GMP/MPFR), NIfTI images, zlib for MetaImage.
+  pkgs+=(libcgal-dev libgmp-dev libmpfr-dev libnifti2-dev zlib1g-dev)
   # clang + its runtime (libFuzzer, sanitizers): the fuzz targets (scripts/fuzz.sh).
   pkgs+=(clang libclang-rt-14-dev)
 fi
