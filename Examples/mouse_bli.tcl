@@ -3,8 +3,10 @@
 # 21 tissues, 0.2 mm voxels) is meshed with ImageMesher, each tissue gets its optical properties
 # from digimouse_tissues.json, and light made in the kidneys (1 nW) is followed to the skin.
 #
-#   fullmonte Examples/mouse_bli.tcl ?outdir? ?packets? ?cellSize?
+#   fullmonte Examples/mouse_bli.tcl ?outdir? ?packets? ?size?
 #
+# size (mm) scales the mesh: cell size = size, facet size = 0.8 size, facet distance = 0.2 size;
+# 0 (the default) keeps the mesher's defaults for 0.2 mm voxels (0.5, 0.4, 0.1 mm).
 # The atlas is read from $FM_SHARED_DATA_DIR/anatomy/digimouse, else ../shared/data/anatomy/
 # digimouse beside the repository; without it (or in a build without the mesher) the script
 # says so and exits 0. Writes into outdir (default ./mouse-bli-out):
@@ -18,7 +20,7 @@ package require FullMonte 1.0
 
 set outdir [expr {$argc > 0 ? [lindex $argv 0] : "mouse-bli-out"}]
 set packets [expr {$argc > 1 ? [lindex $argv 1] : 100000}]
-set cellSize [expr {$argc > 2 ? [lindex $argv 2] : 0}]   ;# 0: the mesher's default (2.5 voxels)
+set size [expr {$argc > 2 ? [lindex $argv 2] : 0}]
 
 set here [file dirname [file normalize [info script]]]
 set dataDir [expr {[info exists env(FM_SHARED_DATA_DIR)] ? $env(FM_SHARED_DATA_DIR)
@@ -38,7 +40,9 @@ file mkdir $outdir
 # ---- 1. Mesh the atlas: regions = labels, label 0 (background) is the outside.
 ImageMesher IM
 IM filename $atlas
-IM cellSize $cellSize
+IM cellSize $size
+IM facetSize [expr {0.8 * $size}]
+IM facetDistance [expr {0.2 * $size}]
 IM seed 1
 IM progress 1
 IM update

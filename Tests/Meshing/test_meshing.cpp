@@ -390,4 +390,70 @@ BOOST_AUTO_TEST_CASE(label_maps) {
     BOOST_CHECK_EQUAL(im.labelCounts().count(2), 0u);
 }
 
+// ---- Surfaces: a polyhedral complex ----
+
+namespace {
+
+// A box as an OBJ of 12 outward triangles; each face is split along the diagonal through its
+// lexicographically smallest corner, so two boxes sharing a face share its two triangles.
+void writeBoxObj(const std::string& path, const Point3& lo, const Point3& hi) {
+    std::ofstream f(path);
+    for (int c = 0; c < 8; ++c)
+        f << "v " << (c & 1 ? hi : lo)[0] << " " << (c & 2 ? hi : lo)[1] << " " << (c & 4 ? hi : lo)[2] << "\n";
+    const int faces[6][4] = {{0, 4, 6, 2}, {1, 3, 7, 5}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 2, 3, 1}, {4, 5, 7, 6}};
+    for (const auto& q : faces) {
+        int m = int(std::min_element(q, q + 4) - q);
+        f << "f " << q[m] + 1 << " " << q[(m + 1) % 4] + 1 << " " << q[(m + 2) % 4] + 1 << "\n";
+        f << "f " << q[m] + 1 << " " << q[(m + 2) % 4] + 1 << " " << q[(m + 3) % 4] + 1 << "\n";
+    }
+}
+
+}  // namespace
+
+// Two boxes touching along x = 2 (labels 1, 2) inside a larger box (label 3): volumes exact,
+// one conforming interface of area 4 at x = 2, and the only boundary is the outer box.
+BOOST_AUTO_TEST_CASE(surfaces_touching_and_nested) {
+    std::vector<RegionSurface> s = {{tempPath("a.obj"), 1, {}}, {tempPath("b.obj"), 2, {}}, {tempPath("c.obj"), 3, {}}};
+    writeBoxObj(s[0].file, {0, 0, 0}, {2, 2, 2});
+    writeBoxObj(s[1].file, {2, 0, 0}, {4, 2, 2});
+    writeBoxObj(s[2].file, {-1, -1, -1}, {5, 3, 3});
+    MeshingOptions o;
+    o.facetSize = 0.5;
+    o.cellSize = 0.6;
+    o.facetDistance = 0.1;
+    o.seed = 2;
+    TetraMesh m = meshSurfaces(s, o);
+    for (const auto& x : s) std::filesystem::remove(x.file);
+    BOOST_CHECK_EQUAL(m.regionCount(), 4u);
+    BOOST_CHECK_CLOSE(m.regionVolume(1), 8, 0.5);
+    BOOST_CHECK_CLOSE(m.regionVolume(2), 8, 0.5);
+    BOOST_CHECK_CLOSE(m.regionVolume(3), 96 - 16, 0.5);
+    double area12 = 0;
+    for (uint32_t f = 1; f <= m.faceCount(); ++f) {
+        const MeshFace& F = m.face(f);
+        if (!F.other) continue;
+        uint32_t a = m.region(F.owner), b = m.region(F.other);
+        if (std::min(a, b) == 1 && std::max(a, b) == 2) {
+            BOOST_REQUIRE_SMALL(faceCentroid(m, f)[0] - 2, 1e-6);
+            area12 += F.area;
+        }
+    }
+    BOOST_CHECK_CLOSE(area12, 4, 0.01);
+    for (uint32_t f : m.boundaryFaces()) BOOST_REQUIRE_EQUAL(m.region(m.face(f).owner), 3u);
+}
+
+BOOST_AUTO_TEST_CASE(surfaces_bad_input) {
+    std::string open = tempPath("open.obj");
+    {
+        std::ofstream f(open);
+        f << "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\n";  // one face missing
+    }
+    BOOST_CHECK_EXCEPTION(meshSurfaces({{open, 1, {}}}, MeshingOptions()), FormatError, [](const FormatError& e) {
+        return std::string(e.what()).find("not closed") != std::string::npos;
+    });
+    std::filesystem::remove(open);
+    BOOST_CHECK_THROW(meshSurfaces({{tempPath("none.stl"), 1, {}}}, MeshingOptions()), Error);
+    BOOST_CHECK_THROW(meshSurfaces({{open, 0, {}}}, MeshingOptions()), ParameterError);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
