@@ -39,6 +39,8 @@ const char* kUsage =
     "  --seed N                 random seed: the same seed and options give the same mesh (default 0)\n"
     "  --no-perturb             skip sliver perturbation\n"
     "  --no-exude               skip sliver exudation\n"
+    "  --sliver-bound DEG       the optimisers improve tetras whose smallest dihedral angle is below this\n"
+    "                           (default 10; 0 = as far as they get, slower)\n"
     "  --time-limit S           time limit per sliver optimiser in seconds (default none)\n"
     "  --quiet                  no progress (the report is still printed)\n"
     "  --repair                 (coming: merges coincident vertices of an existing mesh)\n";
@@ -112,6 +114,7 @@ Args parseArgs(int argc, char** argv) {
         else if (k == "--cell-size-label") o.cellSizeByLabel = parseLabelSizes(value(i), k);
         else if (k == "--facet-size-label") o.facetSizeByLabel = parseLabelSizes(value(i), k);
         else if (k == "--time-limit") o.optimiserTimeLimit = parseNumber(value(i), k);
+        else if (k == "--sliver-bound") o.sliverBound = parseNumber(value(i), k);
         else if (k == "--label-map") a.labelMap = value(i);
         else if (k == "--surface") a.surfaces.push_back(parseSurface(value(i)));
         else if (k == "--no-perturb") o.perturb = false;

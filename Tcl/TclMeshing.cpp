@@ -48,6 +48,8 @@ bool MesherSettings::perturb() const { return o_.perturb; }
 void MesherSettings::perturb(bool on) { o_.perturb = on; }
 bool MesherSettings::exude() const { return o_.exude; }
 void MesherSettings::exude(bool on) { o_.exude = on; }
+double MesherSettings::sliverBound() const { return o_.sliverBound; }
+void MesherSettings::sliverBound(double d) { o_.sliverBound = d; }
 double MesherSettings::timeLimit() const { return o_.optimiserTimeLimit; }
 void MesherSettings::timeLimit(double s) { o_.optimiserTimeLimit = s; }
 bool MesherSettings::progress() const { return progress_; }

@@ -34,6 +34,8 @@ public:
     void perturb(bool on);
     bool exude() const;
     void exude(bool on);
+    double sliverBound() const;
+    void sliverBound(double degrees);  // optimisers target tetras below this dihedral angle
     double timeLimit() const;
     void timeLimit(double seconds);  // per sliver optimiser, 0 = none
     bool progress() const;

@@ -8,14 +8,12 @@
 #include <CGAL/Mesh_criteria_3.h>
 #include <CGAL/Mesh_triangulation_3.h>
 #include <CGAL/Random.h>
-#include <CGAL/make_mesh_3.h>
 
 #include <algorithm>
 #include <cstring>
 
 #include "Geometry/Errors.hpp"
-#include "Geometry/Meshing/CGALExtract.hpp"
-#include "Geometry/Meshing/MeshingCommon.hpp"
+#include "Geometry/Meshing/CGALPipeline.hpp"
 
 namespace fm {
 
@@ -52,27 +50,11 @@ CGAL::Image_3 toCGALImage(const LabelImage& im) {
     return paddedImage<uint32_t>(im, WK_FIXED, SGN_UNSIGNED);
 }
 
-// Size per label for cells (dimension 3: the cell's label) and surface points (the smaller size
-// of the two labels an interface separates), the global size elsewhere.
-struct LabelSizing {
-    using FT = K::FT;
-    const Domain* domain;
-    double global;
-    const std::map<int32_t, double>* byLabel;
-
-    double of(int label) const {
-        auto it = byLabel->find(label);
-        return it == byLabel->end() ? global : it->second;
-    }
-    FT operator()(const K::Point_3&, const int dim, const Domain::Index& index) const {
-        if (dim == 3) return of(domain->subdomain_index(index));
-        if (dim == 2) {
-            auto patch = domain->surface_patch_index(index);
-            return std::min(of(patch.first), of(patch.second));
-        }
-        return global;
-    }
+// Labels on the two sides of a surface point: the labelled domain's patch index is that pair.
+struct PatchPair {
+    Domain::Surface_patch_index operator()(const Domain::Surface_patch_index& p) const { return p; }
 };
+using Sizing = LabelSizing<Domain, PatchPair>;
 
 }  // namespace
 
@@ -90,30 +72,17 @@ TetraMesh meshLabelImage(const LabelImage& image, const MeshingOptions& options)
     CGAL::get_default_random() = CGAL::Random(o.seed);
     report.start("image domain");
     CGAL::Image_3 cgalImage = toCGALImage(image);
-    // Surface points are located to 1e-6 of the bounding box: far below a voxel.
-    Domain domain = Domain::create_labeled_image_mesh_domain(cgalImage, params::relative_error_bound = 1e-6,
+    // Surface points are located to 1e-5 of the bounding box's diagonal: far below a voxel.
+    Domain domain = Domain::create_labeled_image_mesh_domain(cgalImage, params::relative_error_bound = 1e-5,
                                                              params::p_rng = &rng);
     report.end();
 
-    LabelSizing cellSize{&domain, o.cellSize, &o.cellSizeByLabel};
-    LabelSizing facetSize{&domain, o.facetSize, &o.facetSizeByLabel};
+    Sizing cellSize{&domain, o.cellSize, &o.cellSizeByLabel, {}};
+    Sizing facetSize{&domain, o.facetSize, &o.facetSizeByLabel, {}};
     Criteria criteria(params::facet_angle = o.facetAngle, params::facet_size = facetSize,
                       params::facet_distance = o.facetDistance,
                       params::cell_radius_edge_ratio = o.cellRadiusEdgeRatio, params::cell_size = cellSize);
-
-    report.start("refinement");
-    C3t3 c3t3 = CGAL::make_mesh_3<C3t3>(domain, criteria, params::no_perturb(), params::no_exude());
-    report.end(std::to_string(c3t3.number_of_cells_in_complex()) + " tetras");
-    if (o.perturb) {
-        report.start("sliver perturbation");
-        CGAL::perturb_mesh_3(c3t3, domain, params::time_limit = o.optimiserTimeLimit);
-        report.end();
-    }
-    if (o.exude) {
-        report.start("sliver exudation");
-        CGAL::exude_mesh_3(c3t3, params::time_limit = o.optimiserTimeLimit);
-        report.end();
-    }
+    C3t3 c3t3 = refineAndOptimise<C3t3>(domain, criteria, o, report);
 
     // Local coordinates start at the padding voxel's centre: shift to the image's millimetres.
     Point3 shift;

@@ -15,15 +15,13 @@
 #include <CGAL/Polyhedral_complex_mesh_domain_3.h>
 #include <CGAL/Side_of_triangle_mesh.h>
 #include <CGAL/Surface_mesh.h>
-#include <CGAL/make_mesh_3.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
 
 #include "Geometry/Errors.hpp"
-#include "Geometry/Meshing/CGALExtract.hpp"
-#include "Geometry/Meshing/MeshingCommon.hpp"
+#include "Geometry/Meshing/CGALPipeline.hpp"
 
 namespace fm {
 
@@ -192,25 +190,15 @@ std::vector<Polyhedron> patchPolyhedra(const Patches& p, std::vector<std::pair<i
     return out;
 }
 
-// Per-label sizes: a cell's label, or the smaller of a patch's two labels.
-struct PatchSizing {
-    using FT = K::FT;
+// Labels on the two sides of a surface point: those of its patch.
+struct PatchLabels {
     const Domain* domain;
-    double global;
-    const std::map<int32_t, double>* byLabel;
-    double of(int label) const {
-        auto it = byLabel->find(label);
-        return it == byLabel->end() ? global : it->second;
-    }
-    FT operator()(const K::Point_3&, const int dim, const Domain::Index& index) const {
-        if (dim == 3) return of(domain->subdomain_index(index));
-        if (dim == 2) {
-            const auto& pair = domain->incident_subdomains_indices(domain->surface_patch_index(index));
-            return std::min(of(pair.first), of(pair.second));
-        }
-        return global;
+    std::pair<int, int> operator()(Domain::Surface_patch_index p) const {
+        const auto& pair = domain->incident_subdomains_indices(p);
+        return {int(pair.first), int(pair.second)};
     }
 };
+using Sizing = LabelSizing<Domain, PatchLabels>;
 
 }  // namespace
 
@@ -240,24 +228,12 @@ TetraMesh meshSurfaces(const std::vector<RegionSurface>& surfaces, const Meshing
 
     Domain domain(polyhedra.begin(), polyhedra.end(), sides.begin(), sides.end(), &rng);
     domain.detect_features();  // protects the curves where interfaces meet, and sharp edges
-    PatchSizing cellSize{&domain, o.cellSize, &o.cellSizeByLabel};
-    PatchSizing facetSize{&domain, o.facetSize, &o.facetSizeByLabel};
+    Sizing cellSize{&domain, o.cellSize, &o.cellSizeByLabel, {&domain}};
+    Sizing facetSize{&domain, o.facetSize, &o.facetSizeByLabel, {&domain}};
     Criteria criteria(params::edge_size = o.facetSize, params::facet_angle = o.facetAngle,
                       params::facet_size = facetSize, params::facet_distance = o.facetDistance,
                       params::cell_radius_edge_ratio = o.cellRadiusEdgeRatio, params::cell_size = cellSize);
-    report.start("refinement");
-    C3t3 c3t3 = CGAL::make_mesh_3<C3t3>(domain, criteria, params::no_perturb(), params::no_exude());
-    report.end(std::to_string(c3t3.number_of_cells_in_complex()) + " tetras");
-    if (o.perturb) {
-        report.start("sliver perturbation");
-        CGAL::perturb_mesh_3(c3t3, domain, params::time_limit = o.optimiserTimeLimit);
-        report.end();
-    }
-    if (o.exude) {
-        report.start("sliver exudation");
-        CGAL::exude_mesh_3(c3t3, params::time_limit = o.optimiserTimeLimit);
-        report.end();
-    }
+    C3t3 c3t3 = refineAndOptimise<C3t3>(domain, criteria, o, report);
     return extractTetraMesh(c3t3, Point3{0, 0, 0});
 }
 

@@ -27,6 +27,9 @@ struct MeshingOptions {
     std::map<int32_t, double> cellSizeByLabel, facetSizeByLabel;
     bool perturb = true;  // sliver perturbation after refinement
     bool exude = true;    // sliver exudation after refinement
+    // The optimisers work on tetras whose smallest dihedral angle is below this (degrees); a
+    // higher bound improves more tetras and takes longer (0: as far as they get, CGAL's default).
+    double sliverBound = 10;
     uint32_t seed = 0;    // CGAL's random generator: the same seed gives the same mesh
     double optimiserTimeLimit = 0;  // s per optimiser (perturb, exude); 0 = no limit
     // Called at each stage start/end and every few seconds during long stages.

@@ -35,6 +35,9 @@ void validateMeshingOptions(const MeshingOptions& o) {
     if (!(o.cellRadiusEdgeRatio >= 2 && std::isfinite(o.cellRadiusEdgeRatio)))
         throw ParameterError("cell radius-edge ratio must be >= 2 (CGAL's bound for termination), got " +
                              std::to_string(o.cellRadiusEdgeRatio));
+    if (!(o.sliverBound >= 0 && o.sliverBound < 70.5))
+        throw ParameterError("sliver bound must be in [0, 70.5) degrees (0 = no bound), got " +
+                             std::to_string(o.sliverBound));
     if (!(o.optimiserTimeLimit >= 0 && std::isfinite(o.optimiserTimeLimit)))
         throw ParameterError("optimiser time limit must be >= 0 s (0 = none), got " +
                              std::to_string(o.optimiserTimeLimit));
