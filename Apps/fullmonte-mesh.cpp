@@ -183,6 +183,14 @@ int run(int argc, char** argv) {
                   << ") mm\n";
         mesh = meshLabelImage(image, a.options);
     } else {
+        for (RegionSurface& s : a.surfaces)
+            if (endsWith(s.file, ".vtp")) {
+#if FM_HAVE_VTK
+                s.surface = readVTKSurface(s.file);
+#else
+                throw ParameterError(s.file + ": .vtp surfaces are read in VTK builds only");
+#endif
+            }
         mesh = meshSurfaces(a.surfaces, a.options);
     }
     std::cout << formatMeshReport(mesh, regionVolumes(mesh, fromImage ? &image : nullptr), meshQuality(mesh));
