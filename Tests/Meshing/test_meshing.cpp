@@ -4,6 +4,9 @@
 // a point source's absorption against the exact answer for the same spheres.
 #include <boost/test/unit_test.hpp>
 #include <nifti1.h>
+#ifdef FM_TEST_ZLIB
+#include <zlib.h>
+#endif
 
 #include <cmath>
 #include <cstring>
@@ -353,6 +356,35 @@ BOOST_AUTO_TEST_CASE(metaimage_orientation_and_byte_order) {
     BOOST_CHECK_EQUAL(im.at(1, 2, 0), 2);
     BOOST_CHECK_THROW(readLabelImage(tempPath("missing.mha")), Error);
 }
+
+#ifdef FM_TEST_ZLIB
+// Compressed MetaImage data (zlib), as ITK writes with compression on.
+BOOST_AUTO_TEST_CASE(metaimage_compressed) {
+    const uint8_t labels[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    uLongf packedSize = compressBound(sizeof labels);
+    std::vector<Bytef> packed(packedSize);
+    BOOST_REQUIRE_EQUAL(compress2(packed.data(), &packedSize, labels, sizeof labels, 9), Z_OK);
+    std::string path = tempPath("z.mha");
+    {
+        std::ofstream f(path, std::ios::binary);
+        f << "NDims = 3\nDimSize = 2 2 2\nElementType = MET_UCHAR\nCompressedData = True\n"
+          << "CompressedDataSize = " << packedSize << "\nElementDataFile = LOCAL\n";
+        f.write(reinterpret_cast<const char*>(packed.data()), std::streamsize(packedSize));
+    }
+    LabelImage im = readLabelImage(path);
+    BOOST_CHECK_EQUAL(im.at(1, 1, 1), 7);
+    BOOST_CHECK_EQUAL(im.at(1, 0, 1), 5);
+    {
+        std::ofstream f(path, std::ios::binary);
+        f << "NDims = 3\nDimSize = 2 2 2\nElementType = MET_UCHAR\nCompressedData = True\nElementDataFile = LOCAL\n";
+        f.write(reinterpret_cast<const char*>(packed.data()), std::streamsize(packedSize / 2));  // truncated
+    }
+    BOOST_CHECK_EXCEPTION(readLabelImage(path), FormatError, [](const FormatError& e) {
+        return std::string(e.what()).find("corrupt or short") != std::string::npos;
+    });
+    std::filesystem::remove(path);
+}
+#endif
 
 BOOST_AUTO_TEST_CASE(metaimage_round_trip_and_bad_files) {
     LabelImage im = nestedSpheres(1.0);
