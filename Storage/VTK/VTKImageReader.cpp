@@ -21,22 +21,26 @@ namespace fm {
 
 namespace {
 
-void requireFile(const std::string& path) {
+// Runs a VTK XML reader on `path` and returns it (it owns its output); VTK's complaints become a
+// FormatError naming the file, a missing file an Error.
+template <class Reader>
+vtkSmartPointer<Reader> readXML(const std::string& path, const std::string& what) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) throw Error(path + ": no such file (or not a regular file)");
+    vtkio::MessageCapture cap;
+    auto r = vtkSmartPointer<Reader>::New();
+    if (!r->CanReadFile(path.c_str())) throw FormatError(path + ": not a " + what + " file");
+    r->SetFileName(path.c_str());
+    r->Update();
+    if (cap.hasError() || !r->GetOutput()) throw FormatError(path + ": " + cap.firstProblem());
+    return r;
 }
 
 }  // namespace
 
 LabelImage readVTKLabelImage(const std::string& path) {
-    requireFile(path);
-    vtkio::MessageCapture cap;
-    auto r = vtkSmartPointer<vtkXMLImageDataReader>::New();
-    if (!r->CanReadFile(path.c_str())) throw FormatError(path + ": not a VTK XML image (.vti) file");
-    r->SetFileName(path.c_str());
-    r->Update();
+    auto r = readXML<vtkXMLImageDataReader>(path, "VTK XML image (.vti)");
     vtkImageData* im = r->GetOutput();
-    if (cap.hasError() || !im) throw FormatError(path + ": " + cap.firstProblem());
     vtkDataArray* a = im->GetPointData()->GetScalars();
     if (!a && im->GetPointData()->GetNumberOfArrays() > 0) a = im->GetPointData()->GetArray(0);
     if (!a) throw FormatError(path + ": the image has no point data (one label per voxel expected)");
@@ -71,14 +75,8 @@ LabelImage readVTKLabelImage(const std::string& path) {
 }
 
 TriangleSurface readVTKSurface(const std::string& path) {
-    requireFile(path);
-    vtkio::MessageCapture cap;
-    auto r = vtkSmartPointer<vtkXMLPolyDataReader>::New();
-    if (!r->CanReadFile(path.c_str())) throw FormatError(path + ": not a VTK XML polydata (.vtp) file");
-    r->SetFileName(path.c_str());
-    r->Update();
+    auto r = readXML<vtkXMLPolyDataReader>(path, "VTK XML polydata (.vtp)");
     vtkPolyData* pd = r->GetOutput();
-    if (cap.hasError() || !pd) throw FormatError(path + ": " + cap.firstProblem());
     TriangleSurface s;
     for (vtkIdType i = 0; i < pd->GetNumberOfPoints(); ++i) {
         double p[3];
