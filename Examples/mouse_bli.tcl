@@ -3,7 +3,7 @@
 # 21 tissues, 0.2 mm voxels) is meshed with ImageMesher, each tissue gets its optical properties
 # from digimouse_tissues.json, and light made in the kidneys (1 nW) is followed to the skin.
 #
-#   fullmonte Examples/mouse_bli.tcl ?outdir? ?packets? ?size?
+#   fullmonte Examples/mouse_bli.tcl ?outdir? ?packets? ?size? ?cpu|cuda?
 #
 # size (mm) scales the mesh: cell size = size, facet size = 0.8 size, facet distance = 0.2 size;
 # 0 (the default) keeps the mesher's defaults for 0.2 mm voxels (0.5, 0.4, 0.1 mm).
@@ -21,6 +21,8 @@ package require FullMonte 1.0
 set outdir [expr {$argc > 0 ? [lindex $argv 0] : "mouse-bli-out"}]
 set packets [expr {$argc > 1 ? [lindex $argv 1] : 100000}]
 set size [expr {$argc > 2 ? [lindex $argv 2] : 0}]
+set device [expr {$argc > 3 ? [lindex $argv 3] : "cpu"}]   ;# cuda: the same run on the GPU
+if {$device ni {cpu cuda}} { error "mouse_bli: device '$device' is not cpu or cuda" }
 
 set here [file dirname [file normalize [info script]]]
 set dataDir [expr {[info exists env(FM_SHARED_DATA_DIR)] ? $env(FM_SHARED_DATA_DIR)
@@ -76,15 +78,15 @@ set kidneys 19
 Volume BL
 BL region $kidneys
 
-# ---- 4. Run: volume and surface scoring in one kernel.
-TetraSVKernel k
+# ---- 4. Run: volume and surface scoring in one kernel (CPU threads or the GPU, same physics).
+[expr {$device eq "cuda" ? "TetraCUDASVKernel" : "TetraSVKernel"}] k
 k geometry $M
 k materials MS
 k source BL
 k packetCount $packets
 k isEnergy_or_Power W
 k energyPowerValue 1e-9
-puts "mouse_bli: $packets packets on [k threadCount] threads..."
+puts "mouse_bli: $packets packets on [expr {$device eq "cuda" ? "the GPU" : "[k threadCount] threads"}]..."
 k runSync
 set ODC [k results]
 set ledger [$ODC getByName ConservationCounts]
