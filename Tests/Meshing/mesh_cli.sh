@@ -65,6 +65,8 @@ expect_ok "same seed, same mesh" "$dir/b.mesh" "$dir/in.mha" --cell-size 1 --see
 cmp -s "$dir/a.mesh" "$dir/b.mesh" || fail "the same seed gave different meshes"
 expect_ok "label map merges labels" "$dir/c.mesh" "$dir/in.mha" --label-map 2=1 --no-perturb --no-exude
 grep -Eq '^ +2 ' "$dir/stdout" && fail "label map 2=1 left a region 2"
+expect_ok "background meshed as a region" "$dir/e.mesh" "$dir/in.mha" --label-map 0=3 --no-perturb
+grep -Eq '^ +3 +[0-9]+ +[0-9.]+ +3096 +387.0000' "$dir/stdout" || fail "label map 0=3: no region 3 with the 3096 background voxels"
 printf '# merge\n2 1\n' >"$dir/map.txt"
 expect_ok "label map file" "$dir/d.mesh" "$dir/in.mha" --label-map "$dir/map.txt" --time-limit 5
 grep -Eq '^ +2 ' "$dir/stdout" && fail "label map file 2 1 left a region 2"
