@@ -26,6 +26,7 @@ namespace {
 const char* kUsage =
     "usage: fullmonte-mesh IMAGE -o OUT [options]           labelled image: .nii .nii.gz .mha .mhd (.vti: VTK builds)\n"
     "       fullmonte-mesh --surface FILE:LABEL ... -o OUT [options]   closed surfaces: .stl .obj .off .ply (.vtp: VTK builds)\n"
+    "       fullmonte-mesh --surface FILE.vtp -o OUT [options]   one labelled surface (cell array Labels: behind, in front)\n"
     "OUT: .vtu or .vtk (VTK builds; cell array Region = label) or .mesh (TIM-OS), by extension\n"
     "options (sizes in mm; defaults from the smallest voxel spacing s, or from the surfaces' bounding box):\n"
     "  --cell-size MM           largest tetra circumradius (default 2.5 s)\n"
@@ -86,10 +87,15 @@ struct Args {
     bool quiet = false;
 };
 
+// FILE:LABEL (a closed surface of one region) or FILE alone (a labelled .vtp surface).
 RegionSurface parseSurface(const std::string& text) {
     size_t colon = text.rfind(':');
-    if (colon == std::string::npos || colon + 1 == text.size())
-        throw ParameterError("--surface: '" + text + "' should be FILE:LABEL");
+    if (colon == std::string::npos) {
+        if (!endsWith(text, ".vtp"))
+            throw ParameterError("--surface: '" + text + "' should be FILE:LABEL (FILE alone: a labelled .vtp surface)");
+        return {text, 0, {}};
+    }
+    if (colon + 1 == text.size()) throw ParameterError("--surface: '" + text + "' should be FILE:LABEL");
     double label = parseNumber(text.substr(colon + 1), "--surface " + text + " label");
     if (label < 1 || label != std::floor(label))
         throw ParameterError("--surface " + text + ": the label must be an integer >= 1 (0 is the outside)");

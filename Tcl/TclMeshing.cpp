@@ -139,6 +139,14 @@ void SurfaceMesher::addSurface(const std::string& file, unsigned label) {
     }
     surfaces_.push_back(std::move(s));
 }
+void SurfaceMesher::addLabelledSurface(const std::string& file) {
+#ifdef FM_TCL_VTK
+    if (!endsWith(file, ".vtp")) throw ParameterError("SurfaceMesher addLabelledSurface " + file + ": a .vtp file expected");
+    surfaces_.push_back({file, 0, fm::readVTKSurface(file)});
+#else
+    throw ParameterError(file + ": labelled .vtp surfaces are read in VTK builds only");
+#endif
+}
 void SurfaceMesher::clearSurfaces() { surfaces_.clear(); }
 unsigned SurfaceMesher::surfaceCount() const { return unsigned(surfaces_.size()); }
 void SurfaceMesher::update() {

@@ -75,6 +75,7 @@ private:
 class SurfaceMesher : public MesherSettings {
 public:
     void addSurface(const std::string& file, unsigned label);  // .stl .obj .off .ply (.vtp: VTK builds)
+    void addLabelledSurface(const std::string& file);  // .vtp with cell array Labels (VTK builds); alone
     void clearSurfaces();
     unsigned surfaceCount() const;
     void update();

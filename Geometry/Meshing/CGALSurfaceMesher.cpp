@@ -123,23 +123,49 @@ bool isRotation(const Triangle& a, const Triangle& b) {
 struct Patches {
     std::vector<K::Point_3> points;
     std::map<std::pair<int, int>, std::vector<std::vector<size_t>>> triangles;  // (inside, outside)
+    std::map<std::array<double, 3>, size_t> ids;  // points merged by exact coordinates
+    size_t point(const K::Point_3& q) {
+        auto [it, added] = ids.emplace(std::array<double, 3>{q.x(), q.y(), q.z()}, points.size());
+        if (added) points.push_back(q);
+        return it->second;
+    }
 };
+
+// A labelled surface: its triangles grouped by the pair of labels they separate.
+Patches labelledPatches(const RegionSurface& in) {
+    const TriangleSurface& t = in.surface;
+    if (t.sides.empty())
+        throw FormatError(in.file + ": no per-triangle labels (a 'Labels' cell array of 2 components); "
+                          "for a closed surface of one region give FILE:LABEL");
+    if (t.sides.size() != t.triangles.size())
+        throw FormatError(in.file + ": " + std::to_string(t.sides.size()) + " label pairs for " +
+                          std::to_string(t.triangles.size()) + " triangles");
+    Patches p;
+    for (size_t i = 0; i < t.triangles.size(); ++i) {
+        auto [inside, outside] = t.sides[i];
+        if (inside < 0 || outside < 0 || inside == outside)
+            throw FormatError(in.file + ": triangle " + std::to_string(i) + " separates labels " + std::to_string(inside) +
+                              " and " + std::to_string(outside) + " (two different labels >= 0 expected)");
+        std::vector<size_t> tri;
+        for (uint32_t v : t.triangles[i]) {
+            if (v >= t.points.size()) throw FormatError(in.file + ": triangle " + std::to_string(i) + " refers to point " + std::to_string(v) + ", past the end");
+            const Point3& q = t.points[v];
+            tri.push_back(p.point(K::Point_3(q[0], q[1], q[2])));
+        }
+        p.triangles[{inside, outside}].push_back(tri);
+    }
+    return p;
+}
 
 // Points merged by exact coordinates; a triangle in two surfaces becomes one interface.
 Patches buildPatches(const std::vector<Closed>& s) {
     Patches p;
-    std::map<std::array<double, 3>, size_t> ids;
     struct Use { size_t surface; Triangle t; };
     std::map<Triangle, std::vector<Use>> uses;
     for (size_t i = 0; i < s.size(); ++i)
         for (const Triangle& t : s[i].triangles) {
             Triangle g;
-            for (int k = 0; k < 3; ++k) {
-                const auto& q = s[i].points[t[k]];
-                auto [it, added] = ids.emplace(std::array<double, 3>{q.x(), q.y(), q.z()}, p.points.size());
-                if (added) p.points.push_back(q);
-                g[k] = it->second;
-            }
+            for (int k = 0; k < 3; ++k) g[k] = p.point(s[i].points[t[k]]);
             Triangle key = g;
             std::sort(key.begin(), key.end());
             uses[key].push_back({i, g});
@@ -205,18 +231,26 @@ using Sizing = LabelSizing<Domain, PatchLabels>;
 TetraMesh meshSurfaces(const std::vector<RegionSurface>& surfaces, const MeshingOptions& options) {
     validateMeshingOptions(options);
     if (surfaces.empty()) throw ParameterError("meshSurfaces: no surfaces");
+    bool labelled = surfaces.size() == 1 && surfaces[0].label == 0;
     for (const auto& s : surfaces)
-        if (s.label < 1) throw ParameterError(s.file + ": region label must be >= 1 (0 is the outside)");
+        if (s.label < 1 && !labelled)
+            throw ParameterError(s.file + ": region label must be >= 1 (0 is the outside; a labelled surface, "
+                                          "label 0, must be the only input)");
     MeshingOptions o = options;
     StageReporter report(o.progress);
     CGAL::Random rng(o.seed);
     CGAL::get_default_random() = CGAL::Random(o.seed);
 
     report.start("reading surfaces");
-    std::vector<Closed> closed;
-    for (const auto& s : surfaces) closed.push_back(readClosed(s));
-    assignOutsides(closed);
-    Patches patches = buildPatches(closed);
+    Patches patches;
+    if (labelled) {
+        patches = labelledPatches(surfaces[0]);
+    } else {
+        std::vector<Closed> closed;
+        for (const auto& s : surfaces) closed.push_back(readClosed(s));
+        assignOutsides(closed);
+        patches = buildPatches(closed);
+    }
     std::vector<std::pair<int, int>> sides;
     std::vector<Polyhedron> polyhedra = patchPolyhedra(patches, sides);
     CGAL::Bbox_3 box = CGAL::bbox_3(patches.points.begin(), patches.points.end());

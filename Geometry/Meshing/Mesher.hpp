@@ -47,13 +47,18 @@ MeshingOptions resolveMeshingDefaults(MeshingOptions o, double spacing);
 // Throws ParameterError for bad options or an image with no label but 0, Error when CGAL fails.
 TetraMesh meshLabelImage(const LabelImage& image, const MeshingOptions& options);
 
-// A closed triangle surface in mm, points and 0-based triangles.
+// A triangle surface in mm, points and 0-based triangles.
 struct TriangleSurface {
     std::vector<Point3> points;
     std::vector<std::array<uint32_t, 3>> triangles;
+    // For a labelled surface: per triangle, the label behind it and the label its normal (the
+    // counter-clockwise side) points into. Empty for a closed surface of one region.
+    std::vector<std::array<int32_t, 2>> sides;
 };
-// A closed, consistently oriented triangle surface bounding region `label`: read from `file`
-// (STL, OBJ, OFF or PLY) unless `surface` is filled in already (.vtp: Storage/VTK reads it).
+// A closed triangle surface bounding region `label` (>= 1): read from `file` (STL, OBJ, OFF or
+// PLY) unless `surface` is filled in already (.vtp: Storage/VTK reads it). Or, with label 0, a
+// labelled surface: every interface of the model at once, `surface.sides` naming both labels of
+// each triangle; it is then the only input.
 struct RegionSurface {
     std::string file;
     int32_t label = 0;

@@ -2,6 +2,7 @@
 #include "Storage/VTK/VTKImageReader.hpp"
 
 #include <vtkCellArray.h>
+#include <vtkCellData.h>
 #include <vtkDataArray.h>
 #include <vtkImageData.h>
 #include <vtkMatrix3x3.h>
@@ -83,12 +84,22 @@ TriangleSurface readVTKSurface(const std::string& path) {
         pd->GetPoint(i, p);
         s.points.push_back({p[0], p[1], p[2]});
     }
+    // A labelled surface carries "Labels": per polygon the label behind it and the one its
+    // normal points into. Cell data counts vertices and lines before polygons.
+    vtkDataArray* labels = pd->GetCellData()->GetArray("Labels");
+    if (labels && labels->GetNumberOfComponents() != 2)
+        throw FormatError(path + ": cell array 'Labels' has " + std::to_string(labels->GetNumberOfComponents()) +
+                          " components; 2 expected (label behind each polygon, label in front)");
+    vtkIdType cell = pd->GetNumberOfVerts() + pd->GetNumberOfLines();
     vtkCellArray* polys = pd->GetPolys();
     vtkIdType np = 0;
     const vtkIdType* ids = nullptr;
-    for (polys->InitTraversal(); polys->GetNextCell(np, ids);)
-        for (vtkIdType k = 1; k + 1 < np; ++k)
+    for (polys->InitTraversal(); polys->GetNextCell(np, ids); ++cell)
+        for (vtkIdType k = 1; k + 1 < np; ++k) {
             s.triangles.push_back({uint32_t(ids[0]), uint32_t(ids[k]), uint32_t(ids[k + 1])});
+            if (labels)
+                s.sides.push_back({int32_t(labels->GetComponent(cell, 0)), int32_t(labels->GetComponent(cell, 1))});
+        }
     if (s.triangles.empty()) throw FormatError(path + ": the polydata has no polygons (a closed triangle surface expected)");
     return s;
 }

@@ -12,7 +12,9 @@ namespace fm {
 
 // Throws FormatError naming the file (not an image, no scalars, non-integer labels, oblique).
 LabelImage readVTKLabelImage(const std::string& path);
-// Throws FormatError naming the file (not polydata, no triangles, lines/strips only).
+// With a 2-component cell array "Labels" (label behind each polygon, label in front), the
+// surface is a labelled surface (TriangleSurface::sides). Throws FormatError naming the file
+// (not polydata, no polygons, a malformed Labels array).
 TriangleSurface readVTKSurface(const std::string& path);
 
 }  // namespace fm

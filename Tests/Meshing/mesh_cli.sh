@@ -98,6 +98,7 @@ expect_fail "two images" "more than one input image" "$dir/in.mha" "$dir/zeros.m
 expect_fail "repair is coming" "--repair is not available" --repair "$dir/in.mha" -o "$o"
 expect_fail "open surface" "$dir/open.obj: the surface is not closed" --surface "$dir/open.obj:1" -o "$o"
 expect_fail "surface label 0" "the label must be an integer >= 1" --surface "$dir/open.obj:0" -o "$o"
+expect_fail "surface without a label" "should be FILE:LABEL (FILE alone: a labelled .vtp surface)" --surface "$dir/open.obj" -o "$o"
 expect_fail "missing surface" "$dir/none.stl: no such file" --surface "$dir/none.stl:1" -o "$o"
 
 if [ "$failures" != 0 ]; then echo "$failures failure(s)"; exit 1; fi

@@ -428,18 +428,40 @@ BOOST_AUTO_TEST_CASE(label_maps) {
 
 namespace {
 
-// A box as an OBJ of 12 outward triangles; each face is split along the diagonal through its
+// A box as 12 outward triangles; each face is split along the diagonal through its
 // lexicographically smallest corner, so two boxes sharing a face share its two triangles.
-void writeBoxObj(const std::string& path, const Point3& lo, const Point3& hi) {
-    std::ofstream f(path);
-    for (int c = 0; c < 8; ++c)
-        f << "v " << (c & 1 ? hi : lo)[0] << " " << (c & 2 ? hi : lo)[1] << " " << (c & 4 ? hi : lo)[2] << "\n";
-    const int faces[6][4] = {{0, 4, 6, 2}, {1, 3, 7, 5}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 2, 3, 1}, {4, 5, 7, 6}};
+TriangleSurface boxTriangles(const Point3& lo, const Point3& hi) {
+    TriangleSurface t;
+    for (int c = 0; c < 8; ++c) t.points.push_back({(c & 1 ? hi : lo)[0], (c & 2 ? hi : lo)[1], (c & 4 ? hi : lo)[2]});
+    const uint32_t faces[6][4] = {{0, 4, 6, 2}, {1, 3, 7, 5}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 2, 3, 1}, {4, 5, 7, 6}};
     for (const auto& q : faces) {
         int m = int(std::min_element(q, q + 4) - q);
-        f << "f " << q[m] + 1 << " " << q[(m + 1) % 4] + 1 << " " << q[(m + 2) % 4] + 1 << "\n";
-        f << "f " << q[m] + 1 << " " << q[(m + 2) % 4] + 1 << " " << q[(m + 3) % 4] + 1 << "\n";
+        t.triangles.push_back({q[m], q[(m + 1) % 4], q[(m + 2) % 4]});
+        t.triangles.push_back({q[m], q[(m + 2) % 4], q[(m + 3) % 4]});
     }
+    return t;
+}
+
+void writeBoxObj(const std::string& path, const Point3& lo, const Point3& hi) {
+    TriangleSurface t = boxTriangles(lo, hi);
+    std::ofstream f(path);
+    for (const Point3& p : t.points) f << "v " << p[0] << " " << p[1] << " " << p[2] << "\n";
+    for (const auto& tri : t.triangles) f << "f " << tri[0] + 1 << " " << tri[1] + 1 << " " << tri[2] + 1 << "\n";
+}
+
+// Region volume and the area of the faces between regions a and b (their centroids at x = 2).
+double interfaceArea(const TetraMesh& m, uint32_t a, uint32_t b) {
+    double area = 0;
+    for (uint32_t f = 1; f <= m.faceCount(); ++f) {
+        const MeshFace& F = m.face(f);
+        if (!F.other) continue;
+        uint32_t x = m.region(F.owner), y = m.region(F.other);
+        if (std::min(x, y) == std::min(a, b) && std::max(x, y) == std::max(a, b)) {
+            BOOST_REQUIRE_SMALL(faceCentroid(m, f)[0] - 2, 1e-6);
+            area += F.area;
+        }
+    }
+    return area;
 }
 
 }  // namespace
@@ -462,18 +484,44 @@ BOOST_AUTO_TEST_CASE(surfaces_touching_and_nested) {
     BOOST_CHECK_CLOSE(m.regionVolume(1), 8, 0.5);
     BOOST_CHECK_CLOSE(m.regionVolume(2), 8, 0.5);
     BOOST_CHECK_CLOSE(m.regionVolume(3), 96 - 16, 0.5);
-    double area12 = 0;
-    for (uint32_t f = 1; f <= m.faceCount(); ++f) {
-        const MeshFace& F = m.face(f);
-        if (!F.other) continue;
-        uint32_t a = m.region(F.owner), b = m.region(F.other);
-        if (std::min(a, b) == 1 && std::max(a, b) == 2) {
-            BOOST_REQUIRE_SMALL(faceCentroid(m, f)[0] - 2, 1e-6);
-            area12 += F.area;
-        }
-    }
-    BOOST_CHECK_CLOSE(area12, 4, 0.01);
+    BOOST_CHECK_CLOSE(interfaceArea(m, 1, 2), 4, 0.01);
     for (uint32_t f : m.boundaryFaces()) BOOST_REQUIRE_EQUAL(m.region(m.face(f).owner), 3u);
+}
+
+// The same two touching boxes as one labelled surface: each triangle names the labels on its
+// two sides; the shared face once, between 1 and 2.
+BOOST_AUTO_TEST_CASE(labelled_surface) {
+    TriangleSurface a = boxTriangles({0, 0, 0}, {2, 2, 2}), b = boxTriangles({2, 0, 0}, {4, 2, 2});
+    TriangleSurface all = a;
+    for (const auto& t : a.triangles) {
+        bool shared = true;
+        for (uint32_t v : t) shared = shared && a.points[v][0] == 2;
+        all.sides.push_back({1, shared ? 2 : 0});
+    }
+    for (size_t i = 0; i < b.triangles.size(); ++i) {
+        bool shared = true;
+        for (uint32_t v : b.triangles[i]) shared = shared && b.points[v][0] == 2;
+        if (shared) continue;  // given once, by box a
+        all.triangles.push_back({b.triangles[i][0] + 8, b.triangles[i][1] + 8, b.triangles[i][2] + 8});
+        all.sides.push_back({2, 0});
+    }
+    all.points.insert(all.points.end(), b.points.begin(), b.points.end());
+    MeshingOptions o;
+    o.facetSize = 0.5;
+    o.cellSize = 0.6;
+    o.seed = 2;
+    TetraMesh m = meshSurfaces({{"labelled", 0, all}}, o);
+    BOOST_CHECK_EQUAL(m.regionCount(), 3u);
+    BOOST_CHECK_CLOSE(m.regionVolume(1), 8, 0.5);
+    BOOST_CHECK_CLOSE(m.regionVolume(2), 8, 0.5);
+    BOOST_CHECK_CLOSE(interfaceArea(m, 1, 2), 4, 0.01);
+    TriangleSurface bad = all;
+    bad.sides.pop_back();
+    BOOST_CHECK_THROW(meshSurfaces({{"labelled", 0, bad}}, o), FormatError);
+    bad = all;
+    bad.sides[0] = {1, 1};
+    BOOST_CHECK_THROW(meshSurfaces({{"labelled", 0, bad}}, o), FormatError);
+    BOOST_CHECK_THROW(meshSurfaces({{"labelled", 0, all}, {"labelled", 0, all}}, o), ParameterError);
 }
 
 BOOST_AUTO_TEST_CASE(surfaces_bad_input) {
@@ -487,7 +535,11 @@ BOOST_AUTO_TEST_CASE(surfaces_bad_input) {
     });
     std::filesystem::remove(open);
     BOOST_CHECK_THROW(meshSurfaces({{tempPath("none.stl"), 1, {}}}, MeshingOptions()), Error);
-    BOOST_CHECK_THROW(meshSurfaces({{open, 0, {}}}, MeshingOptions()), ParameterError);
+    // Label 0 alone means a labelled surface: without per-triangle labels it is refused.
+    BOOST_CHECK_EXCEPTION(meshSurfaces({{open, 0, {}}}, MeshingOptions()), FormatError, [](const FormatError& e) {
+        return std::string(e.what()).find("no per-triangle labels") != std::string::npos;
+    });
+    BOOST_CHECK_THROW(meshSurfaces({{open, 0, {}}, {open, 1, {}}}, MeshingOptions()), ParameterError);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

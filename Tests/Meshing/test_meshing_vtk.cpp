@@ -71,4 +71,29 @@ BOOST_AUTO_TEST_CASE(vtp_surface_meshes) {
     BOOST_CHECK_CLOSE(m.regionVolume(4), 36, 0.5);
 }
 
+// The same tetrahedron as a labelled surface: a "Labels" cell array (behind, in front) = (5, 0).
+BOOST_AUTO_TEST_CASE(vtp_labelled_surface) {
+    std::string path = tempPath("labelled.vtp");
+    {
+        std::ofstream f(path);
+        f << "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\">\n"
+          << "<PolyData><Piece NumberOfPoints=\"4\" NumberOfPolys=\"4\">\n"
+          << "<Points><DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">0 0 0 6 0 0 0 6 0 0 0 6</DataArray></Points>\n"
+          << "<CellData><DataArray type=\"Int32\" Name=\"Labels\" NumberOfComponents=\"2\" format=\"ascii\">5 0 5 0 5 0 5 0</DataArray></CellData>\n"
+          << "<Polys><DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">0 2 1 0 1 3 0 3 2 1 2 3</DataArray>\n"
+          << "<DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">3 6 9 12</DataArray></Polys>\n"
+          << "</Piece></PolyData></VTKFile>\n";
+    }
+    TriangleSurface s = readVTKSurface(path);
+    std::filesystem::remove(path);
+    BOOST_REQUIRE_EQUAL(s.sides.size(), 4u);
+    BOOST_CHECK_EQUAL(s.sides[2][0], 5);
+    MeshingOptions o;
+    o.facetSize = 1;
+    o.cellSize = 1.5;
+    o.seed = 1;
+    TetraMesh m = meshSurfaces({{path, 0, s}}, o);
+    BOOST_CHECK_CLOSE(m.regionVolume(5), 36, 0.5);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
