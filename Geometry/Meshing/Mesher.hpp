@@ -30,7 +30,9 @@ struct MeshingOptions {
     // The optimisers work on tetras whose smallest dihedral angle is below this (degrees); a
     // higher bound improves more tetras and takes longer (0: as far as they get, CGAL's default).
     double sliverBound = 10;
-    uint32_t seed = 0;    // CGAL's random generator: the same seed gives the same mesh
+    // Seeds the mesher and CGAL's process-wide default generator: the same seed, options and
+    // input give the same mesh. Meshing is not meant to run in two threads at once.
+    uint32_t seed = 0;
     double optimiserTimeLimit = 0;  // s per optimiser (perturb, exude); 0 = no limit
     // Called at each stage start/end and every few seconds during long stages.
     std::function<void(const std::string&)> progress;
