@@ -24,6 +24,9 @@
 #include "Tcl/TclVTKCompat.hpp"
 #include "Tcl/TclVTKPipeline.hpp"
 #endif
+#ifdef FM_TCL_MESH
+#include "Tcl/TclMeshing.hpp"
+#endif
 #ifdef FM_TCL_MCML
 #include "Tcl/TclMCML.hpp"
 #include "Tcl/TclMCMLTraces.hpp"
@@ -236,4 +239,10 @@ if (!dcast) {
 #ifdef FM_TCL_PLANNING
 %newobject PlanOptimizer::dose;
 %include "Tcl/TclPlanning.hpp"  // PlanOptimizer, DoseSlicePicture
+#endif
+// ---- Meshing (issue 23, Geometry/Meshing): ImageMesher and SurfaceMesher, CGAL builds only. ----
+#ifdef FM_TCL_MESH
+%newobject MesherSettings::mesh;
+%nodefaultctor MesherSettings;
+%include "Tcl/TclMeshing.hpp"
 #endif

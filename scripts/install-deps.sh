@@ -12,6 +12,8 @@ if [ "$level" = full ]; then
   # The Python package (pybind11) and its tests: Debian's interpreter, numpy and pytest;
   # python3-build + python3-installer for the wheel route (pip install . / python3 -m build).
   pkgs+=(python3-dev pybind11-dev python3-numpy python3-pytest python3-build python3-installer)
+  # The mesher (issue 23): CGAL's Mesh_3 (header-only, GMP/MPFR), NIfTI images, zlib for MetaImage.
+  pkgs+=(libcgal-dev libgmp-dev libmpfr-dev libnifti2-dev zlib1g-dev)
   # clang + its runtime (libFuzzer, sanitizers): the fuzz targets (scripts/fuzz.sh).
   pkgs+=(clang libclang-rt-14-dev)
   # The planner (Planning/, fullmonte-plan): plan files, LP solvers, pictures.

@@ -4,6 +4,8 @@
 # cracked mesh with the finding on stderr and in summary.json; a source partly outside the mesh
 # or on its surface is warned about on stderr and in summary.json.
 # With fullmonte-vtk (VTK builds): the same check and --allow-defects there.
+# With FM_MESH_EXE (fullmonte-mesh, CGAL builds): --repair joins the crack, and the repaired mesh
+# runs without the defect, with the same tetras; bad repair calls exit 1.
 # Usage: mesh_checks.sh path/to/fullmonte-run [path/to/fullmonte-vtk]
 set -u
 exe=$1
@@ -68,6 +70,30 @@ if [ -n "$vtk" ]; then
   timeout 60 "$vtk" --mesh "$dir/crack.vtu" --output "$dir/again.vtu" >"$dir/stdout" 2>"$dir/stderr"
   rc=$?
   expect "fullmonte-vtk: the written .vtu is checked on reading" 1 "crack.vtu: mesh check failed"
+fi
+
+mesher=${FM_MESH_EXE:-}
+if [ -n "$mesher" ]; then
+  timeout 60 "$mesher" --repair "$dir/crack.mesh" -o "$dir/fixed.mesh" >"$dir/stderr" 2>&1
+  rc=$?
+  expect "fullmonte-mesh --repair joins the crack" 0 "merged 3"
+  [ "$(sed -n 1p "$dir/fixed.mesh" 2>/dev/null)" = 5 ] || fail "repair: want 5 points, got $(sed -n 1p "$dir/fixed.mesh")"
+  [ "$(sed -n 2p "$dir/fixed.mesh" 2>/dev/null)" = 2 ] || fail "repair: want 2 tetras, got $(sed -n 2p "$dir/fixed.mesh")"
+  run repaired --mesh "$dir/fixed.mesh" --source "$dir/m.source"
+  expect "the repaired mesh runs without defects" 0 ""
+  grep -qF '"warnings": []' "$dir/out/summary.json" 2>/dev/null || fail "repaired: summary.json should list no warnings"
+  timeout 60 "$mesher" --repair "$dir/nothere.mesh" -o "$dir/x.mesh" >"$dir/stderr" 2>&1
+  rc=$?
+  expect "repair: missing file" 1 "nothere.mesh"
+  timeout 60 "$mesher" --repair "$dir/crack.mesh" -o "$dir/x.mesh" --tolerance 0 >"$dir/stderr" 2>&1
+  rc=$?
+  expect "repair: bad tolerance" 1 "--tolerance must be > 0"
+  timeout 60 "$mesher" --repair "$dir/crack.mesh" -o "$dir/x.mesh" --tolerance 5 >"$dir/stderr" 2>&1
+  rc=$?
+  expect "repair: a tolerance that collapses tetras is refused" 1 ""
+  [ -e "$dir/x.mesh" ] && fail "repair: refused repair wrote its output"
+else
+  echo "SKIP fullmonte-mesh --repair: not built (no CGAL)"
 fi
 
 echo "mesh_checks: $failures failure(s)"

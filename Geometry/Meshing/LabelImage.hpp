@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// A labelled 3-D image (a segmentation) in physical millimetres, axis-aligned: voxel (i,j,k) has
+// its centre at origin + (i,j,k) * spacing, x varying fastest. Readers bring any image whose
+// orientation is a permutation/flip of the axes into this form (orientToAxes); an oblique image
+// is refused, since its voxels are not boxes along x, y and z. No CGAL here.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "Geometry/TetraMesh.hpp"
+
+namespace fm {
+
+struct LabelImage {
+    std::array<size_t, 3> dims{0, 0, 0};
+    Point3 spacing{1, 1, 1};  // mm, all > 0
+    Point3 origin{0, 0, 0};   // mm, centre of voxel (0,0,0)
+    std::vector<int32_t> labels;  // dims[0]*dims[1]*dims[2], x fastest
+
+    size_t index(size_t i, size_t j, size_t k) const { return i + dims[0] * (j + dims[1] * k); }
+    int32_t at(size_t i, size_t j, size_t k) const { return labels[index(i, j, k)]; }
+    double voxelVolume() const { return spacing[0] * spacing[1] * spacing[2]; }
+    std::map<int32_t, size_t> labelCounts() const;  // voxels per label, every label present
+    // Throws ParameterError (naming `what`) for zero dimensions, a wrong label count or a
+    // spacing that is not finite and > 0.
+    void validate(const std::string& what) const;
+};
+
+// Voxel data as stored in a file with axes i, j, k and the 3x3 matrix whose column a is the
+// unit direction of axis a in physical space (x, y, z). The result has the same voxels, reordered
+// so that its axes run along +x, +y, +z. Throws FormatError (naming `file`) when a column is not
+// within 1e-3 of a signed coordinate axis (an oblique or sheared image) or two columns share one.
+LabelImage orientToAxes(LabelImage stored, const std::array<std::array<double, 3>, 3>& direction,
+                        const std::string& file);
+
+// Reads .nii/.nii.gz (NIfTI-1 or -2: sform, else qform, else pixdim; units converted to mm) and
+// .mha/.mhd (MetaImage, raw or zlib-compressed). Labels must be integers (float data with
+// fractional values is refused, naming the first such voxel). .vti needs VTK: see
+// Storage/VTK/VTKImageReader.hpp. Throws FormatError naming the file.
+LabelImage readLabelImage(const std::string& path);
+// True when this build reads the file's format with readLabelImage.
+bool labelImageFormatSupported(const std::string& path, std::string* why = nullptr);
+
+// Label map: label -> new label (0 drops a label into the outside). Text "a=b,c=d" or a file with
+// one "a b" or "a=b" pair per line ('#' comments). Throws ParameterError naming the item/line.
+using LabelMap = std::map<int32_t, int32_t>;
+LabelMap parseLabelMap(const std::string& spec);
+LabelMap readLabelMapFile(const std::string& path);
+void applyLabelMap(LabelImage& image, const LabelMap& map);
+
+// Writes .mha (MetaImage, uncompressed) for tests and tools.
+void writeMetaImage(const std::string& path, const LabelImage& image);
+
+}  // namespace fm

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "Tcl/TclMeshing.hpp"
+
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "Geometry/Errors.hpp"
+#include "Geometry/Meshing/MeshQuality.hpp"
+#ifdef FM_TCL_VTK
+#include "Storage/VTK/VTKImageReader.hpp"
+#endif
+
+using fm::ParameterError;
+
+namespace {
+
+bool endsWith(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::string triple(double a, double b, double c) {
+    std::ostringstream s;
+    s.precision(10);
+    s << a << " " << b << " " << c;
+    return s.str();
+}
+
+}  // namespace
+
+// ---- MesherSettings ----
+
+double MesherSettings::cellSize() const { return o_.cellSize; }
+void MesherSettings::cellSize(double mm) { o_.cellSize = mm; }
+double MesherSettings::facetSize() const { return o_.facetSize; }
+void MesherSettings::facetSize(double mm) { o_.facetSize = mm; }
+double MesherSettings::facetDistance() const { return o_.facetDistance; }
+void MesherSettings::facetDistance(double mm) { o_.facetDistance = mm; }
+double MesherSettings::facetAngle() const { return o_.facetAngle; }
+void MesherSettings::facetAngle(double d) { o_.facetAngle = d; }
+double MesherSettings::radiusEdgeRatio() const { return o_.cellRadiusEdgeRatio; }
+void MesherSettings::radiusEdgeRatio(double r) { o_.cellRadiusEdgeRatio = r; }
+void MesherSettings::labelCellSize(unsigned label, double mm) { o_.cellSizeByLabel[int32_t(label)] = mm; }
+void MesherSettings::labelFacetSize(unsigned label, double mm) { o_.facetSizeByLabel[int32_t(label)] = mm; }
+unsigned MesherSettings::seed() const { return o_.seed; }
+void MesherSettings::seed(unsigned s) { o_.seed = s; }
+bool MesherSettings::perturb() const { return o_.perturb; }
+void MesherSettings::perturb(bool on) { o_.perturb = on; }
+bool MesherSettings::exude() const { return o_.exude; }
+void MesherSettings::exude(bool on) { o_.exude = on; }
+double MesherSettings::sliverBound() const { return o_.sliverBound; }
+void MesherSettings::sliverBound(double d) { o_.sliverBound = d; }
+double MesherSettings::timeLimit() const { return o_.optimiserTimeLimit; }
+void MesherSettings::timeLimit(double s) { o_.optimiserTimeLimit = s; }
+bool MesherSettings::progress() const { return progress_; }
+void MesherSettings::progress(bool on) { progress_ = on; }
+
+TetraMesh* MesherSettings::mesh() const {
+    if (!mesh_) throw ParameterError("mesh: call update first");
+    return new TetraMesh(mesh_);
+}
+
+std::string MesherSettings::report() const {
+    if (!mesh_) throw ParameterError("report: call update first");
+    return report_;
+}
+
+double MesherSettings::meshVolume(unsigned label) const {
+    if (!mesh_) throw ParameterError("meshVolume: call update first");
+    return label < mesh_->regionCount() ? mesh_->regionVolume(label) : 0.0;
+}
+
+fm::MeshingOptions MesherSettings::options() const {
+    fm::MeshingOptions o = o_;
+    if (progress_) o.progress = [](const std::string& s) { std::cerr << "meshing: " << s << std::endl; };
+    return o;
+}
+
+void MesherSettings::finish(fm::TetraMesh m, const fm::LabelImage* image) {
+    report_ = fm::formatMeshReport(m, fm::regionVolumes(m, image), fm::meshQuality(m));
+    mesh_ = std::make_shared<fm::TetraMesh>(std::move(m));
+}
+
+// ---- ImageMesher ----
+
+std::string ImageMesher::filename() const { return file_; }
+void ImageMesher::filename(const std::string& path) { file_ = path; }
+std::string ImageMesher::labelMap() const { return labelMap_; }
+void ImageMesher::labelMap(const std::string& spec) {
+    if (!spec.empty() && !std::filesystem::exists(spec)) fm::parseLabelMap(spec);  // checked now
+    labelMap_ = spec;
+}
+
+void ImageMesher::update() {
+    if (file_.empty()) throw ParameterError("ImageMesher update: no filename");
+    auto image = std::make_shared<fm::LabelImage>();
+#ifdef FM_TCL_VTK
+    if (endsWith(file_, ".vti")) *image = fm::readVTKLabelImage(file_);
+    else
+#endif
+        *image = fm::readLabelImage(file_);
+    if (!labelMap_.empty())
+        fm::applyLabelMap(*image, std::filesystem::exists(labelMap_) ? fm::readLabelMapFile(labelMap_)
+                                                                     : fm::parseLabelMap(labelMap_));
+    finish(fm::meshLabelImage(*image, options()), image.get());
+    image_ = image;
+}
+
+std::string ImageMesher::dims() const {
+    if (!image_) throw ParameterError("ImageMesher dims: call update first");
+    return triple(double(image_->dims[0]), double(image_->dims[1]), double(image_->dims[2]));
+}
+std::string ImageMesher::spacing() const {
+    if (!image_) throw ParameterError("ImageMesher spacing: call update first");
+    return triple(image_->spacing[0], image_->spacing[1], image_->spacing[2]);
+}
+std::string ImageMesher::origin() const {
+    if (!image_) throw ParameterError("ImageMesher origin: call update first");
+    return triple(image_->origin[0], image_->origin[1], image_->origin[2]);
+}
+double ImageMesher::voxelVolume(unsigned label) const {
+    if (!image_) throw ParameterError("ImageMesher voxelVolume: call update first");
+    auto counts = image_->labelCounts();
+    auto it = counts.find(int32_t(label));
+    return it == counts.end() ? 0.0 : double(it->second) * image_->voxelVolume();
+}
+
+// ---- SurfaceMesher ----
+
+void SurfaceMesher::addSurface(const std::string& file, unsigned label) {
+    if (label == 0) throw ParameterError("SurfaceMesher addSurface " + file + ": label 0 is the outside");
+    fm::RegionSurface s{file, int32_t(label), {}};
+    if (endsWith(file, ".vtp")) {
+#ifdef FM_TCL_VTK
+        s.surface = fm::readVTKSurface(file);
+#else
+        throw ParameterError(file + ": .vtp surfaces are read in VTK builds only");
+#endif
+    }
+    surfaces_.push_back(std::move(s));
+}
+void SurfaceMesher::addLabelledSurface(const std::string& file) {
+#ifdef FM_TCL_VTK
+    if (!endsWith(file, ".vtp")) throw ParameterError("SurfaceMesher addLabelledSurface " + file + ": a .vtp file expected");
+    surfaces_.push_back({file, 0, fm::readVTKSurface(file)});
+#else
+    throw ParameterError(file + ": labelled .vtp surfaces are read in VTK builds only");
+#endif
+}
+void SurfaceMesher::clearSurfaces() { surfaces_.clear(); }
+unsigned SurfaceMesher::surfaceCount() const { return unsigned(surfaces_.size()); }
+void SurfaceMesher::update() {
+    if (surfaces_.empty()) throw ParameterError("SurfaceMesher update: no surfaces (addSurface file label)");
+    finish(fm::meshSurfaces(surfaces_, options()), nullptr);
+}

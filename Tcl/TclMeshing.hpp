@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Beyond FullMonte: meshing segmentations from Tcl (Geometry/Meshing, CGAL builds only).
+// `ImageMesher` meshes a labelled image, `SurfaceMesher` closed organ surfaces; both take the
+// options of fullmonte-mesh as methods (getter without an argument, setter with one), mesh on
+// `update` and hand the result out as a TetraMesh usable by every kernel.
+#pragma once
+#include <string>
+
+#ifndef SWIG
+#include <memory>
+
+#include "Geometry/Meshing/LabelImage.hpp"
+#include "Geometry/Meshing/Mesher.hpp"
+#endif
+#include "Tcl/TclGeometry.hpp"
+
+class MesherSettings {
+public:
+    double cellSize() const;
+    void cellSize(double mm);  // 0 = default
+    double facetSize() const;
+    void facetSize(double mm);
+    double facetDistance() const;
+    void facetDistance(double mm);
+    double facetAngle() const;
+    void facetAngle(double degrees);
+    double radiusEdgeRatio() const;
+    void radiusEdgeRatio(double r);
+    void labelCellSize(unsigned label, double mm);
+    void labelFacetSize(unsigned label, double mm);
+    unsigned seed() const;
+    void seed(unsigned s);
+    bool perturb() const;
+    void perturb(bool on);
+    bool exude() const;
+    void exude(bool on);
+    double sliverBound() const;
+    void sliverBound(double degrees);  // optimisers target tetras below this dihedral angle
+    double timeLimit() const;
+    void timeLimit(double seconds);  // per sliver optimiser, 0 = none
+    bool progress() const;
+    void progress(bool on);  // stage progress on stderr
+    TetraMesh* mesh() const;  // after update
+    std::string report() const;  // tetra count, per-region volumes, quality (as fullmonte-mesh)
+    double meshVolume(unsigned label) const;
+#ifndef SWIG
+protected:
+    fm::MeshingOptions options() const;
+    void finish(fm::TetraMesh m, const fm::LabelImage* image);
+    fm::MeshingOptions o_;
+    bool progress_ = false;
+    std::shared_ptr<fm::TetraMesh> mesh_;
+    std::string report_;
+#endif
+};
+
+class ImageMesher : public MesherSettings {
+public:
+    std::string filename() const;
+    void filename(const std::string& path);  // .nii .nii.gz .mha .mhd (.vti in VTK builds)
+    std::string labelMap() const;
+    void labelMap(const std::string& spec);  // "a=b,c=d" or a file of pairs; 0=K meshes the background
+    void update();
+    std::string dims() const;     // "nx ny nz" of the image last meshed
+    std::string spacing() const;  // mm
+    std::string origin() const;   // mm, centre of voxel (0,0,0)
+    double voxelVolume(unsigned label) const;  // mm^3 of the label in the (mapped) image
+#ifndef SWIG
+private:
+    std::string file_, labelMap_;
+    std::shared_ptr<fm::LabelImage> image_;
+#endif
+};
+
+class SurfaceMesher : public MesherSettings {
+public:
+    void addSurface(const std::string& file, unsigned label);  // .stl .obj .off .ply (.vtp: VTK builds)
+    void addLabelledSurface(const std::string& file);  // .vtp with cell array Labels (VTK builds); alone
+    void clearSurfaces();
+    unsigned surfaceCount() const;
+    void update();
+#ifndef SWIG
+private:
+    std::vector<fm::RegionSurface> surfaces_;
+#endif
+};

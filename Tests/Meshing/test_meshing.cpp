@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The mesher (Geometry/Meshing) on images these tests make: volumes against the analytic shapes,
+// conforming interfaces, physical placement (spacing, origin, orientation of each reader), and
+// a point source's absorption against the exact answer for the same spheres.
+#include <boost/test/unit_test.hpp>
+#include <nifti1.h>
+#ifdef FM_TEST_ZLIB
+#include <zlib.h>
+#endif
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "Geometry/Errors.hpp"
+#include "Geometry/MaterialSet.hpp"
+#include "Geometry/Meshing/MeshQuality.hpp"
+#include "Geometry/Meshing/Mesher.hpp"
+#include "Geometry/ModelPacker.hpp"
+#include "Geometry/Sources.hpp"
+#include "Kernels/CPU/CpuKernel.hpp"
+#include "Tests/TestUtil.hpp"
+
+using namespace fm;
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// Voxels labelled by f(centre in mm) on an n-voxel grid of spacing s from origin o.
+template <class F>
+LabelImage makeImage(std::array<size_t, 3> n, Point3 s, Point3 o, F f) {
+    LabelImage im;
+    im.dims = n;
+    im.spacing = s;
+    im.origin = o;
+    im.labels.resize(n[0] * n[1] * n[2]);
+    for (size_t k = 0; k < n[2]; ++k)
+        for (size_t j = 0; j < n[1]; ++j)
+            for (size_t i = 0; i < n[0]; ++i)
+                im.labels[im.index(i, j, k)] = f(Point3{o[0] + i * s[0], o[1] + j * s[1], o[2] + k * s[2]});
+    return im;
+}
+
+// Inner sphere (label 2, radius r1) in a shell (label 1, to r2), centred at the origin.
+const double r1 = 3, r2 = 5;
+LabelImage nestedSpheres(double voxel) {
+    size_t n = size_t(std::ceil(2 * (r2 + 1) / voxel));
+    double o = -0.5 * voxel * double(n - 1);
+    return makeImage({n, n, n}, {voxel, voxel, voxel}, {o, o, o}, [](const Point3& p) {
+        double r = normP(p);
+        return r < r1 ? 2 : r < r2 ? 1 : 0;
+    });
+}
+
+MeshingOptions fineOptions() {
+    MeshingOptions o;
+    o.facetSize = 0.4;
+    o.facetDistance = 0.05;
+    o.cellSize = 0.8;
+    o.seed = 7;
+    o.perturb = false;  // exudation alone removes the slivers here, in a fraction of the time
+    return o;
+}
+
+// The nested-spheres mesh, made once for the tests that use it.
+const TetraMesh& nestedMesh() {
+    static TetraMesh m = meshLabelImage(nestedSpheres(0.2), fineOptions());
+    return m;
+}
+
+Point3 centroid(const TetraMesh& m, uint32_t t) {
+    Point3 c{0, 0, 0};
+    for (uint32_t p : m.tetra(t))
+        for (int a = 0; a < 3; ++a) c[a] += m.point(p)[a] / 4;
+    return c;
+}
+
+// Volume-weighted centroid of a region.
+Point3 regionCentroid(const TetraMesh& m, uint32_t r) {
+    Point3 c{0, 0, 0};
+    double v = 0;
+    for (uint32_t t = 1; t <= m.tetraCount(); ++t)
+        if (m.region(t) == r) {
+            Point3 x = centroid(m, t);
+            for (int a = 0; a < 3; ++a) c[a] += x[a] * m.volume(t);
+            v += m.volume(t);
+        }
+    for (int a = 0; a < 3; ++a) c[a] /= v;
+    return c;
+}
+
+Point3 faceCentroid(const TetraMesh& m, uint32_t f) {
+    Point3 c{0, 0, 0};
+    for (uint32_t p : m.face(f).points)
+        for (int a = 0; a < 3; ++a) c[a] += m.point(p)[a] / 3;
+    return c;
+}
+
+// Voxel centroid of a label in physical coordinates.
+Point3 voxelCentroid(const LabelImage& im, int32_t label) {
+    Point3 c{0, 0, 0};
+    double n = 0;
+    for (size_t k = 0; k < im.dims[2]; ++k)
+        for (size_t j = 0; j < im.dims[1]; ++j)
+            for (size_t i = 0; i < im.dims[0]; ++i)
+                if (im.at(i, j, k) == label) {
+                    const size_t idx[3] = {i, j, k};
+                    for (int a = 0; a < 3; ++a) c[a] += im.origin[a] + im.spacing[a] * double(idx[a]);
+                    ++n;
+                }
+    for (int a = 0; a < 3; ++a) c[a] /= n;
+    return c;
+}
+
+std::string tempPath(const std::string& name) {
+    return (std::filesystem::temp_directory_path() / ("fm_meshing_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(meshing)
+
+BOOST_AUTO_TEST_CASE(nested_spheres_volumes_within_2_percent) {
+    const TetraMesh& m = nestedMesh();
+    BOOST_TEST_MESSAGE(formatMeshReport(m, regionVolumes(m, nullptr), meshQuality(m)));
+    double inner = 4.0 / 3 * kPi * r1 * r1 * r1, shell = 4.0 / 3 * kPi * (r2 * r2 * r2 - r1 * r1 * r1);
+    BOOST_CHECK_EQUAL(m.regionCount(), 3u);
+    BOOST_CHECK_SMALL(m.regionVolume(2) / inner - 1, 0.02);
+    BOOST_CHECK_SMALL(m.regionVolume(1) / shell - 1, 0.02);
+}
+
+// Every face is shared by two tetras except the outer sphere's: no crack at the interface,
+// no face inside the outer surface on the boundary, and interface faces lie on the inner sphere.
+BOOST_AUTO_TEST_CASE(nested_spheres_conform) {
+    const TetraMesh& m = nestedMesh();
+    double tol = 0.25;  // facet distance plus the voxel staircase the image carries
+    for (uint32_t f : m.boundaryFaces()) {
+        double r = normP(faceCentroid(m, f));
+        BOOST_REQUIRE_MESSAGE(r > r2 - tol, "boundary face " << f << " at radius " << r << " inside the outer sphere (a crack)");
+    }
+    size_t interface = 0;
+    for (uint32_t f = 1; f <= m.faceCount(); ++f) {
+        const MeshFace& F = m.face(f);
+        if (!F.other || m.region(F.owner) == m.region(F.other)) continue;
+        ++interface;
+        BOOST_REQUIRE_SMALL(normP(faceCentroid(m, f)) - r1, tol);
+    }
+    BOOST_CHECK_GT(interface, 100u);
+    for (uint32_t t = 1; t <= m.tetraCount(); ++t) BOOST_REQUIRE_GT(m.volume(t), 0);
+    BOOST_CHECK_GT(meshQuality(m).minDihedral, 1.0);  // slivers removed
+}
+
+// The quality measures on a regular tetrahedron: dihedral angles acos(1/3), radius-edge sqrt(6)/4.
+BOOST_AUTO_TEST_CASE(quality_of_regular_tetra) {
+    TetraMesh m({{0, 0, 0}, {1, 1, 1}, {1, -1, -1}, {-1, 1, -1}, {-1, -1, 1}}, {{0, 0, 0, 0}, {1, 2, 3, 4}}, {0, 1});
+    MeshQuality q = meshQuality(m);
+    BOOST_CHECK_CLOSE(q.minDihedral, std::acos(1.0 / 3) * 180 / kPi, 1e-9);
+    BOOST_CHECK_CLOSE(q.medianDihedral, std::acos(1.0 / 3) * 180 / kPi, 1e-9);
+    BOOST_CHECK_CLOSE(q.maxRadiusEdge, std::sqrt(6.0) / 4, 1e-9);
+}
+
+// Pure absorbers (mu_s = 0, n matched): a packet from the centre is absorbed at a distance drawn
+// from the local mu_a, so the fraction absorbed in the inner sphere is 1 - exp(-mu1 r1) and in
+// the shell exp(-mu1 r1) (1 - exp(-mu2 (r2 - r1))), for radii from the mesh's region volumes.
+// A crack at the interface would let packets out there; a misplaced interface shifts the split.
+BOOST_AUTO_TEST_CASE(point_source_absorption_matches_exact) {
+    const TetraMesh& m = nestedMesh();
+    const double mu1 = 0.25, mu2 = 0.4;
+    MaterialSet ms;
+    ms.exterior(Material(0, 0, 0, 1.0));
+    ms.append(Material(mu2, 0, 0, 1.0));  // region 1: the shell
+    ms.append(Material(mu1, 0, 0, 1.0));  // region 2: the inner sphere
+    PointSource src;
+    src.position = {0.011, -0.007, 0.003};
+    KernelInput in = packModel(m, ms, src);
+    double R1 = std::cbrt(m.regionVolume(2) * 3 / (4 * kPi));
+    double R2 = std::cbrt((m.regionVolume(1) + m.regionVolume(2)) * 3 / (4 * kPi));
+    std::vector<double> inner, shell;
+    for (int b = 0; b < 8; ++b) {
+        RunOptions o;
+        o.packets = 20000;
+        o.firstPacket = uint64_t(b) * o.packets;
+        o.threads = 2;
+        RunResult r = runCpu(in, o);
+        double e[3] = {0, 0, 0};
+        for (uint32_t t = 1; t <= m.tetraCount(); ++t) e[m.region(t)] += r.volume[t];
+        inner.push_back(e[2] / r.ledger.launched);
+        shell.push_back(e[1] / r.ledger.launched);
+    }
+    double pInner = 1 - std::exp(-mu1 * R1);
+    double pShell = std::exp(-mu1 * R1) * (1 - std::exp(-mu2 * (R2 - R1)));
+    fmtest::checkWithinSigma("absorbed in the inner sphere", fmtest::meanSd(inner), pInner, 4);
+    fmtest::checkWithinSigma("absorbed in the shell", fmtest::meanSd(shell), pShell, 4);
+}
+
+// An off-centre ball in an anisotropic image with an origin lands at its millimetre position.
+BOOST_AUTO_TEST_CASE(spacing_and_origin_honoured) {
+    const Point3 c{-6.2, 4.1, 13.3};
+    LabelImage im = makeImage({30, 36, 24}, {0.3, 0.25, 0.4}, {-10, 0, 9}, [&](const Point3& p) {
+        return normP(sub(p, c)) < 2.0 ? 5 : 0;
+    });
+    MeshingOptions o;
+    o.seed = 3;
+    TetraMesh m = meshLabelImage(im, o);
+    Point3 got = regionCentroid(m, 5);
+    for (int a = 0; a < 3; ++a) BOOST_CHECK_SMALL(got[a] - c[a], 0.05);
+    BOOST_CHECK_SMALL(m.regionVolume(5) / (4.0 / 3 * kPi * 8) - 1, 0.05);
+}
+
+// The same seed gives the same mesh.
+BOOST_AUTO_TEST_CASE(seed_reproducible) {
+    LabelImage im = nestedSpheres(0.5);
+    MeshingOptions o;
+    o.seed = 11;
+    TetraMesh a = meshLabelImage(im, o), b = meshLabelImage(im, o);
+    BOOST_REQUIRE_EQUAL(a.tetraCount(), b.tetraCount());
+    BOOST_CHECK(a.points() == b.points());
+}
+
+// Per-label sizes: a smaller cell size in the inner sphere gives it more, smaller tetras.
+BOOST_AUTO_TEST_CASE(per_label_cell_size) {
+    LabelImage im = nestedSpheres(0.5);
+    MeshingOptions o;
+    o.seed = 1;
+    o.perturb = o.exude = false;  // sizes come from refinement alone
+    TetraMesh plain = meshLabelImage(im, o);
+    o.cellSizeByLabel[2] = 0.4;
+    TetraMesh fine = meshLabelImage(im, o);
+    auto count = [](const TetraMesh& m, uint32_t r) {
+        size_t n = 0;
+        for (uint32_t t = 1; t <= m.tetraCount(); ++t) n += m.region(t) == r;
+        return n;
+    };
+    BOOST_CHECK_GT(count(fine, 2), 2 * count(plain, 2));
+}
+
+BOOST_AUTO_TEST_CASE(bad_options_and_images) {
+    LabelImage im = nestedSpheres(1.0);
+    MeshingOptions o;
+    o.cellSize = -1;
+    BOOST_CHECK_THROW(meshLabelImage(im, o), ParameterError);
+    o = MeshingOptions();
+    o.facetAngle = 40;
+    BOOST_CHECK_THROW(meshLabelImage(im, o), ParameterError);
+    o = MeshingOptions();
+    LabelImage empty = im;
+    std::fill(empty.labels.begin(), empty.labels.end(), 0);
+    BOOST_CHECK_THROW(meshLabelImage(empty, o), ParameterError);
+    LabelImage bad = im;
+    bad.spacing[1] = 0;
+    BOOST_CHECK_THROW(meshLabelImage(bad, o), ParameterError);
+}
+
+// ---- Readers: each format's geometry reaches physical millimetres ----
+
+BOOST_AUTO_TEST_CASE(orient_permuted_and_flipped_axes) {
+    // Stored axes: i along -y, j along +z, k along +x.
+    LabelImage s;
+    s.dims = {4, 3, 2};
+    s.spacing = {0.5, 2, 3};
+    s.origin = {10, 20, 30};
+    s.labels.resize(24);
+    for (size_t v = 0; v < 24; ++v) s.labels[v] = int32_t(v);
+    std::array<std::array<double, 3>, 3> d{{{0, 0, 1}, {-1, 0, 0}, {0, 1, 0}}};
+    LabelImage out = orientToAxes(s, d, "test");
+    BOOST_CHECK((out.dims == std::array<size_t, 3>{2, 4, 3}));
+    BOOST_CHECK((out.spacing == Point3{3, 0.5, 2}));
+    BOOST_CHECK((out.origin == Point3{10, 20 - 1.5, 30}));
+    // Every stored voxel keeps its physical centre.
+    for (size_t k = 0; k < 2; ++k)
+        for (size_t j = 0; j < 3; ++j)
+            for (size_t i = 0; i < 4; ++i) {
+                Point3 p{10 + 3.0 * k, 20 - 0.5 * i, 30 + 2.0 * j};
+                size_t oi = size_t(std::lround((p[0] - out.origin[0]) / out.spacing[0]));
+                size_t oj = size_t(std::lround((p[1] - out.origin[1]) / out.spacing[1]));
+                size_t ok = size_t(std::lround((p[2] - out.origin[2]) / out.spacing[2]));
+                BOOST_REQUIRE_EQUAL(out.at(oi, oj, ok), s.at(i, j, k));
+            }
+    std::array<std::array<double, 3>, 3> oblique{{{0.8, 0.6, 0}, {-0.6, 0.8, 0}, {0, 0, 1}}};
+    BOOST_CHECK_THROW(orientToAxes(s, oblique, "test"), FormatError);
+}
+
+// A ball written as NIfTI with an sform that flips x and swaps y/z, read back and meshed: it
+// sits where the sform puts it.
+BOOST_AUTO_TEST_CASE(nifti_sform_honoured) {
+    const size_t n[3] = {20, 16, 24};
+    const double sp[3] = {0.5, 0.6, 0.4};
+    const Point3 ijkCentre{12, 7, 9};
+    nifti_1_header h;
+    std::memset(&h, 0, sizeof h);
+    h.sizeof_hdr = 348;
+    h.dim[0] = 3;
+    for (int a = 0; a < 3; ++a) h.dim[a + 1] = short(n[a]), h.pixdim[a + 1] = float(sp[a]);
+    h.datatype = DT_INT16;
+    h.bitpix = 16;
+    h.vox_offset = 352;
+    h.sform_code = 1;
+    h.xyzt_units = NIFTI_UNITS_MM;
+    // x = -0.5 i + 40, y = 0.4 k - 3, z = 0.6 j + 7
+    float srow[3][4] = {{-0.5f, 0, 0, 40}, {0, 0, 0.4f, -3}, {0, 0.6f, 0, 7}};
+    std::memcpy(h.srow_x, srow[0], sizeof h.srow_x);
+    std::memcpy(h.srow_y, srow[1], sizeof h.srow_y);
+    std::memcpy(h.srow_z, srow[2], sizeof h.srow_z);
+    std::memcpy(h.magic, "n+1\0", 4);
+    std::vector<int16_t> data(n[0] * n[1] * n[2]);
+    for (size_t k = 0; k < n[2]; ++k)
+        for (size_t j = 0; j < n[1]; ++j)
+            for (size_t i = 0; i < n[0]; ++i) {
+                double dx = (i - ijkCentre[0]) * sp[0], dy = (j - ijkCentre[1]) * sp[1], dz = (k - ijkCentre[2]) * sp[2];
+                data[i + n[0] * (j + n[1] * k)] = dx * dx + dy * dy + dz * dz < 2.5 * 2.5 ? 3 : 0;
+            }
+    std::string path = tempPath("ball.nii");
+    {
+        std::ofstream f(path, std::ios::binary);
+        f.write(reinterpret_cast<const char*>(&h), sizeof h);
+        const char ext[4] = {0, 0, 0, 0};
+        f.write(ext, 4);
+        f.write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size() * 2));
+    }
+    LabelImage im = readLabelImage(path);
+    std::filesystem::remove(path);
+    Point3 expect{40 - 0.5 * ijkCentre[0], -3 + 0.4 * ijkCentre[2], 7 + 0.6 * ijkCentre[1]};
+    const Point3 spacing{0.5, 0.4, 0.6};
+    for (int a = 0; a < 3; ++a) BOOST_CHECK_SMALL(im.spacing[a] - spacing[a], 1e-6);  // stored as float
+    Point3 vc = voxelCentroid(im, 3);
+    for (int a = 0; a < 3; ++a) BOOST_CHECK_SMALL(vc[a] - expect[a], 1e-5);
+    MeshingOptions o;
+    o.seed = 5;
+    TetraMesh m = meshLabelImage(im, o);
+    Point3 mc = regionCentroid(m, 3);
+    for (int a = 0; a < 3; ++a) BOOST_CHECK_SMALL(mc[a] - expect[a], 0.05);
+}
+
+// MetaImage with a flipped axis in TransformMatrix and external, big-endian data.
+BOOST_AUTO_TEST_CASE(metaimage_orientation_and_byte_order) {
+    std::string hdr = tempPath("img.mhd"), raw = tempPath("img.raw");
+    {
+        std::ofstream f(hdr);
+        f << "ObjectType = Image\nNDims = 3\nBinaryDataByteOrderMSB = True\nTransformMatrix = 1 0 0 0 -1 0 0 0 1\n"
+          << "Offset = 1 2 3\nElementSpacing = 0.5 0.25 2\nDimSize = 2 3 1\nElementType = MET_USHORT\n"
+          << "ElementDataFile = " << std::filesystem::path(raw).filename().string() << "\n";
+        std::ofstream d(raw, std::ios::binary);
+        for (int v = 0; v < 6; ++v) {
+            const char be[2] = {0, char(v + 1)};
+            d.write(be, 2);
+        }
+    }
+    LabelImage im = readLabelImage(hdr);
+    std::filesystem::remove(hdr);
+    std::filesystem::remove(raw);
+    BOOST_CHECK((im.origin == Point3{1, 2 - 0.5, 3}));
+    // Stored (i, j) at y = 2 - 0.25 j: stored j = 2 becomes output j = 0.
+    BOOST_CHECK_EQUAL(im.at(0, 0, 0), 5);
+    BOOST_CHECK_EQUAL(im.at(1, 2, 0), 2);
+    BOOST_CHECK_THROW(readLabelImage(tempPath("missing.mha")), Error);
+}
+
+#ifdef FM_TEST_ZLIB
+// Compressed MetaImage data (zlib), as ITK writes with compression on.
+BOOST_AUTO_TEST_CASE(metaimage_compressed) {
+    const uint8_t labels[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    uLongf packedSize = compressBound(sizeof labels);
+    std::vector<Bytef> packed(packedSize);
+    BOOST_REQUIRE_EQUAL(compress2(packed.data(), &packedSize, labels, sizeof labels, 9), Z_OK);
+    std::string path = tempPath("z.mha");
+    {
+        std::ofstream f(path, std::ios::binary);
+        f << "NDims = 3\nDimSize = 2 2 2\nElementType = MET_UCHAR\nCompressedData = True\n"
+          << "CompressedDataSize = " << packedSize << "\nElementDataFile = LOCAL\n";
+        f.write(reinterpret_cast<const char*>(packed.data()), std::streamsize(packedSize));
+    }
+    LabelImage im = readLabelImage(path);
+    BOOST_CHECK_EQUAL(im.at(1, 1, 1), 7);
+    BOOST_CHECK_EQUAL(im.at(1, 0, 1), 5);
+    {
+        std::ofstream f(path, std::ios::binary);
+        f << "NDims = 3\nDimSize = 2 2 2\nElementType = MET_UCHAR\nCompressedData = True\nElementDataFile = LOCAL\n";
+        f.write(reinterpret_cast<const char*>(packed.data()), std::streamsize(packedSize / 2));  // truncated
+    }
+    BOOST_CHECK_EXCEPTION(readLabelImage(path), FormatError, [](const FormatError& e) {
+        return std::string(e.what()).find("corrupt or short") != std::string::npos;
+    });
+    std::filesystem::remove(path);
+}
+#endif
+
+BOOST_AUTO_TEST_CASE(metaimage_round_trip_and_bad_files) {
+    LabelImage im = nestedSpheres(1.0);
+    im.origin = {-3.5, 2.25, 7};
+    std::string path = tempPath("round.mha");
+    writeMetaImage(path, im);
+    LabelImage back = readLabelImage(path);
+    BOOST_CHECK(back.labels == im.labels);
+    BOOST_CHECK((back.origin == im.origin));
+    {
+        std::ofstream f(path);
+        f << "NDims = 3\nDimSize = 2 2 2\nElementType = MET_FLOAT\nElementDataFile = LOCAL\n";
+        float v[8] = {0, 1, 2, 1.5f, 0, 0, 0, 0};
+        f.write(reinterpret_cast<const char*>(v), sizeof v);
+    }
+    BOOST_CHECK_EXCEPTION(readLabelImage(path), FormatError, [](const FormatError& e) {
+        return std::string(e.what()).find("voxel 3 has value 1.5") != std::string::npos;
+    });
+    {
+        std::ofstream f(path);
+        f << "NDims = 2\nDimSize = 2 2\nElementType = MET_UCHAR\nElementDataFile = LOCAL\n";
+    }
+    BOOST_CHECK_THROW(readLabelImage(path), FormatError);
+    std::filesystem::remove(path);
+    BOOST_CHECK_THROW(readLabelImage(tempPath("x.png")), ParameterError);
+}
+
+BOOST_AUTO_TEST_CASE(label_maps) {
+    LabelMap m = parseLabelMap("1=2, 3=0");
+    BOOST_CHECK_EQUAL(m.at(1), 2);
+    BOOST_CHECK_EQUAL(m.at(3), 0);
+    BOOST_CHECK_THROW(parseLabelMap("1=x"), ParameterError);
+    BOOST_CHECK_THROW(parseLabelMap("1=2,1=3"), ParameterError);
+    BOOST_CHECK_THROW(parseLabelMap(""), ParameterError);
+    LabelImage im = nestedSpheres(1.0);
+    applyLabelMap(im, parseLabelMap("2=1"));
+    BOOST_CHECK_EQUAL(im.labelCounts().count(2), 0u);
+}
+
+// ---- Surfaces: a polyhedral complex ----
+
+namespace {
+
+// A box as 12 outward triangles; each face is split along the diagonal through its
+// lexicographically smallest corner, so two boxes sharing a face share its two triangles.
+TriangleSurface boxTriangles(const Point3& lo, const Point3& hi) {
+    TriangleSurface t;
+    for (int c = 0; c < 8; ++c) t.points.push_back({(c & 1 ? hi : lo)[0], (c & 2 ? hi : lo)[1], (c & 4 ? hi : lo)[2]});
+    const uint32_t faces[6][4] = {{0, 4, 6, 2}, {1, 3, 7, 5}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 2, 3, 1}, {4, 5, 7, 6}};
+    for (const auto& q : faces) {
+        int m = int(std::min_element(q, q + 4) - q);
+        t.triangles.push_back({q[m], q[(m + 1) % 4], q[(m + 2) % 4]});
+        t.triangles.push_back({q[m], q[(m + 2) % 4], q[(m + 3) % 4]});
+    }
+    return t;
+}
+
+void writeBoxObj(const std::string& path, const Point3& lo, const Point3& hi) {
+    TriangleSurface t = boxTriangles(lo, hi);
+    std::ofstream f(path);
+    for (const Point3& p : t.points) f << "v " << p[0] << " " << p[1] << " " << p[2] << "\n";
+    for (const auto& tri : t.triangles) f << "f " << tri[0] + 1 << " " << tri[1] + 1 << " " << tri[2] + 1 << "\n";
+}
+
+// Region volume and the area of the faces between regions a and b (their centroids at x = 2).
+double interfaceArea(const TetraMesh& m, uint32_t a, uint32_t b) {
+    double area = 0;
+    for (uint32_t f = 1; f <= m.faceCount(); ++f) {
+        const MeshFace& F = m.face(f);
+        if (!F.other) continue;
+        uint32_t x = m.region(F.owner), y = m.region(F.other);
+        if (std::min(x, y) == std::min(a, b) && std::max(x, y) == std::max(a, b)) {
+            BOOST_REQUIRE_SMALL(faceCentroid(m, f)[0] - 2, 1e-6);
+            area += F.area;
+        }
+    }
+    return area;
+}
+
+}  // namespace
+
+// Two boxes touching along x = 2 (labels 1, 2) inside a larger box (label 3): volumes exact,
+// one conforming interface of area 4 at x = 2, and the only boundary is the outer box.
+BOOST_AUTO_TEST_CASE(surfaces_touching_and_nested) {
+    std::vector<RegionSurface> s = {{tempPath("a.obj"), 1, {}}, {tempPath("b.obj"), 2, {}}, {tempPath("c.obj"), 3, {}}};
+    writeBoxObj(s[0].file, {0, 0, 0}, {2, 2, 2});
+    writeBoxObj(s[1].file, {2, 0, 0}, {4, 2, 2});
+    writeBoxObj(s[2].file, {-1, -1, -1}, {5, 3, 3});
+    MeshingOptions o;
+    o.facetSize = 0.5;
+    o.cellSize = 0.6;
+    o.facetDistance = 0.1;
+    o.seed = 2;
+    TetraMesh m = meshSurfaces(s, o);
+    for (const auto& x : s) std::filesystem::remove(x.file);
+    BOOST_CHECK_EQUAL(m.regionCount(), 4u);
+    BOOST_CHECK_CLOSE(m.regionVolume(1), 8, 0.5);
+    BOOST_CHECK_CLOSE(m.regionVolume(2), 8, 0.5);
+    BOOST_CHECK_CLOSE(m.regionVolume(3), 96 - 16, 0.5);
+    BOOST_CHECK_CLOSE(interfaceArea(m, 1, 2), 4, 0.01);
+    for (uint32_t f : m.boundaryFaces()) BOOST_REQUIRE_EQUAL(m.region(m.face(f).owner), 3u);
+}
+
+// The same two touching boxes as one labelled surface: each triangle names the labels on its
+// two sides; the shared face once, between 1 and 2.
+BOOST_AUTO_TEST_CASE(labelled_surface) {
+    TriangleSurface a = boxTriangles({0, 0, 0}, {2, 2, 2}), b = boxTriangles({2, 0, 0}, {4, 2, 2});
+    TriangleSurface all = a;
+    for (const auto& t : a.triangles) {
+        bool shared = true;
+        for (uint32_t v : t) shared = shared && a.points[v][0] == 2;
+        all.sides.push_back({1, shared ? 2 : 0});
+    }
+    for (size_t i = 0; i < b.triangles.size(); ++i) {
+        bool shared = true;
+        for (uint32_t v : b.triangles[i]) shared = shared && b.points[v][0] == 2;
+        if (shared) continue;  // given once, by box a
+        all.triangles.push_back({b.triangles[i][0] + 8, b.triangles[i][1] + 8, b.triangles[i][2] + 8});
+        all.sides.push_back({2, 0});
+    }
+    all.points.insert(all.points.end(), b.points.begin(), b.points.end());
+    MeshingOptions o;
+    o.facetSize = 0.5;
+    o.cellSize = 0.6;
+    o.seed = 2;
+    TetraMesh m = meshSurfaces({{"labelled", 0, all}}, o);
+    BOOST_CHECK_EQUAL(m.regionCount(), 3u);
+    BOOST_CHECK_CLOSE(m.regionVolume(1), 8, 0.5);
+    BOOST_CHECK_CLOSE(m.regionVolume(2), 8, 0.5);
+    BOOST_CHECK_CLOSE(interfaceArea(m, 1, 2), 4, 0.01);
+    TriangleSurface bad = all;
+    bad.sides.pop_back();
+    BOOST_CHECK_THROW(meshSurfaces({{"labelled", 0, bad}}, o), FormatError);
+    bad = all;
+    bad.sides[0] = {1, 1};
+    BOOST_CHECK_THROW(meshSurfaces({{"labelled", 0, bad}}, o), FormatError);
+    BOOST_CHECK_THROW(meshSurfaces({{"labelled", 0, all}, {"labelled", 0, all}}, o), ParameterError);
+}
+
+BOOST_AUTO_TEST_CASE(surfaces_bad_input) {
+    std::string open = tempPath("open.obj");
+    {
+        std::ofstream f(open);
+        f << "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\n";  // one face missing
+    }
+    BOOST_CHECK_EXCEPTION(meshSurfaces({{open, 1, {}}}, MeshingOptions()), FormatError, [](const FormatError& e) {
+        return std::string(e.what()).find("not closed") != std::string::npos;
+    });
+    std::filesystem::remove(open);
+    BOOST_CHECK_THROW(meshSurfaces({{tempPath("none.stl"), 1, {}}}, MeshingOptions()), Error);
+    // Label 0 alone means a labelled surface: without per-triangle labels it is refused.
+    BOOST_CHECK_EXCEPTION(meshSurfaces({{open, 0, {}}}, MeshingOptions()), FormatError, [](const FormatError& e) {
+        return std::string(e.what()).find("no per-triangle labels") != std::string::npos;
+    });
+    BOOST_CHECK_THROW(meshSurfaces({{open, 0, {}}, {open, 1, {}}}, MeshingOptions()), ParameterError);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
