@@ -107,6 +107,25 @@ static void fmSetArgError(Tcl_Interp* interp, int code, const char* msg) {
 #undef SWIG_Error
 #define SWIG_Error(code, msg) fmSetArgError(interp, code, msg)
 
+// `set m [Class name]` returns the object's handle (its address string), and scripts call
+// `$m method` as with FullMonte's SWIG: the handle is made an alias of the named command, so it
+// forwards to the live object and is an "invalid command" error once the object is deleted.
+static void fmAliasHandle(Tcl_Interp* interp, const char* name) {
+    Tcl_Obj* handle = Tcl_GetObjResult(interp);
+    const char* h = Tcl_GetString(handle);
+    if (name[0] == '-' || h[0] != '_' || strcmp(h, name) == 0) return;
+    Tcl_Command cmd = Tcl_FindCommand(interp, name, NULL, 0);
+    if (!cmd) return;
+    Tcl_IncrRefCount(handle);
+    Tcl_Obj* full = Tcl_NewObj();
+    Tcl_IncrRefCount(full);
+    Tcl_GetCommandFullName(interp, cmd, full);
+    Tcl_CreateAlias(interp, h, interp, Tcl_GetString(full), 0, NULL);
+    Tcl_DecrRefCount(full);
+    Tcl_SetObjResult(interp, handle);
+    Tcl_DecrRefCount(handle);
+}
+
 // Class commands: SWIG's constructor, except `-this ADDRESS`, which would let a script adopt any
 // address as an object.
 static int fmObjectConstructor(ClientData cd, Tcl_Interp* interp, int objc, Tcl_Obj* const objv[]) {
@@ -117,7 +136,9 @@ static int fmObjectConstructor(ClientData cd, Tcl_Interp* interp, int objc, Tcl_
             return TCL_ERROR;
         }
     }
-    return SWIG_Tcl_ObjectConstructor(cd, interp, objc, (Tcl_Obj**)objv);
+    int code = SWIG_Tcl_ObjectConstructor(cd, interp, objc, (Tcl_Obj**)objv);
+    if (code == TCL_OK && objc >= 2) fmAliasHandle(interp, Tcl_GetString(objv[1]));
+    return code;
 }
 %}
 

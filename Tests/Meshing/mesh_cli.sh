@@ -95,7 +95,7 @@ expect_fail "unknown option" "unknown option --frobnicate" "$dir/in.mha" -o "$o"
 expect_fail "option without value" "--seed needs a value" "$dir/in.mha" -o "$o" --seed
 expect_fail "bad seed" "--seed must be an integer" "$dir/in.mha" -o "$o" --seed 1.5
 expect_fail "two images" "more than one input image" "$dir/in.mha" "$dir/zeros.mha" -o "$o"
-expect_fail "repair is coming" "--repair is not available" --repair "$dir/in.mha" -o "$o"
+expect_fail "repair of an image" "in.mha: unknown mesh format" --repair "$dir/in.mha" -o "$o"
 expect_fail "open surface" "$dir/open.obj: the surface is not closed" --surface "$dir/open.obj:1" -o "$o"
 expect_fail "surface label 0" "the label must be an integer >= 1" --surface "$dir/open.obj:0" -o "$o"
 expect_fail "surface without a label" "should be FILE:LABEL (FILE alone: a labelled .vtp surface)" --surface "$dir/open.obj" -o "$o"
