@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The top level of the command-line tools: every failure becomes one line on stderr and an
 // exit status (1 error, 128 + signal when stopped by SIGINT/SIGTERM); nothing reaches the user
 // as an uncaught exception, a bare std::bad_alloc or std::terminate.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `fullmonte-run --batch-sources ...`: a batch of runs over one mesh (Kernels/Batch.hpp), written
 // as a fluence matrix (docs/FLUENCE_MATRIX.md; + HDF5 when built) and summary.json.
 #pragma once

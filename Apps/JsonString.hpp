@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A JSON string literal of any byte string (file names, labels, kernel names) for the
 // summary.json writers: quotes, backslashes and control characters escaped, and bytes that are
 // not valid UTF-8 replaced by U+FFFD, so the file is always valid JSON (RFC 8259 requires UTF-8).

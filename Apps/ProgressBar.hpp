@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A terminal progress bar on stderr, silent when stderr is not a terminal.
 #pragma once
 #include <cstdint>

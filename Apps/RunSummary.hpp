@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // summary.json writer shared by the command-line drivers (no JSON library needed: the GPU
 // machine builds these with a compiler and Boost headers only).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // fullmonte-compare A B: normalised L1 distance sum|a-b| / sum|a| between two per-element
 // value files (fluence.txt or volume_energy.txt from fullmonte-run), skipping values undefined
 // (nan) in both; or between two fluence matrices (.fmm, docs/FLUENCE_MATRIX.md): overall and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // fullmonte-mcml: MCML's command line on FullMonte's engine. Runs every run of an .mci file
 // through the layered model and writes each .mco it names, in MCML's ASCII format.
 #include <atomic>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // fullmonte-run: the command-line contract other tools build on. Reads TIM-OS (or MMC) inputs,
 // runs the CPU or CUDA kernel, writes summary.json and per-element text outputs.
 #include <csignal>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Bioluminescence imaging (BLI): light made inside a tumour, seen as exit fluence on the skin.
 #
 #   fullmonte Examples/bli.tcl ?outdir? ?packets?

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # MCML from Tcl: layered tissue, normal pencil beam, MCML's outputs (.mco) - the same packet loop
 # as the tetrahedral kernels, with the layers as cells and MCML's scorer.
 #

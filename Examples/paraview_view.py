@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Open a FullMonte result in ParaView with a sensible first view.
 
 Shows a slice through the centre of the mesh, coloured by fluence on a log scale, with the

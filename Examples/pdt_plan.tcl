@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # PDT planning from Tcl: eight candidate cylindrical diffusers in a tumour between two organs at
 # risk; PlanOptimizer chooses their energies by linear programming (Planning/, docs/PLANNING.md).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Quickstart: interstitial photodynamic therapy (PDT) of a tumour, start to finish.
 #
 #   fullmonte Examples/quickstart.tcl ?outdir? ?packets?

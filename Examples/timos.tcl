@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # TIM-OS benchmark cube_5med (Shen & Wang 2010), driven the way FullMonte 2018 scripts did it:
 # TIM-OS readers -> TetraVolumeKernel (async, polled) -> EnergyToFluence -> writers.
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A batch over one mesh (Kernels/Batch.hpp): sources x material sets, packed once. The mesh is
 // packed into cells a single time; each run gets its own materials and emitters (compiled per
 // material set, since emitters depend on refractive indices: specular entry, fibre cones).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Errors a user can act on: what is wrong, and where (file:line, tetra, region, parameter).
 #pragma once
 #include <stdexcept>

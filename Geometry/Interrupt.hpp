@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Stop requests. The command-line tools turn SIGINT and SIGTERM into a flag here (the handler
 // only sets it and wakes a watchdog); kernels look at it between packets and events
 // (RunOptions::cancel points at stopFlag) and long writes between buffers (AtomicFile), so a

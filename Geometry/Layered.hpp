@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The layered (MCML) model: infinite slabs stacked along +z from z = 0, an ambient medium above
 // and below. It is packed into the same cell records the tetra mesh uses, so the one packet loop
 // (Kernels/Core/Packet.hpp) simulates it: cell i (1..L) is layer i, bounded by its top plane

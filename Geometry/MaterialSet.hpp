@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Optical properties per region. Slot 0 is the exterior (only its n matters).
 #pragma once
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A small structured mesher: a box split into nx*ny*nz cubes, each cut into 6 tetras that
 // share the cube's main diagonal (Freudenthal/Kuhn), which conforms across cubes. Regions come
 // from a function of the tetra centroid. Used by tests and the examples' built-in models.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Mesh checks run on every TetraMesh construction (so on every load: TIM-OS, MMC, VTK, Tcl,
 // CLI). Each defect is counted and shown with a few examples (ids, coordinates). Three kinds of
 // severity (docs/MESH_CHECKS.md):

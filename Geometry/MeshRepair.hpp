@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Mesh repair for the common defect of hand-made meshes: organs meshed separately, so that a
 // shared surface exists twice (coincident vertices under two ids, a crack between the organs).
 #pragma once

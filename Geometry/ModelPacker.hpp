@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TetraMesh + MaterialSet + Source -> KernelInput: the packed, GPU-ready records.
 #pragma once
 #include <vector>

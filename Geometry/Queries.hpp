@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Derived quantities from raw tallies. Raw energy is in units of launched packet weight; every
 // function here states its unit. scale = source power (W) or energy (J) per packet = P / N.
 #pragma once

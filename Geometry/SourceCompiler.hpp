@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Sources -> kernel emitters (Kernels/Core/Emitters.hpp). All geometric work (point location,
 // ray entry, clipping segments to tetras, choosing tetras that overlap a ball) happens here, once.
 #pragma once

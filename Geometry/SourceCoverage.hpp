@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How much of a source lies outside the mesh, for the warnings SourceCompiler gives: exact for
 // segments, sampled with a fixed seed (so the same model always gives the same numbers) for
 // balls and cylinders. Sampling uses TetraMesh::locate, O(1) per point.

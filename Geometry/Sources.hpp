@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Light sources, each with a power (relative weight inside a Composite; absolute J or W when a
 // run is normalised). Compiled into kernel emitters by SourceCompiler.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tetrahedral mesh: points, tetras and region labels in; faces, adjacency, volumes, areas,
 // boundary and point location computed here (never trusted from files). Index 0 of points,
 // tetras and faces is a dummy, as in FullMonte; region 0 is the exterior.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Whole numbers from text (command-line options, Tcl arguments), parsed as integers so that no
 // value is rounded through double: "123", "1e6", "2.5e3" (exactly 2500) are accepted; a sign,
 // a fraction left over ("1.5", "1e-1"), junk, an empty string and anything above 2^64-1 are not.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Batches of runs over one mesh: one run per candidate source, per optical-property guess, or
 // both (PDT plan optimisation runs thousands). The mesh is packed once and, on the GPU, uploaded
 // once per device; only materials and emitters change from run to run.

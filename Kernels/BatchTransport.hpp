@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How the runs of a batch are shared out and their results gathered (Kernels/Batch.cpp): in one
 // process, or over MPI ranks (Kernels/MPI/MpiBatch.cpp). Every call is made from the thread that
 // called runBatch, so MPI is only ever used from one thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Choose a kernel by name ("cpu" or "cuda") at run time.
 #pragma once
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What every kernel consumes and produces: packed records in, raw tallies out.
 // Built by Geometry/ (ModelPacker, SourceCompiler); kernels never see files or meshes.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MCML mode: a layered model run through the slab photon loop (Kernels/McmlSlabLoop.hpp: the
 // common packet loop's physics written out for layers), then MCML's normalisations into an
 // MCMLResult (.mco content, cm units). Kernels choose by name: "cpu" (Kernels/CPU/McmlCpu.cpp)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MCML's grid (McmlGrid: the bins every MCML kernel uses) and MCML's tallies as a scorer of the
 // common packet loop (McmlScorer, same hooks as TallyScorer): absorbed weight on the (r, z) grid
 // and per layer cell, exit weight on the (r, angle) grid for the top surface (diffuse

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MCML's photon loop over slabs, run by the GPU's and the CPU's MCML kernels: the common packet
 // loop (Core/Packet.hpp) with McmlScorer over Core/SlabModel.hpp, written out for a layered model. A
 // photon keeps its layer (properties and both bounds) in registers, so an event reads nothing but

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a run may use, checked before the work starts: memory (the machine's available memory,
 // a container's cgroup limit, the address-space limit of ulimit -v) and disk (free space in
 // the output folder). A request beyond them is refused with the numbers, instead of failing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fluence per joule emitted, per tetra, per candidate source and per independent batch (sub-run
 // with its own seed): the data the optimiser and the uncertainty estimates work on. A plan with
 // energies E_j (J) gives the dose d_i = 100 * sum_j E_j * phi_ij in J/cm^2 (phi in J/mm^2 per J).

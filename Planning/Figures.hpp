@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Pictures of a plan, drawn with cairo into PNG files (no display needed).
 //
 // Dose slices: the plane axis = at (mm) seen with its first in-plane axis to the right and the

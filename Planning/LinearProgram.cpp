@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "Planning/LinearProgram.hpp"
 
 #include "Geometry/Errors.hpp"

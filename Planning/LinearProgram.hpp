@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One small interface to the linear-programming solvers the planner may use (COIN-OR CLP,
 // GLPK): the problem as columns with bounds and costs and sparse rows with bounds, minimised.
 // The optimiser builds a LinearProgram and never includes a solver's header.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Dose-volume metrics of a plan with their Monte Carlo standard errors. Each source was simulated
 // as K independent batches; the plan's dose from batch k alone is an estimate with 1/K of the
 // packets, and the standard error of a metric of the mean dose is the batch-means estimate

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Source energies by linear programming over the per-tetra dose matrix (as PDT-SPACE, with a free
 // solver): minimise the volume-weighted mean shortfall under each target's threshold plus the
 // mean excess over each organ's damage threshold, weighted per region, subject to the hard limits

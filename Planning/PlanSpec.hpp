@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A PDT plan: the model (mesh, regions, optical properties), candidate sources with energy
 // bounds, how to simulate them, the prescription and the outputs wanted. Read from a JSON plan
 // file (docs/PLANNING.md gives the schema) or filled in from C++/Tcl. Doses are J/cm^2

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A plan's outputs: plan.json, CSV tables, dose per tetra, DVHs, pictures and (VTK builds) the
 // dose as .vtu, written into a temporary folder beside the output folder and renamed into place
 // when every file is complete, so an output folder is either whole or absent.

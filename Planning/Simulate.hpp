@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The per-source simulations of a plan through the batch machinery (Kernels/Batch.hpp): every
 // candidate source is run as `batches` independent sub-runs (seeds seed, seed+1, ...) with its
 // packets split between them, the mesh packed once (and uploaded once per GPU).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // COIN-OR CLP behind LinearProgram (Planning/LinearProgram.hpp).
 #include <CoinPackedMatrix.hpp>
 #include <ClpSimplex.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // GLPK behind LinearProgram (Planning/LinearProgram.hpp).
 #include <glpk.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // fullmonte-plan PLAN.json -o DIR: simulates the plan's candidate sources (or reuses a saved
 // fluence matrix), optimises their energies by linear programming and writes the plan's report,
 // tables, dose and pictures into DIR (docs/PLANNING.md).

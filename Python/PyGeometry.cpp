@@ -3,6 +3,8 @@
 #include <unordered_set>
 
 #include "Geometry/MaterialSet.hpp"
+#include "Geometry/MeshCheck.hpp"
+#include "Geometry/MeshRepair.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/Queries.hpp"
 #include "Geometry/Sources.hpp"
@@ -65,12 +67,14 @@ std::vector<uint32_t> regionsFrom(py::handle h, size_t nTetras) {
     return out;
 }
 
-MeshPtr makeMesh(py::handle points, py::handle tetras, py::handle regions, bool oneBased) {
+MeshPtr makeMesh(py::handle points, py::handle tetras, py::handle regions, bool oneBased, bool allowDefects) {
     auto p = pointsFrom(points);
     auto t = tetrasFrom(tetras, p.size() - 1, oneBased);
     auto r = regionsFrom(regions, t.size() - 1);
+    fm::MeshCheckOptions check;
+    check.allowDefects = allowDefects;
     py::gil_scoped_release nogil;
-    return std::make_shared<fm::TetraMesh>(std::move(p), std::move(t), std::move(r));
+    return std::make_shared<fm::TetraMesh>(std::move(p), std::move(t), std::move(r), check);
 }
 
 py::array_t<int64_t> tetraArray(const fm::TetraMesh& m) {
@@ -116,10 +120,15 @@ Tetrahedral mesh in millimetres.
 TetraMesh(points, tetras, regions=None, one_based=False)
   points: (N, 3) coordinates in mm; tetras: (M, 4) point indices (0-based unless one_based);
   regions: M region labels (1.. for tissues; default all 1). Inverted tetras are re-oriented;
-  degenerate tetras, bad indices and non-manifold faces raise ModelError.
+  degenerate tetras, bad indices and non-manifold faces raise ModelError. Every mesh is checked
+  (docs/MESH_CHECKS.md): cracks and folded tetras raise ModelError unless allow_defects=True, which
+  keeps them as check_warnings; coincident vertices, several components and empty regions are
+  check_warnings.
 Per-tetra arrays everywhere in this package have one value per tetra, in this order.)doc")
         .def(py::init(&makeMesh), py::arg("points"), py::arg("tetras"), py::arg("regions") = py::none(),
-             py::arg("one_based") = false)
+             py::arg("one_based") = false, py::arg("allow_defects") = false)
+        .def_property_readonly("check_warnings", [](const fm::TetraMesh& mesh) { return mesh.checkReport().warnings(); },
+                               "What the mesh checks found: warnings, and defects allowed through")
         .def_property_readonly("point_count", &fm::TetraMesh::pointCount)
         .def_property_readonly("tetra_count", &fm::TetraMesh::tetraCount)
         .def_property_readonly("face_count", &fm::TetraMesh::faceCount)
@@ -173,6 +182,23 @@ shapes paint over earlier ones): RegionShape.box(region, lo, hi), .sphere(region
             return fm::RegionShape{fm::RegionShape::Shell, r, {}, {}, thickness};
         }, py::arg("region"), py::arg("thickness"))
         .def_readonly("region", &fm::RegionShape::region);
+
+    m.def("merge_coincident_vertices", [](const fm::TetraMesh& mesh, double tolerance) {
+        fm::RepairReport report;
+        MeshPtr out;
+        {
+            py::gil_scoped_release nogil;
+            out = std::make_shared<fm::TetraMesh>(fm::mergeCoincidentVertices(mesh, tolerance, &report));
+        }
+        py::dict d;
+        d["tolerance"] = report.tolerance;
+        d["points_merged"] = report.pointsMerged;
+        d["faces_joined"] = report.facesJoined;
+        d["summary"] = report.summary();
+        return py::make_tuple(out, d);
+    }, py::arg("mesh"), py::arg("tolerance") = 0.0,
+       "Repair of organs meshed apart: points closer than tolerance (mm; 0: 1e-6 x the bounding-box "
+       "diagonal) merged; returns (mesh, report). The result must pass every mesh check.");
 
     m.def("box_mesh", [](py::handle lo, py::handle hi, py::handle divisions, uint32_t region,
                          const std::vector<fm::RegionShape>& shapes) {

@@ -75,9 +75,17 @@ public:
             throw fm::ParameterError("Simulation: CUDA is not available: " + why);
         opt_.outputs.directed = !directed.empty();
         fm::validateRunOptions(opt_);
-        py::gil_scoped_release nogil;
-        in_ = fm::packModel(*mesh_, *mats_, *source, directed);
+        {
+            py::gil_scoped_release nogil;
+            in_ = fm::packModel(*mesh_, *mats_, *source, directed);
+        }
+        // What the mesh checks and the source compiler found, shown as fullmonte-run shows them.
+        warnings_ = mesh_->checkReport().warnings();
+        warnings_.insert(warnings_.end(), in_.warnings.begin(), in_.warnings.end());
+        auto warn = py::module_::import("warnings").attr("warn");
+        for (const std::string& w : warnings_) warn(w, py::module_::import("builtins").attr("RuntimeWarning"), 2);
     }
+    const std::vector<std::string>& warnings() const { return warnings_; }
     ~Simulation() {
         cancel_ = true;
         if (worker_.joinable()) {
@@ -174,6 +182,7 @@ private:
     bool finished_ = false;
     std::shared_ptr<Result> result_;
     std::exception_ptr error_;
+    std::vector<std::string> warnings_;
 };
 
 std::unique_ptr<Simulation> makeSimulation(std::shared_ptr<const fm::TetraMesh> mesh,
@@ -269,6 +278,8 @@ As a context manager, leaving the block cancels a run still going.)doc")
         .def("result", &Simulation::result)
         .def("cancel", &Simulation::cancel)
         .def_property_readonly("progress", &Simulation::progress, "Fraction of packets done, 0..1")
+        .def_property_readonly("warnings", &Simulation::warnings,
+                               "Mesh-check and source warnings (also issued as RuntimeWarning at construction)")
         .def_property_readonly("running", &Simulation::running)
         .def_property_readonly("done", &Simulation::done)
         .def("__enter__", [](Simulation& s) -> Simulation& { return s; }, py::return_value_policy::reference)

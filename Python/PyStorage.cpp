@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Readers and writers (TIM-OS, MMC, text, VTK where built) and MCML runs with their grids.
 #include "Geometry/Layered.hpp"
+#include "Geometry/MeshCheck.hpp"
 #include "Kernels/McmlKernel.hpp"
 #include "Python/PyCommon.hpp"
 #include "Storage/MCML/MCIReader.hpp"
@@ -18,6 +19,12 @@ namespace fmpy {
 namespace {
 
 using MeshPtr = std::shared_ptr<fm::TetraMesh>;
+
+fm::MeshCheckOptions checkOptions(bool allowDefects) {
+    fm::MeshCheckOptions o;
+    o.allowDefects = allowDefects;
+    return o;
+}
 
 std::vector<double> perTetraCopy(const fm::TetraMesh& mesh, py::handle v, const std::string& what) {
     return withDummy(v, mesh.tetraCount(), what);
@@ -87,8 +94,9 @@ void bindMcml(py::module_& m) {
 }  // namespace
 
 void bindStorage(py::module_& m) {
-    m.def("read_timos_mesh", [](const std::string& p) { return std::make_shared<fm::TetraMesh>(fm::readTIMOSMesh(p)); },
-          py::arg("path"), "TIM-OS .mesh (mm)");
+    m.def("read_timos_mesh", [](const std::string& p, bool allowDefects) {
+        return std::make_shared<fm::TetraMesh>(fm::readTIMOSMesh(p, checkOptions(allowDefects)));
+    }, py::arg("path"), py::arg("allow_defects") = false, "TIM-OS .mesh (mm), checked (allow_defects: see TetraMesh)");
     m.def("read_timos_materials", [](const std::string& p) {
         return std::make_shared<fm::MaterialSet>(fm::readTIMOSMaterials(p));
     }, py::arg("path"), "TIM-OS .opt (1/mm)");
@@ -96,9 +104,10 @@ void bindStorage(py::module_& m) {
           "TIM-OS .source: one source, or a Composite for several rows");
     m.def("write_timos_mesh", [](const std::string& p, const fm::TetraMesh& mesh) { fm::writeTIMOSMesh(p, mesh); },
           py::arg("path"), py::arg("mesh"));
-    m.def("read_mmc_mesh", [](const std::string& node, const std::string& elem) {
-        return std::make_shared<fm::TetraMesh>(fm::readMMCMesh(node, elem));
-    }, py::arg("node_path"), py::arg("elem_path"), "MMC node_*.dat and elem_*.dat");
+    m.def("read_mmc_mesh", [](const std::string& node, const std::string& elem, bool allowDefects) {
+        return std::make_shared<fm::TetraMesh>(fm::readMMCMesh(node, elem, checkOptions(allowDefects)));
+    }, py::arg("node_path"), py::arg("elem_path"), py::arg("allow_defects") = false,
+       "MMC node_*.dat and elem_*.dat, checked (allow_defects: see TetraMesh)");
     m.def("read_mmc_materials", [](const std::string& p, double n) {
         return std::make_shared<fm::MaterialSet>(fm::readMMCMaterials(p, n));
     }, py::arg("path"), py::arg("exterior_n") = 1.0, "MMC prop_*.dat");
@@ -106,12 +115,18 @@ void bindStorage(py::module_& m) {
         fm::writeValues(p, perTetraCopy(mesh, values, "write_values values"));
     }, py::arg("path"), py::arg("mesh"), py::arg("values"), "One value per tetra as a FullMonte text file");
 #ifdef FM_PY_VTK
-    m.def("read_vtk_mesh", [](const std::string& p, const std::string& regionArray) {
+    m.def("read_vtk_mesh", [](const std::string& p, const std::string& regionArray, bool allowDefects,
+                              bool singleRegion) {
         fm::VTKMeshReader r(p);
         r.regionArrayName(regionArray);
+        r.checkOptions(checkOptions(allowDefects));
+        r.singleRegion(singleRegion);
         r.read();
         return std::make_shared<fm::TetraMesh>(r.takeMesh());
-    }, py::arg("path"), py::arg("region_array") = "", "Tetra mesh from .vtk/.vtu (region array by name or found)");
+    }, py::arg("path"), py::arg("region_array") = "", py::arg("allow_defects") = false,
+       py::arg("single_region") = false,
+       "Tetra mesh from .vtk/.vtu: regions from region_array, else the usual names (none found: an error "
+       "listing the arrays, unless single_region); checked (allow_defects: see TetraMesh)");
     m.def("write_vtk_mesh", [](const std::string& p, const fm::TetraMesh& mesh, py::dict arrays) {
         fm::VTKMeshWriter w(p);
         w.mesh(mesh);

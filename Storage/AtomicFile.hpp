@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Output written to a temporary file beside <path> ("<path>.<unique>.partial", so two writers of
 // one path never share it) and renamed over <path> only on commit(), so a crash or an
 // interrupted run never leaves a file that looks complete. Writes look at the stop flag

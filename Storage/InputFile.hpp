@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Opening an input file for reading. On Linux a directory opens like an empty file, so a folder
 // given where a file is expected would surface as "unexpected end of file": say what it is.
 #pragma once

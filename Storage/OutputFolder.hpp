@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // An output folder that never mixes runs. A run locks the folder (flock: a second run into it
 // fails at once with a clear error), removes the outputs an earlier run left there (summary.json
 // first, so a run stopped half way never leaves a folder that looks complete), writes its files

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Whitespace-token reader that knows its file and line, for readers whose errors must say
 // "file:line: what was expected, what was found". '#' starts a comment when enabled.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SWIG interface of the FullMonte Tcl package. SWIG (as in FullMonte) gives the conventions
 // FullMonte scripts rely on: `ClassName obj args`, `obj method args`, getter/setter by arity, and
 // returned objects as `_<hex>_p_<Type>` handles that are themselves commands. The adapter classes

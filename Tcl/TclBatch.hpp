@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // BatchRunner: a batch of runs over one mesh from Tcl (Kernels/Batch.hpp) — one run per source
 // (and per material set, for a sweep), the mesh packed once (and uploaded once per GPU). Each
 // run's results are an OutputDataCollection laid out as TetraSVKernel's without the directed map

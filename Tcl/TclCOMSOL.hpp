@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FullMonte 2018's COMSOLMeshReader and COMSOLMeshWriter (.mphtxt, Storage/COMSOL/COMSOLMesh.hpp).
 #pragma once
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tcl-facing geometry classes, named as in FullMonte's Tcl API (docs/TCL_API.md). Each one is a
 // thin handle around shared core data, so a handle stays valid whatever happens to the object it
 // came from, and changes made through one handle are seen through all (FullMonte's pointer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Object handles that cannot crash the interpreter (%include'd by Tcl/FullMonte.i before the
 // classes). A SWIG handle is a command whose name or value encodes a C++ address, so by default a
 // deleted object's handle string, a made-up `_1234_p_TetraMesh` or any command name (SWIG runs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tcl-facing kernels with FullMonte's names and methods. All of them pack the model with
 // Geometry/ModelPacker and run Kernels/Dispatch runKernel("cpu" | "cuda"); they differ only in
 // which tallies they keep and how results are laid out in the OutputDataCollection.

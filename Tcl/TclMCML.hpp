@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tcl-facing MCML mode, as FullMonte's: Layered/Layer geometry, MCMLInputReader/MCMLCase for
 // .mci files, MCMLOutputReader for .mco files, and MCMLKernel, which runs the layered model
 // through the MCML kernels (Kernels/McmlKernel.hpp: the slab photon loop, the common packet

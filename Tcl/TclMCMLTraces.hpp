@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FullMonte's MCMLKernelWithTraces: MCMLKernel's outputs plus PacketTraces (CPU).
 #pragma once
 #include "Tcl/TclMCML.hpp"

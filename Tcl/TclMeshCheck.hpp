@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Mesh checks and repair from Tcl (Geometry/MeshCheck.hpp, Geometry/MeshRepair.hpp), and the
 // package's warning list: every warning a model raises (mesh checks on load, sources partly
 // outside the mesh) is printed to stderr as "FullMonte warning: ..." and kept, so that scripts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tcl-facing run outputs: FullMonte's OutputDataCollection and the items in it (event counts,
 // conservation ledger, spatial maps), plus what FullMonte's Tcl could not do: read single values,
 // sums, region sums and point/line probes of a map.

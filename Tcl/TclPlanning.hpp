@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // PlanOptimizer: source energies of a PDT plan by linear programming (Planning/Optimizer.hpp)
 // over the runs of one or more BatchRunners, from Tcl. Each BatchRunner added is one independent
 // batch of the same sources (another randSeed): with two or more, the dose metrics carry

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tcl-facing queries on run outputs: EnergyToFluence (FullMonte's 2018 and later forms), dose-
 // volume histograms, directed-surface sums, and a weighted sum of maps (beyond FullMonte: lets a
 // plan combine per-source runs in a Tcl loop without re-running the kernel).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tcl-facing light sources (FullMonte's Source:: classes, namespaces flattened). Each holds a
 // shared core source (Geometry/Sources.hpp), so a Composite sees later changes to its members as
 // FullMonte's did. Getters and setters share a name; setters check their argument at once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tcl-facing readers and writers: TIM-OS (Storage/TIMOS), FullMonte's text writers, and the VTK
 // classes when the build has them (Storage/VTK, FM_USE_VTK). Errors carry file:line from the
 // readers and become Tcl errors.

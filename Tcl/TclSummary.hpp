@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // OutputDataSummarize (FullMonte 2018): `OutputDataSummarize S; S visit $item` (or a whole
 // OutputDataCollection) prints a short text summary of run outputs: the event counts and the
 // weight ledger with their balances, and the size and total of spatial maps. FullMonte.tcl wraps

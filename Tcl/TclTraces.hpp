@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Packet traces in Tcl: TetraTraceKernel (FullMonte's kernel of that name) and its output
 // PacketTraces (type PacketPositionTraceSet), with accessors FullMonte's Tcl never had.
 #pragma once

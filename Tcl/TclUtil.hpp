@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Helpers shared by the Tcl adapter classes: the one-word vectors and option strings FullMonte
 // scripts pass, the "x y z " strings its getters return, and argument checks that raise errors
 // naming the method and the value (SWIG turns them into Tcl errors).

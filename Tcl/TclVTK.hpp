@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tcl-facing VTK classes (FullMonte's later VTKMeshReader/VTKMeshWriter/VTKSurfaceWriter, plus
 // FluenceRenderer) over Storage/VTK, which is built when FM_USE_VTK is ON. Maps are passed as
 // output objects (SpatialMap), as FullMonte scripts do: `W addData "Fluence" [EF result]`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FullMonte 2018's VTK Tcl commands (vtkFullMonteTetraMeshWrapper, vtkFullMonteArrayAdaptor,
 // vtkFullMonteMeshFromUnstructuredGrid, vtkFullMontePacketPositionTraceSetToPolyData) and the few
 // VTK classes their scripts pair them with (vtkUnstructuredGridWriter, vtkPolyDataWriter, their

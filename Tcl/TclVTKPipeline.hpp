@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The part of VTK's pipeline FullMonte 2018 scripts use to attach arrays to a mesh before
 // writing it: vtkFieldData (named arrays), vtkDataObject (holds field data) and
 // vtkMergeDataObjectFilter (the input dataset with the field data's arrays added as cell or

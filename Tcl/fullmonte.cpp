@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // fullmonte: tclsh with the FullMonte package (replaces FullMonte's tclmonte.sh).
 //   fullmonte script.tcl args...   runs the script; $argv0, $argv and $argc as in tclsh
 //   fullmonte                      interactive shell with the package loaded

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Helpers shared by the test suites: statistics, data location, small models.
 #pragma once
 #include <boost/test/unit_test.hpp>

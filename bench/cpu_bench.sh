@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # CPU kernel benchmark: cube_5med and FourLayer (../shared/data) at 1 and 2 threads, fixed seed,
 # wmin 1e-5, prwin 0.1, VolumeEnergy + SurfaceExitEnergy on. Prints a table and appends it to
 # docs/PERFORMANCE.md. Usage: bench/cpu_bench.sh [packets] [build dir]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where a CUDA process's fixed start-up time goes: prints the seconds from the process's exec
 // (T0, CLOCK_REALTIME seconds set by the caller: T0=$(date +%s.%N)) to main, then the time of
 // each step of bringing up a device. The caller times the whole process, so exit (context

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A batch on the GPUs of one host: RUNS point sources inside cube_5med, PACKETS each, on GPU 0
 # alone and on every GPU (runs handed to whichever GPU is free, mesh uploaded once per GPU);
 # runs per second, the speedup, and the L1 distance between the two fluence matrices (same seed:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Build whole-program CUDA flag/define variants ("name:flags") and time 1e8 packets of each case
 # of bench/perf_all.sh (no CPU checks here: the absorbed fraction is printed; run perf_all.sh on
 # the variant kept). Usage: bench/gpu_flags.sh DATA OUT "name:flags" ...

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # MCML seven-layer skin on the GPU: 1e6 (vs CPU) and 1e8 photons, RAT and A_l against the
 # CUDAMCML 1e8 reference. Usage: bench/gpu_mcml.sh DATA OUT BUILD_DIR
 set -uo pipefail

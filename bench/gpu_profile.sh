@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Nsight Compute profile of one packet-kernel launch of a bench case, with the per-instruction
 # (SASS) stall samples exported for reading where the kernel waits.
 # Usage: bench/gpu_profile.sh DATA OUT BUILD_DIR [CASE] [PACKETS]

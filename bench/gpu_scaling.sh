@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # One run over several GPUs of a host: cube_5med at 1e8 packets on 1 GPU and on all GPUs, same
 # seed; throughput ratio and the L1 distance between the two (same packets -> rounding only).
 # Usage: bench/gpu_scaling.sh DATA OUT

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # One device-machine call: build the core + CUDA kernel (CUDA + Boost headers only), run the
 # GPU tests, compare GPU with CPU on cube_5med and FourLayer, time 1e6..1e8 packets, sanitize.
 # Usage (on the GPU machine, repo root): bench/gpu_validate.sh DATA_DIR OUT_DIR [max_packets]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Photons/s of MCML mode (fullmonte-mcml) on the seven-layer skin model at 600 nm
 # (Meglinsky & Matcher, as in shared/data/mcml/skin7), grid dz 0.002 cm, dr 0.01 cm, 500x200x30.
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The floor of an MCML interaction on this GPU, measured: the least work one interaction of an
 // exact MCML photon must do (step draw and log, move, weight drop, HG deflection and rotation,
 // roulette, and, where scored, the A(r,z) deposit), written as lean as it goes, in an infinite

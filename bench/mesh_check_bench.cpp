@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Cost of the mesh checks on load (Geometry/MeshCheck.hpp) on a box mesh of about 1M tetras:
 // the whole TetraMesh construction, and each check run again alone on the built mesh.
 // Usage: mesh_check_bench [cubes per side, default 55 -> 998,250 tetras]

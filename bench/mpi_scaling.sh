@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # CPU scaling over MPI ranks: cube_5med on the CPU kernel with 1, 2 and 4 ranks (mpirun), all
 # cores used in each case (threads per rank = cores / ranks), same seed. Two measurements:
 #   split: one run of PACKETS packets, its packets shared out over the ranks (chunks from an

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Issue 8 benchmark: every target case with fixed seeds, one table.
 #   cube_5med (TIM-OS, point), FourLayer (TIM-OS, pencil), seven-layer skin (MCML mode, A(r,z)),
 #   cube60 (60 mm cube as 6 tetras, mu_a 0.005, mu_s 1 /mm, g 0.01, n 1.37 in air, pencil at the

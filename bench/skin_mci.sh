@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A one-run .mci from the seven-layer skin file's third run with PHOTONS photons, writing NAME.mco.
 # Usage: bench/skin_mci.sh SKIN.mci PHOTONS NAME > OUT.mci   (used by the GPU/MCML benchmarks)
 set -euo pipefail

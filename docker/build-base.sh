@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Makes the Debian 12 base image with debootstrap and imports it into podman, so that the
 # Dockerfile's `FROM ${BASE_IMAGE}` (default debian:bookworm-slim) resolves without a registry.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # CI check of the Docker image with podman: builds the debootstrap base, builds the CPU image,
 # runs the quickstart in it (no arguments) and a user's script (/sims/plan.tcl) with a temporary
 # folder mounted at /sims, and checks the files they wrote there. Where podman cannot be

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The image's entrypoint (installed as /usr/local/bin/fullmonte-entrypoint):
 #   (no arguments)             runs the quickstart example, writing ./quickstart-out (in /sims)
 #   SCRIPT.tcl [ARGS...]       fullmonte SCRIPT.tcl ARGS...: runs a user's script

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Checks that no layer includes a higher one (docs/ARCHITECTURE.md, "Folders and what each may
 # include"). Reads every `#include "Folder/..."` of the project's own headers in the library
 # folders and prints each one that its rules do not allow as FILE:LINE: what, then exits 1.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A long fuzz campaign on a many-core machine (the GPU host has 16 cores and no clang): the
 # libFuzzer binaries are built here by scripts/fuzz.sh (clang 14, ASan+UBSan) and packed with
 #   tar czf .device/fuzz/fuzz.tgz build-fuzz/fuzz_* Tests/Fuzz/corpus Tests/Fuzz/*.dict

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Builds the libFuzzer targets (Tests/Fuzz, clang++ with ASan+UBSan) and runs each for N seconds.
 # Usage: scripts/fuzz.sh [seconds-per-target] [target ...]     (default 60 s, all targets)
 # Env: FM_FUZZ_BUILD_DIR (default build-fuzz), FM_JOBS (default 2), FM_FUZZ_MAX_LEN (4096).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Installs what FullMonte needs to build and test on Debian 12 (apt, no recommends).
 # Usage: scripts/install-deps.sh [core|full]   (default full: Tcl, VTK, MPI, test tools too)
 set -euo pipefail

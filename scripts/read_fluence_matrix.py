@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Read a FullMonte fluence matrix (docs/FLUENCE_MATRIX.md) into numpy.
 
     from read_fluence_matrix import read_fluence_matrix

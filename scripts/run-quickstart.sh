@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The main job: installs dependencies, builds, and runs Examples/quickstart.tcl (outputs in
 # ./quickstart-out). Extra arguments are passed to the script.
 set -euo pipefail

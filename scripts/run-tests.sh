@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The test command: installs dependencies, configures, builds, runs every test under ctest.
 # Then the hardening checks (issue 6): ASan+UBSan and TSan builds running part of the suite, and
 # a short fuzz run of every reader (FM_FUZZ_SECONDS per target, default 20). They run as a second

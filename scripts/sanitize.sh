@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Sanitizer builds of the core, CPU kernel, readers and their tests (no CUDA, Tcl, VTK, MPI),
 # each in its own build directory, and the part of the test suite that exercises them.
 #   address: ASan + UBSan (FM_SANITIZE=address): core, geometry, storage, MCML files, CPU kernel,

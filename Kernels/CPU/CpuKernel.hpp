@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The CPU kernel: std::thread workers over packet-index ranges.
 #pragma once
 #include <functional>

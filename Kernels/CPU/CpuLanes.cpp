@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Chooses the lane loop for the CPU this runs on (Kernels/CPU/CpuLanes.hpp).
 #include "Kernels/CPU/CpuLanes.hpp"
 #include "Kernels/CPU/McmlLanes.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The CPU packet loop: 32 packets advanced in lockstep, one event each per iteration, so that
 // the event physics (Core moveEvent + interactEvent: step draw, exit face, drop, roulette,
 // spin) runs in vector registers (one AVX2 register holds a float of each of 8 packets; four

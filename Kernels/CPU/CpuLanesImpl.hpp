@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The lane loop of Kernels/CPU/CpuLanes.hpp, included once per instruction set with
 // FM_LANES_NS naming a namespace of its own (so the two compilations never share a symbol).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The CPU MCML kernel: the slab photon loop in lanes (Kernels/CPU/McmlLanes.hpp) on std::thread
 // workers.
 #pragma once

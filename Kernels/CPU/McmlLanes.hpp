@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The CPU's MCML photon loop: the slab photon loop (Kernels/McmlSlabLoop.hpp) with 32 photons
 // in lockstep, one event each per iteration, so that the step, the move to the interaction
 // site and the interaction (drop, Henyey-Greenstein spin) run in vector registers, and the

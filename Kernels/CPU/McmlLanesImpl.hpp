@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The MCML lane loop of Kernels/CPU/McmlLanes.hpp, included once per instruction set with
 // FM_LANES_NS naming a namespace of its own (after Kernels/CPU/CpuLanesImpl.hpp, whose
 // FM_LANE_INLINE and FM_LANES_SCALAR it shares).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The CPU trace run (TetraTraceKernel): the standard volume and surface tallies plus the trace of
 // every packet. Meant for a few packets (traces take ~36 bytes per event); the ordinary kernels
 // (runCpu) are separate and unaffected.

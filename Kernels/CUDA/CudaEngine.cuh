@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The GPU engine shared by the CUDA entry points (standard tallies, MCML): the device-side
 // model, upload of the packed input, the packet kernel templated on the scorer, and batched
 // launches with progress and cancel. Included by each .cu; everything here is per translation

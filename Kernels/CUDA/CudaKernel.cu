@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Standard tallies on the GPU: thin glue over Kernels/CUDA/CudaEngine.cuh and Kernels/Core.
 #include "Kernels/CUDA/CudaEngine.cuh"
 #include <atomic>

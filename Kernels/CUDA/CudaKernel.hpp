@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The CUDA kernel: the Kernels/Core packet loop on the GPU, filling the same RunResult as the
 // CPU kernel. Host-only header (no CUDA types), so callers compile with a plain C++ compiler.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CUDA plumbing shared by the GPU kernels: error checks, owned device buffers, tally
 // accumulation (atomics into global memory, plain adds into a thread's shared-memory row), and
 // the warp-reduced ledger/event totals. The device-side models are in CudaEngine.cuh.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MCML mode on the GPU: the engine's batched launches (CudaEngine.cuh) of the slab photon loop
 // (Kernels/McmlSlabLoop.hpp: the common packet loop's physics written out for layers) over the
 // slab geometry computed from the layer bounds (DeviceSlabModel): no cell records are read.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The model as plain arrays: what the CPU kernel (and any simple caller) hands the packet loop.
 #pragma once
 #include "Kernels/Core/Emitters.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One host/device macro for the physics shared by the CPU and CUDA kernels.
 #pragma once
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Source emission, shared by CPU and GPU: every source is compiled on the host (Geometry/Sources)
 // into primitive emitters plus "pieces" (tetras, faces, segments), and a packet's launch record
 // is drawn from them with the packet's own random stream. The GPU thus emits on the device with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The packet loop: launch, then hop (draw a step, cross faces), drop, roulette, spin until the
 // packet exits, dies or trips a guard. Called per packet by the CPU threads and CUDA threads.
 //

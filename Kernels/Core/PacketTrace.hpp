@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Packet traces (FullMonte's TetraTraceKernel / PacketPositionTraceSet): the path of a packet as
 // the sequence of its states after each event of the common packet loop. The loop itself is not
 // touched: tracePacket drives launchPacket/advance from Packet.hpp and records the packet after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The physics of one packet step, written once for CPU and GPU: exit face of a cell, Fresnel
 // and Snell at an interface, Henyey-Greenstein and isotropic directions.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Packed records the kernels consume. Built on the host from Geometry/, identical on CPU and GPU.
 #pragma once
 #include "Kernels/Core/Vec3.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Random streams keyed by (seed, packet index): Philox4x32-10 (Salmon et al., SC'11, written
 // from the paper) maps the key to a packet's starting state, so a packet draws the same numbers
 // whichever thread, GPU or MPI rank runs it: results do not depend on how work is split.

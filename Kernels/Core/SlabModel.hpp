@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The layered (MCML) model as the packet loop reads it, computed instead of loaded: cell i
 // (1..L) is layer i between the planes z = z[i] (top, face 0) and z = z[i+1] (bottom, face 1);
 // its material is i, the ambient media are materials 0 (above) and L+1 (below). These are the

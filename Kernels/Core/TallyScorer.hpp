@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The standard scorer: volume energy per tetra (through a one-entry accumulation cache), surface
 // exit energy per face, directed surface energy per face side. Each tally is a compile-time
 // switch, so one that is off costs nothing. Acc decides how a value is added (plain add into

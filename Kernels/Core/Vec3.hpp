@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Minimal 3-vector of floats usable on host and device.
 #pragma once
 #include "Kernels/Core/Config.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A batch over MPI ranks (Kernels/Batch.hpp): whole runs are claimed from one counter (an RMA
 // fetch-and-add on rank 0; a fixed interleaving where the MPI library cannot create the window)
 // and every finished run is sent to rank 0 as one message. Each rank ends with a message giving

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One run over several MPI ranks (optional component FM_USE_MPI). Ranks take chunks of packet
 // indices from a shared counter (one-sided fetch-and-add on rank 0), so faster ranks do more;
 // each packet keeps its index and random stream, so the reduced tallies equal a one-process

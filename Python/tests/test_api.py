@@ -320,3 +320,28 @@ def test_type_stubs_name_every_public_binding():
     public = {n for n in dir(fm) if not n.startswith("_") and n not in ("annotations",)}
     modules = {n for n in public if type(getattr(fm, n)).__name__ == "module"}
     assert public - modules - named == set()
+
+
+def test_mesh_checks_cracks_repair_and_source_warnings(tmp_path):
+    """Two tetras meshed apart (their shared triangle written twice): a crack is an error, kept as
+    a warning with allow_defects, joined by merge_coincident_vertices; a source partly outside the
+    mesh is warned about (RuntimeWarning and Simulation.warnings)."""
+    pts = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, -1], [0, 0, 0], [1, 0, 0], [0, 1, 0]]
+    tets = [[0, 1, 2, 3], [5, 6, 7, 4]]
+    with pytest.raises(fm.ModelError, match="crack"):
+        fm.TetraMesh(pts, tets, [1, 2])
+    cracked = fm.TetraMesh(pts, tets, [1, 2], allow_defects=True)
+    assert any("crack" in w for w in cracked.check_warnings)
+    joined, report = fm.merge_coincident_vertices(cracked)
+    assert report["points_merged"] == 3 and joined.point_count == 5 and joined.check_warnings == []
+    path = str(tmp_path / "crack.mesh")
+    with open(path, "w") as f:
+        f.write("8\n2\n" + "".join(" ".join(map(str, p)) + "\n" for p in pts) + "1 2 3 4 1\n6 7 8 5 2\n")
+    with pytest.raises(fm.ModelError, match="crack"):
+        fm.read_timos_mesh(path)
+    assert fm.read_timos_mesh(path, allow_defects=True).tetra_count == 2
+    mesh = fm.box_mesh((-5, -5, -5), (5, 5, 5), (4, 4, 4))
+    mats = fm.MaterialSet([fm.Material(0.1, 5, 0.8, 1.4)])
+    with pytest.warns(RuntimeWarning, match="outside"):
+        sim = fm.Simulation(mesh, mats, fm.BallSource((5, 0, 0), 2.0), packets=100)
+    assert any("outside" in w for w in sim.warnings)

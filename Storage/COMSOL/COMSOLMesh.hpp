@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // COMSOL Multiphysics text mesh files (.mphtxt), as FullMonte 2018's COMSOLMeshReader/Writer used
 // them: one Mesh object with 3-D vertices and element types; the tetrahedra ("tet") are read,
 // other element types (vtx, edg, tri, ...) are skipped. Region of a tetra: its geometric entity

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fluence matrix of a batch (tetras x runs) in FullMonte's binary format, version 1:
 // docs/FLUENCE_MATRIX.md describes it byte by byte. A 128-byte header (magic, version, byte
 // order, dtype, layout, dims, quantity, units) and float64 values, one run's column after the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "Storage/FluenceMatrix/FluenceMatrixHDF5.hpp"
 
 #include <hdf5.h>

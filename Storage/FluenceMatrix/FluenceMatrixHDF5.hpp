@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fluence matrix as HDF5 (optional component FM_USE_HDF5, library fullmonte_hdf5; the core
 // does not depend on HDF5). Same values and order as the binary format: dataset "/fluence",
 // float64, dims (runs, tetras), so row j of the dataset is column j of the tetras x runs matrix

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The one exception type for malformed MCML files. Its message always starts "file:line: " so
 // editors and terminals can jump to the spot; file() and line() give the parts to programs.

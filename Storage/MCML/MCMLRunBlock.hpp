@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Internal: the run block shared by .mci files and the InParm section of .mco files.
 //

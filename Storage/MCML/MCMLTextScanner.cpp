@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "Storage/MCML/MCMLTextScanner.hpp"
 
 #include "Storage/MCML/MCMLFormatError.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Internal to the MCML readers: walks an MCML text file line by line, dropping '#' comments and
 // blank lines, splitting the rest on whitespace, and turning every problem into an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Plain data for the MCML 1.2 file formats (.mci input, ASCII .mco output).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Reader for MCML's ASCII output files (.mco), as written by MCML 1.2, CUDAMCML and writeMCO().
 //

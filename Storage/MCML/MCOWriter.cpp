@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "Storage/MCML/MCOWriter.hpp"
 
 #include "Storage/MCML/MCMLRunBlock.hpp"

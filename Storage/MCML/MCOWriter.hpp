@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Writer for MCML's ASCII output format (.mco), laid out line for line as MCML 1.2 writes it
 // (mcmlio.c: the InParm and RAT headings, comment lines and blank lines in their places; %G for

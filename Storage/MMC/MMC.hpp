@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MMC (mesh-based Monte Carlo) input files: node, elem and prop (.dat) text files.
 #pragma once
 #include <istream>

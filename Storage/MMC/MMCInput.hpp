@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MMC (mesh-based Monte Carlo, Fang 2010) simulation inputs: the classic .inp text file and the
 // JSON input (Mesh/Domain, Session, Forward, Optode), with the mesh in MMC's node_<id>.dat,
 // elem_<id>.dat, prop_<id>.dat files (MeshID) or inline (MeshNode, MeshElem, Domain.Media).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MMC's JSON input through nlohmann-json (built when FM_USE_JSON is ON). Errors name the file and
 // the JSON path ("cube.json: Optode.Source.Pos: expected 3 numbers").
 #include <cmath>

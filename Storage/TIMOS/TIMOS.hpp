@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TIM-OS text formats (.mesh .opt .source): 1-based indices, mm and 1/mm.
 #pragma once
 #include <istream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Plain-text outputs: one value per line (per element, in input order) or CSV with a header.
 #pragma once
 #include <cstdint>

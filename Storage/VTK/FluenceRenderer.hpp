@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Renders a per-tetra field (fluence, dose, energy...) to a PNG without a window: a planar slice
 // through the mesh with region outlines, or a surface (the mesh boundary or one region's
 // boundary). Log colour scale by default, with a colour bar titled by the data's name.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // In-memory datasets for the VTK-style Tcl commands of FullMonte 2018 scripts
 // (vtkFullMonteTetraMeshWrapper, vtkFullMonteArrayAdaptor, vtkUnstructuredGridWriter ...). Debian's
 // VTK has no Tcl bindings, so the Tcl package keeps such data here (no VTK types in this header)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Internal to Storage/VTK: a structural check of a legacy .vtk file's CELLS and CELL_TYPES
 // sections, run before VTK reads it. VTK 9.1's reader for the pre-5.0 cell layout trusts the
 // per-cell point counts and writes past its buffer when they disagree with the declared size

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Reads a tetrahedral mesh with region labels from a VTK unstructured grid: legacy .vtk or XML
 // .vtu (format sniffed from the file's first bytes, not its name). Every cell must be a VTK_TETRA.
 // VTK points 0..N-1 become mesh points 1..N (index 0 is TetraMesh's dummy).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Writes a TetraMesh as a VTK unstructured grid for ParaView: .vtu (XML, compressed) or .vtk
 // (legacy, binary), chosen by the file extension. Points in mesh order (dummy 0 skipped), one
 // VTK_TETRA per tetra, cell data "Region" (int) plus one double array per addData call.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Internal to Storage/VTK (never included by a public header): the VTK plumbing the readers,
 // writers and the renderer share, so that VTK's headers stay out of what the Tcl wrapper sees.
 #pragma once

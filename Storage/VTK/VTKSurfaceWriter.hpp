@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Writes triangle surfaces of a TetraMesh as VTK polydata: the mesh boundary (default) or the
 // boundary of one region, .vtp (XML) or .vtk (legacy binary) by extension. Triangles are
 // oriented with normals leaving the mesh (or the region). Cell data: "FaceId" (the mesh face

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Writes packet traces (the path of each packet, with its weight at each point) as VTK
 // polylines: .vtp (XML) or .vtk (legacy binary) by extension. One polyline per trace; point data
 // "Weight" (packet weight at that point) and "Step" (index along the trace); cell data "Trace"

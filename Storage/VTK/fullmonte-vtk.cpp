@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // fullmonte-vtk: turns a mesh and fullmonte-run's text outputs into files ParaView opens (.vtu /
 // .vtk, plus the boundary surface as .vtp) and, optionally, a PNG of the fluence. Lives beside
 // the VTK classes so that everything needing VTK is in Storage/VTK.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Every bad input to fullmonte-run must end with exit status 1 and one message naming the file
 # and line, or the parameter - never a crash, a hang or an exception escaping main.
 # Usage: bad_inputs.sh path/to/fullmonte-run

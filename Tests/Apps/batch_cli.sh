@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # fullmonte-run --batch-sources: a batch of 3 sources gives the fluence matrix whose columns are
 # the three single runs' fluence.txt (same seed and packets), summary.json has per-run ledgers,
 # the Python reader reads the matrix, and bad batch inputs exit 1 naming the file:line.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # fullmonte-compare never trusts garbage (issue 26): data for which the relative L1 distance is
 # undefined (empty, all nan, inf, nan in one file only, a reference summing to zero) exits 1 with
 # a message saying why; good data still gives the distance.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Compatibility options on the command line (issue 25): fullmonte-run --no-entry-specular (no
 # Fresnel reflection where a pencil beam enters, as FullMonte 2018), a matched boundary (TIM-OS
 # boundary type 2) reflecting nothing at entry, MMC's .inp and JSON inputs (--mmc), and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A long run (1e12 packets: accepted, and no memory is sized by the packet count) interrupted
 # with SIGINT after ~1 s must stop within 1 s of the signal, exit 130, say so, and leave no
 # tallies, no *.partial files and a summary.json marked "interrupted" with its ledger.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Runs interrupted by SIGINT or SIGTERM at random moments (issue 26): a long CPU run, a packet
 # trapped under raised guards, a batch, fullmonte-mcml during its run and while it writes a
 # large .mco, an MPI run when mpirun is given, and GPU runs where a CUDA device is present.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Limits checked before work (issue 26): an MCML grid whose .mco or tallies would not fit is
 # refused at once with the numbers and leaves no file; dr = 1e-300 is an input error naming
 # file:line; worker threads that cannot start (here: an address-space limit) leave the run to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # fullmonte-mcml writes .mco files only inside the output folder (issue 26): an .mci naming an
 # absolute path, a path with '..', or a path through a symbolic link leading out is refused before
 # any run starts, as are two runs naming one file; nothing is written. Good names still work.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Mesh checks and source warnings through fullmonte-run (issue 23): a crack (two regions meshed
 # apart) and a repeated tetra end in exit 1 with the defect named; --allow-defects runs the
 # cracked mesh with the finding on stderr and in summary.json; a source partly outside the mesh

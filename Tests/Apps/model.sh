@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Sourced by the app tests: writes a small valid TIM-OS model (two tetras, two regions) into $1.
 write_model() {
   printf '5\n2\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n1 1 1\n1 2 3 4 1\n2 3 4 5 2\n' >"$1/m.mesh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # summary.json is always valid JSON and says when a run's result is doubtful (issue 26): a run
 # with more than 0.1% of its launched weight booked abnormal warns on stderr and lists the warning
 # in "warnings" (with "abnormal_warning_threshold"); a normal run has none; a batch whose source

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CUDA kernel against the CPU kernel. Skips (with a message) when no GPU is present.
 #include <boost/test/unit_test.hpp>
 

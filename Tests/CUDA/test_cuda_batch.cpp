@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Batches on the GPU (Kernels/Batch.hpp): every device keeps the mesh, runs go to whichever
 // device is free, and each run equals a single GPU run of the same source and seed (to the order
 // of double atomics). Skips (with a message) when no GPU is present.

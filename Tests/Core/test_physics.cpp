@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Unit physics: Henyey-Greenstein sampling, Fresnel, refraction, tetra exit face.
 #include <boost/test/unit_test.hpp>
 #include <algorithm>

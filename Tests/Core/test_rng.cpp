@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Random streams: uniformity, independence of packet streams, reproducibility.
 #include <boost/test/unit_test.hpp>
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the fuzz targets do with a model that parsed: pack it and push a few packets through the
 // shared packet loop with small guards, so a mesh the readers accept is also exercised by the
 // geometry (faces, adjacency, point location, source compilation) and the kernel physics.

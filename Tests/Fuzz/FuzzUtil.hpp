@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Shared by the libFuzzer targets: what counts as an expected failure, and what is a finding.
 #pragma once
 #include <cstdint>

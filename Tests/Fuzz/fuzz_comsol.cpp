@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // COMSOL .mphtxt reader; a mesh it accepts is packed and simulated briefly (FuzzModel.hpp).
 #include "Storage/COMSOL/COMSOLMesh.hpp"
 #include "Tests/Fuzz/FuzzModel.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MCML .mci reader (the stream overload: no file needed).
 #include "Storage/MCML/MCIReader.hpp"
 #include "Tests/Fuzz/FuzzUtil.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Mesh construction without a text format in the way: bytes choose points (from a table of grid
 // values, sliver offsets, huge values, NaN, inf), tetras (indices including 0 and out of range),
 // regions, materials and a source of any type. Either a conforming box mesh with perturbed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MMC elem file, read with a fixed valid node file (the 8 corners of a unit cube and its centre).
 #include "Storage/MMC/MMC.hpp"
 #include "Tests/Fuzz/FuzzModel.hpp"

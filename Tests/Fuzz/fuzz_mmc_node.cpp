@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MMC node file, read with a fixed valid elem file (one tetra on nodes 1-4).
 #include "Storage/MMC/MMC.hpp"
 #include "Tests/Fuzz/FuzzModel.hpp"

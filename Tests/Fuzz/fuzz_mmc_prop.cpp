@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MMC prop file; accepted materials must also pass the kernel packer's validation.
 #include "Geometry/ModelPacker.hpp"
 #include "Storage/MMC/MMC.hpp"

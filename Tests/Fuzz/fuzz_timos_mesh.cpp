@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TIM-OS .mesh reader; a mesh it accepts is packed and simulated briefly (FuzzModel.hpp).
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Tests/Fuzz/FuzzModel.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TIM-OS .opt reader; accepted materials must also pass the kernel packer's validation.
 #include "Geometry/ModelPacker.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TIM-OS .source reader; accepted sources are compiled against a fixed 2x2x2-cube mesh (27
 // points, 48 tetras, two regions) and a few packets launched, so positions, tetra and point
 // indices from the file reach the source compiler and the emitters.

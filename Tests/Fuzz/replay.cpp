@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Replays the fuzz corpus (Tests/Fuzz/corpus/<target>/: seeds and the inputs of past findings)
 // through every target's code, built with the ordinary compiler and no libFuzzer. It runs in
 // every ctest, the sanitizer builds included, so a fixed bug stays fixed without clang.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TetraMesh: adjacency computed from tetras, orientation, volumes, boundary, point location,
 // and clear errors for broken meshes.
 #include <boost/test/unit_test.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Mesh checks on every TetraMesh (Geometry/MeshCheck.hpp) and the coincident-vertex repair
 // (Geometry/MeshRepair.hpp): each broken-mesh case of issue 23 ends in an error or a warning
 // naming ids and coordinates, and a crack repaired has the joined mesh's physics.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Sources against the mesh (Geometry/SourceCompiler, SourceCoverage): a source partly outside
 // gets a warning with the fraction outside (checked against the analytic fraction within the
 // sampling error), one entirely outside is an error, and a point on a face or vertex belongs to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Sources compile to emitters whose launch records have the right distributions.
 #include <boost/test/unit_test.hpp>
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Surface sources on any faces with a chosen emitting side (SurfaceSource::sides, used by the Tcl
 // SurfaceSourceBuilder for internal region surfaces) and numerical-aperture (cone) emission.
 #include <boost/test/unit_test.hpp>

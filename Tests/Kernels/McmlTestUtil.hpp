@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Helpers for the MCML-mode tests: batch runs (independent packet ranges of one seed) and
 // batch statistics of MCMLResult values and arrays against a reference.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Batches (Kernels/Batch.hpp): every run of a batch equals the single run with the same seed,
 // packets, source and materials; the mesh is packed once; bad runs are named.
 #include <boost/test/unit_test.hpp>

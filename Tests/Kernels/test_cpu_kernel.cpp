@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CPU kernel: ledger closure, thread-count independence, cancel, guards.
 #include <boost/test/unit_test.hpp>
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Specular reflection where a beam enters the mesh from outside (Geometry/SourceCompiler.cpp):
 // none through a matched boundary (TIM-OS boundary type 2), MCML's Fresnel reflection by default
 // against a mismatched exterior, none with specularAtEntry = false (FullMonte 2018's beams).

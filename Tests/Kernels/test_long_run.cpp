@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Long runs: counters are 64-bit, packet indices past 2^32 are new random streams, and a hot
 // tetra's double tally still takes in the deposits of the last packets of a 1e10-packet run.
 #include <boost/test/unit_test.hpp>

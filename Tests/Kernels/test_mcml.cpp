@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MCML mode: the layered model as cells of the common packet loop, the MCML scorer and its
 // normalisations, MCML manual reference cases, and layered vs tetrahedral mesh.
 #include <boost/test/unit_test.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The layered special case against an explicit tetrahedral mesh of the same layers (the
 // four-layer TIM-OS/MCML case), and the fullmonte-mcml command line.
 #include <boost/test/unit_test.hpp>

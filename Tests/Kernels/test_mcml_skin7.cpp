@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MCML mode against the 1e8-photon MCML reference of the seven-layer skin model (shared data):
 // 1e6 photons in 20 batches; RAT and every A_l within 3 sigma, A_z and Rd_r bin by bin.
 #include <boost/test/unit_test.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Reliability of the CPU kernels (issue 26): a cancel stops a run even while a packet is trapped
 // under raised guards; worker threads that cannot start leave the run to those that did; an
 // exception in a worker reaches the caller; limits are checked before the work.

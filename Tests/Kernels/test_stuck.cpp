@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Stuck packets: launches exactly on vertices, edges and faces, beams travelling along faces and
 // edges or grazing the surface, sliver tetras, and pathological models. Every run must finish in
 // bounded time with the ledger closed; what the guards (maxSteps, maxHits) stop is booked

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Packet traces (TetraTraceKernel's engine, Kernels/CPU/TraceCpu): the path each packet takes is
 // geometrically and physically consistent with the mesh, the materials and the tallies of the
 // same run, and tracing changes nothing in the physics.

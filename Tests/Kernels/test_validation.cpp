@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Physics validation of the CPU kernel against analytic references, with tolerances from the
 // observed batch-to-batch variance (independent packet ranges of one seed).
 #include <boost/test/unit_test.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Shared by the MCML file tests: reference-data lookup, scratch files, error checks.
 

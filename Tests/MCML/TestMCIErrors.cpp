@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Malformed .mci files: each must throw MCMLFormatError naming the file and the right line,
 // never crash, hang or be accepted.
 

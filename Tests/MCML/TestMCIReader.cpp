@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // readMCI on the real example inputs and on small well-formed variants of the format.
 
 #include "MCMLTestHelpers.hpp"

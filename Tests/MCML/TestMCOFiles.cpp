@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // readMCO / writeMCO: the real CUDAMCML reference output, byte layout, round trips, errors.
 
 #include "MCMLTestHelpers.hpp"

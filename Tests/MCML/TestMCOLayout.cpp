@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // writeMCO's layout against MCML 1.2's (mcmlio.c), as the programs that read .mco files see it:
 // - MCML's conv finds the first data line (format), then the line starting with "InParm", skips
 //   one data line (output name) and reads the run block one data line at a time; then it seeks

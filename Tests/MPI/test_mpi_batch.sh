@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A batch of 3 sources under mpirun -np 2 (runs shared out over the ranks, results gathered on
 # rank 0) writes the same fluence matrix, byte for byte, as the one-process batch, whose columns
 # are the single runs (Tests/Apps/batch_cli.sh, Tests/Kernels/test_batch.cpp). Also with a sweep

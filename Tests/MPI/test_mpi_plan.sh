@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # fullmonte-plan under mpirun -np 2: the sources' runs are shared out over the ranks and gathered
 # on rank 0, which writes the same fluence matrix (byte for byte, CPU, one thread per run) and the
 # same plan as one process.

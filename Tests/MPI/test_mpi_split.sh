@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # mpirun -np 2 fullmonte-run == fullmonte-run (same seed, same packets): tallies equal to
 # rounding, ledger equal, packets all done, only rank 0 writes.
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Pictures read back: size, not blank, and orientation: a source at x < 0 is drawn left of the
 // centre in both planes that show x (z- and y-planes), and high z is at the top.
 #include <boost/test/unit_test.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The optimiser against an independent computation: brute-force search of the same objective over
 // a grid of energies, and the two LP solvers against each other; infeasible prescriptions named.
 #include <boost/test/unit_test.hpp>

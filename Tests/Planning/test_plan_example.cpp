@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The 10-diffuser, 3-organ example end to end (fewer packets): the solve time once the matrix
 // exists, every hard limit on the evaluated dose, the written metrics against metrics recomputed
 // from the written dose, and fullmonte-plan's errors, matrix reuse and whole-or-absent outputs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Bad plan files: each error names the JSON path and what is wrong.
 #include <boost/test/unit_test.hpp>
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The C++ and Python fluence-matrix readers accept exactly the same files and read the same
 # numbers (issue 26): Tests/Storage/fmm_corpus.py writes one file per rule of
 # docs/FLUENCE_MATRIX.md (ok_* to accept, bad_* to reject); fmm_dump (C++) and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Writes fluence-matrix files (docs/FLUENCE_MATRIX.md) that every reader must accept (ok_*.fmm)
 or reject (bad_*.fmm) into the folder given, one per rule of the format. Standard library only.
 Usage: fmm_corpus.py DIR"""

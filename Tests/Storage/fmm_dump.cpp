@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // fmm_dump FILE: the C++ reader's view of a fluence matrix, printed exactly as
 // scripts/read_fluence_matrix.py prints it (header fields, then each column's count of finite
 // values, sum and max), or "error: ..." and exit 1. Tests/Storage/fluence_matrix_readers.sh runs

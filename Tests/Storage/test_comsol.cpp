@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // COMSOL .mphtxt reader/writer: the tetras and domains of a small COMSOL 5 file, a round trip of a
 // box mesh, and errors naming file:line.
 #include <boost/test/unit_test.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fluence matrix binary format (docs/FLUENCE_MATRIX.md): round trip, byte layout, and a
 // FormatError naming the file and the fault for each kind of bad file.
 #include <boost/test/unit_test.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MMC's simulation inputs (Storage/MMC/MMCInput.hpp): .inp and JSON (mesh files by MeshID, or
 // MeshNode/MeshElem/Domain.Media inline) give the same model; MMC's conventions (g = 1 as a
 // non-scattering medium, medium 0 as the exterior, a pencil launched inside InitElem without

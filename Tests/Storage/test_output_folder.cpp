@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Output folders never mix runs (issue 26): OutputFolder (lock, stale outputs removed, staging,
 // publish) and AtomicFile (unique temporary names, stops on a stop request, no partial file).
 #include <boost/test/unit_test.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TIM-OS readers/writers: real benchmark files, round trips, and errors naming file:line.
 #include <boost/test/unit_test.hpp>
 #include <filesystem>

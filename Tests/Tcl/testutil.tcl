@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Helpers shared by the FullMonte Tcl test files (sourced by each; tcltest is loaded here).
 package require tcltest 2
 namespace import ::tcltest::*

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Helpers for the VTK suites: scratch files, a small multi-region model, error checks.
 #pragma once
 #include <boost/test/unit_test.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // VTK readers and writers: exact round trips of meshes, regions and named data (NaN kept) in
 // both formats, surfaces and traces read back with VTK's own readers, and errors that name the
 // file for every kind of broken input.

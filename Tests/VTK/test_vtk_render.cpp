@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Off-screen rendering: the PNG is a real picture of the field (right size, many colours), for
 // slices and surfaces; no display gives an error, not a crash; the fullmonte-vtk CLI converts
 // fullmonte-run-style outputs. Registered under `xvfb-run -a`; skips without a display.

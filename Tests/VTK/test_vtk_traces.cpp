@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Packet traces as VTK polylines and the in-memory datasets behind the Tcl package's FullMonte
 // 2018 vtk* commands, read back with VTK's own readers.
 #include <vtkCellData.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Generates Tcl scripts with FullMonteWeb's own generator (application/tclGenerator.py, read
 from a FullMonteWeb checkout at test time, never copied here) for the cases below: every source
 type and kernel the site offers. Only the function tclGeneratorWriter is taken from the file (its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Helpers for real_scripts.test: find FullMonte's and FullMonteWeb's repositories, build the
 # substitute data their scripts expect (the Colin27, mouse and head-and-neck meshes are not
 # public), and run a script unchanged in a child `fullmonte` with packet counts capped.

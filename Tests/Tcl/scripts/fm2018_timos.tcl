@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A FullMonte 2018-style script (workflow A in fullmonte-tcl-api.md): written only against that
 # document, and run unchanged by fullmonte_compat.test. Do not "fix" it to our extensions.
 #   fullmonte fm2018_timos.tcl mesh opt source outprefix

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A FullMonte 2018-style script with the VTK pipeline of FullMonte's examples (runOneFullMonte.tcl,
 # mouse_paths.tcl): TIM-OS inputs -> TetraTraceKernel -> vtkFullMonteTetraMeshWrapper +
 # vtkFullMonteArrayAdaptor -> vtkUnstructuredGridWriter, and the packet traces through

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A FullMonte-style script: TIM-OS readers -> TetraVolumeKernel -> EnergyToFluence ->
 # VTKMeshWriter, written only against fullmonte-tcl-api.md and run unchanged by
 # fullmonte_compat.test (when FullMonte is built with VTK).

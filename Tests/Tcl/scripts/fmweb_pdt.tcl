@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A script in the form FullMonteWeb generated in 2020-21 (workflow B in fullmonte-tcl-api.md),
 # with a TIM-OS mesh where FullMonteWeb read VTK: written only against that document, and run
 # unchanged by fullmonte_compat.test. Mesh coordinates and coefficients are in cm.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # FullMonteWeb's generated form with its own mesh reader (workflow B in fullmonte-tcl-api.md):
 # VTKMeshReader -> materials -> Cylinder -> TetraVolumeKernel -> EnergyToFluence -> VTKMeshWriter
 # and DVH. Written only against that document; run unchanged by fullmonte_compat.test.
