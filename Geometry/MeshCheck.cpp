@@ -224,8 +224,13 @@ void checkFolds(const TetraMesh& m, MeshCheckReport& rep) {
         uint32_t opp = 0;
         for (uint32_t v : m.tetra(F.other))
             if (v != F.points[0] && v != F.points[1] && v != F.points[2]) opp = v;
+        // A numerically flat sliver (height ~1e-11 of its size, as meshers leave them) has no
+        // orientation to speak of and no volume to overlap: a fold needs a height beyond rounding.
+        double size = std::max({normP(sub(m.point(F.points[1]), m.point(F.points[0]))),
+                                normP(sub(m.point(F.points[2]), m.point(F.points[1]))),
+                                normP(sub(m.point(F.points[0]), m.point(F.points[2])))});
         double hgt = dotP(F.normal, sub(m.point(opp), m.point(F.points[0])));
-        if (hgt <= 0)
+        if (hgt < -1e-9 * size)
             note(d, "tetras " + std::to_string(F.owner) + " and " + std::to_string(F.other) + " at face " +
                         std::to_string(f) + " " + at(m.point(F.points[0])));
     }

@@ -159,6 +159,17 @@ BOOST_AUTO_TEST_CASE(a_folded_tetra_is_an_error) {
     BOOST_CHECK(c.build().checkReport().defects.empty());
 }
 
+BOOST_AUTO_TEST_CASE(a_numerically_flat_sliver_is_no_fold) {
+    // Tetra 2 is a sliver on face (1,2,3) of tetra 1 whose apex sits 1e-10 above it, on tetra 1's
+    // side (as meshers leave slivers, e.g. MMC's sphshells example): no volume to overlap, no
+    // orientation beyond rounding. The same apex 0.2 above the face is a fold.
+    std::vector<Point3> p{{0, 0, 0}, {0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0.3, 0.3, 1e-10}};
+    RawMesh r{p, {{0, 0, 0, 0}, {1, 2, 3, 4}, {5, 1, 2, 3}}, {0, 1, 1}};
+    BOOST_CHECK(r.build().checkReport().defects.empty());
+    r.points[5] = {0.3, 0.3, 0.2};
+    BOOST_CHECK(mentions(errorOf([&] { r.build(); }), "folded tetras: 1"));
+}
+
 BOOST_AUTO_TEST_CASE(region_labels_without_tetras_are_a_warning) {
     RawMesh r = raw(joinedOrgans());
     for (auto& g : r.regions)
