@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "Geometry/Errors.hpp"
+#include "Geometry/MeshOrder.hpp"
 #include "Geometry/Meshing/MeshingCommon.hpp"
 #include "Geometry/TetraMesh.hpp"
 
@@ -62,8 +63,7 @@ C3t3 refineAndOptimise(const Domain& domain, const Criteria& criteria, const Mes
 }
 
 // A Mesh_3 complex to a TetraMesh: cells in the complex only, their subdomain index as the
-// region, points shifted by `shift`.
-
+// region, points shifted by `shift`, numbered for memory locality (Geometry/MeshOrder.hpp).
 template <class C3t3>
 TetraMesh extractTetraMesh(const C3t3& c3t3, const Point3& shift) {
     using Vertex = typename C3t3::Triangulation::Vertex_handle;
@@ -90,6 +90,7 @@ TetraMesh extractTetraMesh(const C3t3& c3t3, const Point3& shift) {
     }
     if (tetras.size() == 1)
         throw Error("meshing produced no tetrahedra: are the sizes much larger than the labelled objects?");
+    orderForLocality(points, tetras, regions);
     return TetraMesh(std::move(points), std::move(tetras), std::move(regions));
 }
 

@@ -79,7 +79,20 @@ grep -q "refinement: .* s (.* tetras)" "$dir/stderr" || fail "no progress on std
 "$exe" --help | grep -q "usage: fullmonte-mesh" || fail "--help prints no usage"
 "$exe" >/dev/null 2>&1 && fail "no arguments exits 0"
 
+# --reorder: the mesher's output is already numbered for locality (reordering it changes nothing);
+# the same mesh with its tetras listed backwards reorders to that same file.
+timeout 60 "$exe" --reorder "$dir/a.mesh" -o "$dir/r.mesh" >"$dir/stdout" 2>"$dir/stderr" || fail "--reorder: $(cat "$dir/stderr")"
+cmp -s "$dir/a.mesh" "$dir/r.mesh" && echo "ok   mesher output is in locality order" || fail "--reorder changed the mesher's output"
+np=$(sed -n 1p "$dir/a.mesh"); nt=$(sed -n 2p "$dir/a.mesh")
+{ sed -n "1,$((np + 2))p" "$dir/a.mesh"; sed -n "$((np + 3)),$((np + 2 + nt))p" "$dir/a.mesh" | tac; } >"$dir/rev.mesh"
+cmp -s "$dir/a.mesh" "$dir/rev.mesh" && fail "the reversed mesh equals the original"
+timeout 60 "$exe" --reorder "$dir/rev.mesh" -o "$dir/r2.mesh" >"$dir/stdout" 2>"$dir/stderr" || fail "--reorder reversed: $(cat "$dir/stderr")"
+cmp -s "$dir/a.mesh" "$dir/r2.mesh" && echo "ok   --reorder restores locality order" || fail "--reorder of the reversed mesh differs from the ordered one"
+
 o="$dir/out.mesh"
+expect_fail "reorder with an image" "--reorder takes one mesh" --reorder "$dir/a.mesh" "$dir/in.mha" -o "$o"
+expect_fail "reorder a missing mesh" "nope.mesh" --reorder "$dir/nope.mesh" -o "$o"
+expect_fail "reorder and repair" "give --repair or --reorder, not both" --reorder "$dir/a.mesh" --repair "$dir/a.mesh" -o "$o"
 expect_fail "missing image" "$dir/nope.mha: cannot open" "$dir/nope.mha" -o "$o"
 expect_fail "unknown image format" "unknown label image format" "$dir/in.png" -o "$o"
 expect_fail "garbage header" "$dir/garbage.mha:1: expected 'Key = Value'" "$dir/garbage.mha" -o "$o"
