@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "Storage/AtomicFile.hpp"
 #include "Storage/TextReader.hpp"
 
 namespace fm {
@@ -127,6 +128,33 @@ MaterialSet readMMCMaterials(const std::string& propPath, double exteriorN) {
 MaterialSet readMMCMaterials(std::istream& prop, const std::string& propName, double exteriorN) {
     TextReader r(prop, propName);
     return readMaterials(r, exteriorN);
+}
+
+void writeMMCMesh(const std::string& dir, const std::string& id, const TetraMesh& mesh) {
+    AtomicFile node(dir + "/node_" + id + ".dat"), elem(dir + "/elem_" + id + ".dat");
+    node.out.precision(17);
+    node.out << "1 " << mesh.pointCount() << "\n";
+    for (size_t i = 1; i <= mesh.pointCount(); ++i)
+        node.out << i << " " << mesh.point(i)[0] << " " << mesh.point(i)[1] << " " << mesh.point(i)[2] << "\n";
+    elem.out << "1 " << mesh.tetraCount() << "\n";
+    for (size_t t = 1; t <= mesh.tetraCount(); ++t) {
+        const TetraPoints& T = mesh.tetra(t);
+        elem.out << t << " " << T[0] << " " << T[1] << " " << T[2] << " " << T[3] << " " << mesh.region(t) << "\n";
+    }
+    node.commit();
+    elem.commit();
+}
+
+void writeMMCMaterials(const std::string& dir, const std::string& id, const MaterialSet& mats) {
+    AtomicFile f(dir + "/prop_" + id + ".dat");
+    f.out.precision(17);
+    f.out << "1 " << mats.size() - 1 << "\n";
+    for (size_t i = 1; i < mats.size(); ++i) {
+        const Material& m = mats.material(i);
+        const bool still = m.mu_s == 0;  // MMC's non-scattering medium
+        f.out << i << " " << m.mu_a << " " << m.mu_s << " " << (still ? 1.0 : m.g) << " " << m.n << "\n";
+    }
+    f.commit();
 }
 
 }  // namespace fm
