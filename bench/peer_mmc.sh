@@ -4,7 +4,8 @@
 # built here from its own source (never part of this repository), given the same mesh, media and
 # point source through bench/mmc_convert (FullMonte's MMC writers), and both run in interleaved
 # rounds: GPU (fullmonte-run --kernel cuda against MMC's CUDA backend) and CPU (all threads of
-# the host: fullmonte-run --kernel cpu against MMC's SSE/OpenMP backend). Printed per run: the
+# the host: fullmonte-run --kernel cpu against MMC's SSE/OpenMP backend). MMC runs twice each
+# time: with its default nodal fluence (-C 1) and with fluence per element (-C 0, FullMonte's). Printed per run: the
 # time each program reports for its simulation, the whole process, the absorbed fraction.
 #
 # Usage: bench/peer_mmc.sh FM_BUILD MMC_SRC MESH OPT SOURCE [GPU_PACKETS] [CPU_PACKETS] [ROUNDS]
@@ -25,6 +26,16 @@ cuda=$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")
 cp -r "$mmcsrc/src" "$mmcsrc/commons" "$work/"
 # CUDA 13 dropped cudaDeviceProp::clockRate, which MMC only reports.
 sed -i 's/= dp\.clockRate;/= 0;/' "$work/src/mmc_cu_host.cu" "$work/src/mmc_cuda_query_gpu.cu"
+# MMC embeds its OpenCL kernel as a C array made by xxd; where xxd is missing, the same array.
+if ! command -v xxd >/dev/null; then
+  python3 - "$work/src/mmc_core.cl" "$work/src/mmc_core.clh" <<'PY'
+import sys
+data = open(sys.argv[1], 'rb').read()
+rows = [", ".join(f"0x{b:02x}" for b in data[i:i + 12]) for i in range(0, len(data), 12)]
+open(sys.argv[2], 'w').write("unsigned char mmc_core_cl[] = {\n  " + ",\n  ".join(rows) +
+                             ", 0x00\n};\nunsigned int mmc_core_cl_len = %d;\n" % len(data))
+PY
+fi
 ocl_inc=${OCL_ROOT:+$OCL_ROOT/include} ocl_lib=${OCL_ROOT:+$OCL_ROOT/lib}
 (cd "$work/src" && CPATH=${ocl_inc:-} LIBRARY_PATH=$cuda/lib64${ocl_lib:+:$ocl_lib} \
   make cuda CUGENCODE=-arch=sm_${CUDA_ARCH:-90} LIBOPENCLDIR=${ocl_lib:-$cuda/lib64} -j "$threads" >"$work/mmc-build.log" 2>&1) \
@@ -49,12 +60,13 @@ print(f'{sys.argv[2]:14s} FullMonte {n:9.0e} packets  simulation {sim:8.3f} s ({
       f'process {float(sys.argv[4]) - float(sys.argv[3]):7.2f} s  absorbed {s["ledger"]["absorbed"]:.5f}')
 PY
 }
-mmcrun() { # label backend packets
-  local t0 t1 log=$work/mmc_$1.log
+mmcrun() { # label backend packets [MMC options...]
+  local t0 t1 log=$work/mmc_$1.log label=$1 backend=$2 n=$3
+  shift 3
   t0=$(now)
-  (cd "$work" && "$mmc" -f model.json -c "$2" -n "$3" -S 0 -D T >"$log" 2>&1) || { echo "$1 MMC FAILED: $(tail -3 "$log")"; return; }
+  (cd "$work" && "$mmc" -f model.json -c "$backend" -n "$n" -S 0 -D T "$@" >"$log" 2>&1) || { echo "$1 MMC FAILED: $(tail -3 "$log")"; return; }
   t1=$(now)
-  python3 - "$log" "$1" "$t0" "$t1" "$3" <<'PY'
+  python3 - "$log" "$label" "$t0" "$t1" "$n" <<'PY'
 import re, sys
 text = re.sub(r'\x1b\[[0-9;]*m', '', open(sys.argv[1], errors='replace').read()); n = float(sys.argv[5])
 absorbed = re.findall(r'absorbed:\s*([0-9.]+)%', text)
@@ -69,8 +81,10 @@ PY
 echo "model: $(head -2 "$mesh" | tr '\n' ' ')points/tetras; host threads: $threads; $(nvidia-smi -L 2>/dev/null | head -1)"
 for r in $(seq 1 "$rounds"); do
   fullmonte gpu_r$r cuda "$gpuN"
-  mmcrun gpu_r$r cuda "$gpuN"
+  mmcrun gpu_r$r cuda "$gpuN"           # MMC's default output: fluence on nodes (-C 1)
+  mmcrun gpu_C0_r$r cuda "$gpuN" -C 0   # per element, as FullMonte tallies
 done
 fullmonte cpu cpu "$cpuN"
 mmcrun cpu sse "$cpuN"
+mmcrun cpu_C0 sse "$cpuN" -C 0
 echo "MMC logs and FullMonte outputs in $work"
