@@ -32,7 +32,8 @@ std::string withUnit(const std::string& name, const MapData& d) {
 // Per-face entering/exiting values of a directed map over region r's boundary, indexed by face id
 // (index 0 the dummy): "entering" is what crossed into region r (what a detector there collects).
 std::pair<std::vector<double>, std::vector<double>> directedPerFace(const MapData& d, const fm::TetraMesh& m,
-                                                                   uint32_t r) {
+                                                                   uint32_t r, bool stderrValues = false) {
+    const std::vector<double>& v = stderrValues ? d.standardError : d.values;
     std::vector<double> in(m.faceCount() + 1, 0.0), out(m.faceCount() + 1, 0.0);
     if (d.values.size() != 2 * (size_t(m.faceCount()) + 1))
         throw ParameterError("VTKSurfaceWriter: the DirectedSurface map '" + d.name + "' has " +
@@ -40,8 +41,8 @@ std::pair<std::vector<double>, std::vector<double>> directedPerFace(const MapDat
                              std::to_string(2 * (size_t(m.faceCount()) + 1)));
     for (auto [f, inside] : m.regionBoundary(r)) {
         size_t i = enteringIndex(m, f, inside);
-        in[f] = d.values[i];
-        out[f] = d.values[i ^ 1u];
+        in[f] = v[i];
+        out[f] = v[i ^ 1u];
     }
     return {std::move(in), std::move(out)};
 }
@@ -115,6 +116,9 @@ void VTKMeshWriter::write() {
     for (const auto& [name, d] : data_) {
         w.addData(name, d->values);
         w.addUnit(name, d->unit);
+        if (d->standardError.empty()) continue;  // the map's standard errors beside it
+        w.addData(name + "_stderr", d->standardError);
+        w.addUnit(name + "_stderr", d->unit + " (standard error, " + std::to_string(d->batches) + " batches)");
     }
     for (const auto& c : comments_) w.addHeaderComment(c);
     w.write();
@@ -150,6 +154,10 @@ void VTKSurfaceWriter::write() {
         if (d->spatialType != "DirectedSurface") {
             w.addData(name, d->values);
             w.addUnit(name, d->unit);
+            if (!d->standardError.empty()) {
+                w.addData(name + "_stderr", d->standardError);
+                w.addUnit(name + "_stderr", d->unit + " (standard error, " + std::to_string(d->batches) + " batches)");
+            }
             continue;
         }
         if (!r)
@@ -160,6 +168,12 @@ void VTKSurfaceWriter::write() {
         w.addUnit(name, d->unit + " (into region " + std::to_string(r) + ")");
         w.addData(name + " exiting", out);
         w.addUnit(name + " exiting", d->unit + " (out of region " + std::to_string(r) + ")");
+        if (d->standardError.empty()) continue;
+        auto [seIn, seOut] = directedPerFace(*d, *mesh_, r, true);
+        w.addData(name + "_stderr", seIn);
+        w.addUnit(name + "_stderr", d->unit + " (into region " + std::to_string(r) + ", standard error)");
+        w.addData(name + " exiting_stderr", seOut);
+        w.addUnit(name + " exiting_stderr", d->unit + " (out of region " + std::to_string(r) + ", standard error)");
     }
     for (const auto& c : comments_) w.addHeaderComment(c);
     w.write();
