@@ -112,6 +112,7 @@ void addTallies(McmlTallies& into, const McmlTallies& t) {
 // result is that of the summed tallies.
 MCMLResult runMcmlBatches(const std::string& kernel, const KernelInput& in, const MCMLRun& run, double Rsp,
                           const RunOptions& opt, McmlTallies* raw) {
+    validateRunOptions(opt);  // names a batch count above the packets
     const uint64_t B = effectiveBatches(opt), N = opt.packets;
     const McmlGrid grid = mcmlGrid(run);
     McmlTallies total;
