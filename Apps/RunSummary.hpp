@@ -52,8 +52,8 @@ inline const std::vector<std::string> kRunOutputs{"volume_energy.txt",  "fluence
                                                   "volume_energy_stderr.txt", "fluence_stderr.txt",
                                                   "fluence_matrix.fmm", "fluence_matrix.h5", "summary.json"};
 
-// summary.json's "standard_error" (docs/USER_GUIDE.md): the batches, the standard error of each
-// ledger fraction and its relative error, and per region (regionOf(tetra)) the energy-weighted
+// summary.json's "standard_error" (docs/USER_GUIDE.md): the batches, the standard error of the
+// absorbed and exited fractions and their relative errors, and per region (regionOf(tetra)) the energy-weighted
 // relative error of the volume tally; null when the run had none (one batch).
 template <class RegionOf>
 std::string standardErrorJson(const RunResult& r, RegionOf regionOf) {
@@ -62,11 +62,9 @@ std::string standardErrorJson(const RunResult& r, RegionOf regionOf) {
     const double n = r.ledger.launched;
     std::ostringstream o;
     o << "{\"batches\": " << se.batches << ", \"ledger\": {";
+    // The random fractions (specular is fixed by the source; abnormal is a guard's, not a tally).
     const std::pair<const char*, std::pair<double, double>> fields[] = {
-        {"absorbed", {r.ledger.absorbed, se.ledger.absorbed}},
-        {"exited", {r.ledger.exited, se.ledger.exited}},
-        {"specular", {r.ledger.specular, se.ledger.specular}},
-        {"abnormal", {r.ledger.abnormal, se.ledger.abnormal}}};
+        {"absorbed", {r.ledger.absorbed, se.ledger.absorbed}}, {"exited", {r.ledger.exited, se.ledger.exited}}};
     bool first = true;
     for (const auto& [name, ve] : fields) {
         o << (first ? "" : ", ") << "\"" << name << "\": {\"stderr\": " << jsonNumber(ve.second / n)

@@ -245,7 +245,10 @@ read-only numpy views. Normalise with fluence(energy=...) or scale = energy / pa
         }, "Batch-means standard error of surface_energy (None when the run had one batch)")
         .def_property_readonly("ledger_stderr", [](const Result& r) -> py::object {
             const auto& se = r.run.standardError;
-            return se.available() ? py::object(ledgerDict(se.ledger)) : py::object(py::none());
+            if (!se.available()) return py::none();
+            py::dict d = ledgerDict(se.ledger);
+            if (d.contains("imbalance")) PyDict_DelItemString(d.ptr(), "imbalance");  // no error of its own
+            return std::move(d);
         }, "Batch-means standard error of each ledger field (None when the run had one batch)")
         .def_property_readonly("batches", [](const Result& r) { return r.run.standardError.batches; },
                                "Batches behind the standard errors (0: none)")

@@ -47,6 +47,14 @@ std::pair<std::vector<double>, std::vector<double>> directedPerFace(const MapDat
     return {std::move(in), std::move(out)};
 }
 
+// A map's standard errors as the array NAME_stderr (none when the map has none).
+template <class Writer>
+void addStandardError(Writer& w, const std::string& name, const MapData& d) {
+    if (d.standardError.empty()) return;
+    w.addData(name + "_stderr", d.standardError);
+    w.addUnit(name + "_stderr", d.unit + " (standard error, " + std::to_string(d.batches) + " batches)");
+}
+
 }  // namespace
 
 // ---- VTKMeshReader ----
@@ -108,6 +116,8 @@ void VTKMeshWriter::legacyVersion(const std::string& v) {
     legacy_ = v;
 }
 std::string VTKMeshWriter::legacyVersion() const { return legacy_; }
+void VTKMeshWriter::standardErrors(bool on) { errors_ = on; }
+bool VTKMeshWriter::standardErrors() const { return errors_; }
 void VTKMeshWriter::write() {
     if (!mesh_) throw ParameterError("VTKMeshWriter write: call mesh first");
     fm::VTKMeshWriter w(need("VTKMeshWriter write"));
@@ -116,10 +126,10 @@ void VTKMeshWriter::write() {
     for (const auto& [name, d] : data_) {
         w.addData(name, d->values);
         w.addUnit(name, d->unit);
-        if (d->standardError.empty()) continue;  // the map's standard errors beside it
-        w.addData(name + "_stderr", d->standardError);
-        w.addUnit(name + "_stderr", d->unit + " (standard error, " + std::to_string(d->batches) + " batches)");
     }
+    // The maps' standard errors, after every value array (a script's array indices stay).
+    if (errors_)
+        for (const auto& [name, d] : data_) addStandardError(w, name, *d);
     for (const auto& c : comments_) w.addHeaderComment(c);
     w.write();
 }
@@ -139,6 +149,8 @@ void VTKSurfaceWriter::legacyVersion(const std::string& v) {
     legacy_ = v;
 }
 std::string VTKSurfaceWriter::legacyVersion() const { return legacy_; }
+void VTKSurfaceWriter::standardErrors(bool on) { errors_ = on; }
+bool VTKSurfaceWriter::standardErrors() const { return errors_; }
 void VTKSurfaceWriter::write() {
     if (!mesh_) throw ParameterError("VTKSurfaceWriter write: call mesh first");
     fm::VTKSurfaceWriter w(need("VTKSurfaceWriter write"));
@@ -154,10 +166,6 @@ void VTKSurfaceWriter::write() {
         if (d->spatialType != "DirectedSurface") {
             w.addData(name, d->values);
             w.addUnit(name, d->unit);
-            if (!d->standardError.empty()) {
-                w.addData(name + "_stderr", d->standardError);
-                w.addUnit(name + "_stderr", d->unit + " (standard error, " + std::to_string(d->batches) + " batches)");
-            }
             continue;
         }
         if (!r)
@@ -168,6 +176,13 @@ void VTKSurfaceWriter::write() {
         w.addUnit(name, d->unit + " (into region " + std::to_string(r) + ")");
         w.addData(name + " exiting", out);
         w.addUnit(name + " exiting", d->unit + " (out of region " + std::to_string(r) + ")");
+    }
+    for (const auto& [name, d] : data_) {  // the standard errors, after every value array
+        if (!errors_) break;
+        if (d->spatialType != "DirectedSurface") {
+            addStandardError(w, name, *d);
+            continue;
+        }
         if (d->standardError.empty()) continue;
         auto [seIn, seOut] = directedPerFace(*d, *mesh_, r, true);
         w.addData(name + "_stderr", seIn);
