@@ -211,6 +211,7 @@ void runWorkerBatches(PacketChunks& chunks, uint64_t b, uint64_t e, uint64_t k, 
         run(static_cast<PacketChunks&>(bc));
         fold(bc.limit - from);
     }
+    chunks.abandon(bc.e - bc.b);  // a cancel left the rest of a chunk unstarted: not done
 }
 
 }  // namespace
