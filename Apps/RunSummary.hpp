@@ -61,20 +61,18 @@ std::string standardErrorJson(const RunResult& r, RegionOf regionOf) {
     if (!se.available() || !(r.ledger.launched > 0)) return "null";
     const double n = r.ledger.launched;
     std::ostringstream o;
-    o << "{\"batches\": " << se.batches << ", \"ledger\": {";
-    // The random fractions (specular is fixed by the source; abnormal is a guard's, not a tally).
+    o << "{\"batches\": " << se.batches;
+    // The random fractions (specular is fixed by the source; abnormal is a guard's, not a
+    // tally). Keys unlike the ledger's, so that line-based readers of "absorbed" keep working.
     const std::pair<const char*, std::pair<double, double>> fields[] = {
         {"absorbed", {r.ledger.absorbed, se.ledger.absorbed}}, {"exited", {r.ledger.exited, se.ledger.exited}}};
-    bool first = true;
-    for (const auto& [name, ve] : fields) {
-        o << (first ? "" : ", ") << "\"" << name << "\": {\"stderr\": " << jsonNumber(ve.second / n)
-          << ", \"relative\": " << jsonNumber(ve.first > 0 ? ve.second / ve.first : NAN) << "}";
-        first = false;
-    }
-    o << "}, \"region_relative\": {";
+    for (const auto& [name, ve] : fields)
+        o << ", \"" << name << "_stderr\": " << jsonNumber(ve.second / n) << ", \"" << name
+          << "_relative\": " << jsonNumber(ve.first > 0 ? ve.second / ve.first : NAN);
+    o << ", \"region_relative\": {";
     std::map<uint32_t, bool> regions;
     for (size_t t = 1; t < r.volume.size(); ++t) regions[regionOf(t)] = true;
-    first = true;
+    bool first = true;  // (a set of regions in order)
     for (const auto& [reg, unused] : regions) {
         const double rel = weightedRelativeError(r.volume, se.volume, [&](size_t t) { return regionOf(t) == reg; });
         o << (first ? "" : ", ") << "\"" << reg << "\": " << jsonNumber(rel);

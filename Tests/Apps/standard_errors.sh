@@ -33,8 +33,9 @@ assert rows and all(len(r) == 8 for r in rows), rows[:2]
 assert "energy_stderr exit_fluence_stderr" in open(f"{d}/surface_exit.txt").readline()
 j = json.load(open(f"{d}/summary.json"))["standard_error"]
 assert j["batches"] == 10, j
-a = j["ledger"]["absorbed"]
-assert 0 < a["stderr"] < 0.05 and 0 < a["relative"] < 0.1, a
+assert 0 < j["absorbed_stderr"] < 0.05 and 0 < j["absorbed_relative"] < 0.1, j
+assert 0 < j["exited_stderr"] < 0.05 and 0 < j["exited_relative"] < 0.1, j
+assert abs(j["absorbed_relative"] * json.load(open(f"{d}/summary.json"))["ledger"]["absorbed"] - j["absorbed_stderr"]) < 1e-9
 assert set(j["region_relative"]) == {"1", "2"} and all(0 < v < 1 for v in j["region_relative"].values()), j
 PY
 then ok "default: errors beside the values and in summary.json"; else fail "default outputs"; fi
