@@ -2,6 +2,7 @@
 // summary.json writer shared by the command-line drivers (no JSON library needed: the GPU
 // machine builds these with a compiler and Boost headers only).
 #pragma once
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "Apps/JsonString.hpp"
+#include "Kernels/BatchMeans.hpp"
 #include "Kernels/KernelInput.hpp"
 #include "Storage/AtomicFile.hpp"
 
@@ -47,7 +49,38 @@ inline std::string jsonStringList(const std::vector<std::string>& v) {
 // publishing order: a run clears all of them, so no output of an earlier run of either kind
 // stays beside its own. summary.json, last, marks a finished run.
 inline const std::vector<std::string> kRunOutputs{"volume_energy.txt",  "fluence.txt",       "surface_exit.txt",
+                                                  "volume_energy_stderr.txt", "fluence_stderr.txt",
                                                   "fluence_matrix.fmm", "fluence_matrix.h5", "summary.json"};
+
+// summary.json's "standard_error" (docs/USER_GUIDE.md): the batches, the standard error of the
+// absorbed and exited fractions and their relative errors, and per region (regionOf(tetra)) the energy-weighted
+// relative error of the volume tally; null when the run had none (one batch).
+template <class RegionOf>
+std::string standardErrorJson(const RunResult& r, RegionOf regionOf) {
+    const TallyErrors& se = r.standardError;
+    if (!se.available() || !(r.ledger.launched > 0)) return "null";
+    const double n = r.ledger.launched;
+    std::ostringstream o;
+    o << "{\"batches\": " << se.batches;
+    // The random fractions (specular is fixed by the source; abnormal is a guard's, not a
+    // tally). Keys unlike the ledger's, so that line-based readers of "absorbed" keep working.
+    const std::pair<const char*, std::pair<double, double>> fields[] = {
+        {"absorbed", {r.ledger.absorbed, se.ledger.absorbed}}, {"exited", {r.ledger.exited, se.ledger.exited}}};
+    for (const auto& [name, ve] : fields)
+        o << ", \"" << name << "_stderr\": " << jsonNumber(ve.second / n) << ", \"" << name
+          << "_relative\": " << jsonNumber(ve.first > 0 ? ve.second / ve.first : NAN);
+    o << ", \"region_relative\": {";
+    std::map<uint32_t, bool> regions;
+    for (size_t t = 1; t < r.volume.size(); ++t) regions[regionOf(t)] = true;
+    bool first = true;  // (a set of regions in order)
+    for (const auto& [reg, unused] : regions) {
+        const double rel = weightedRelativeError(r.volume, se.volume, [&](size_t t) { return regionOf(t) == reg; });
+        o << (first ? "" : ", ") << "\"" << reg << "\": " << jsonNumber(rel);
+        first = false;
+    }
+    o << "}}";
+    return o.str();
+}
 
 inline void writeRunSummary(const std::string& path, const RunResult& r,
                             const std::map<std::string, std::string>& extra,

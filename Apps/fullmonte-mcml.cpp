@@ -16,6 +16,7 @@
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Geometry/WholeNumber.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Kernels/BatchMeans.hpp"
 #include "Kernels/McmlKernel.hpp"
 #include "Kernels/ResourceLimits.hpp"
 #include "Storage/AtomicFile.hpp"
@@ -29,13 +30,16 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* kUsage =
-    "usage: fullmonte-mcml FILE.mci [--threads T] [--seed K] [--kernel cpu|cuda] [--output-dir D] [--quiet]\n"
+    "usage: fullmonte-mcml FILE.mci [--threads T] [--seed K] [--kernel cpu|cuda] [--batches B] [--output-dir D] [--quiet]\n"
     "  Runs every run in FILE.mci and writes each .mco it names (relative to the .mci's folder,\n"
     "  or to D; a name may not lead out of that folder, and two runs may not share one).\n"
     "  Run k uses packets after those of runs 1..k-1, so runs are independent.\n"
     "  --threads T   CPU threads (default: all cores)\n"
     "  --seed K      random seed (default 1)\n"
     "  --kernel      cpu (default) or cuda\n"
+    "  --batches B   contiguous photon batches behind the standard errors (default 10; 1: none);\n"
+    "                given explicitly (>= 2), each run also writes NAME_stderr.mco, the standard\n"
+    "                error of every value in .mco layout (docs/USER_GUIDE.md)\n"
     "  --output-dir  folder for the .mco files (created if needed)\n"
     "  --max-output-gb G  refuse runs whose .mco files together exceed G GB (default 1)\n"
     "  --quiet       no progress bar\n";
@@ -43,6 +47,7 @@ const char* kUsage =
 struct Args {
     std::string mci, kernel = "cpu", outputDir;
     uint64_t seed = 1;
+    uint64_t batches = 0;  // 0: the default (no _stderr.mco files)
     double maxOutputBytes = 1e9;
     unsigned threads = 0;
     bool quiet = false, help = false;
@@ -61,6 +66,7 @@ Args parse(int argc, char** argv) {
         else if (k == "--threads") a.threads = unsigned(wholeNumberOption(k, value(), 0, 4096));
         else if (k == "--seed") a.seed = wholeNumberOption(k, value(), 0, ~uint64_t(0));
         else if (k == "--kernel") a.kernel = value();
+        else if (k == "--batches") a.batches = parseBatches(value(), "--batches");
         else if (k == "--output-dir") a.outputDir = value();
         else if (k == "--max-output-gb") a.maxOutputBytes = 1e9 * double(wholeNumberOption(k, value(), 1, 1000000));
         else if (k.size() > 1 && k[0] == '-') throw ParameterError("unknown argument '" + k + "' (see --help)");
@@ -70,6 +76,12 @@ Args parse(int argc, char** argv) {
     if (a.kernel != "cpu" && a.kernel != "cuda")
         throw ParameterError("--kernel must be cpu or cuda, got '" + a.kernel + "'");
     return a;
+}
+
+// "run.mco" -> "run_stderr.mco": the standard errors beside the values.
+std::string stderrName(const std::string& mco) {
+    const fs::path p(mco);
+    return (p.parent_path() / (p.stem().string() + "_stderr" + p.extension().string())).string();
 }
 
 std::string outputFolder(const Args& a) {
@@ -88,7 +100,7 @@ void checkLimits(const Args& a, const MCMLInput& input) {
                           ", " + std::to_string(threads) + " thread(s))",
                       "use fewer bins (nr, nz, na) or fewer threads");
     double bytes = 0;
-    for (const MCMLRun& run : input.runs) bytes += mcoFileBytes(run);
+    for (const MCMLRun& run : input.runs) bytes += mcoFileBytes(run) * (a.batches >= 2 ? 2 : 1);  // + _stderr.mco
     const std::string dir = outputFolder(a);
     if (bytes > a.maxOutputBytes)
         throw ParameterError(a.mci + ": the .mco files of its " + std::to_string(input.runs.size()) +
@@ -134,6 +146,9 @@ void printSummary(size_t k, size_t runs, const std::string& path, const MCMLResu
                 (unsigned long long)t.packetsDone, t.seconds, t.packetsDone / std::fmax(t.seconds, 1e-9),
                 t.kernel.c_str(), path.c_str());
     std::printf("  Rsp %.6f  Rd %.6f  A %.6f  Tt %.6f\n", r.Rsp, r.Rd, r.A, r.Tt);
+    if (const auto& e = r.standardError)
+        std::printf("  standard errors (%llu batches): Rd %.2g  A %.2g  Tt %.2g\n", (unsigned long long)r.batches, e->Rd,
+                    e->A, e->Tt);
     std::printf("  %.1f interactions per photon, %.3g interactions/s\n",
                 double(t.events.absorb) / std::fmax(1.0, double(t.packetsDone)),
                 double(t.events.absorb) / std::fmax(t.seconds, 1e-9));
@@ -159,6 +174,9 @@ int run(int argc, char** argv) {
     // run is done: an interrupted or failed invocation leaves none of them (and no older ones).
     std::vector<std::string> names;
     for (const MCMLRun& run : input.runs) names.push_back(run.outName);
+    const bool writeErrors = a.batches >= 2;
+    if (writeErrors)
+        for (const MCMLRun& run : input.runs) names.push_back(stderrName(run.outName));
     OutputFolder out(outputFolder(a), names);
     ProgressBar bar(!a.quiet);
     uint64_t first = 0;
@@ -168,6 +186,7 @@ int run(int argc, char** argv) {
         opt.params.seed = a.seed;
         opt.threads = a.threads;
         opt.firstPacket = first;
+        opt.batches = a.batches;
         opt.progress = [&](uint64_t d, uint64_t t) { bar(d, t); };
         opt.cancel = &stopFlag();
         first += run.photons;
@@ -181,6 +200,11 @@ int run(int argc, char** argv) {
         AtomicFile f(out.staged(run.outName));
         writeMCO(f.out, res);
         f.commit();
+        if (writeErrors && res.standardError) {
+            AtomicFile e(out.staged(stderrName(run.outName)));
+            writeMCO(e.out, *res.standardError);
+            e.commit();
+        }
         printSummary(k, input.runs.size(), (fs::path(out.dir()) / run.outName).string(), res, raw);
     }
     throwIfStopped("fullmonte-mcml");

@@ -46,6 +46,9 @@ const char* kUsage =
     "  --max-hits N       face crossings per step before it is booked abnormal (default 1e5)\n"
     "                     (a run with more than 0.1% of its launched weight booked abnormal is\n"
     "                     flagged: a warning on stderr and in summary.json \"warnings\")\n"
+    "  --batches B        contiguous packet batches behind the standard errors (default 10, at\n"
+    "                     most one per packet; 1: none): *_stderr.txt, surface_exit.txt columns,\n"
+    "                     summary.json \"standard_error\" (docs/USER_GUIDE.md)\n"
     "  --kernel cpu|cuda  kernel (default cpu)\n"
     "  --devices LIST     CUDA devices: comma-separated ids or 'all' (default 0); packets are\n"
     "                     shared out in chunks, results equal a single-device run\n"
@@ -80,7 +83,7 @@ Args parse(int argc, char** argv) {
                                     "--wmin", "--prwin", "--kernel", "--output", "--power", "--mmc-node",
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
                                     "--max-steps", "--max-hits", "--devices", "--batch-sources", "--batch-opt",
-                                    "--mmc"};
+                                    "--mmc", "--batches"};
     Args a;
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
@@ -171,21 +174,36 @@ double outputBytes(const TetraMesh& mesh, const RunOptions& opt) {
            4096.0;
 }
 
-// The tallies of a complete run, written into the staging folder.
+// The tallies of a complete run, written into the staging folder; with standard errors, each
+// beside its value (the conversions to fluence are linear, so errors convert as values do).
 void writeOutputs(const OutputFolder& out, const TetraMesh& mesh, const MaterialSet& mats, const RunResult& r,
                   double power) {
+    const double scale = power / double(r.packetsDone);
+    const TallyErrors& se = r.standardError;
     writeValues(out.staged("volume_energy.txt"), r.volume);
-    writeValues(out.staged("fluence.txt"), volumeFluence(mesh, mats, r.volume, power / double(r.packetsDone)));
+    writeValues(out.staged("fluence.txt"), volumeFluence(mesh, mats, r.volume, scale));
+    if (se.available()) {
+        writeValues(out.staged("volume_energy_stderr.txt"), se.volume);
+        writeValues(out.staged("fluence_stderr.txt"), volumeFluence(mesh, mats, se.volume, scale));
+    }
     if (r.surface.empty()) return;
-    std::vector<double> exitFluence = surfaceFluence(mesh, r.surface, power / double(r.packetsDone));
+    std::vector<double> exitFluence = surfaceFluence(mesh, r.surface, scale);
+    std::vector<double> exitError = se.available() ? surfaceFluence(mesh, se.surface, scale) : std::vector<double>{};
     AtomicFile f(out.staged("surface_exit.txt"));
-    f.out << "# face p1 p2 p3 energy(packet weight) exit_fluence(per mm^2, scaled to --power)\n";
+    f.out << "# face p1 p2 p3 energy(packet weight) exit_fluence(per mm^2, scaled to --power)"
+          << (se.available() ? " energy_stderr exit_fluence_stderr" : "") << "\n";
     for (uint32_t id : mesh.boundaryFaces()) {
         const auto& F = mesh.face(id);
         f.out << id << ' ' << F.points[0] << ' ' << F.points[1] << ' ' << F.points[2] << ' ';
         putValue(f.out, r.surface[id]);
         f.out << ' ';
         putValue(f.out, exitFluence[id]);
+        if (se.available()) {
+            f.out << ' ';
+            putValue(f.out, se.surface[id]);
+            f.out << ' ';
+            putValue(f.out, exitError[id]);
+        }
         f.out << '\n';
     }
     f.commit();
@@ -291,6 +309,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     opt.packets = whole(a, "--packets", defPackets, uint64_t(1) << 53);
     opt.params.seed = whole(a, "--seed", fileSeed >= 0 ? uint64_t(fileSeed) : 1, ~uint64_t(0));
     opt.threads = unsigned(whole(a, "--threads", 0, 4096));
+    if (a.has("--batches")) opt.batches = parseBatches(a.get("--batches"), "--batches");
     // An explicit 0 is a mistake (a script computing the count?), not a request for all cores.
     if (a.has("--threads") && opt.threads == 0)
         throw ParameterError("--threads must be at least 1 (leave it out to use all cores)");
@@ -364,6 +383,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         std::string w = abnormalWarning(r.ledger);
         if (!w.empty()) warnings.push_back(w), std::cerr << "fullmonte-run: warning: " << w << "\n";
     }
+    extra["standard_error"] = standardErrorJson(r, [&](size_t t) { return mesh.region(uint32_t(t)); });
     extra["abnormal_warning_threshold"] = jsonNumber(kAbnormalWarningFraction);
     extra["warnings"] = jsonStringList(warnings);
     if (!r.cancelled) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "Geometry/Errors.hpp"
+#include "Kernels/BatchMeans.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "fm_config.h"
 #if FM_HAVE_CUDA
@@ -44,6 +45,7 @@ void validateRunOptions(const RunOptions& o) {
     if (!(p.prwin > 0 && p.prwin <= 1))
         throw ParameterError("prwin must be in (0, 1], got " + std::to_string(p.prwin));
     if (p.maxSteps == 0 || p.maxHits == 0) throw ParameterError("maxSteps and maxHits must be at least 1");
+    if (o.batches) validateBatches(o.batches, o.packets);
     if (o.threads > 4096) throw ParameterError("threads = " + std::to_string(o.threads) + " is unreasonable");
 }
 

@@ -45,9 +45,26 @@ struct RunOptions {
     unsigned threads = 0;       // 0 = all hardware threads
     std::vector<int> devices;   // CUDA devices (empty: device 0; {-1}: every device)
     OutputSelection outputs;
+    // Contiguous packet-index batches for the standard errors (Kernels/BatchMeans.hpp): 1 turns
+    // them off; at most `packets`; 0 = the default (kDefaultBatches, at most one per packet).
+    // The CPU gives each worker thread its share (a run with more threads than batches has one
+    // batch per thread).
+    uint64_t batches = 0;
     // Called from a worker now and then with packets done so far; must be thread-safe.
     std::function<void(uint64_t done, uint64_t total)> progress;
     const std::atomic<bool>* cancel = nullptr;  // set to true to stop early
+};
+
+// Batch-means standard errors (Kernels/BatchMeans.hpp) of RunResult's tallies, element by
+// element, in the tallies' units. Empty, with batches = 0, when there is no estimate: a run of
+// one batch, or a cancelled run.
+struct TallyErrors {
+    uint64_t batches = 0;             // batches the estimate rests on
+    std::vector<double> volume;       // [tetra]
+    std::vector<double> surface;      // [face id]
+    std::vector<double> directed;     // [2*face id + side]
+    Ledger ledger;                    // of each ledger field
+    bool available() const { return batches >= 2; }
 };
 
 struct RunResult {
@@ -56,6 +73,7 @@ struct RunResult {
     std::vector<double> directed;  // [2*face id + side]
     Ledger ledger;
     Events events;
+    TallyErrors standardError;   // of volume, surface, directed and ledger
     uint64_t packetsRequested = 0;
     uint64_t packetsDone = 0;
     double seconds = 0;          // whole run, wall clock

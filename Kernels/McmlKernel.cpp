@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "Geometry/Errors.hpp"
+#include "Kernels/BatchMeans.hpp"
 #include "Kernels/CPU/McmlCpu.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Dispatch.hpp"
@@ -72,7 +73,82 @@ void absorptionOutputs(const McmlTallies& t, const GridCm& g, double N, MCMLResu
     for (size_t l = 0; l < res.A_l.size(); ++l) res.A_l[l] = t.absorbedCell.at(layerCell(l)) / N;
 }
 
+// Every value of an MCML result in one list (MCMLResult's order), and back: the batch means
+// treat them alike.
+template <class Result, class Visit>
+void forEachValue(Result& r, Visit visit) {
+    for (auto* x : {&r.Rd, &r.A, &r.Tt}) visit(*x);
+    for (auto* v : {&r.A_l, &r.A_z, &r.Rd_r, &r.Rd_a, &r.Tt_r, &r.Tt_a, &r.A_rz, &r.Rd_ra, &r.Tt_ra})
+        for (auto& x : *v) visit(x);
+}
+std::vector<double> valuesOf(const MCMLResult& r) {
+    std::vector<double> v;
+    forEachValue(r, [&](const double& x) { v.push_back(x); });
+    return v;
+}
+
+void addTallies(McmlTallies& into, const McmlTallies& t) {
+    auto add = [](std::vector<double>& a, const std::vector<double>& b) {
+        if (a.empty()) a = b;
+        else for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+    };
+    add(into.absorbedRZ, t.absorbedRZ);
+    add(into.reflectedRA, t.reflectedRA);
+    add(into.transmittedRA, t.transmittedRA);
+    add(into.absorbedCell, t.absorbedCell);
+    into.ledger.add(t.ledger);
+    into.events.add(t.events);
+    into.packetsDone += t.packetsDone;
+    into.seconds += t.seconds;
+    into.cancelled = into.cancelled || t.cancelled;
+    into.kernel = t.kernel;
+}
+
 }  // namespace
+
+// The run as B contiguous packet-index batches, each a kernel run whose MCML result (every value
+// a linear function of its tallies, divided by its packets n_j) is folded as n_j * value: the
+// batch means of Kernels/BatchMeans.hpp over every output, marginals and totals included. The
+// result is that of the summed tallies.
+MCMLResult runMcmlBatches(const std::string& kernel, const KernelInput& in, const MCMLRun& run, double Rsp,
+                          const RunOptions& opt, McmlTallies* raw) {
+    validateRunOptions(opt);  // names a batch count above the packets
+    const uint64_t B = effectiveBatches(opt), N = opt.packets;
+    const McmlGrid grid = mcmlGrid(run);
+    McmlTallies total;
+    std::vector<double> q;
+    for (uint64_t j = 0; j < B && !total.cancelled; ++j) {
+        auto at = [&](uint64_t k) { return uint64_t((unsigned __int128)N * k / B); };
+        RunOptions part = opt;
+        part.firstPacket = opt.firstPacket + at(j);
+        part.packets = at(j + 1) - at(j);
+        part.batches = 1;
+        const uint64_t before = total.packetsDone;
+        if (opt.progress) part.progress = [&, before](uint64_t d, uint64_t) { opt.progress(before + d, N); };
+        McmlTallies t = runMcmlKernel(kernel, in, grid, part);
+        if (t.packetsDone == part.packets) {
+            const double n = double(t.packetsDone);
+            const std::vector<double> y = valuesOf(mcmlResult(t, run, Rsp));
+            q.resize(y.size(), 0.0);
+            for (size_t i = 0; i < y.size(); ++i) q[i] += n * y[i] * y[i];  // (n y)^2 / n
+        }
+        addTallies(total, t);
+    }
+    total.packetsRequested = N;
+    MCMLResult res = mcmlResult(total, run, Rsp);
+    if (!total.cancelled && total.packetsDone == N) {
+        auto se = std::make_shared<MCMLResult>(res);
+        se->Rsp = 0;
+        size_t i = 0;
+        forEachValue(*se, [&](double& x) {
+            x = batchTotalError(q[i++], double(N) * x, N, B) / double(N);
+        });
+        res.standardError = se;
+        res.batches = B;
+    }
+    if (raw) *raw = std::move(total);
+    return res;
+}
 
 McmlGrid mcmlGrid(const MCMLRun& run) {
     if (!(run.dz > 0 && run.dr > 0 && run.nz >= 1 && run.nr >= 1 && run.na >= 1))
@@ -164,8 +240,10 @@ MCMLResult runMcml(const std::string& kernel, const LayeredModel& model, const M
         throw ParameterError("MCML run has " + std::to_string(run.layers.size()) +
                              " layers but the model has " + std::to_string(model.layers.size()));
     KernelInput in = packLayered(model);
+    const double Rsp = specularReflectance(model);
+    if (effectiveBatches(opt) > 1) return runMcmlBatches(kernel, in, run, Rsp, opt, raw);
     McmlTallies t = runMcmlKernel(kernel, in, mcmlGrid(run), opt);
-    MCMLResult res = mcmlResult(t, run, specularReflectance(model));
+    MCMLResult res = mcmlResult(t, run, Rsp);
     if (raw) *raw = std::move(t);
     return res;
 }

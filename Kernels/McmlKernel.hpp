@@ -60,9 +60,15 @@ McmlTallies runMcmlKernel(const std::string& kernel, const KernelInput& in, cons
 MCMLResult mcmlResult(const McmlTallies& t, const MCMLRun& run, double Rsp);
 
 // The whole MCML run: pack the model, run the kernel with opt as given (see mcmlRunOptions),
-// normalise. model must have run's layer count. raw, when given, receives the raw tallies.
+// normalise. model must have run's layer count. raw, when given, receives the raw tallies. With
+// opt.batches > 1 (the default) the run is made of that many contiguous batches and the result
+// carries the standard error of every value (MCMLResult::standardError).
 MCMLResult runMcml(const std::string& kernel, const LayeredModel& model, const MCMLRun& run,
                    const RunOptions& opt, McmlTallies* raw = nullptr);
+
+// runMcml's batched run over a packed layered model (Rsp: its specular reflectance).
+MCMLResult runMcmlBatches(const std::string& kernel, const KernelInput& in, const MCMLRun& run, double Rsp,
+                          const RunOptions& opt, McmlTallies* raw = nullptr);
 
 #if FM_HAVE_CUDA && defined(FM_HAVE_CUDA_MCML)
 // Provided by Kernels/CUDA (McmlCuda.cu): the slab photon loop (Kernels/McmlSlabLoop.hpp) over in,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Planning/Metrics.hpp"
 
+#include "Kernels/BatchMeans.hpp"
+
 namespace fm::planning {
 
 double volumeAtLeast(const DoseHistogram& h, double dose) {
@@ -16,14 +18,7 @@ double meanDose(const DoseHistogram& h) {
     return h.totalVolume > 0 ? s / h.totalVolume : NAN;
 }
 
-double batchStandardError(const std::vector<double>& x) {
-    const size_t K = x.size();
-    if (K < 2) return NAN;
-    double m = 0, s = 0;
-    for (double v : x) m += v / double(K);
-    for (double v : x) s += (v - m) * (v - m);
-    return std::sqrt(s / double(K - 1) / double(K));
-}
+double batchStandardError(const std::vector<double>& x) { return batchMeanError(x); }
 
 namespace {
 struct Values {

@@ -233,6 +233,25 @@ read-only numpy views. Normalise with fluence(energy=...) or scale = energy / pa
             const auto& v = r.run.directed;
             return view2(v.empty() ? nullptr : v.data() + 2, v.empty() ? 0 : v.size() / 2 - 1, 2, self);
         }, "(faces, 2) packet weight crossing each face, per side")
+        .def_property_readonly("volume_energy_stderr", [](py::object self) -> py::object {
+            const auto& se = self.cast<const Result&>().run.standardError;
+            if (!se.available() || se.volume.empty()) return py::none();
+            return view(se.volume.data() + 1, se.volume.size() - 1, self);
+        }, "Batch-means standard error of volume_energy (None when the run had one batch)")
+        .def_property_readonly("surface_energy_stderr", [](py::object self) -> py::object {
+            const auto& se = self.cast<const Result&>().run.standardError;
+            if (!se.available() || se.surface.empty()) return py::none();
+            return view(se.surface.data() + 1, se.surface.size() - 1, self);
+        }, "Batch-means standard error of surface_energy (None when the run had one batch)")
+        .def_property_readonly("ledger_stderr", [](const Result& r) -> py::object {
+            const auto& se = r.run.standardError;
+            if (!se.available()) return py::none();
+            py::dict d = ledgerDict(se.ledger);
+            if (d.contains("imbalance")) PyDict_DelItemString(d.ptr(), "imbalance");  // no error of its own
+            return std::move(d);
+        }, "Batch-means standard error of each ledger field (None when the run had one batch)")
+        .def_property_readonly("batches", [](const Result& r) { return r.run.standardError.batches; },
+                               "Batches behind the standard errors (0: none)")
         .def_property_readonly("ledger", [](const Result& r) { return ledgerDict(r.run.ledger); })
         .def_property_readonly("events", [](const Result& r) { return eventsDict(r.run.events); })
         .def_property_readonly("packets", [](const Result& r) { return r.run.packetsDone; })

@@ -119,6 +119,7 @@ if (!dcast) {
 %newobject Composite::get;
 %newobject SurfaceSourceBuilder::output;
 %newobject SpatialMap::mesh;
+%newobject SpatialMap::standardError;
 %newobject OutputDataCollection::getByName;
 %newobject OutputDataCollection::getByType;
 %newobject OutputDataCollection::getByIndex;

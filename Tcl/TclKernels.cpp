@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Tcl/TclKernels.hpp"
 
+#include "Kernels/BatchMeans.hpp"
+
 #include <chrono>
 #include <csignal>
 #include <set>
@@ -8,6 +10,7 @@
 
 #include "Apps/ProgressBar.hpp"
 #include "Geometry/ModelPacker.hpp"
+#include "Kernels/BatchMeans.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Tcl/TclGeometry.hpp"
 #include "Tcl/TclMeshCheck.hpp"
@@ -41,8 +44,10 @@ private:
 };
 
 MapPtr makeMap(const std::string& name, const std::string& spatialType, std::vector<double> values,
-               const Kernel::Prepared& p, uint64_t packets) {
+               const Kernel::Prepared& p, uint64_t packets, std::vector<double> se = {}, uint64_t batches = 0) {
     auto d = std::make_shared<MapData>();
+    d->standardError = std::move(se);
+    d->batches = d->standardError.empty() ? 0 : batches;
     d->name = name;
     d->spatialType = spatialType;
     d->quantity = "PhotonWeight";
@@ -100,6 +105,11 @@ void Kernel::packetCount(double n) {
     opt_.packets = fmtcl::wholeNumber(n, className_ + " packetCount", 1, 9007199254740992.0);
 }
 unsigned long long Kernel::packetCount() const { return opt_.packets; }
+void Kernel::batchCount(double n) {
+    notRunning("batchCount");
+    opt_.batches = fmtcl::wholeNumber(n, className_ + " batchCount", 1, 9007199254740992.0);
+}
+unsigned long long Kernel::batchCount() const { return fm::effectiveBatches(opt_); }
 void Kernel::threadCount(unsigned n) {
     notRunning("threadCount");
     if (n > 4096) throw ParameterError(className_ + " threadCount: " + std::to_string(n) + " is unreasonable");
@@ -301,16 +311,19 @@ void Kernel::runSync() {
 std::shared_ptr<const OutputDataCollection::Items> Kernel::collect(const fm::RunResult& r, const Prepared& p) const {
     auto items = std::make_shared<OutputDataCollection::Items>();
     items->push_back(std::make_shared<MCEventCounts>(r.events));
-    items->push_back(std::make_shared<ConservationCounts>(r.ledger));
+    items->push_back(std::make_shared<ConservationCounts>(r.ledger, r.standardError));
     addMaps(*items, r, p);
     return items;
 }
 
 void Kernel::addMaps(OutputDataCollection::Items& items, const fm::RunResult& r, const Prepared& p) const {
+    const fm::TallyErrors& se = r.standardError;
     if (outputs_.volume)
-        items.push_back(std::make_shared<SpatialMap>(makeMap("VolumeEnergy", "Volume", r.volume, p, r.packetsDone)));
+        items.push_back(std::make_shared<SpatialMap>(
+            makeMap("VolumeEnergy", "Volume", r.volume, p, r.packetsDone, se.volume, se.batches)));
     if (outputs_.surface)
-        items.push_back(std::make_shared<SpatialMap>(makeMap("SurfaceExitEnergy", "Surface", r.surface, p, r.packetsDone)));
+        items.push_back(std::make_shared<SpatialMap>(
+            makeMap("SurfaceExitEnergy", "Surface", r.surface, p, r.packetsDone, se.surface, se.batches)));
 }
 
 OutputDataCollection* Kernel::results() const { return new OutputDataCollection(results_); }
@@ -357,7 +370,8 @@ void TetraSVKernel::addMaps(OutputDataCollection::Items& items, const fm::RunRes
     Kernel::addMaps(items, r, p);
     std::vector<double> d = r.directed;
     if (d.empty()) d.assign(2 * (p.mesh->faceCount() + 1), 0.0);
-    items.push_back(std::make_shared<SpatialMap>(makeMap("DirectedSurfaceEnergy", "DirectedSurface", d, p, r.packetsDone)));
+    items.push_back(std::make_shared<SpatialMap>(makeMap("DirectedSurfaceEnergy", "DirectedSurface", d, p, r.packetsDone,
+                                                         r.standardError.directed, r.standardError.batches)));
 }
 
 DirectedSurfaceScorer* TetraInternalKernel::directedSurfaceScorer() const { return new DirectedSurfaceScorer(regions_); }
@@ -379,6 +393,8 @@ void TetraInternalKernel::addMaps(OutputDataCollection::Items& items, const fm::
         auto d = std::make_shared<DirectedSurface::Data>();
         d->region = reg;
         std::vector<double> directed(2 * (size_t(p.mesh->faceCount()) + 1), 0.0);
+        const std::vector<double>& seAll = r.standardError.directed;
+        std::vector<double> se(seAll.empty() ? 0 : directed.size(), 0.0);
         for (auto [f, inside] : p.mesh->regionBoundary(reg)) {
             // The tally's side bit is that of the tetra being left: entering the region leaves
             // the tetra outside it.
@@ -389,8 +405,13 @@ void TetraInternalKernel::addMaps(OutputDataCollection::Items& items, const fm::
             d->out.push_back(out < r.directed.size() ? r.directed[out] : 0.0);
             directed[in] = d->in.back();
             directed[out] = d->out.back();
+            if (!se.empty()) {
+                se[in] = in < seAll.size() ? seAll[in] : 0.0;
+                se[out] = out < seAll.size() ? seAll[out] : 0.0;
+            }
         }
-        auto m = std::make_shared<MapData>(*makeMap("DirectedSurfaceEnergy", "DirectedSurface", std::move(directed), p, r.packetsDone));
+        auto m = std::make_shared<MapData>(*makeMap("DirectedSurfaceEnergy", "DirectedSurface", std::move(directed), p,
+                                                    r.packetsDone, std::move(se), r.standardError.batches));
         m->region = reg;
         d->map = m;
         items.push_back(std::make_shared<DirectedSurface>(d));

@@ -36,6 +36,10 @@ public:
     Source* source() const;
     void packetCount(double n);  // a double so that 1e6 is accepted; must be a whole number
     unsigned long long packetCount() const;
+    // Contiguous packet-index batches behind the standard errors (docs/TCL_API.md): default 10
+    // (at most one per packet); 1 turns them off; more than packetCount is an error at run.
+    void batchCount(double n);
+    unsigned long long batchCount() const;
     void threadCount(unsigned n);  // 0 = all hardware threads (the default)
     unsigned threadCount() const;
     void randSeed(unsigned long long s);

@@ -20,8 +20,11 @@ std::string pair(double a, double b) {
 }
 
 MapPtr mcmlMap(const std::string& name, const std::string& type, const std::vector<double>& v,
-               std::vector<unsigned> dims, const std::string& unit, uint64_t packets) {
+               std::vector<unsigned> dims, const std::string& unit, uint64_t packets,
+               const std::vector<double>* se = nullptr, uint64_t batches = 0) {
     auto d = std::make_shared<MapData>();
+    if (se) d->standardError = *se;
+    d->batches = se ? batches : 0;
     d->name = name;
     d->spatialType = type;
     d->quantity = "MCML";
@@ -35,19 +38,23 @@ MapPtr mcmlMap(const std::string& name, const std::string& type, const std::vect
 // MCML's arrays as output items, in MCML's units (cm).
 void addMcmlMaps(OutputDataCollection::Items& items, const MCMLResult& r, uint64_t packets) {
     unsigned nr = r.run.nr, nz = r.run.nz, na = r.run.na;
-    auto add = [&](const std::string& n, const std::string& t, const std::vector<double>& v,
-                   std::vector<unsigned> dims, const std::string& u) {
-        items.push_back(std::make_shared<SpatialMap>(mcmlMap(n, t, v, std::move(dims), u, packets)));
+    // Each array's standard errors (MCMLResult::standardError) travel with it.
+    const MCMLResult* e = r.standardError.get();
+    using Array = std::vector<double> MCMLResult::*;
+    auto add = [&](const std::string& n, const std::string& t, Array a, std::vector<unsigned> dims,
+                   const std::string& u) {
+        items.push_back(std::make_shared<SpatialMap>(
+            mcmlMap(n, t, r.*a, std::move(dims), u, packets, e ? &(e->*a) : nullptr, r.batches)));
     };
-    add("Absorption_rz", "Cylindrical", r.A_rz, {nr, nz}, "1/cm^3");
-    add("Absorption_z", "Depth", r.A_z, {}, "1/cm");
-    add("Absorption_l", "Layer", r.A_l, {}, "-");
-    add("DiffuseReflectance_ra", "RadialAngular", r.Rd_ra, {nr, na}, "1/(cm^2 sr)");
-    add("Reflectance_r", "Radial", r.Rd_r, {}, "1/cm^2");
-    add("Reflectance_a", "Angular", r.Rd_a, {}, "1/sr");
-    add("Transmission_ra", "RadialAngular", r.Tt_ra, {nr, na}, "1/(cm^2 sr)");
-    add("Transmission_r", "Radial", r.Tt_r, {}, "1/cm^2");
-    add("Transmission_a", "Angular", r.Tt_a, {}, "1/sr");
+    add("Absorption_rz", "Cylindrical", &MCMLResult::A_rz, {nr, nz}, "1/cm^3");
+    add("Absorption_z", "Depth", &MCMLResult::A_z, {}, "1/cm");
+    add("Absorption_l", "Layer", &MCMLResult::A_l, {}, "-");
+    add("DiffuseReflectance_ra", "RadialAngular", &MCMLResult::Rd_ra, {nr, na}, "1/(cm^2 sr)");
+    add("Reflectance_r", "Radial", &MCMLResult::Rd_r, {}, "1/cm^2");
+    add("Reflectance_a", "Angular", &MCMLResult::Rd_a, {}, "1/sr");
+    add("Transmission_ra", "RadialAngular", &MCMLResult::Tt_ra, {nr, na}, "1/(cm^2 sr)");
+    add("Transmission_r", "Radial", &MCMLResult::Tt_r, {}, "1/cm^2");
+    add("Transmission_a", "Angular", &MCMLResult::Tt_a, {}, "1/sr");
 }
 
 }  // namespace
@@ -141,6 +148,17 @@ double MCMLOutput::Rsp() const { return r_->Rsp; }
 double MCMLOutput::Rd() const { return r_->Rd; }
 double MCMLOutput::A() const { return r_->A; }
 double MCMLOutput::Tt() const { return r_->Tt; }
+double MCMLOutput::standardError(const std::string& what) const {
+    const MCMLResult* e = r_->standardError.get();
+    if (!e)
+        throw ParameterError("MCMLOutput standardError: the run had no standard errors (batchCount 1); "
+                             "run with batchCount >= 2");
+    if (what == "Rd") return e->Rd;
+    if (what == "A") return e->A;
+    if (what == "Tt") return e->Tt;
+    throw ParameterError("MCMLOutput standardError: '" + what + "' is not Rd, A or Tt (arrays: their maps' standardError)");
+}
+unsigned long long MCMLOutput::batchCount() const { return r_->standardError ? r_->batches : 0; }
 unsigned MCMLOutput::layerCount() const { return unsigned(r_->A_l.size()); }
 double MCMLOutput::layerAbsorption(unsigned i) const {
     if (i < 1 || i > r_->A_l.size())
@@ -234,6 +252,7 @@ Kernel::Job MCMLKernel::makeJob() const {
         opt.params.maxSteps = o.params.maxSteps;
         opt.params.maxHits = o.params.maxHits;
         opt.threads = o.threads;
+        opt.batches = o.batches;
         opt.progress = o.progress;
         opt.cancel = o.cancel;
         auto raw = std::make_shared<fm::McmlTallies>();

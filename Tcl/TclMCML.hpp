@@ -106,6 +106,9 @@ public:
     double Tt() const;
     unsigned layerCount() const;
     double layerAbsorption(unsigned i) const;  // 1-based
+    // Beyond FullMonte: the batch-means standard error of Rd, A or Tt (an error with one batch).
+    double standardError(const std::string& what) const;
+    unsigned long long batchCount() const;  // 0: none
 #ifndef SWIG
     explicit MCMLOutput(std::shared_ptr<const MCMLResult> r) : r_(std::move(r)) {}
     OutputData* clone() const override { return new MCMLOutput(r_); }

@@ -6,6 +6,7 @@
 
 #include "Geometry/Errors.hpp"
 #include "Geometry/Queries.hpp"
+#include "Kernels/BatchMeans.hpp"
 #include "Tcl/TclGeometry.hpp"
 #include "Tcl/TclUtil.hpp"
 
@@ -62,6 +63,22 @@ double ConservationCounts::w_time() const { return 0; }
 double ConservationCounts::w_nohit() const { return 0; }
 double ConservationCounts::w_specular() const { return l_.specular; }
 double ConservationCounts::imbalance() const { return l_.imbalance(); }
+double ConservationCounts::standardError(const std::string& field) const {
+    if (!se_.available())
+        throw ParameterError("ConservationCounts standardError: the run had no standard errors (batchCount 1); "
+                             "run with batchCount >= 2");
+    const fm::Ledger& e = se_.ledger;
+    const std::pair<const char*, double> fields[] = {
+        {"w_launch", e.launched}, {"w_absorb", e.absorbed},  {"w_die", e.rouletteLost}, {"w_exit", e.exited},
+        {"w_roulette", e.rouletteGained}, {"w_abnormal", e.abnormal}, {"w_specular", e.specular}};
+    std::string names;
+    for (const auto& [n, v] : fields) {
+        if (field == n) return v;
+        names += std::string(names.empty() ? "" : ", ") + n;
+    }
+    throw ParameterError("ConservationCounts standardError: unknown field '" + field + "' (" + names + ")");
+}
+unsigned long long ConservationCounts::batchCount() const { return se_.batches; }
 
 // ---- SpatialMap ----
 
@@ -115,6 +132,27 @@ double SpatialMap::regionSum(unsigned r) const {
     for (uint32_t t = 1; t < d_->values.size() && t <= m.tetraCount(); ++t)
         if ((r == 0 || m.region(t) == r) && !std::isnan(d_->values[t])) s += d_->values[t];
     return s;
+}
+
+bool SpatialMap::hasStandardError() const { return !d_->standardError.empty(); }
+unsigned long long SpatialMap::batchCount() const { return hasStandardError() ? d_->batches : 0; }
+SpatialMap* SpatialMap::standardError() const {
+    if (!hasStandardError())
+        throw ParameterError("SpatialMap standardError: '" + d_->name +
+                             "' has no standard error (the run had one batch: set the kernel's batchCount >= 2)");
+    auto d = std::make_shared<MapData>(*d_);
+    d->name = d_->name + "_stderr";
+    d->values = d_->standardError;
+    d->standardError.clear();
+    d->batches = 0;
+    return new SpatialMap(d);
+}
+double SpatialMap::relativeError(unsigned r) const {
+    const fm::TetraMesh& m = needMesh("relativeError");
+    if (!hasStandardError()) standardError();  // throws, saying why
+    return fm::weightedRelativeError(d_->values, d_->standardError, [&](size_t t) {
+        return t <= m.tetraCount() && (r == 0 || m.region(uint32_t(t)) == r);
+    });
 }
 
 double SpatialMap::regionMean(unsigned r) const {

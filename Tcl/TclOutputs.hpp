@@ -73,11 +73,16 @@ public:
     double w_nohit() const;
     double w_specular() const;  // beyond FullMonte: reflected where a beam enters from outside
     double imbalance() const;   // (launch + roulette) - (absorb + exit + specular + die + abnormal)
+    // Beyond FullMonte: the batch-means standard error of a field ("w_absorb", "w_exit", ...);
+    // an error when the run had one batch (Kernel batchCount). batchCount: 0 then.
+    double standardError(const std::string& field) const;
+    unsigned long long batchCount() const;
 #ifndef SWIG
-    explicit ConservationCounts(const fm::Ledger& l) : l_(l) {}
-    OutputData* clone() const override { return new ConservationCounts(l_); }
+    explicit ConservationCounts(const fm::Ledger& l, const fm::TallyErrors& se = {}) : l_(l), se_(se) {}
+    OutputData* clone() const override { return new ConservationCounts(l_, se_); }
 private:
     fm::Ledger l_;
+    fm::TallyErrors se_;  // its ledger and batches only
 #endif
 };
 
@@ -95,6 +100,10 @@ struct MapData {
     uint64_t packets = 0;     // packets launched in the run behind it
     std::vector<unsigned> dims;  // e.g. {nr, nz} for MCML's 2-D arrays; empty: 1-D
     unsigned region = 0;      // DirectedSurface maps of one scored boundary: its region (0: none)
+    // Batch-means standard error of each value (Kernels/BatchMeans.hpp), in `unit`; empty when
+    // the run had one batch. Maps derived element by element (EnergyToFluence) carry it along.
+    std::vector<double> standardError;
+    uint64_t batches = 0;     // batches behind standardError
 };
 using MapPtr = std::shared_ptr<const MapData>;
 #endif
@@ -124,6 +133,11 @@ public:
     std::string values(unsigned first, unsigned count) const;
     double valueAt(const std::string& xyz) const;            // volume maps: NaN outside
     std::string valuesAlong(const std::string& a, const std::string& b, unsigned samples) const;
+    // Beyond FullMonte: batch-means standard errors (Kernel batchCount, docs/TCL_API.md).
+    bool hasStandardError() const;
+    unsigned long long batchCount() const;   // batches behind them (0: none)
+    SpatialMap* standardError() const;       // the errors as a map "<name>_stderr"; error if none
+    double relativeError(unsigned r) const;  // volume maps: sum SE / sum value over region r (0 = all)
 #ifndef SWIG
     explicit SpatialMap(MapPtr d) : d_(std::move(d)) {}
     OutputData* clone() const override { return new SpatialMap(d_); }

@@ -123,10 +123,14 @@ void EnergyToFluence::update() {
     out->quantity = out_;
     out->mesh = mesh;
     if (mats) out->materials = mats;
-    for (size_t i = 0; i < in.values.size(); ++i)
-        out->values[i] = convert(in.values[i], inQ, measureOf(in, *mesh, i),
-                                 needMu && i >= 1 ? mats->material(mesh->region(uint32_t(i))).mu_a : 1.0,
-                                 volume, n.scale);
+    // The conversion is linear per element, so a standard error converts as its value does.
+    for (size_t i = 0; i < in.values.size(); ++i) {
+        const double meas = measureOf(in, *mesh, i);
+        const double mu = needMu && i >= 1 ? mats->material(mesh->region(uint32_t(i))).mu_a : 1.0;
+        out->values[i] = convert(in.values[i], inQ, meas, mu, volume, n.scale);
+        if (i < in.standardError.size())
+            out->standardError[i] = convert(in.standardError[i], inQ, meas, mu, volume, n.scale);
+    }
     std::string base = out_ == "PhotonWeight" ? "packet" : energyUnit;
     out->unit = base + unitSuffix(out_, in.spatialType, mesh->unitDimension);
     result_ = out;
@@ -306,6 +310,18 @@ void WeightedMapSum::update() {
     std::fill(out->values.begin(), out->values.end(), 0.0);
     for (const auto& [m, w] : terms_)
         for (size_t i = 0; i < out->values.size(); ++i) out->values[i] += w * m->values[i];
+    // The terms come from separate runs (independent packets): their variances add. Where a
+    // term has no standard error, neither has the sum.
+    bool allHaveErrors = true;
+    for (const auto& [m, w] : terms_) allHaveErrors = allHaveErrors && m->standardError.size() == out->values.size();
+    out->standardError.assign(allHaveErrors ? out->values.size() : 0, 0.0);
+    out->batches = 0;
+    for (const auto& [m, w] : terms_) {
+        if (!allHaveErrors) break;
+        out->batches += m->batches;
+        for (size_t i = 0; i < out->values.size(); ++i) out->standardError[i] += w * w * m->standardError[i] * m->standardError[i];
+    }
+    for (double& e : out->standardError) e = std::sqrt(e);
     out->name = "WeightedSum";
     result_ = out;
 }

@@ -32,7 +32,8 @@ std::string withUnit(const std::string& name, const MapData& d) {
 // Per-face entering/exiting values of a directed map over region r's boundary, indexed by face id
 // (index 0 the dummy): "entering" is what crossed into region r (what a detector there collects).
 std::pair<std::vector<double>, std::vector<double>> directedPerFace(const MapData& d, const fm::TetraMesh& m,
-                                                                   uint32_t r) {
+                                                                   uint32_t r, bool stderrValues = false) {
+    const std::vector<double>& v = stderrValues ? d.standardError : d.values;
     std::vector<double> in(m.faceCount() + 1, 0.0), out(m.faceCount() + 1, 0.0);
     if (d.values.size() != 2 * (size_t(m.faceCount()) + 1))
         throw ParameterError("VTKSurfaceWriter: the DirectedSurface map '" + d.name + "' has " +
@@ -40,10 +41,18 @@ std::pair<std::vector<double>, std::vector<double>> directedPerFace(const MapDat
                              std::to_string(2 * (size_t(m.faceCount()) + 1)));
     for (auto [f, inside] : m.regionBoundary(r)) {
         size_t i = enteringIndex(m, f, inside);
-        in[f] = d.values[i];
-        out[f] = d.values[i ^ 1u];
+        in[f] = v[i];
+        out[f] = v[i ^ 1u];
     }
     return {std::move(in), std::move(out)};
+}
+
+// A map's standard errors as the array NAME_stderr (none when the map has none).
+template <class Writer>
+void addStandardError(Writer& w, const std::string& name, const MapData& d) {
+    if (d.standardError.empty()) return;
+    w.addData(name + "_stderr", d.standardError);
+    w.addUnit(name + "_stderr", d.unit + " (standard error, " + std::to_string(d.batches) + " batches)");
 }
 
 }  // namespace
@@ -107,6 +116,8 @@ void VTKMeshWriter::legacyVersion(const std::string& v) {
     legacy_ = v;
 }
 std::string VTKMeshWriter::legacyVersion() const { return legacy_; }
+void VTKMeshWriter::standardErrors(bool on) { errors_ = on; }
+bool VTKMeshWriter::standardErrors() const { return errors_; }
 void VTKMeshWriter::write() {
     if (!mesh_) throw ParameterError("VTKMeshWriter write: call mesh first");
     fm::VTKMeshWriter w(need("VTKMeshWriter write"));
@@ -116,6 +127,9 @@ void VTKMeshWriter::write() {
         w.addData(name, d->values);
         w.addUnit(name, d->unit);
     }
+    // The maps' standard errors, after every value array (a script's array indices stay).
+    if (errors_)
+        for (const auto& [name, d] : data_) addStandardError(w, name, *d);
     for (const auto& c : comments_) w.addHeaderComment(c);
     w.write();
 }
@@ -135,6 +149,8 @@ void VTKSurfaceWriter::legacyVersion(const std::string& v) {
     legacy_ = v;
 }
 std::string VTKSurfaceWriter::legacyVersion() const { return legacy_; }
+void VTKSurfaceWriter::standardErrors(bool on) { errors_ = on; }
+bool VTKSurfaceWriter::standardErrors() const { return errors_; }
 void VTKSurfaceWriter::write() {
     if (!mesh_) throw ParameterError("VTKSurfaceWriter write: call mesh first");
     fm::VTKSurfaceWriter w(need("VTKSurfaceWriter write"));
@@ -160,6 +176,19 @@ void VTKSurfaceWriter::write() {
         w.addUnit(name, d->unit + " (into region " + std::to_string(r) + ")");
         w.addData(name + " exiting", out);
         w.addUnit(name + " exiting", d->unit + " (out of region " + std::to_string(r) + ")");
+    }
+    for (const auto& [name, d] : data_) {  // the standard errors, after every value array
+        if (!errors_) break;
+        if (d->spatialType != "DirectedSurface") {
+            addStandardError(w, name, *d);
+            continue;
+        }
+        if (d->standardError.empty()) continue;
+        auto [seIn, seOut] = directedPerFace(*d, *mesh_, r, true);
+        w.addData(name + "_stderr", seIn);
+        w.addUnit(name + "_stderr", d->unit + " (into region " + std::to_string(r) + ", standard error)");
+        w.addData(name + " exiting_stderr", seOut);
+        w.addUnit(name + " exiting_stderr", d->unit + " (out of region " + std::to_string(r) + ", standard error)");
     }
     for (const auto& c : comments_) w.addHeaderComment(c);
     w.write();

@@ -50,6 +50,10 @@ public:
     // .vtk file version: 5.1 (default) or 4.2 for VTK 8-era tools and ParaView before 5.9.
     void legacyVersion(const std::string& v);
     std::string legacyVersion() const;
+    // Beyond FullMonte: also write each map's standard errors as NAME_stderr (after the value
+    // arrays; maps without errors add none). Off by default: a script's arrays stay as asked.
+    void standardErrors(bool on);
+    bool standardErrors() const;
     void clearData();
     void write();
 #ifndef SWIG
@@ -58,6 +62,7 @@ private:
     std::vector<std::pair<std::string, MapPtr>> data_;
     std::vector<std::string> comments_;
     std::string legacy_ = "5.1";
+    bool errors_ = false;
 #endif
 };
 
@@ -75,6 +80,8 @@ public:
     void addHeaderComment(const std::string& text);
     void legacyVersion(const std::string& v);  // as VTKMeshWriter's
     std::string legacyVersion() const;
+    void standardErrors(bool on);  // as VTKMeshWriter's
+    bool standardErrors() const;
     void clearData();
     void write();
 #ifndef SWIG
@@ -84,6 +91,7 @@ private:
     std::vector<std::pair<std::string, MapPtr>> data_;
     std::vector<std::string> comments_;
     std::string legacy_ = "5.1";
+    bool errors_ = false;
 #endif
 };
 

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "Geometry/Errors.hpp"
+#include "Kernels/BatchMeans.hpp"
 #include "Kernels/CPU/CpuLanes.hpp"
 #include "Kernels/ResourceLimits.hpp"
 
@@ -119,6 +120,11 @@ std::function<void(unsigned)> workerStartHookForTests;
 
 uint64_t forEachWorker(const RunOptions& opt, unsigned threads,
                        const std::function<void(unsigned, PacketChunks&)>& body) {
+    return forEachWorkerRange(opt, threads, [&](unsigned w, uint64_t, uint64_t, PacketChunks& c) { body(w, c); });
+}
+
+uint64_t forEachWorkerRange(const RunOptions& opt, unsigned threads,
+                            const std::function<void(unsigned, uint64_t, uint64_t, PacketChunks&)>& body) {
     std::atomic<uint64_t> done{0}, dropped{0};
     std::atomic<unsigned> running{threads};
     WorkerPool shared;
@@ -131,7 +137,7 @@ uint64_t forEachWorker(const RunOptions& opt, unsigned threads,
         const uint64_t b = first + split(w), e = first + split(w + 1);
         WorkerChunks chunks(opt, shared.failed, done, dropped, b, e);
         try {
-            body(w, chunks);
+            body(w, b, e, chunks);
         } catch (...) {
             shared.fail(std::current_exception());
         }
@@ -167,6 +173,49 @@ uint64_t forEachPacketRange(const RunOptions& opt, unsigned threads,
     });
 }
 
+namespace {
+
+// A worker's chunks up to `limit` (a batch boundary): the lane loop drains its lanes there, so
+// a batch's tallies hold exactly its packets. What is left of a chunk that straddles the
+// boundary is handed out after setLimit() moves it on.
+struct BatchChunks final : PacketChunks {
+    PacketChunks& inner;
+    uint64_t limit = 0, b = 0, e = 0;  // [b, e): the rest of the inner chunk
+    explicit BatchChunks(PacketChunks& c) : inner(c) {}
+    bool next(uint64_t& begin, uint64_t& end) override {
+        if (b == e && !inner.next(b, e)) return false;
+        if (b >= limit) return false;
+        begin = b;
+        end = std::min(e, limit);
+        b = end;
+        return true;
+    }
+    bool stopping() const override { return inner.stopping(); }
+    void abandon(uint64_t n) override { inner.abandon(n); }
+};
+
+// One worker's batch folds (Kernels/BatchMeans.hpp): its tallies and ledger after each of its
+// batches.
+struct WorkerFolds {
+    BatchFold volume, surface, directed, ledger;
+    uint64_t batches = 0;
+};
+
+// Runs a worker's range [b, e) as `k` contiguous batches through run(chunks), folding after each.
+template <class Run, class Fold>
+void runWorkerBatches(PacketChunks& chunks, uint64_t b, uint64_t e, uint64_t k, Run run, Fold fold) {
+    BatchChunks bc(chunks);
+    for (uint64_t j = 0; j < k && !chunks.stopping(); ++j) {
+        const uint64_t from = b + uint64_t((unsigned __int128)(e - b) * j / k);
+        bc.limit = b + uint64_t((unsigned __int128)(e - b) * (j + 1) / k);
+        run(static_cast<PacketChunks&>(bc));
+        fold(bc.limit - from);
+    }
+    chunks.abandon(bc.e - bc.b);  // a cancel left the rest of a chunk unstarted: not done
+}
+
+}  // namespace
+
 RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
     auto t0 = std::chrono::steady_clock::now();
     const unsigned threads = resolveThreads(opt.threads);
@@ -175,9 +224,12 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
     const size_t nv = in.cells.size(), ns = in.faceCount, nd = 2 * size_t(in.faceCount);
     const auto& sel = opt.outputs;
     // Per-thread tallies, plus the reduced result and one derived copy (fluence) of the caller.
+    // With batches, each thread also keeps two fold arrays per tally (BatchFold).
+    const uint64_t batches = effectiveBatches(opt);
+    const bool batched = batches > 1;
     const double tallyBytes =
         8.0 * double((sel.volume ? nv : 0) + (sel.surface ? ns : 0) + (sel.directed ? nd : 0));
-    requireMemory(tallyBytes * (threads + 2),
+    requireMemory(tallyBytes * ((batched ? 3 : 1) * threads + 2),
                   "a CPU run over " + std::to_string(nv - 1) + " tetras with " + std::to_string(threads) + " threads",
                   "use fewer threads");
 
@@ -197,9 +249,28 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
             scorers[w].surface = surf[w].data();
             scorers[w].directed = dir[w].data();
         }
-        r.packetsDone = forEachWorker(opt, threads, [&](unsigned w, PacketChunks& chunks) {
+        std::vector<WorkerFolds> folds(batched ? threads : 0);
+        r.packetsDone = forEachWorkerRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e, PacketChunks& chunks) {
             Scorer sc = scorers[w];  // a local copy: no false sharing between workers
-            runPacketLanes(model, opt.params, chunks, sc, uint32_t(in.materials.size()), crossing.data());
+            auto run = [&](PacketChunks& c) {
+                runPacketLanes(model, opt.params, c, sc, uint32_t(in.materials.size()), crossing.data());
+            };
+            if (!batched) {
+                run(chunks);
+            } else {
+                WorkerFolds& f = folds[w];
+                f.volume.reset(vol[w].size());
+                f.surface.reset(surf[w].size());
+                f.directed.reset(dir[w].size());
+                f.ledger.reset(7);
+                runWorkerBatches(chunks, b, e, workerBatches(batches, e - b, opt.packets), run, [&](uint64_t n) {
+                    f.volume.fold(vol[w].data(), n);
+                    f.surface.fold(surf[w].data(), n);
+                    f.directed.fold(dir[w].data(), n);
+                    f.ledger.fold(ledgerFields(sc.ledger).data(), n);
+                    ++f.batches;
+                });
+            }
             scorers[w] = sc;
         });
         auto reduce = [&](std::vector<std::vector<double>>& parts, std::vector<double>& out) {
@@ -214,6 +285,12 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
         for (auto& sc : scorers) {
             r.ledger.add(sc.ledger);
             r.events.add(sc.events);
+        }
+        if (batched) {
+            BatchSums q;
+            for (WorkerFolds& f : folds)
+                q.add(BatchSums{f.volume.q(), f.surface.q(), f.directed.q(), f.ledger.q(), f.batches});
+            setTallyErrors(r, q);
         }
     });
     r.cancelled = r.packetsDone < opt.packets;

@@ -22,6 +22,9 @@ uint64_t forEachPacketRange(const RunOptions& opt, unsigned threads,
 // between chunks (next() returns false); the packets already started are completed and counted.
 uint64_t forEachWorker(const RunOptions& opt, unsigned threads,
                        const std::function<void(unsigned, PacketChunks&)>& body);
+// The same, body(worker, begin, end, chunks) also told the worker's range [begin, end).
+uint64_t forEachWorkerRange(const RunOptions& opt, unsigned threads,
+                            const std::function<void(unsigned, uint64_t, uint64_t, PacketChunks&)>& body);
 
 // Worker threads that cannot be created (process limits) leave the run to those that started,
 // with a warning on stderr; none at all is an Error. An exception thrown in a worker stops the
@@ -33,7 +36,9 @@ extern std::function<void(unsigned)> workerStartHookForTests;
 
 unsigned resolveThreads(unsigned requested);
 
-// Runs the standard tallies (volume/surface/directed per opt.outputs, ledger, events).
+// Runs the standard tallies (volume/surface/directed per opt.outputs, ledger, events) and, with
+// opt.batches > 1, their standard errors: each worker runs its range as its share of the
+// batches (whole batches per worker), draining its lanes at each batch end.
 RunResult runCpu(const KernelInput& in, const RunOptions& opt);
 
 }  // namespace fm

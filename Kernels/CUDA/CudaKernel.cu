@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Standard tallies on the GPU: thin glue over Kernels/CUDA/CudaEngine.cuh and Kernels/Core.
 #include "Kernels/CUDA/CudaEngine.cuh"
+#include "Kernels/CUDA/BatchFold.cuh"
 #include <atomic>
 #include <cstdlib>
 #include <memory>
@@ -50,7 +51,8 @@ public:
         : o_(o), mesh_(mesh.cells, s_), nVol_(o.volume ? mesh.cells.size() : 0), nSurf_(o.surface ? mesh.faceCount : 0),
           nDir_(o.directed ? 2 * size_t(mesh.faceCount) : 0), stride_(nVol_ + nSurf_ + nDir_),
           copies_(replicaCountPow2(stride_, FM_CUDA_MESH_REPLICAS)),
-          tallies_(stride_ * copies_, "tallies"), totals_(1, "ledger"), rare_(kRareLedgerCopies, "ledger replicas") {
+          tallies_(stride_ * copies_, "tallies"), totals_(1, "ledger"), rare_(kRareLedgerCopies, "ledger replicas"),
+          folds_(stride_) {
         clear();
     }
     // Materials and sources of the next run; tallies start from zero.
@@ -77,6 +79,20 @@ public:
         });
         return b;
     }
+    // run(part) as one batch of the standard errors (Kernels/CUDA/BatchFold.cuh): folded when
+    // it completes.
+    BatchRun runBatch(const RunOptions& part) {
+        BatchRun b = run(part);
+        if (b.packetsDone == part.packets) folds_.fold(tallies_, copies_, ledgerNow(), b.packetsDone, s_);
+        return b;
+    }
+    // This device's batch sums, for the standard errors.
+    BatchSums batchSums() {
+        const std::vector<double> q = folds_.q(s_);
+        return BatchSums{std::vector<double>(q.begin(), q.begin() + nVol_),
+                         std::vector<double>(q.begin() + nVol_, q.begin() + nVol_ + nSurf_),
+                         std::vector<double>(q.begin() + nVol_ + nSurf_, q.end()), folds_.ledgerQ(), folds_.batches()};
+    }
     void addTo(RunResult& r) {
         auto add = [](std::vector<double>& into, std::vector<double> v) {
             if (into.empty()) into = std::move(v);
@@ -94,10 +110,17 @@ public:
     }
 
 private:
+    Ledger ledgerNow() {
+        RunResult part;
+        totalsToResult(totals_.download(s_)[0], part);
+        for (const Ledger& l : rare_.download(s_)) part.ledger.add(l);
+        return part.ledger;
+    }
     void clear() {
         tallies_.zero(s_);
         totals_.zero(s_);
         rare_.zero(s_);
+        folds_.clear(s_);
         cudaCheck(cudaStreamSynchronize(s_), "upload");
     }
     OutputSelection o_;
@@ -115,6 +138,7 @@ private:
     DeviceBuffer<double> tallies_;
     DeviceBuffer<DeviceTotals> totals_;
     DeviceBuffer<Ledger> rare_;  // the ledger's fields booked by reductions (SplitLedgerScorer)
+    DeviceBatchFold folds_;
 };
 
 std::vector<int> resolveDevicesImpl(const std::vector<int>& requested) {
@@ -166,15 +190,19 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     // Guided self-scheduling over several devices: each takes half its share of what is left
     // (at least minChunk), so early chunks are large (few launch tails) and the last ones small
     // (the devices finish together). One device: one chunk.
-    const uint64_t minChunk = devices.size() == 1 ? opt.packets
-                                                  : std::max<uint64_t>(1u << 20, opt.packets / (64 * devices.size()));
+    // With standard errors each chunk is a batch (folded when done), and chunks are at most
+    // 1/B of the packets, so a run has at least B batches (B on one device).
+    const uint64_t batches = effectiveBatches(opt);
+    const uint64_t maxChunk = batches > 1 ? (opt.packets + batches - 1) / batches : opt.packets;
+    const uint64_t minChunk = std::min(maxChunk, devices.size() == 1 ? opt.packets
+                                                  : std::max<uint64_t>(1u << 20, opt.packets / (64 * devices.size())));
     std::atomic<uint64_t> nextChunk{0}, done{0};
     auto takeChunk = [&](uint64_t& begin, uint64_t& n) {
         uint64_t cur = nextChunk.load();
         for (;;) {
             if (cur >= opt.packets) return false;
             const uint64_t left = opt.packets - cur;
-            const uint64_t size = std::min(left, std::max(minChunk, left / (2 * devices.size())));
+            const uint64_t size = std::min({left, maxChunk, std::max(minChunk, left / (2 * devices.size()))});
             if (nextChunk.compare_exchange_weak(cur, cur + size)) {
                 begin = cur;
                 n = size;
@@ -200,9 +228,13 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
                 RunOptions part = opt;
                 part.firstPacket = opt.firstPacket + begin;
                 part.packets = n;
-                part.progress = devices.size() == 1 ? opt.progress
-                    : std::function<void(uint64_t, uint64_t)>();  // several devices: reported below
-                BatchRun b = runs[k]->run(part);
+                const uint64_t before = done.load();
+                part.progress = devices.size() == 1 && opt.progress  // several devices: reported below
+                    ? std::function<void(uint64_t, uint64_t)>([&, before](uint64_t d, uint64_t) {
+                          opt.progress(before + d, opt.packets);
+                      })
+                    : std::function<void(uint64_t, uint64_t)>();
+                BatchRun b = batches > 1 ? runs[k]->runBatch(part) : runs[k]->run(part);
                 done += b.packetsDone;
                 kernel[k] += b.seconds;
                 blocksPerSm[k] = b.blocksPerSm;
@@ -238,9 +270,11 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     for (size_t k = 0; k < devices.size(); ++k)
         if (!errors[k].empty()) throw Error("GPU " + std::to_string(devices[k]) + ": " + errors[k]);
     auto t1 = Clock::now();
+    BatchSums q;
     for (size_t k = 0; k < devices.size(); ++k) {
         cudaCheck(cudaSetDevice(devices[k]), "select device");
         runs[k]->addTo(r);
+        if (batches > 1) q.add(runs[k]->batchSums());
     }
     r.uploadSeconds = *std::max_element(upload.begin(), upload.end());
     r.kernelSeconds = *std::max_element(kernel.begin(), kernel.end());
@@ -248,6 +282,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     r.downloadSeconds = since(t1);
     r.packetsDone = done.load();
     r.cancelled = r.packetsDone < opt.packets;
+    if (batches > 1) setTallyErrors(r, q);
     r.seconds = since(t0);
     return r;
 }
@@ -289,13 +324,29 @@ RunResult CudaModelOnDevice::run(const RunVariant& v, const RunOptions& opt) {
     r.kernel = "cuda";
     r.packetsRequested = opt.packets;
     r.uploadSeconds = since(t0);
-    BatchRun b = d.run(opt);
+    // The batches of runCuda on one device: equal contiguous parts, each folded when done.
+    const uint64_t batches = effectiveBatches(opt);
+    BatchRun b;
+    for (uint64_t j = 0; j < batches; ++j) {
+        auto at = [&](uint64_t k) { return uint64_t((unsigned __int128)opt.packets * k / batches); };
+        RunOptions part = opt;
+        part.firstPacket = opt.firstPacket + at(j);
+        part.packets = at(j + 1) - at(j);
+        const uint64_t before = b.packetsDone;
+        if (opt.progress) part.progress = [&, before](uint64_t n, uint64_t) { opt.progress(before + n, opt.packets); };
+        const BatchRun p = batches > 1 ? d.runBatch(part) : d.run(part);
+        b.packetsDone += p.packetsDone;
+        b.seconds += p.seconds;
+        b.blocksPerSm = p.blocksPerSm;
+        if (p.packetsDone < part.packets) break;  // cancelled
+    }
     r.kernelSeconds = b.seconds;
     auto t1 = Clock::now();
     d.addTo(r);
     r.downloadSeconds = since(t1);
     r.packetsDone = b.packetsDone;
     r.cancelled = r.packetsDone < opt.packets;
+    if (batches > 1) setTallyErrors(r, d.batchSums());
     r.seconds = since(t0);
     return r;
 }

@@ -4,9 +4,12 @@
 #include "Geometry/Interrupt.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <chrono>
 #include <cstdlib>
 
+#include "Kernels/BatchMeans.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "fm_config.h"
 #if FM_HAVE_MPI
@@ -20,6 +23,7 @@ void accumulateResult(RunResult& into, const RunResult& part) {
         if (a.empty()) a = b;
         else for (size_t i = 0; i < b.size(); ++i) a[i] += b[i];
     };
+    addIndependentErrors(into.standardError, part.standardError, into.packetsDone == 0);
     add(into.volume, part.volume);
     add(into.surface, part.surface);
     add(into.directed, part.directed);
@@ -84,7 +88,32 @@ void reduceVector(std::vector<double>& v, int rank) {
     else MPI_Reduce(v.data(), nullptr, int(v.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 }
 
+// The ranks' standard errors: their variances add on rank 0 (their packets are independent);
+// any rank without an estimate leaves the result without one.
+void reduceErrors(RunResult& r, int rank) {
+    TallyErrors& se = r.standardError;
+    const bool none = !se.available() && r.packetsDone > 0;  // a rank that ran nothing has no say
+    se.volume.resize(r.volume.size());  // the same sizes on every rank for the reductions
+    se.surface.resize(r.surface.size());
+    se.directed.resize(r.directed.size());
+    uint64_t mine[2] = {se.batches, none ? 1u : 0u}, all[2] = {0, 0};
+    MPI_Reduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    std::array<double, 7> l = ledgerFields(se.ledger);
+    std::vector<double> ledger(l.begin(), l.end());
+    for (std::vector<double>* v : {&se.volume, &se.surface, &se.directed, &ledger}) {
+        for (double& x : *v) x *= x;
+        reduceVector(*v, rank);
+        for (double& x : *v) x = std::sqrt(x);
+    }
+    if (rank != 0) return;
+    std::copy(ledger.begin(), ledger.end(), l.begin());
+    se.ledger = ledgerFromFields(l);
+    se.batches = all[0];
+    if (all[1] > 0) se = TallyErrors{};
+}
+
 void reduceResult(RunResult& r, int rank) {
+    reduceErrors(r, rank);
     reduceVector(r.volume, rank);
     reduceVector(r.surface, rank);
     reduceVector(r.directed, rank);
@@ -137,6 +166,7 @@ RunResult runDistributed(const MpiSession& mpi, const std::string& kernel, const
         RunOptions part = opt;
         part.firstPacket = opt.firstPacket + begin;
         part.packets = std::min(chunk, opt.packets - begin);
+        part.batches = std::min(effectiveBatches(opt), part.packets);
         if (mpi.rank() != 0) part.progress = nullptr;
         accumulateResult(mine, runKernel(kernel, in, part));
         if (mine.cancelled) break;

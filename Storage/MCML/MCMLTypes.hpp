@@ -7,6 +7,7 @@
 // a layered model, not here, so that a file read and written back is unchanged.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -68,4 +69,9 @@ struct MCMLResult
     std::vector<double> A_rz;  // size nr*nz, 1/cm3
     std::vector<double> Rd_ra; // size nr*na, 1/(cm2 sr)
     std::vector<double> Tt_ra; // size nr*na, 1/(cm2 sr)
+
+    // Batch-means standard error of every value above (Rsp: 0, it is analytic), in the same
+    // layout and units; null when the run had one batch (Kernels/BatchMeans.hpp).
+    std::shared_ptr<const MCMLResult> standardError;
+    uint64_t batches = 0;  // batches behind standardError
 };

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Batch means on the GPU (Kernels/BatchMeans.hpp): after each batch, one small kernel over the
+// device tallies adds (tally now - tally at the previous fold)^2 / batch packets into q, per
+// element, summing the tallies' replicas in the order downloadFolded does. The packet kernels
+// are untouched (no per-event cost); the ledger of each batch is read back on the host.
+// Included by CudaKernel.cu after CudaEngine.cuh.
+#pragma once
+#include <array>
+
+#include "Kernels/BatchMeans.hpp"
+
+namespace fm {
+namespace {
+namespace cuda_engine {
+
+__global__ void foldBatchKernel(const double* tallies, size_t n, uint32_t copies, double* last, double* q,
+                                double invPackets) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+        double t = tallies[i];
+        for (uint32_t c = 1; c < copies; ++c) t += tallies[c * n + i];
+        const double x = t - last[i];
+        q[i] += x * x * invPackets;
+        last[i] = t;
+    }
+}
+
+// One device's folds: q and the last folded tallies (stride doubles each) on the device, the
+// ledger's on the host.
+class DeviceBatchFold {
+public:
+    explicit DeviceBatchFold(size_t stride) : stride_(stride), last_(stride, "batch folds"), q_(stride, "batch folds") {}
+    void clear(cudaStream_t s) {
+        last_.zero(s);
+        q_.zero(s);
+        ledger_.reset(7);
+        batches_ = 0;
+    }
+    // After a batch of `packets` packets (the tallies complete on stream s): fold it.
+    void fold(const DeviceBuffer<double>& tallies, uint32_t copies, const Ledger& ledgerNow, uint64_t packets,
+              cudaStream_t s) {
+        if (stride_) {
+            const unsigned blocks = unsigned(std::min<size_t>((stride_ + 255) / 256, 1024));
+            foldBatchKernel<<<blocks, 256, 0, s>>>(tallies.get(), stride_, copies, last_.get(), q_.get(),
+                                                   1.0 / double(packets));
+            cudaCheck(cudaGetLastError(), "fold batch");
+        }
+        ledger_.fold(ledgerFields(ledgerNow).data(), packets);
+        ++batches_;
+    }
+    std::vector<double> q(cudaStream_t s) const { return q_.download(s); }
+    const std::vector<double>& ledgerQ() const { return ledger_.q(); }
+    uint64_t batches() const { return batches_; }
+
+private:
+    size_t stride_;
+    DeviceBuffer<double> last_, q_;
+    BatchFold ledger_;
+    uint64_t batches_ = 0;
+};
+
+}  // namespace cuda_engine
+}  // namespace
+}  // namespace fm
