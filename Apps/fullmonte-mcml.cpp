@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "Apps/AppMain.hpp"
-#include "Apps/ProgressBar.hpp"
-#include "Geometry/Errors.hpp"
+#include "Common/ProgressBar.hpp"
+#include "Common/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
-#include "Geometry/WholeNumber.hpp"
+#include "Common/WholeNumber.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/McmlKernel.hpp"
 #include "Kernels/ResourceLimits.hpp"

@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/Meshing/MeshQuality.hpp"
 #include "Geometry/MeshRepair.hpp"
 #include "Geometry/Meshing/Mesher.hpp"

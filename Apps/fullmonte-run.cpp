@@ -12,11 +12,11 @@
 
 #include "Apps/AppMain.hpp"
 #include "Apps/BatchCommand.hpp"
-#include "Apps/ProgressBar.hpp"
+#include "Common/ProgressBar.hpp"
 #include "Apps/RunSummary.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Geometry/Queries.hpp"
-#include "Geometry/WholeNumber.hpp"
+#include "Common/WholeNumber.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
 #include "Kernels/ResourceLimits.hpp"
@@ -106,7 +106,7 @@ double number(const Args& a, const std::string& k, double def) {
     return x;
 }
 
-// Parsed as an integer (Geometry/WholeNumber.hpp): never rounded through double.
+// Parsed as an integer (Common/WholeNumber.hpp): never rounded through double.
 uint64_t whole(const Args& a, const std::string& k, uint64_t def, uint64_t max) {
     return a.has(k) ? wholeNumberOption(k, a.get(k), 0, max) : def;
 }

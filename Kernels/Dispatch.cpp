@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "fm_config.h"
 #if FM_HAVE_CUDA

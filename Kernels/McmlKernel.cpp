@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Kernels/CPU/McmlCpu.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Dispatch.hpp"

@@ -6,7 +6,7 @@
 #include <set>
 #include <system_error>
 
-#include "Apps/ProgressBar.hpp"
+#include "Common/ProgressBar.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Tcl/TclGeometry.hpp"

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/Meshing/MeshQuality.hpp"
 #ifdef FM_TCL_VTK
 #include "Storage/VTK/VTKImageReader.hpp"

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/Meshing/MeshingCommon.hpp"
 #include "Geometry/TetraMesh.hpp"
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/Meshing/LabelImage.hpp"
 
 #ifdef FM_MESH_NIFTI
