@@ -32,7 +32,6 @@ exceptions=(
   "Geometry/Layered.cpp Storage/MCML/MCMLTypes.hpp"
   "Kernels/McmlKernel.hpp Storage/MCML/MCMLTypes.hpp"
   "Kernels/McmlKernel.hpp Geometry/Layered.hpp"
-  "Storage/VTK/VTKTraceWriter.hpp Kernels/CPU/TraceCpu.hpp"
 )
 
 top='Apps|Common|Geometry|Kernels|Planning|Python|Storage|Tcl'
