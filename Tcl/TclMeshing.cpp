@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "Common/Errors.hpp"
+#include "Common/Text.hpp"
 #include "Geometry/Meshing/MeshQuality.hpp"
 #ifdef FM_TCL_VTK
 #include "Storage/VTK/VTKImageReader.hpp"
@@ -14,10 +15,6 @@
 using fm::ParameterError;
 
 namespace {
-
-bool endsWith(const std::string& s, const std::string& tail) {
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 std::string triple(double a, double b, double c) {
     std::ostringstream s;
