@@ -15,6 +15,7 @@
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Storage/MMC/MMCInput.hpp"
+#include "Tests/Storage/MmcTestFiles.hpp"
 #include "Tests/TestUtil.hpp"
 #include "fm_config.h"
 
@@ -46,18 +47,8 @@ TetraMesh cube(bool twoLayers) {
 
 // The mesh as MMC's node_/elem_ files, and as MeshNode/MeshElem JSON arrays.
 void writeMeshFiles(const TetraMesh& m, const std::string& id) {
-    std::ostringstream node, elem;
-    node << "1\t" << m.pointCount() << "\n";
-    for (uint32_t i = 1; i <= m.pointCount(); ++i)
-        node << i << "\t" << m.point(i)[0] << "\t" << m.point(i)[1] << "\t" << m.point(i)[2] << "\n";
-    elem << "1\t" << m.tetraCount() << "\n";
-    for (uint32_t t = 1; t <= m.tetraCount(); ++t) {
-        elem << t;
-        for (uint32_t v : m.tetra(t)) elem << "\t" << v;
-        elem << "\t" << m.region(t) << "\n";
-    }
-    write("node_" + id + ".dat", node.str());
-    write("elem_" + id + ".dat", elem.str());
+    write("node_" + id + ".dat", fmtest::mmcNodeText(m));
+    write("elem_" + id + ".dat", fmtest::mmcElemText(m));
 }
 
 std::string jsonArrays(const TetraMesh& m) {
