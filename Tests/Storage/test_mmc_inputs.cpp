@@ -241,6 +241,13 @@ BOOST_AUTO_TEST_CASE(bad_inputs_name_file_and_line_or_json_path) {
     expectFormatError([] { readMMCInp(write("gates.inp", "1000\n1\n0 0 0\n0 0 1\n1e-9 0 1e-10\n"), 1.0); },
                       {"gates.inp:5: incorrect time gates"});
     expectFormatError([] { readMMCInp(write("nomesh.inp", inp("nosuch")), 1.0); }, {"node_nosuch.dat: cannot open"});
+    // Numbers beyond a 64-bit integer, or with a fraction, are refused, not converted (fuzz_mmc_inp).
+    expectFormatError([] { readMMCInp(write("seed.inp", "1000\n2.9e35\n0 0 0\n0 0 1\n"), 1.0); },
+                      {"seed.inp:2: the random seed must be a whole number"});
+    expectFormatError([] { readMMCInp(write("elem.inp", "1000\n1\n0 0 0\n0 0 1\n0 1e-9 1e-9\ntwo\n1e30\n"), 1.0); },
+                      {"elem.inp:7: the element enclosing the source must be a whole number"});
+    expectFormatError([] { readMMCInp(write("elemfrac.inp", "1000\n1\n0 0 0\n0 0 1\n0 1e-9 1e-9\ntwo\n1.5\n"), 1.0); },
+                      {"elemfrac.inp:7: the element enclosing the source must be a whole number"});
     write("prop_g.dat", "1 2\n1 0.02 7.0 1.5 1.37\n2 0.05 0.0 1.0 1.37\n");
     fs::copy_file(scratchDir() / "node_two.dat", scratchDir() / "node_g.dat", fs::copy_options::overwrite_existing);
     fs::copy_file(scratchDir() / "elem_two.dat", scratchDir() / "elem_g.dat", fs::copy_options::overwrite_existing);
