@@ -12,6 +12,7 @@
 #include "Storage/VTK/VTKImageReader.hpp"
 #endif
 
+using fm::endsWith;
 using fm::ParameterError;
 
 namespace {
