@@ -6,7 +6,7 @@
 #include <iostream>
 #include <new>
 
-#include "Geometry/Interrupt.hpp"
+#include "Common/Interrupt.hpp"
 
 namespace fm {
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "Apps/RunSummary.hpp"
+#include "Common/Text.hpp"
 #include "Geometry/BatchModel.hpp"
 #include "Geometry/Queries.hpp"
 #include "Kernels/Batch.hpp"
@@ -35,10 +36,6 @@ struct Entry {
     std::string path;
     int row = 0;        // 1-based row of a multi-row .source file, 0 = the whole file
 };
-
-bool endsWith(const std::string& s, const std::string& e) {
-    return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
-}
 
 // A folder (every *EXT in it, sorted), one EXT file, or a list file: one path per line,
 // relative to the list's folder; blank lines and # comments are skipped.

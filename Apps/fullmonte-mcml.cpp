@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "Apps/AppMain.hpp"
-#include "Apps/ProgressBar.hpp"
-#include "Geometry/Errors.hpp"
+#include "Common/ProgressBar.hpp"
+#include "Common/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
-#include "Geometry/WholeNumber.hpp"
+#include "Common/WholeNumber.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/BatchMeans.hpp"
 #include "Kernels/McmlKernel.hpp"
@@ -34,7 +34,7 @@ const char* kUsage =
     "  Runs every run in FILE.mci and writes each .mco it names (relative to the .mci's folder,\n"
     "  or to D; a name may not lead out of that folder, and two runs may not share one).\n"
     "  Run k uses packets after those of runs 1..k-1, so runs are independent.\n"
-    "  --threads T   CPU threads (default: all cores)\n"
+    "  --threads T   CPU threads of --kernel cpu (default: all cores)\n"
     "  --seed K      random seed (default 1)\n"
     "  --kernel      cpu (default) or cuda\n"
     "  --batches B   contiguous photon batches behind the standard errors (default 10; 1: none);\n"
@@ -50,6 +50,7 @@ struct Args {
     uint64_t batches = 0;  // 0: the default (no _stderr.mco files)
     double maxOutputBytes = 1e9;
     unsigned threads = 0;
+    bool threadsGiven = false;
     bool quiet = false, help = false;
 };
 
@@ -63,8 +64,10 @@ Args parse(int argc, char** argv) {
         };
         if (k == "--help" || k == "-h") a.help = true;
         else if (k == "--quiet") a.quiet = true;
-        else if (k == "--threads") a.threads = unsigned(wholeNumberOption(k, value(), 0, 4096));
-        else if (k == "--seed") a.seed = wholeNumberOption(k, value(), 0, ~uint64_t(0));
+        else if (k == "--threads") {
+            a.threads = unsigned(wholeNumberOption(k, value(), 0, 4096));
+            a.threadsGiven = true;
+        } else if (k == "--seed") a.seed = wholeNumberOption(k, value(), 0, ~uint64_t(0));
         else if (k == "--kernel") a.kernel = value();
         else if (k == "--batches") a.batches = parseBatches(value(), "--batches");
         else if (k == "--output-dir") a.outputDir = value();
@@ -75,6 +78,9 @@ Args parse(int argc, char** argv) {
     }
     if (a.kernel != "cpu" && a.kernel != "cuda")
         throw ParameterError("--kernel must be cpu or cuda, got '" + a.kernel + "'");
+    // The CUDA kernel runs every photon on the GPU: a thread count would be ignored, so it is refused.
+    if (a.kernel == "cuda" && a.threadsGiven)
+        throw ParameterError("--threads sets the CPU kernel's threads; --kernel cuda runs on the GPU");
     return a;
 }
 

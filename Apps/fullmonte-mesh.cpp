@@ -9,7 +9,8 @@
 #include <map>
 #include <sstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
+#include "Common/Text.hpp"
 #include "Geometry/Meshing/MeshQuality.hpp"
 #include "Geometry/MeshOrder.hpp"
 #include "Geometry/MeshRepair.hpp"
@@ -52,10 +53,6 @@ const char* kUsage =
     "  --time-limit S           time limit per sliver optimiser in seconds (default none)\n"
     "  --quiet                  no progress (the report is still printed)\n"
     "  --tolerance MM           --repair: merge points closer than this (default 1e-6 x the bounding-box diagonal)\n";
-
-bool endsWith(const std::string& s, const std::string& tail) {
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 double parseNumber(const std::string& text, const std::string& option) {
     size_t used = 0;

@@ -12,11 +12,11 @@
 
 #include "Apps/AppMain.hpp"
 #include "Apps/BatchCommand.hpp"
-#include "Apps/ProgressBar.hpp"
+#include "Common/ProgressBar.hpp"
 #include "Apps/RunSummary.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Geometry/Queries.hpp"
-#include "Geometry/WholeNumber.hpp"
+#include "Common/WholeNumber.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
 #include "Kernels/ResourceLimits.hpp"
@@ -39,7 +39,7 @@ const char* kUsage =
     "options:\n"
     "  --packets N        packets to launch (default: the source file's count, else 1e6)\n"
     "  --seed K           random seed (default 1)\n"
-    "  --threads T        CPU threads (default: all cores)\n"
+    "  --threads T        CPU threads of --kernel cpu (default: all cores)\n"
     "  --wmin W           roulette threshold (default 1e-5)\n"
     "  --prwin P          roulette survival probability (default 0.1)\n"
     "  --max-steps N      interactions per packet before it is booked abnormal (default 1e5)\n"
@@ -109,7 +109,7 @@ double number(const Args& a, const std::string& k, double def) {
     return x;
 }
 
-// Parsed as an integer (Geometry/WholeNumber.hpp): never rounded through double.
+// Parsed as an integer (Common/WholeNumber.hpp): never rounded through double.
 uint64_t whole(const Args& a, const std::string& k, uint64_t def, uint64_t max) {
     return a.has(k) ? wholeNumberOption(k, a.get(k), 0, max) : def;
 }
@@ -243,6 +243,10 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     if (!a.has("--output")) throw ParameterError("--output DIR is required");
     const std::string kernel = a.get("--kernel", "cpu");
     const std::vector<int> devices = deviceList(a, kernel);
+    // The CUDA kernel runs every packet on the GPU: a thread count would be ignored, so it is refused.
+    if (kernel == "cuda" && a.has("--threads"))
+        throw ParameterError("--threads sets the CPU kernel's threads; --kernel cuda runs on the GPU (choose GPUs "
+                             "with --devices)");
     // CUDA context creation (~0.2 s) overlaps reading the model; the run reports any error.
     KernelWarmUp warm(mpi.size() == 1 ? kernel : std::string("cpu"), devices);
     TetraMesh mesh;

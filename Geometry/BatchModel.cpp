@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Geometry/BatchModel.hpp"
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Geometry/SourceCompiler.hpp"
 

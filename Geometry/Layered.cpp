@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Storage/MCML/MCMLTypes.hpp"
 

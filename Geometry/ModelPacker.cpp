@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/SourceCompiler.hpp"
 
 namespace fm {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/SourceCoverage.hpp"
 
 namespace fm {

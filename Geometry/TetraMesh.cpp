@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 
 namespace fm {
 

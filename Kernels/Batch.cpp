@@ -10,7 +10,7 @@
 #include <system_error>
 #include <thread>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Kernels/BatchTransport.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "fm_config.h"

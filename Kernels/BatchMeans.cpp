@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Kernels/KernelInput.hpp"
 
 namespace fm {

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "Geometry/Errors.hpp"
 #include "Kernels/BatchMeans.hpp"
+#include "Common/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "fm_config.h"
 #if FM_HAVE_CUDA

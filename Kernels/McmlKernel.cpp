@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "Geometry/Errors.hpp"
 #include "Kernels/BatchMeans.hpp"
+#include "Common/Errors.hpp"
 #include "Kernels/CPU/McmlCpu.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Dispatch.hpp"

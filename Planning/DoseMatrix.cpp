@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Planning/DoseMatrix.hpp"
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Planning/PlanSpec.hpp"
 
 namespace fm::planning {

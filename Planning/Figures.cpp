@@ -9,7 +9,7 @@
 #include <memory>
 #include <sstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 
 namespace fm::planning {
 

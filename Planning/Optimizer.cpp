@@ -7,7 +7,7 @@
 #include <ctime>
 #include <sstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/Queries.hpp"
 #include "Planning/LinearProgram.hpp"
 #include "Planning/Metrics.hpp"

@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Planning/Figures.hpp"
 #if FM_PLANNING_HAVE_VTK
 #include "Storage/VTK/VTKMeshWriter.hpp"

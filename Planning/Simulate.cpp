@@ -2,7 +2,7 @@
 #include "Planning/Simulate.hpp"
 
 #include "Geometry/BatchModel.hpp"
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/Queries.hpp"
 #include "Kernels/Batch.hpp"
 #include "Kernels/MPI/MpiRun.hpp"

@@ -11,7 +11,7 @@
 #include <iostream>
 #include <string>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
 #include "Planning/LinearProgram.hpp"
 #include "Planning/Optimizer.hpp"

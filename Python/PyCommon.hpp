@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/TetraMesh.hpp"
 
 namespace fmpy {

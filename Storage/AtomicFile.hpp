@@ -2,7 +2,7 @@
 // Output written to a temporary file beside <path> ("<path>.<unique>.partial", so two writers of
 // one path never share it) and renamed over <path> only on commit(), so a crash or an
 // interrupted run never leaves a file that looks complete. Writes look at the stop flag
-// (Geometry/Interrupt.hpp) at every buffer (64 KB) and throw Interrupted when a stop was
+// (Common/Interrupt.hpp) at every buffer (64 KB) and throw Interrupted when a stop was
 // requested, so a large file stops within milliseconds; a write that fails (disk full) throws
 // Error naming the file at once instead of formatting the rest into a failed stream.
 #pragma once
@@ -14,8 +14,8 @@
 #include <string>
 #include <unistd.h>
 
-#include "Geometry/Errors.hpp"
-#include "Geometry/Interrupt.hpp"
+#include "Common/Errors.hpp"
+#include "Common/Interrupt.hpp"
 
 namespace fm {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <system_error>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 
 namespace fm {
 

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Storage/InputFile.hpp"
 
 namespace fm {

@@ -7,7 +7,7 @@
 
 %{
 #include <tcl.h>
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Storage/MCML/MCMLFormatError.hpp"
 #include "Tcl/TclGeometry.hpp"
 #include "Tcl/TclSources.hpp"

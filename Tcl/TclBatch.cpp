@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "Common/Text.hpp"
 #include "Geometry/BatchModel.hpp"
 #include "Geometry/Queries.hpp"
 #include "Kernels/Batch.hpp"
@@ -59,10 +60,6 @@ MapPtr batchMap(const std::string& name, const std::string& spatialType, const s
     d->materials = mats;
     d->packets = packets;
     return d;
-}
-
-bool endsWith(const std::string& s, const std::string& e) {
-    return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
 }
 
 }  // namespace
@@ -222,7 +219,7 @@ void BatchRunner::fluenceMatrix(const std::string& file) const {
         const fm::RunResult& r = *results_[j];
         return fm::matrixColumn(fm::volumeFluence(*runMesh_, *built_[j / sourcesRun_], r.volume, 1.0 / double(r.packetsDone)));
     };
-    if (endsWith(fmtcl::lower(file), ".h5")) {
+    if (fm::endsWithIgnoringCase(file, ".h5")) {
 #ifdef FM_TCL_HDF5
         fm::FluenceMatrixHDF5Writer w(file, h);
         for (size_t j = 0; j < results_.size(); ++j) w.writeColumn(j, column(j));

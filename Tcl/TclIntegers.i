@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // 64-bit integer arguments (randSeed, ...): parsed from the argument's text as an integer
-// (Geometry/WholeNumber.hpp), so -1 is an error rather than 2^64-1 and nothing is rounded.
+// (Common/WholeNumber.hpp), so -1 is an error rather than 2^64-1 and nothing is rounded.
 // %include'd by Tcl/FullMonte.i before the classes.
 %{
-#include "Geometry/WholeNumber.hpp"
+#include "Common/WholeNumber.hpp"
 %}
 %typemap(in) unsigned long long {
     const char* text = Tcl_GetString($input);

@@ -8,7 +8,7 @@
 #include <set>
 #include <system_error>
 
-#include "Apps/ProgressBar.hpp"
+#include "Common/ProgressBar.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/BatchMeans.hpp"
 #include "Kernels/Dispatch.hpp"

@@ -5,19 +5,17 @@
 #include <iostream>
 #include <sstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
+#include "Common/Text.hpp"
 #include "Geometry/Meshing/MeshQuality.hpp"
 #ifdef FM_TCL_VTK
 #include "Storage/VTK/VTKImageReader.hpp"
 #endif
 
+using fm::endsWith;
 using fm::ParameterError;
 
 namespace {
-
-bool endsWith(const std::string& s, const std::string& tail) {
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 std::string triple(double a, double b, double c) {
     std::ostringstream s;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/Queries.hpp"
 #include "Kernels/BatchMeans.hpp"
 #include "Tcl/TclGeometry.hpp"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/Queries.hpp"
 #include "Planning/Optimizer.hpp"
 #include "Planning/Report.hpp"

@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Tcl/TclUtil.hpp"
 
 using fm::ParameterError;

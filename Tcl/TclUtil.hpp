@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/TetraMesh.hpp"
 
 namespace fmtcl {

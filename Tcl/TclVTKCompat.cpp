@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Storage/VTK/VTKMeshReader.hpp"
 #include "Storage/VTK/VTKTraceWriter.hpp"
 #include "Tcl/TclGeometry.hpp"

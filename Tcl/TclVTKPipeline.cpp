@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Tcl/TclVTKPipeline.hpp"
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Tcl/TclUtil.hpp"
 
 using fm::ParameterError;

@@ -12,15 +12,16 @@ cd "$root"
 # Prefixes are paths of included headers; a trailing / means a whole folder.
 rule() {
   case $1 in
+    Common/*)            echo "Common/" ;;
     Kernels/Core/*)      echo "Kernels/Core/" ;;
-    Kernels/*)           echo "Kernels/ Geometry/Errors.hpp Geometry/Interrupt.hpp" ;;
-    Geometry/Meshing/*)  echo "Geometry/ Kernels/Core/ Kernels/KernelInput.hpp Kernels/Batch.hpp" ;;
-    Geometry/*)          echo "Geometry/ Kernels/Core/ Kernels/KernelInput.hpp Kernels/Batch.hpp" ;;
-    Storage/*)           echo "Storage/ Geometry/ Kernels/Core/ Kernels/KernelInput.hpp" ;;
-    Planning/*)          echo "Planning/ Storage/ Geometry/ Kernels/" ;;
-    Apps/*)              echo "Apps/ Planning/ Storage/ Geometry/ Kernels/" ;;
-    Tcl/*)               echo "Tcl/ Planning/ Storage/ Geometry/ Kernels/" ;;
-    Python/*)            echo "Python/ Planning/ Storage/ Geometry/ Kernels/" ;;
+    Kernels/*)           echo "Kernels/ Common/" ;;
+    Geometry/Meshing/*)  echo "Geometry/ Common/ Kernels/Core/ Kernels/KernelInput.hpp Kernels/Batch.hpp" ;;
+    Geometry/*)          echo "Geometry/ Common/ Kernels/Core/ Kernels/KernelInput.hpp Kernels/Batch.hpp" ;;
+    Storage/*)           echo "Storage/ Common/ Geometry/ Kernels/Core/ Kernels/KernelInput.hpp" ;;
+    Planning/*)          echo "Planning/ Common/ Storage/ Geometry/ Kernels/" ;;
+    Apps/*)              echo "Apps/ Common/ Planning/ Storage/ Geometry/ Kernels/" ;;
+    Tcl/*)               echo "Tcl/ Common/ Planning/ Storage/ Geometry/ Kernels/" ;;
+    Python/*)            echo "Python/ Common/ Planning/ Storage/ Geometry/ Kernels/" ;;
     *)                   echo "" ;;
   esac
 }
@@ -31,11 +32,9 @@ exceptions=(
   "Geometry/Layered.cpp Storage/MCML/MCMLTypes.hpp"
   "Kernels/McmlKernel.hpp Storage/MCML/MCMLTypes.hpp"
   "Kernels/McmlKernel.hpp Geometry/Layered.hpp"
-  "Storage/VTK/VTKTraceWriter.hpp Kernels/CPU/TraceCpu.hpp"
-  "Tcl/TclKernels.cpp Apps/ProgressBar.hpp"
 )
 
-top='Apps|Geometry|Kernels|Planning|Python|Storage|Tcl'
+top='Apps|Common|Geometry|Kernels|Planning|Python|Storage|Tcl'
 bad=0
 used=()
 while IFS=: read -r file line text; do
@@ -58,7 +57,7 @@ while IFS=: read -r file line text; do
   fi
 done < <(grep -rnE "^[[:space:]]*#[[:space:]]*include[[:space:]]+\"($top)/" \
            --include='*.hpp' --include='*.cpp' --include='*.h' --include='*.cu' --include='*.cuh' \
-           Apps Geometry Kernels Storage Tcl $(for d in Planning Python; do [[ -d $d ]] && echo $d; done) || true)
+           Apps Common Geometry Kernels Storage Tcl $(for d in Planning Python; do [[ -d $d ]] && echo $d; done) || true)
 
 for e in "${exceptions[@]}"; do
   found=0

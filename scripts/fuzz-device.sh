@@ -11,7 +11,7 @@ set -u
 secs=${SECONDS_LIMIT:-520}
 w=/tmp/fz; rm -rf $w; mkdir -p $w && tar xzf .device/fuzz/fuzz.tgz -C $w && { [ -f .device/fuzz/corpus1.tgz ] && tar xzf .device/fuzz/corpus1.tgz -C $w; cd $w; }
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-declare -A workers=([timos_mesh]=3 [timos_opt]=1 [timos_source]=3 [mmc_node]=2 [mmc_elem]=2 [mmc_prop]=1 [mci]=2 [mco]=3 [mesh_build]=5)
+declare -A workers=([timos_mesh]=3 [timos_opt]=1 [timos_source]=3 [mmc_node]=2 [mmc_elem]=2 [mmc_prop]=1 [mci]=2 [mco]=3 [mesh_build]=5 [mmc_inp]=1 [mmc_json]=1)
 declare -A runs=()
 if [ -n "${PLAN:-}" ]; then  # "target:workers:runs ..." (a second round for targets short of RUNS)
   workers=()
@@ -20,7 +20,7 @@ fi
 mkdir -p art logs
 for t in "${!workers[@]}"; do
   k=${workers[$t]}; total=${runs[$t]:-${RUNS:-10000000}}; per=$(( (total + k - 1) / k ))
-  case $t in mci|mco) dict=-dict=Tests/Fuzz/mcml.dict;; mesh_build) dict=;; *) dict=-dict=Tests/Fuzz/numbers.dict;; esac
+  case $t in mci|mco) dict=-dict=Tests/Fuzz/mcml.dict;; mmc_json) dict=-dict=Tests/Fuzz/mmc_json.dict;; mesh_build) dict=;; *) dict=-dict=Tests/Fuzz/numbers.dict;; esac
   mkdir -p corpus/$t build-fuzz/corpus/$t
   for i in $(seq 1 $k); do
     ./build-fuzz/fuzz_$t -runs=$per -max_total_time=$secs -timeout=5 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \

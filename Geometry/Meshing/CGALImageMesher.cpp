@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/Meshing/CGALPipeline.hpp"
 
 namespace fm {

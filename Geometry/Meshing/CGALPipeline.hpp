@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "Geometry/Errors.hpp"
 #include "Geometry/MeshOrder.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/Meshing/MeshingCommon.hpp"
 #include "Geometry/TetraMesh.hpp"
 

@@ -20,7 +20,7 @@
 #include <filesystem>
 #include <map>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/Meshing/CGALPipeline.hpp"
 
 namespace fm {

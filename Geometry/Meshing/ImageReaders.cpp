@@ -7,7 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
+#include "Common/Text.hpp"
 #include "Geometry/Meshing/LabelImage.hpp"
 
 #ifdef FM_MESH_NIFTI
@@ -22,13 +23,6 @@ namespace fm {
 namespace {
 
 using Matrix3 = std::array<std::array<double, 3>, 3>;
-
-bool endsWith(const std::string& s, const std::string& tail) {
-    if (s.size() < tail.size()) return false;
-    std::string end = s.substr(s.size() - tail.size());
-    std::transform(end.begin(), end.end(), end.begin(), ::tolower);
-    return end == tail;
-}
 
 // One voxel value as a label; fractional or out-of-range values name the voxel.
 int32_t toLabel(double v, size_t voxel, const std::string& file) {
@@ -280,15 +274,15 @@ bool labelImageFormatSupported(const std::string& path, std::string* why) {
         if (why) *why = w;
         return false;
     };
-    if (endsWith(path, ".nii") || endsWith(path, ".nii.gz")) {
+    if (endsWithIgnoringCase(path, ".nii") || endsWithIgnoringCase(path, ".nii.gz")) {
 #ifdef FM_MESH_NIFTI
         return true;
 #else
         return no(path + ": NIfTI needs libnifti2 (libnifti2-dev), which this build lacks");
 #endif
     }
-    if (endsWith(path, ".mha") || endsWith(path, ".mhd")) return true;
-    if (endsWith(path, ".vti")) return no(path + ": .vti images are read in VTK builds only (FM_USE_VTK)");
+    if (endsWithIgnoringCase(path, ".mha") || endsWithIgnoringCase(path, ".mhd")) return true;
+    if (endsWithIgnoringCase(path, ".vti")) return no(path + ": .vti images are read in VTK builds only (FM_USE_VTK)");
     return no(path + ": unknown label image format (.nii, .nii.gz, .mha, .mhd, or .vti with VTK)");
 }
 
@@ -297,9 +291,9 @@ LabelImage readLabelImage(const std::string& path) {
     if (!labelImageFormatSupported(path, &why)) throw ParameterError(why);
     LabelImage im;
 #ifdef FM_MESH_NIFTI
-    if (endsWith(path, ".nii") || endsWith(path, ".nii.gz")) im = readNifti(path);
+    if (endsWithIgnoringCase(path, ".nii") || endsWithIgnoringCase(path, ".nii.gz")) im = readNifti(path);
 #endif
-    if (endsWith(path, ".mha") || endsWith(path, ".mhd")) im = readMetaImage(path);
+    if (endsWithIgnoringCase(path, ".mha") || endsWithIgnoringCase(path, ".mhd")) im = readMetaImage(path);
     im.validate(path);
     return im;
 }

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 
 namespace fm {
 

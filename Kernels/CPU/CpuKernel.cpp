@@ -10,8 +10,8 @@
 #include <system_error>
 #include <thread>
 
-#include "Geometry/Errors.hpp"
 #include "Kernels/BatchMeans.hpp"
+#include "Common/Errors.hpp"
 #include "Kernels/CPU/CpuLanes.hpp"
 #include "Kernels/ResourceLimits.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <chrono>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/CPU/McmlLanes.hpp"
 #include "Kernels/McmlSlabLoop.hpp"

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <string>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Core/TallyScorer.hpp"
 #include "Kernels/ResourceLimits.hpp"

@@ -10,15 +10,6 @@
 
 namespace fm {
 
-// Traces in packet-index order: trace i is steps[first[i] .. first[i+1]).
-struct TraceSet {
-    std::vector<TraceStep> steps;
-    std::vector<uint64_t> first{0};
-    size_t traceCount() const { return first.size() - 1; }
-    size_t length(size_t i) const { return size_t(first[i + 1] - first[i]); }
-    const TraceStep& step(size_t i, size_t j) const { return steps[size_t(first[i]) + j]; }
-};
-
 struct TracedRunResult {
     RunResult run;  // volume and surface per opt.outputs (directed is not kept), ledger, events
     TraceSet traces;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Kernels/Core/Packet.hpp"
 #include "Kernels/CUDA/CudaKernel.hpp"
 

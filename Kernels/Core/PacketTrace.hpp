@@ -7,39 +7,9 @@
 // never include this header, pay nothing for it.
 #pragma once
 #include "Kernels/Core/Packet.hpp"
+#include "Kernels/Core/TraceSet.hpp"
 
 namespace fm {
-
-// What brought the packet to a trace point.
-enum TraceEvent : uint8_t {
-    kTraceLaunch = 0,         // first point: where the source emitted it
-    kTraceCross = 1,          // crossed a face into the next tetra (refracted if n differs)
-    kTraceReflect = 2,        // Fresnel or total internal reflection at a face; same tetra
-    kTraceScatter = 3,        // interaction: weight dropped, then scattered
-    kTraceRouletteWin = 4,    // interaction below wmin that won roulette (weight raised), scattered
-    kTraceExit = 5,           // left the mesh through a boundary face (weight leaving)
-    kTraceRouletteDeath = 6,  // interaction below wmin that lost roulette; weight 0
-    kTraceAbnormal = 7,       // stopped by a guard (maxSteps, maxHits) or failed emission
-};
-
-inline const char* traceEventName(uint8_t e) {
-    static const char* const names[] = {"launch", "cross", "reflect", "scatter",
-                                        "roulettewin", "exit", "death", "abnormal"};
-    return e < 8 ? names[e] : "unknown";
-}
-
-// One point of a trace. 36 bytes; a trace has (events + 1) of them.
-struct TraceStep {
-    float pos[3];     // mm
-    float w;          // packet weight after the event
-    float step;       // length of the straight segment ending here (mm; 0 at launch)
-    float path;       // path length from launch (mm)
-    float time;       // time of flight from launch (ns): sum of segment length * n / c
-    uint32_t tetra;   // tetra the packet is in after the event (the last one inside at exit)
-    uint16_t material;  // material (region) of that tetra
-    uint8_t event;    // TraceEvent
-    uint8_t pad = 0;
-};
 
 constexpr double kLightSpeedMmPerNs = 299.792458;
 

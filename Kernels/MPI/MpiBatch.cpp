@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Kernels/BatchTransport.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
 #include "fm_config.h"

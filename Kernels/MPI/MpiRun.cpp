@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Kernels/MPI/MpiRun.hpp"
 
-#include "Geometry/Interrupt.hpp"
+#include "Common/Interrupt.hpp"
 
 #include <algorithm>
 #include <array>

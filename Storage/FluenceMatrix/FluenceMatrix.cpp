@@ -6,7 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Storage/InputFile.hpp"
 
 namespace fm {

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 
 namespace fm {
 namespace {

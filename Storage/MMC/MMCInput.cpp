@@ -8,7 +8,7 @@
 #include <sstream>
 #include <vector>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "fm_config.h"
 #include "Storage/MMC/MMC.hpp"
 
@@ -112,20 +112,28 @@ double whole(InpLines& r, double x, const std::string& what, double lo) {
     return x;
 }
 
+// A whole number of either sign (the seed, the initial element), refused rather than converted
+// when it has a fraction or lies beyond what a 64-bit integer holds.
+long long signedWhole(InpLines& r, double x, const std::string& what) {
+    if (x != std::floor(x) || std::fabs(x) > 9.2e18) r.fail(what + " must be a whole number of at most 9.2e18");
+    return (long long)x;
+}
+
 }  // namespace
 
 MMCSimulation readMMCInp(const std::string& path, double exteriorN) {
     InpLines r(path);
     MMCSimulation s;
     s.photons = uint64_t(whole(r, r.numbers(1, "the number of photons")[0], "the number of photons", 1));
-    s.seed = int64_t(r.numbers(1, "the random seed")[0]);
+    s.seed = signedWhole(r, r.numbers(1, "the random seed")[0], "the random seed");
     std::vector<double> p = r.numbers(3, "the source position x y z");
     std::vector<double> d = r.numbers(3, "the source direction x y z");
     std::string dirWhere = r.where();
     std::vector<double> gates = r.numbers(3, "the time gates (start end step)");
     if (!(gates[0] <= gates[1] && gates[2] != 0)) r.fail("incorrect time gates (start > end or step 0)");
     s.id = r.next("the mesh id")[0];
-    long long e0 = (long long)r.numbers(1, "the element enclosing the source")[0];
+    const std::string e0What = "the element enclosing the source";
+    long long e0 = signedWhole(r, r.numbers(1, e0What)[0], e0What);
     std::vector<double> det = r.numbers(2, "the number of detectors and their radius");
     for (double i = 0, n = whole(r, det[0], "the number of detectors", 0); i < n; ++i)
         r.numbers(3, "detector position x y z");

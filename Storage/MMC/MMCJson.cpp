@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Storage/MMC/MMC.hpp"
 #include "Storage/MMC/MMCInput.hpp"
 

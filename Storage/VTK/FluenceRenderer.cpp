@@ -34,7 +34,7 @@
 #include <X11/Xlib.h>
 #endif
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Storage/VTK/VTKSupport.hpp"
 
 namespace fm {

@@ -25,7 +25,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Storage/VTK/VTKSupport.hpp"
 
 namespace fm {

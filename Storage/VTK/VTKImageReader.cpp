@@ -15,7 +15,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Storage/VTK/VTKSupport.hpp"
 
 namespace fm {

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <vector>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 
 namespace fm {
 namespace vtkio {

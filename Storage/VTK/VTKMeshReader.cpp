@@ -18,7 +18,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Storage/VTK/VTKLegacyCheck.hpp"
 #include "Storage/VTK/VTKSupport.hpp"
 

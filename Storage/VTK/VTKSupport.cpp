@@ -27,7 +27,7 @@
 #include <cstdio>
 #include <unordered_map>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 
 namespace fm {
 namespace vtkio {

@@ -5,7 +5,7 @@
 #include <vtkDoubleArray.h>
 #include <vtkPolyData.h>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Storage/VTK/VTKSupport.hpp"
 
 namespace fm {

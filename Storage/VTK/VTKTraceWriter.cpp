@@ -9,7 +9,7 @@
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Storage/VTK/VTKSupport.hpp"
 
 namespace fm {

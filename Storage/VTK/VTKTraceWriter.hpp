@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "Geometry/TetraMesh.hpp"
-#include "Kernels/CPU/TraceCpu.hpp"
+#include "Kernels/Core/TraceSet.hpp"
 
 namespace fm {
 

@@ -74,6 +74,8 @@ expect_fail "seed 2^64" "--seed: '18446744073709551616' is not a whole number" "
 expect_fail "seed negative" "--seed: '-1' is not a whole number" "${m[@]}" --seed -1
 expect_fail "seed fractional" "--seed: '1.5' is not a whole number" "${m[@]}" --seed 1.5
 expect_fail "max-steps beyond uint32" "--max-steps = 4294967296 is larger than" "${m[@]}" --max-steps 4294967296
+# The CUDA kernel has no thread count: --threads with it is refused rather than ignored.
+expect_fail "threads with cuda" "--threads sets the CPU kernel's threads; --kernel cuda runs on the GPU" "${m[@]}" --kernel cuda --threads 4
 expect_fail "devices fractional" "--devices: '0.5' is not a whole number" "${m[@]}" --kernel cuda --devices 0,0.5
 expect_fail "wmin out of range" "--wmin must be in [0, 1)" "${m[@]}" --wmin 1e300
 expect_fail "prwin out of range" "--prwin must be in (0, 1]" "${m[@]}" --prwin 0

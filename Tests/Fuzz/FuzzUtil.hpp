@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Storage/MCML/MCMLFormatError.hpp"
 
 namespace fmfuzz {

@@ -28,6 +28,12 @@
 #define LLVMFuzzerTestOneInput fuzzMmcProp
 #include "Tests/Fuzz/fuzz_mmc_prop.cpp"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzzMmcInp
+#include "Tests/Fuzz/fuzz_mmc_inp.cpp"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzzMmcJson
+#include "Tests/Fuzz/fuzz_mmc_json.cpp"
+#undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzzMci
 #include "Tests/Fuzz/fuzz_mci.cpp"
 #undef LLVMFuzzerTestOneInput
@@ -52,6 +58,7 @@ int main(int argc, char** argv) {
     const std::pair<const char*, Target> targets[] = {
         {"timos_mesh", fuzzTimosMesh}, {"timos_opt", fuzzTimosOpt}, {"timos_source", fuzzTimosSource},
         {"mmc_node", fuzzMmcNode},     {"mmc_elem", fuzzMmcElem},   {"mmc_prop", fuzzMmcProp},
+        {"mmc_inp", fuzzMmcInp},       {"mmc_json", fuzzMmcJson},
         {"mci", fuzzMci},              {"mco", fuzzMco},            {"mesh_build", fuzzMeshBuild},
         {"comsol", fuzzComsol}};
     size_t total = 0;

@@ -4,7 +4,7 @@
 #include <boost/test/unit_test.hpp>
 #include <random>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/MeshBuilder.hpp"
 
 using namespace fm;

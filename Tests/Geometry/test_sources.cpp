@@ -3,7 +3,7 @@
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/Core/Emitters.hpp"

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <algorithm>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/Core/Emitters.hpp"

@@ -8,7 +8,7 @@
 #include <functional>
 #include <limits>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/BatchMeans.hpp"

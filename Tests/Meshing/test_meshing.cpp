@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/MaterialSet.hpp"
 #include "Geometry/Meshing/MeshQuality.hpp"
 #include "Geometry/Meshing/Mesher.hpp"

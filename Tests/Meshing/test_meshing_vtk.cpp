@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/Meshing/Mesher.hpp"
 #include "Storage/VTK/VTKImageReader.hpp"
 

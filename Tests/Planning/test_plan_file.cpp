@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Planning/PlanSpec.hpp"
 
 using namespace fm;

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Storage/FluenceMatrix/FluenceMatrix.hpp"
 
 int main(int argc, char** argv) {

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Storage/COMSOL/COMSOLMesh.hpp"
 

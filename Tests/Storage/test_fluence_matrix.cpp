@@ -11,7 +11,7 @@
 #include <limits>
 #include <unistd.h>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Storage/FluenceMatrix/FluenceMatrix.hpp"
 #include "fm_config.h"
 #if FM_HAVE_HDF5 && defined(FM_TEST_HDF5)

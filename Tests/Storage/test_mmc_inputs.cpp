@@ -16,6 +16,7 @@
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Storage/MMC/MMC.hpp"
 #include "Storage/MMC/MMCInput.hpp"
+#include "Tests/Storage/MmcTestFiles.hpp"
 #include "Tests/TestUtil.hpp"
 #include "fm_config.h"
 
@@ -47,18 +48,8 @@ TetraMesh cube(bool twoLayers) {
 
 // The mesh as MMC's node_/elem_ files, and as MeshNode/MeshElem JSON arrays.
 void writeMeshFiles(const TetraMesh& m, const std::string& id) {
-    std::ostringstream node, elem;
-    node << "1\t" << m.pointCount() << "\n";
-    for (uint32_t i = 1; i <= m.pointCount(); ++i)
-        node << i << "\t" << m.point(i)[0] << "\t" << m.point(i)[1] << "\t" << m.point(i)[2] << "\n";
-    elem << "1\t" << m.tetraCount() << "\n";
-    for (uint32_t t = 1; t <= m.tetraCount(); ++t) {
-        elem << t;
-        for (uint32_t v : m.tetra(t)) elem << "\t" << v;
-        elem << "\t" << m.region(t) << "\n";
-    }
-    write("node_" + id + ".dat", node.str());
-    write("elem_" + id + ".dat", elem.str());
+    write("node_" + id + ".dat", fmtest::mmcNodeText(m));
+    write("elem_" + id + ".dat", fmtest::mmcElemText(m));
 }
 
 std::string jsonArrays(const TetraMesh& m) {
@@ -251,6 +242,13 @@ BOOST_AUTO_TEST_CASE(bad_inputs_name_file_and_line_or_json_path) {
     expectFormatError([] { readMMCInp(write("gates.inp", "1000\n1\n0 0 0\n0 0 1\n1e-9 0 1e-10\n"), 1.0); },
                       {"gates.inp:5: incorrect time gates"});
     expectFormatError([] { readMMCInp(write("nomesh.inp", inp("nosuch")), 1.0); }, {"node_nosuch.dat: cannot open"});
+    // Numbers beyond a 64-bit integer, or with a fraction, are refused, not converted (fuzz_mmc_inp).
+    expectFormatError([] { readMMCInp(write("seed.inp", "1000\n2.9e35\n0 0 0\n0 0 1\n"), 1.0); },
+                      {"seed.inp:2: the random seed must be a whole number"});
+    expectFormatError([] { readMMCInp(write("elem.inp", "1000\n1\n0 0 0\n0 0 1\n0 1e-9 1e-9\ntwo\n1e30\n"), 1.0); },
+                      {"elem.inp:7: the element enclosing the source must be a whole number"});
+    expectFormatError([] { readMMCInp(write("elemfrac.inp", "1000\n1\n0 0 0\n0 0 1\n0 1e-9 1e-9\ntwo\n1.5\n"), 1.0); },
+                      {"elemfrac.inp:7: the element enclosing the source must be a whole number"});
     write("prop_g.dat", "1 2\n1 0.02 7.0 1.5 1.37\n2 0.05 0.0 1.0 1.37\n");
     fs::copy_file(scratchDir() / "node_two.dat", scratchDir() / "node_g.dat", fs::copy_options::overwrite_existing);
     fs::copy_file(scratchDir() / "elem_two.dat", scratchDir() / "elem_g.dat", fs::copy_options::overwrite_existing);

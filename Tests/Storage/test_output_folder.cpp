@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "Geometry/Interrupt.hpp"
+#include "Common/Interrupt.hpp"
 #include "Storage/AtomicFile.hpp"
 #include "Storage/OutputFolder.hpp"
 

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/MeshBuilder.hpp"
 
 namespace fmtest {

@@ -3,10 +3,15 @@
 // slices and surfaces; no display gives an error, not a crash; the fullmonte-vtk CLI converts
 // fullmonte-run-style outputs. Registered under `xvfb-run -a`; skips without a display.
 #include <vtkImageData.h>
+#include <vtkCellData.h>
 #include <vtkPNGReader.h>
+#include <vtkPolyData.h>
 #include <vtkSmartPointer.h>
+#include <vtkXMLPolyDataReader.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <set>
 
 #include "Storage/TIMOS/TIMOS.hpp"
@@ -47,6 +52,16 @@ std::vector<double> pointSourceField(const TetraMesh& m) {
         if (c[0] > 8 && c[1] > 8) v[t] = std::nan("");
     }
     return v;
+}
+
+// A folder as fullmonte-run leaves it (model.mesh beside fluence.txt and volume_energy.txt).
+std::string runFolder(const TetraMesh& m, const std::string& name) {
+    const std::string dir = scratch(name);
+    std::filesystem::create_directories(dir);
+    writeTIMOSMesh(dir + "/model.mesh", m);
+    writeValues(dir + "/fluence.txt", pointSourceField(m));
+    writeValues(dir + "/volume_energy.txt", std::vector<double>(m.tetraCount() + 1, 0.5));
+    return dir;
 }
 
 struct Image {
@@ -157,11 +172,7 @@ BOOST_AUTO_TEST_CASE(no_display_is_an_error_not_a_crash) {
 
 BOOST_AUTO_TEST_CASE(cli_converts_fullmonte_run_outputs) {
     TetraMesh m = tumourBox();
-    std::string dir = scratch("run");
-    std::filesystem::create_directories(dir);
-    writeTIMOSMesh(dir + "/model.mesh", m);
-    writeValues(dir + "/fluence.txt", pointSourceField(m));
-    writeValues(dir + "/volume_energy.txt", std::vector<double>(m.tetraCount() + 1, 0.5));
+    const std::string dir = runFolder(m, "run");
     std::string cmd = std::string(FM_VTK_CLI) + " --mesh " + dir + "/model.mesh --results " + dir + " --output " + dir +
                       "/out.vtu --surface " + dir + "/surface.vtp --comment 'test run'";
     bool png = std::getenv("DISPLAY") != nullptr;
@@ -178,6 +189,38 @@ BOOST_AUTO_TEST_CASE(cli_converts_fullmonte_run_outputs) {
     // A bad mesh path is reported, not a crash.
     std::string bad = std::string(FM_VTK_CLI) + " --mesh " + dir + "/nope.mesh --output " + dir + "/x.vtu 2>/dev/null";
     BOOST_CHECK_NE(std::system(bad.c_str()), 0);
+}
+
+// The array names fullmonte-vtk writes are the ones docs/USER_GUIDE.md ("VTK and ParaView") lists,
+// with the unit of --unit: Fluence and Absorbed energy on the mesh, Exit energy and Exit fluence
+// on the surface.
+BOOST_AUTO_TEST_CASE(cli_array_names_are_the_documented_ones) {
+    TetraMesh m = tumourBox();
+    const std::string dir = runFolder(m, "names");
+    {
+        std::ofstream f(dir + "/surface_exit.txt");
+        for (uint32_t id : m.boundaryFaces()) {
+            const auto& F = m.face(id);
+            f << id << ' ' << F.points[0] << ' ' << F.points[1] << ' ' << F.points[2] << " 0.25 " << id << '\n';
+        }
+    }
+    std::string cmd = std::string(FM_VTK_CLI) + " --mesh " + dir + "/model.mesh --results " + dir + " --output " + dir +
+                      "/out.vtu --surface " + dir + "/surface.vtp --unit J";
+    BOOST_REQUIRE_EQUAL(std::system(cmd.c_str()), 0);
+    VTKMeshReader r(dir + "/out.vtu");
+    r.read();
+    std::vector<std::string> names = r.cellArrayNames();
+    std::sort(names.begin(), names.end());
+    BOOST_CHECK((names == std::vector<std::string>{"Absorbed energy (packet weight)", "Fluence (J/mm^2)", "Region"}));
+    auto sr = vtkSmartPointer<vtkXMLPolyDataReader>::New();
+    sr->SetFileName((dir + "/surface.vtp").c_str());
+    sr->Update();
+    vtkCellData* cd = sr->GetOutput()->GetCellData();
+    BOOST_CHECK(cd->GetArray("Exit energy (packet weight)"));
+    vtkDataArray* exitFluence = cd->GetArray("Exit fluence (J/mm^2)");
+    vtkDataArray* ids = cd->GetArray("FaceId");
+    BOOST_REQUIRE(exitFluence && ids && sr->GetOutput()->GetNumberOfCells() > 0);
+    BOOST_CHECK_EQUAL(exitFluence->GetComponent(0, 0), ids->GetComponent(0, 0));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -17,7 +17,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "Geometry/Errors.hpp"
+#include "Common/Errors.hpp"
 
 namespace fm {
 
