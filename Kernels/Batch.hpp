@@ -6,7 +6,8 @@
 // Where runs go:
 //   - one host, CPU kernel: one run at a time on all threads (a run is already parallel);
 //   - one host, CUDA kernel: each device keeps the mesh uploaded and takes the next run the
-//     moment it finishes one (a shared counter), so a faster GPU does more runs;
+//     moment it finishes one (a shared counter), so a faster GPU does more runs; a batch of
+//     fewer runs than devices splits each run's packets over all of them instead;
 //   - MPI ranks: whole runs are handed to ranks from one counter (a one-sided fetch-and-add on
 //     rank 0, or a fixed interleaving where the MPI library has no one-sided transport), and each
 //     finished run is sent to rank 0. Whole runs, not packet ranges: a run then never waits for
@@ -69,6 +70,10 @@ struct BatchSummary {
     size_t ranks = 1;
     std::vector<size_t> runsPerRank;  // rank 0: how many runs each rank did (load balance)
     size_t slots = 1;         // devices (CUDA) or 1 (CPU) per rank
+    bool splitRuns = false;   // fewer runs than devices: each run's packets shared by all devices
+    // Summed over slots: time a slot waited for its next run while runs remained (rank 0's own
+    // slots). Near zero when runs are handed out fast enough to keep every device busy.
+    double idleSeconds = 0;
     double seconds = 0;
     bool cancelled = false;
     std::string kernel;       // e.g. "cpu", "cuda x2"

@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "Kernels/Core/TallyScorer.hpp"
+#include "Kernels/DeviceModelCache.hpp"
+#include "Kernels/DeviceVisibility.hpp"
 
 namespace fm {
 
@@ -30,8 +32,10 @@ bool cudaDeviceAvailable(std::string* why) {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
-        if (why) *why = e != cudaSuccess ? std::string("no usable CUDA device: ") + cudaGetErrorString(e)
-                                         : std::string("no CUDA device present");
+        const std::string note = visibleDevicesNote();
+        if (why) *why = (e != cudaSuccess ? std::string("no usable CUDA device: ") + cudaGetErrorString(e)
+                                          : std::string("no CUDA device present")) +
+                        (note.empty() ? std::string() : " (" + note + ")");
         cudaGetLastError();
         return false;
     }
@@ -56,8 +60,16 @@ public:
     // Materials and sources of the next run; tallies start from zero.
     void load(const std::vector<MaterialRecord>& mats, const std::vector<EmitterRecord>& e,
               const std::vector<double>& ecdf, const std::vector<Piece>& p, const std::vector<double>& pcdf) {
-        src_.reset();
-        src_ = std::make_unique<DeviceSources>(e, ecdf, p, pcdf, s_);
+        if (src_ && src_->emitters.size() == e.size() && src_->emitterCdf.size() == ecdf.size() &&
+            src_->pieces.size() == p.size() && src_->pieceCdf.size() == pcdf.size()) {
+            src_->emitters.upload(e, s_);  // the same shapes (e.g. one point source per run): no reallocation
+            src_->emitterCdf.upload(ecdf, s_);
+            src_->pieces.upload(p, s_);
+            src_->pieceCdf.upload(pcdf, s_);
+        } else {
+            src_.reset();
+            src_ = std::make_unique<DeviceSources>(e, ecdf, p, pcdf, s_);
+        }
         uploadMaterials(mats, s_);
         nMaterials_ = uint32_t(mats.size());
         clear();
@@ -126,13 +138,67 @@ std::vector<int> resolveDevicesImpl(const std::vector<int>& requested) {
         ds.clear();
         for (int d = 0; d < n; ++d) ds.push_back(d);
     }
+    const std::string note = visibleDevicesNote();
     for (int d : ds)
         if (d < 0 || d >= n)
-            throw Error("CUDA device " + std::to_string(d) + " does not exist (" + std::to_string(n) + " present)");
+            throw Error("CUDA device " + std::to_string(d) + " does not exist (" + std::to_string(n) + " present" +
+                        (note.empty() ? std::string() : "; " + note) + ")");
     return ds;
 }
 
+// Uploaded models kept between runs (Kernels/DeviceModelCache.hpp). Never destroyed: at the
+// process's exit the driver frees device memory anyway, and a static destructor would run after
+// the CUDA runtime has shut down.
+DeviceModelCache<DeviceRun>& deviceRunCache() {
+    static auto* cache = new DeviceModelCache<DeviceRun>;
+    return *cache;
+}
+
+DeviceModelKey deviceRunKey(int device, const KernelInput& mesh, const OutputSelection& o, uint64_t hash) {
+    DeviceModelKey k;
+    k.device = device;
+    k.hash = hash;
+    k.cells = mesh.cells.size();
+    k.faces = mesh.faceCount;
+    k.outputs = (o.volume ? 1u : 0u) | (o.surface ? 2u : 0u) | (o.directed ? 4u : 0u);
+    return k;
+}
+uint64_t cellsHash(const KernelInput& mesh) {
+    return hashBytes(mesh.cells.data(), mesh.cells.size() * sizeof(TetraRecord));
+}
+
+// The model of `key` on the current device: the cached one, or a new upload.
+std::unique_ptr<DeviceRun> takeDeviceRun(const DeviceModelKey& key, const KernelInput& mesh, const OutputSelection& o) {
+    std::unique_ptr<DeviceRun> stale;
+    std::unique_ptr<DeviceRun> r = deviceRunCache().take(key, &stale);
+    stale.reset();  // another mesh's memory freed before this one is allocated
+    if (r) return r;
+    r = std::make_unique<DeviceRun>(mesh, o);
+    deviceRunCache().built();
+    return r;
+}
+// Back into the cache after a clean run (the current device is key.device).
+void giveDeviceRun(const DeviceModelKey& key, std::unique_ptr<DeviceRun> r) {
+    deviceRunCache().give(key, std::move(r)).reset();
+}
+
 }  // namespace
+
+CudaModelCacheStats cudaModelCacheStats() {
+    return CudaModelCacheStats{deviceRunCache().builds(), deviceRunCache().reuses()};
+}
+
+void cudaReleaseCachedModels() {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return;
+    }
+    for (int d = 0; d < n; ++d) {
+        std::unique_ptr<DeviceRun> r = deviceRunCache().drop(d);
+        if (r && cudaSetDevice(d) == cudaSuccess) r.reset();
+    }
+}
 
 // Packets are handed out in chunks from one counter, so a faster (or less busy) GPU takes more
 // of them; every packet keeps its own index and random stream, so the tallies are the same
@@ -183,6 +249,9 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         }
     };
     std::vector<std::unique_ptr<DeviceRun>> runs(devices.size());
+    std::vector<DeviceModelKey> keys(devices.size());
+    const uint64_t hash = cellsHash(in);
+    for (size_t k = 0; k < devices.size(); ++k) keys[k] = deviceRunKey(devices[k], in, opt.outputs, hash);
     std::vector<std::string> errors(devices.size());
     std::vector<double> upload(devices.size()), kernel(devices.size());
     std::vector<int> blocksPerSm(devices.size());
@@ -190,7 +259,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         try {
             cudaCheck(cudaSetDevice(devices[k]), "select device");
             auto tu = Clock::now();
-            runs[k] = std::make_unique<DeviceRun>(in, opt.outputs);
+            runs[k] = takeDeviceRun(keys[k], in, opt.outputs);  // the mesh kept from an earlier run, if any
             runs[k]->load(in);
             upload[k] = since(tu);
             for (;;) {
@@ -241,6 +310,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     for (size_t k = 0; k < devices.size(); ++k) {
         cudaCheck(cudaSetDevice(devices[k]), "select device");
         runs[k]->addTo(r);
+        giveDeviceRun(keys[k], std::move(runs[k]));
     }
     r.uploadSeconds = *std::max_element(upload.begin(), upload.end());
     r.kernelSeconds = *std::max_element(kernel.begin(), kernel.end());
@@ -258,7 +328,9 @@ std::vector<int> cudaResolveDevices(const std::vector<int>& requested) { return 
 
 struct CudaModelOnDevice::Impl {
     int device;
+    DeviceModelKey key;
     std::unique_ptr<DeviceRun> run;
+    bool clean = true;  // no run failed: the model may go back to the cache
 };
 
 CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const OutputSelection& outputs)
@@ -267,12 +339,13 @@ CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const 
     if (!cudaDeviceAvailable(&why)) throw Error("kernel cuda: " + why);
     impl_->device = device;
     cudaCheck(cudaSetDevice(device), "select device");
-    impl_->run = std::make_unique<DeviceRun>(mesh, outputs);
+    impl_->key = deviceRunKey(device, mesh, outputs, cellsHash(mesh));
+    impl_->run = takeDeviceRun(impl_->key, mesh, outputs);
 }
 
 CudaModelOnDevice::~CudaModelOnDevice() {
-    if (impl_ && impl_->run) {
-        cudaSetDevice(impl_->device);
+    if (impl_ && impl_->run && cudaSetDevice(impl_->device) == cudaSuccess) {
+        if (impl_->clean) giveDeviceRun(impl_->key, std::move(impl_->run));
         impl_->run.reset();
     }
 }
@@ -284,6 +357,7 @@ RunResult CudaModelOnDevice::run(const RunVariant& v, const RunOptions& opt) {
     auto t0 = Clock::now();
     cudaCheck(cudaSetDevice(impl_->device), "select device");
     DeviceRun& d = *impl_->run;
+    impl_->clean = false;  // until this run ends without an error
     d.load(v.materials, v.emitters, v.emitterCdf, v.pieces, v.pieceCdf);
     RunResult r;
     r.kernel = "cuda";
@@ -297,6 +371,7 @@ RunResult CudaModelOnDevice::run(const RunVariant& v, const RunOptions& opt) {
     r.packetsDone = b.packetsDone;
     r.cancelled = r.packetsDone < opt.packets;
     r.seconds = since(t0);
+    impl_->clean = true;
     return r;
 }
 
