@@ -53,10 +53,15 @@ done
 
 # The C++ batch API: GPU 0, then every GPU (which also reruns the batch on GPU 0 alone).
 say "== C++ batch API, GPU 0"
-"$bin/planning_loop" "$b.mesh" "$b.opt" "$runs" "$packets" "$long" 0 2>&1 | tee -a "$res" | grep -q '^checks pass' || fail=1
+api() {  # DEVICES: the C++ driver's lines into the results; fails unless its checks pass
+  "$bin/planning_loop" "$b.mesh" "$b.opt" "$runs" "$packets" "$long" "$1" > "$out/api_$1.txt" 2>&1
+  tee -a "$res" < "$out/api_$1.txt"
+  grep -q '^checks pass' "$out/api_$1.txt" || fail=1
+}
+api 0
 if [ "$ngpu" -gt 1 ]; then
   say "== C++ batch API, all $ngpu GPUs"
-  "$bin/planning_loop" "$b.mesh" "$b.opt" "$runs" "$packets" "$long" all 2>&1 | tee -a "$res" | grep -q '^checks pass' || fail=1
+  api all
 fi
 
 # The command line: RUNS point sources over the middle of the cube, one .source row each.

@@ -174,6 +174,20 @@ BOOST_AUTO_TEST_CASE(a_slow_writer_does_not_idle_the_runs) {
     BOOST_CHECK_LT(perRun, std::max(0.0, 0.004 - mean) + 0.0015);
 }
 
+// A CPU run ends when its last worker does: the calling thread used to poll every 20 ms, so
+// every run took at least ~20 ms and a batch of short runs idled that long per run.
+BOOST_AUTO_TEST_CASE(short_cpu_runs_do_not_wait_for_a_poll) {
+    pointSources(30);
+    BatchModel bm = packBatch(mesh, {mats}, sources, {1}, 3);  // one packet per run
+    BatchOptions o;
+    o.threads = 2;
+    o.outputs.directed = false;
+    BatchSummary s = runBatch(bm.mesh, bm.runs, o, {});
+    BOOST_REQUIRE_EQUAL(s.delivered, 30u);
+    BOOST_TEST_MESSAGE("30 one-packet runs in " << s.seconds << " s");
+    BOOST_CHECK_LT(s.seconds, 0.3);  // a 20 ms poll per run: >= 0.6 s
+}
+
 BOOST_AUTO_TEST_CASE(cancel_drops_queued_runs) {
     pointSources(12);
     BatchModel bm = packBatch(mesh, {mats}, sources, {2000}, 3);
