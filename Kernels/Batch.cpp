@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -332,10 +334,33 @@ private:
 // One slot per device with whole runs from a shared counter while the batch has at least as many
 // runs as devices; with fewer runs (a few long ones), one slot that splits every run's packets
 // over all the devices (Kernels/CUDA runCuda), so no device sits idle. The CPU: one slot.
-std::vector<int> slotPlan(const BatchOptions& opt, const std::vector<int>& devices, size_t runs, bool ranks) {
+// Two slots per device (BatchOptions::slotsPerDevice) only where every run has the same
+// materials: the device's constant-memory materials are then never rewritten under a running
+// kernel (Kernels/CUDA/CudaKernel.cu uploads materials only when they change).
+bool sameMaterials(const std::vector<BatchRunSpec>& runs) {
+    for (const BatchRunSpec& r : runs) {
+        const auto& a = r.model.materials;
+        const auto& b = runs[0].model.materials;
+        if (a.size() != b.size() || (!a.empty() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) != 0))
+            return false;
+    }
+    return true;
+}
+
+unsigned slotsPerDevice(const BatchOptions& opt) {
+    const char* e = std::getenv("FM_BATCH_SLOTS_PER_DEVICE");  // benchmarks: bench/planning_loop.sh
+    const unsigned n = e && std::atoi(e) > 0 ? unsigned(std::atoi(e)) : opt.slotsPerDevice;
+    return std::min(std::max(n, 1u), 2u);
+}
+
+std::vector<int> slotPlan(const BatchOptions& opt, const std::vector<int>& devices, const std::vector<BatchRunSpec>& runs,
+                          bool ranks) {
     if (opt.kernel != "cuda") return {-1};
-    if (devices.size() > 1 && runs < devices.size() && !ranks) return {-1};
-    return devices;
+    if (devices.size() > 1 && runs.size() < devices.size() && !ranks) return {-1};
+    std::vector<int> plan = devices;
+    if (slotsPerDevice(opt) == 2 && runs.size() >= 2 * devices.size() && sameMaterials(runs))
+        plan.insert(plan.end(), devices.begin(), devices.end());  // every device's first slot starts first
+    return plan;
 }
 
 }  // namespace
@@ -377,7 +402,7 @@ BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& 
     if (!t) t = makeLocalBatchTransport(runs.size(), onResult);
 
     Dispatcher d(mesh, runs, opt, *t);
-    const std::vector<int> plan = slotPlan(opt, devices, runs.size(), t->ranks() > 1);
+    const std::vector<int> plan = slotPlan(opt, devices, runs, t->ranks() > 1);
     bool complete = false;
     try {
         complete = d.run(plan, devices);
@@ -397,6 +422,7 @@ BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& 
     s.runsPerRank = t->runsPerRank();
     s.slots = opt.kernel == "cuda" ? devices.size() : 1;
     s.splitRuns = plan.size() == 1 && plan[0] < 0 && devices.size() > 1;
+    s.slotsPerDevice = devices.empty() ? 1 : unsigned(std::max<size_t>(1, plan.size() / devices.size()));
     s.idleSeconds = d.idleSeconds();
     s.cancelled = !complete || (t->root() && s.delivered < s.runs);
     s.kernel = opt.kernel == "cuda" && devices.size() > 1 ? "cuda x" + std::to_string(devices.size()) : opt.kernel;

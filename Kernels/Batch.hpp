@@ -54,6 +54,11 @@ struct BatchOptions {
     KernelParams params;         // wmin, prwin, maxSteps, maxHits (each run's seed is its own)
     unsigned threads = 0;        // CPU threads per run, 0 = all
     std::vector<int> devices;    // CUDA devices (empty: device 0; {-1}: every device)
+    // CUDA: runs in flight per device, 1 or 2. With 2, the next run's packets start while the last
+    // ones of the run before finish and while its tallies come back (no idle tail or gap between
+    // runs), at the cost of a second copy of the mesh and tallies per device; used only when every
+    // run has the same materials (else 1). FM_BATCH_SLOTS_PER_DEVICE in the environment overrides.
+    unsigned slotsPerDevice = 1;
     OutputSelection outputs;
     // Runs finished so far, on the calling thread (rank 0 only); must be cheap.
     std::function<void(size_t runsDone, size_t runsTotal)> progress;
@@ -71,6 +76,7 @@ struct BatchSummary {
     std::vector<size_t> runsPerRank;  // rank 0: how many runs each rank did (load balance)
     size_t slots = 1;         // devices (CUDA) or 1 (CPU) per rank
     bool splitRuns = false;   // fewer runs than devices: each run's packets shared by all devices
+    unsigned slotsPerDevice = 1;  // runs in flight per device (BatchOptions::slotsPerDevice)
     // Summed over slots: time a slot waited for its next run while runs remained (rank 0's own
     // slots). Near zero when runs are handed out fast enough to keep every device busy.
     double idleSeconds = 0;

@@ -84,8 +84,9 @@ std::string kernelName() {
     return k && std::string(k) == "cpu" ? "cpu" : "cuda";
 }
 
-BatchTiming timeBatch(const BatchModel& bm, const std::vector<int>& devices) {
+BatchTiming timeBatch(const BatchModel& bm, const std::vector<int>& devices, unsigned slotsPerDevice = 1) {
     BatchOptions o;
+    o.slotsPerDevice = slotsPerDevice;
     o.kernel = kernelName();
     if (o.kernel == "cuda") o.devices = devices;
     o.outputs.surface = false;  // as fullmonte-run's batch: the matrix needs the volume only
@@ -97,7 +98,7 @@ BatchTiming timeBatch(const BatchModel& bm, const std::vector<int>& devices) {
     });
     t.seconds = since(t0);
     t.idleSeconds = s.idleSeconds;
-    t.kernel = s.kernel + (s.splitRuns ? " (runs split)" : "");
+    t.kernel = s.kernel + (s.splitRuns ? " (runs split)" : "") + (s.slotsPerDevice > 1 ? " (2 runs per device)" : "");
     return t;
 }
 }  // namespace
@@ -170,6 +171,20 @@ int main(int argc, char** argv) try {
     const double sigma = std::sqrt(0.25 / double(packets) + 0.25 / double(cpuPackets));
     std::printf("check_absorbed_gpu %.6f\ncheck_absorbed_cpu %.6f\ncheck_absorbed_z %.2f\n", ag, ac, (ag - ac) / sigma);
     if (!(std::fabs(ag - ac) < 4 * sigma)) ok = false;
+
+    // Two runs in flight per device (BatchOptions::slotsPerDevice): the next run's packets fill
+    // the last ones' tail and the gap while tallies come back.
+    if (gpu) {
+        const BatchTiming b2 = timeBatch(bm, devices, 2);
+        const double rate2 = double(runs) * double(packets) / b2.seconds;
+        std::printf("batch2_kernel %s\nbatch2_seconds %.4f\nbatch2_fraction_of_kernel_only %.4f\n"
+                    "batch2_overhead_per_run_ms %.3f\n",
+                    b2.kernel.c_str(), b2.seconds, rate2 / kernelRate,
+                    1e3 * (b2.seconds - double(runs) * double(packets) / kernelRate) / double(runs));
+        const double d2 = l1(alone.volume, b2.first.volume);
+        std::printf("check_l1_batch2_run0_vs_single_gpu_run %.3g\n", d2);
+        if (!(d2 < 1e-6)) ok = false;
+    }
 
     // Several devices: the same batch on the first device alone.
     const bool several = gpu && (devices.size() > 1 || (devices.size() == 1 && devices[0] < 0));

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <memory>
 #include <condition_variable>
+#include <cstring>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -45,6 +47,25 @@ bool cudaDeviceAvailable(std::string* why) {
 
 namespace {
 
+// The materials last copied into each device's constant memory (this file's c_materials): a
+// run whose materials are the same sends none (a batch over sources only, a Tcl loop moving a
+// source). Runs on one device are ordered, except a batch's two slots on one device, which it
+// allows only when every run has the same materials.
+// Every upload into c_materials in this file goes through it.
+void uploadMaterialsOnce(const std::vector<MaterialRecord>& m, cudaStream_t s) {
+    static std::mutex lock;
+    static std::map<int, std::vector<MaterialRecord>> last;
+    int device = 0;
+    cudaCheck(cudaGetDevice(&device), "get device");
+    std::lock_guard<std::mutex> g(lock);
+    std::vector<MaterialRecord>& l = last[device];
+    if (!m.empty() && l.size() == m.size() && std::memcmp(l.data(), m.data(), m.size() * sizeof(MaterialRecord)) == 0)
+        return;
+    l.clear();  // unknown until the copy is queued
+    uploadMaterials(m, s);
+    l = m;
+}
+
 // One GPU's share of a run: the mesh uploaded once, tallies and ledger accumulated over every
 // packet range it is given, then added into the result. A batch keeps it and swaps materials
 // and sources between runs (load), so the mesh crosses PCIe once per device.
@@ -70,7 +91,7 @@ public:
             src_.reset();
             src_ = std::make_unique<DeviceSources>(e, ecdf, p, pcdf, s_);
         }
-        uploadMaterials(mats, s_);
+        uploadMaterialsOnce(mats, s_);
         nMaterials_ = uint32_t(mats.size());
         clear();
     }

@@ -17,6 +17,7 @@
 #include "Kernels/DeviceModelCache.hpp"
 #include "Kernels/DeviceVisibility.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Tests/Kernels/BatchTestModel.hpp"
 
 using namespace fm;
 
@@ -92,20 +93,8 @@ BOOST_AUTO_TEST_CASE(only_the_named_devices_are_made_visible) {
 }
 
 namespace {
-struct LoopFixture {
-    TetraMesh mesh = makeBoxMesh({-5, -5, -5}, {5, 5, 5}, 5, 5, 5, [](const Point3& c) {
-        return c[0] * c[0] + c[1] * c[1] + c[2] * c[2] < 9 ? 2u : 1u;
-    });
-    MaterialSet mats, mats2;
+struct LoopFixture : fmtest::BatchTestModel {
     std::vector<SourcePtr> sources;
-    LoopFixture() {
-        mats.exterior(Material(0, 0, 0, 1.0));
-        mats.append(Material(0.05, 5, 0.8, 1.4));
-        mats.append(Material(0.5, 20, 0.9, 1.37));
-        mats2.exterior(Material(0, 0, 0, 1.0));
-        mats2.append(Material(0.1, 8, 0.7, 1.33));
-        mats2.append(Material(0.3, 10, 0.9, 1.5));
-    }
     void pointSources(size_t n) {
         for (size_t i = 0; i < n; ++i) {
             auto p = std::make_shared<PointSource>();
