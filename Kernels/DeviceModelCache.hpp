@@ -31,33 +31,39 @@ struct DeviceModelKey {
     }
 };
 
-// A 64-bit content hash of n bytes, 8 bytes at a time (a few GB/s: small beside the upload it
-// saves). Equal contents give equal hashes; different meshes collide with probability ~2^-64,
-// and the key also holds the sizes.
+// A 64-bit content hash of n bytes: four independent lanes of (state ^ word) * odd constant,
+// rotated (so a changed high bit reaches the low bits at the next word), then mixed together;
+// memory-bound (several GB/s: small beside the upload it saves). Equal contents give equal
+// hashes; the key also holds the sizes.
 inline uint64_t hashBytes(const void* data, size_t n) {
     const unsigned char* p = static_cast<const unsigned char*>(data);
-    uint64_t h[4] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull, 0x27d4eb2f165667c5ull};
-    auto mix = [](uint64_t a, uint64_t w) {
-        a ^= w * 0xff51afd7ed558ccdull;
-        a = (a << 31) | (a >> 33);
-        return a * 0xc4ceb9fe1a85ec53ull;
+    constexpr uint64_t kMul = 0x9e3779b97f4a7c15ull;
+    auto rotl = [](uint64_t x, int r) { return (x << r) | (x >> (64 - r)); };
+    auto word = [&](size_t i) {
+        uint64_t w;
+        std::memcpy(&w, p + i, 8);
+        return w;
     };
+    uint64_t a = 0x243f6a8885a308d3ull, b = 0x13198a2e03707344ull, c = 0xa4093822299f31d0ull, d = 0x082efa98ec4e6c89ull;
     size_t i = 0;
-    for (; i + 32 <= n; i += 32)  // four independent lanes: the multiplies overlap
-        for (int k = 0; k < 4; ++k) {
-            uint64_t w;
-            std::memcpy(&w, p + i + 8 * k, 8);
-            h[k] = mix(h[k], w);
-        }
-    uint64_t tail = 0;
-    std::memcpy(&tail, p + i, n - i < 8 ? n - i : 8);
-    for (size_t j = i + 8; j < n; j += 8) {
-        uint64_t w = 0;
-        std::memcpy(&w, p + j, n - j < 8 ? n - j : 8);
-        tail = mix(tail, w);
+    for (; i + 32 <= n; i += 32) {
+        a = rotl((a ^ word(i)) * kMul, 31);
+        b = rotl((b ^ word(i + 8)) * kMul, 29);
+        c = rotl((c ^ word(i + 16)) * kMul, 27);
+        d = rotl((d ^ word(i + 24)) * kMul, 25);
     }
-    uint64_t r = mix(h[0] ^ mix(h[1], h[2]) ^ h[3], tail ^ uint64_t(n));
-    return r ^ (r >> 29);
+    for (; i < n; i += 8) {  // the last 0..31 bytes, zero-padded to whole words
+        uint64_t w = 0;
+        std::memcpy(&w, p + i, n - i < 8 ? n - i : 8);
+        a = rotl((a ^ w) * kMul, 31);
+    }
+    uint64_t h = uint64_t(n);
+    for (uint64_t x : {a, b, c, d}) {  // every lane into every bit of the result
+        h = (h ^ x) * 0xff51afd7ed558ccdull;
+        h ^= h >> 33;
+    }
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
 }
 
 template <class Model>
@@ -80,6 +86,15 @@ public:
         }
         ++reused_;
         return out;
+    }
+    // Whether the idle model of key.device could be key's (sizes and tallies agree): only then
+    // is the content hash needed before the upload.
+    bool mayMatch(const DeviceModelKey& key) const {
+        std::lock_guard<std::mutex> g(m_);
+        auto it = idle_.find(key.device);
+        if (it == idle_.end()) return false;
+        const DeviceModelKey& k = it->second.key;
+        return k.cells == key.cells && k.faces == key.faces && k.outputs == key.outputs;
     }
     void built() {
         std::lock_guard<std::mutex> g(m_);

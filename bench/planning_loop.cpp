@@ -111,7 +111,7 @@ int main(int argc, char** argv) try {
     const size_t runs = size_t(std::atof(argv[3]));
     const uint64_t packets = uint64_t(std::atof(argv[4])), longPackets = uint64_t(std::atof(argv[5]));
     const std::vector<int> devices = parseDevices(argv[6]);
-    const uint64_t cpuPackets = argc > 7 ? uint64_t(std::atof(argv[7])) : 200000;
+    const uint64_t cpuPackets = argc > 7 ? uint64_t(std::atof(argv[7])) : 100000;
     TetraMesh mesh = readTIMOSMesh(argv[1]);
     MaterialSet mats = readTIMOSMaterials(argv[2]);
     std::vector<SourcePtr> sources = gridSources(mesh, runs);

@@ -91,13 +91,13 @@ for dev in 0 all; do
   say "cli_batch_devices_${dev}_kernel_seconds_sum $(json "$out/batch_$dev/summary.json" "round(sum(r.get('kernel_seconds', 0) for r in s['per_run']), 4)")"
 done
 # Correctness: run 0's absorbed fraction against the CPU kernel (other seed: |z| < 4).
-"$bin/fullmonte-run" --mesh "$b.mesh" --opt "$b.opt" --source "$out/first.source" --packets 1000000 --seed 77 \
+"$bin/fullmonte-run" --mesh "$b.mesh" --opt "$b.opt" --source "$out/first.source" --packets 100000 --seed 77 \
   --kernel cpu --no-surface --quiet --output "$out/cpu_first" >/dev/null 2>&1 || fail=1
 z=$("$py" -c "
 import json, math
 g = json.load(open('$out/batch_0/summary.json'))['per_run'][0]['ledger']['absorbed']
 c = json.load(open('$out/cpu_first/summary.json'))['ledger']['absorbed']
-print(f'{g:.6f} {c:.6f} {(g - c) / math.sqrt(0.25 / $packets + 0.25 / 1e6):.2f}')")
+print(f'{g:.6f} {c:.6f} {(g - c) / math.sqrt(0.25 / $packets + 0.25 / 1e5):.2f}')")
 say "check_cli_absorbed_gpu_cpu_z $z"
 awk -v z="${z##* }" 'BEGIN { exit !(z < 4 && z > -4) }' || { say "check_cli_absorbed FAIL"; fail=1; }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <condition_variable>
 #include <cstring>
+#include <future>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -175,22 +176,28 @@ DeviceModelCache<DeviceRun>& deviceRunCache() {
     return *cache;
 }
 
-DeviceModelKey deviceRunKey(int device, const KernelInput& mesh, const OutputSelection& o, uint64_t hash) {
+DeviceModelKey deviceRunKey(int device, const KernelInput& mesh, const OutputSelection& o) {
     DeviceModelKey k;
     k.device = device;
-    k.hash = hash;
     k.cells = mesh.cells.size();
     k.faces = mesh.faceCount;
     k.outputs = (o.volume ? 1u : 0u) | (o.surface ? 2u : 0u) | (o.directed ? 4u : 0u);
     return k;
 }
-uint64_t cellsHash(const KernelInput& mesh) {
-    return hashBytes(mesh.cells.data(), mesh.cells.size() * sizeof(TetraRecord));
+// The cells' content hash, computed on another thread while the mesh uploads and the run goes:
+// it is waited for before the upload only where the device holds a model of the same sizes.
+// `mesh` must outlive the future (its last copy waits for the hash when destroyed).
+std::shared_future<uint64_t> cellsHash(const KernelInput& mesh) {
+    return std::async(std::launch::async | std::launch::deferred, [&mesh] {  // deferred: no thread to spare
+        return hashBytes(mesh.cells.data(), mesh.cells.size() * sizeof(TetraRecord));
+    }).share();
 }
 
-// The model of `key` on the current device: the cached one, or a new upload.
-std::unique_ptr<DeviceRun> takeDeviceRun(const DeviceModelKey& key, const KernelInput& mesh, const OutputSelection& o) {
+// The model of `key` on the current device: the cached one, or a new upload. Fills key.hash.
+std::unique_ptr<DeviceRun> takeDeviceRun(DeviceModelKey& key, std::shared_future<uint64_t> hash, const KernelInput& mesh,
+                                         const OutputSelection& o) {
     std::unique_ptr<DeviceRun> stale;
+    if (deviceRunCache().mayMatch(key)) key.hash = hash.get();
     std::unique_ptr<DeviceRun> r = deviceRunCache().take(key, &stale);
     stale.reset();  // another mesh's memory freed before this one is allocated
     if (r) return r;
@@ -199,7 +206,8 @@ std::unique_ptr<DeviceRun> takeDeviceRun(const DeviceModelKey& key, const Kernel
     return r;
 }
 // Back into the cache after a clean run (the current device is key.device).
-void giveDeviceRun(const DeviceModelKey& key, std::unique_ptr<DeviceRun> r) {
+void giveDeviceRun(DeviceModelKey key, std::shared_future<uint64_t> hash, std::unique_ptr<DeviceRun> r) {
+    key.hash = hash.get();
     deviceRunCache().give(key, std::move(r)).reset();
 }
 
@@ -271,8 +279,9 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     };
     std::vector<std::unique_ptr<DeviceRun>> runs(devices.size());
     std::vector<DeviceModelKey> keys(devices.size());
-    const uint64_t hash = cellsHash(in);
-    for (size_t k = 0; k < devices.size(); ++k) keys[k] = deviceRunKey(devices[k], in, opt.outputs, hash);
+    const std::shared_future<uint64_t> hash = cellsHash(in);
+    std::vector<std::shared_future<uint64_t>> hashes(devices.size(), hash);  // a copy per device thread
+    for (size_t k = 0; k < devices.size(); ++k) keys[k] = deviceRunKey(devices[k], in, opt.outputs);
     std::vector<std::string> errors(devices.size());
     std::vector<double> upload(devices.size()), kernel(devices.size());
     std::vector<int> blocksPerSm(devices.size());
@@ -280,7 +289,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         try {
             cudaCheck(cudaSetDevice(devices[k]), "select device");
             auto tu = Clock::now();
-            runs[k] = takeDeviceRun(keys[k], in, opt.outputs);  // the mesh kept from an earlier run, if any
+            runs[k] = takeDeviceRun(keys[k], hashes[k], in, opt.outputs);  // the mesh kept from an earlier run, if any
             runs[k]->load(in);
             upload[k] = since(tu);
             for (;;) {
@@ -331,7 +340,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     for (size_t k = 0; k < devices.size(); ++k) {
         cudaCheck(cudaSetDevice(devices[k]), "select device");
         runs[k]->addTo(r);
-        giveDeviceRun(keys[k], std::move(runs[k]));
+        giveDeviceRun(keys[k], hashes[k], std::move(runs[k]));
     }
     r.uploadSeconds = *std::max_element(upload.begin(), upload.end());
     r.kernelSeconds = *std::max_element(kernel.begin(), kernel.end());
@@ -350,6 +359,7 @@ std::vector<int> cudaResolveDevices(const std::vector<int>& requested) { return 
 struct CudaModelOnDevice::Impl {
     int device;
     DeviceModelKey key;
+    std::shared_future<uint64_t> hash;  // of the batch's mesh, which outlives this model
     std::unique_ptr<DeviceRun> run;
     bool clean = true;  // no run failed: the model may go back to the cache
 };
@@ -360,13 +370,14 @@ CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const 
     if (!cudaDeviceAvailable(&why)) throw Error("kernel cuda: " + why);
     impl_->device = device;
     cudaCheck(cudaSetDevice(device), "select device");
-    impl_->key = deviceRunKey(device, mesh, outputs, cellsHash(mesh));
-    impl_->run = takeDeviceRun(impl_->key, mesh, outputs);
+    impl_->key = deviceRunKey(device, mesh, outputs);
+    impl_->hash = cellsHash(mesh);
+    impl_->run = takeDeviceRun(impl_->key, impl_->hash, mesh, outputs);
 }
 
 CudaModelOnDevice::~CudaModelOnDevice() {
     if (impl_ && impl_->run && cudaSetDevice(impl_->device) == cudaSuccess) {
-        if (impl_->clean) giveDeviceRun(impl_->key, std::move(impl_->run));
+        if (impl_->clean) giveDeviceRun(impl_->key, impl_->hash, std::move(impl_->run));
         impl_->run.reset();
     }
 }

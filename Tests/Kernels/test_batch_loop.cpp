@@ -41,6 +41,9 @@ BOOST_AUTO_TEST_CASE(model_cache_reuses_the_same_mesh_on_the_same_device_only) {
     BOOST_CHECK(!c.take(key(0, 7)));  // empty: build
     c.built();
     BOOST_CHECK(!c.give(key(0, 7), std::make_unique<FakeModel>(FakeModel{1})));
+    BOOST_CHECK(c.mayMatch(key(0, 99)));    // same sizes: the hash decides (it is then computed)
+    BOOST_CHECK(!c.mayMatch(key(0, 7, 3)));  // other tallies
+    BOOST_CHECK(!c.mayMatch(key(1, 7)));     // nothing kept on device 1
     BOOST_CHECK(!c.take(key(1, 7)));           // another device
     std::unique_ptr<FakeModel> stale;
     BOOST_CHECK(!c.take(key(0, 7, 3), &stale));  // other tallies: not interchangeable, evicted
