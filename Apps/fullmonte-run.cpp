@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // fullmonte-run: the command-line contract other tools build on. Reads TIM-OS (or MMC) inputs,
 // runs the CPU or CUDA kernel, writes summary.json and per-element text outputs.
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <initializer_list>
 #include <map>
@@ -18,6 +20,7 @@
 #include "Geometry/Queries.hpp"
 #include "Common/WholeNumber.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Kernels/DeviceVisibility.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
 #include "Kernels/ResourceLimits.hpp"
 #include "Storage/MMC/MMC.hpp"
@@ -65,7 +68,12 @@ const char* kUsage =
     "                     file naming .source files one per line (relative to the list)\n"
     "  --batch-opt O      material sets to sweep: a folder of .opt files, one .opt, or a list\n"
     "                     writes DIR/fluence_matrix.fmm (tetras x runs, docs/FLUENCE_MATRIX.md),\n"
-    "                     fluence_matrix.h5 (HDF5 builds) and summary.json with per-run ledgers\n";
+    "                     fluence_matrix.h5 (HDF5 builds) and summary.json with per-run ledgers\n"
+    "one process serving many runs (the mesh read once, CUDA started once, the mesh kept on the GPU):\n"
+    "  --serve FILE       read runs from FILE ('-' = stdin), one per line: the options that change\n"
+    "                     per run (--source/--point/--pencil or --batch-sources, --opt, --packets,\n"
+    "                     --seed, --output ...), added to this command line's; prints\n"
+    "                     'served LINE DIR ok|error|interrupted' per line\n";
 
 struct Args {
     std::map<std::string, std::string> v;
@@ -77,14 +85,22 @@ struct Args {
     }
 };
 
+// Adds argv[1..argc-1] to `a` (a later value replaces an earlier one).
+void parseInto(Args& a, int argc, char** argv);
+
 Args parse(int argc, char** argv) {
+    Args a;
+    parseInto(a, argc, argv);
+    return a;
+}
+
+void parseInto(Args& a, int argc, char** argv) {
     static const char* kFlags[] = {"--no-surface", "--quiet", "--help", "--allow-defects", "--no-entry-specular"};
-    static const char* kValues[] = {"--mesh", "--opt", "--source", "--packets", "--seed", "--threads",
+    static const char* const kValues[] = {"--mesh", "--opt", "--source", "--packets", "--seed", "--threads",
                                     "--wmin", "--prwin", "--kernel", "--output", "--power", "--mmc-node",
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
                                     "--max-steps", "--max-hits", "--devices", "--batch-sources", "--batch-opt",
-                                    "--mmc", "--batches"};
-    Args a;
+                                    "--mmc", "--batches", "--serve"};
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
         bool known = false;
@@ -97,7 +113,6 @@ Args parse(int argc, char** argv) {
             }
         if (!known) throw ParameterError("unknown argument '" + k + "' (see --help)");
     }
-    return a;
 }
 
 double number(const Args& a, const std::string& k, double def) {
@@ -233,23 +248,51 @@ void checkConflicts(const Args& a) {
                              "the exterior refractive index itself");
 }
 
-int run(int argc, char** argv, const MpiSession& mpi) {
-    Args a = parse(argc, argv);
-    if (a.flags.count("--help") || argc == 1) {
-        std::cout << kUsage;
-        return argc == 1 ? 1 : 0;
+// What stays between the runs of one process (--serve): the devices, narrowed once, and the
+// mesh, read once.
+struct Session {
+    std::vector<int> devices;
+    bool serving = false;
+    std::string meshPath;
+    std::unique_ptr<TetraMesh> mesh;
+};
+
+// Only the devices the run uses are visible to CUDA (Kernels/DeviceVisibility.hpp): set before
+// the first CUDA call, so the driver initialises and the run creates contexts on those only.
+// The CUDA kernel runs every packet on the GPU: a thread count would be ignored, so it is refused.
+void refuseThreadsWithCuda(const Args& a) {
+    if (a.get("--kernel", "cpu") == "cuda" && a.has("--threads"))
+        throw ParameterError("--threads sets the CPU kernel's threads; --kernel cuda runs on the GPU (choose GPUs "
+                             "with --devices)");
+}
+
+std::vector<int> sessionDevices(const Args& a) {
+    refuseThreadsWithCuda(a);
+    const std::string kernel = a.get("--kernel", "cpu");
+    return kernel == "cuda" ? restrictVisibleDevices(deviceList(a, kernel)) : deviceList(a, kernel);
+}
+
+// --mesh FILE, read once per session when serving.
+const TetraMesh& sessionMesh(Session& ses, const std::string& path, const MeshCheckOptions& check, TetraMesh& local) {
+    if (!ses.serving) return local = readTIMOSMesh(path, check);
+    if (!ses.mesh || ses.meshPath != path) {
+        ses.mesh.reset();
+        ses.mesh = std::make_unique<TetraMesh>(readTIMOSMesh(path, check));
+        ses.meshPath = path;
     }
+    return *ses.mesh;
+}
+
+int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     checkConflicts(a);
     if (!a.has("--output")) throw ParameterError("--output DIR is required");
     const std::string kernel = a.get("--kernel", "cpu");
-    const std::vector<int> devices = deviceList(a, kernel);
-    // The CUDA kernel runs every packet on the GPU: a thread count would be ignored, so it is refused.
-    if (kernel == "cuda" && a.has("--threads"))
-        throw ParameterError("--threads sets the CPU kernel's threads; --kernel cuda runs on the GPU (choose GPUs "
-                             "with --devices)");
+    refuseThreadsWithCuda(a);
+    const std::vector<int> devices = ses.devices;
     // CUDA context creation (~0.2 s) overlaps reading the model; the run reports any error.
     KernelWarmUp warm(mpi.size() == 1 ? kernel : std::string("cpu"), devices);
-    TetraMesh mesh;
+    TetraMesh localMesh;
+    const TetraMesh* meshp = &localMesh;
     MaterialSet mats;
     SourcePtr src;
     double filePackets = 0;
@@ -262,23 +305,24 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         if (a.has("--exterior-n") && a.get("--mmc").size() > 5 && a.get("--mmc").substr(a.get("--mmc").size() - 5) == ".json")
             throw ParameterError("--exterior-n: an MMC .json gives the exterior index itself (Domain.Media[0].n or Forward.N0)");
         MMCSimulation sim = readMMCInput(a.get("--mmc"), number(a, "--exterior-n", 1.0));
-        mesh = std::move(sim.mesh);
+        localMesh = std::move(sim.mesh);
         mats = sim.materials;
         src = sim.source;
         filePackets = double(sim.photons);
         fileSeed = sim.seed;
     } else if (a.has("--mesh")) {
         if (!a.has("--opt") && !a.has("--batch-opt")) throw ParameterError("--opt (or --batch-opt) is required with --mesh");
-        mesh = readTIMOSMesh(a.get("--mesh"), check);
+        meshp = &sessionMesh(ses, a.get("--mesh"), check, localMesh);
         if (a.has("--opt")) mats = readTIMOSMaterials(a.get("--opt"));
     } else if (a.has("--mmc-node")) {
         if (!a.has("--mmc-elem") || !a.has("--mmc-prop"))
             throw ParameterError("--mmc-node needs --mmc-elem and --mmc-prop");
-        mesh = readMMCMesh(a.get("--mmc-node"), a.get("--mmc-elem"), check);
+        localMesh = readMMCMesh(a.get("--mmc-node"), a.get("--mmc-elem"), check);
         mats = readMMCMaterials(a.get("--mmc-prop"), number(a, "--exterior-n", 1.0));
     } else {
         throw ParameterError("--mesh (TIM-OS) or --mmc-node (MMC) is required");
     }
+    const TetraMesh& mesh = *meshp;
     std::vector<std::string> warnings = mesh.checkReport().warnings();
     if (mpi.rank() == 0) showWarnings(warnings);
     const bool batch = a.has("--batch-sources");
@@ -413,6 +457,92 @@ int run(int argc, char** argv, const MpiSession& mpi) {
               << ", specular " << L.specular / L.launched << ", abnormal " << L.abnormal / L.launched
               << "\n  outputs in " << out->dir() << "\n";
     return 0;
+}
+
+// The words of one --serve line ("..." keeps spaces in a word).
+std::vector<std::string> splitLine(const std::string& line, const std::string& where) {
+    std::vector<std::string> w;
+    std::string cur;
+    bool quoted = false, any = false;
+    for (char c : line) {
+        if (c == '"') {
+            quoted = !quoted;
+            any = true;
+        } else if (!quoted && (c == ' ' || c == '\t' || c == '\r')) {
+            if (any) w.push_back(cur);
+            cur.clear();
+            any = false;
+        } else {
+            cur += c;
+            any = true;
+        }
+    }
+    if (quoted) throw ParameterError(where + ": unbalanced quote");
+    if (any) w.push_back(cur);
+    return w;
+}
+
+// --serve: one run (or batch) per line of FILE, each with this command line's options plus the
+// line's. The process, its CUDA contexts, the mesh read from --mesh and the mesh kept on each
+// GPU serve every line. A failing line is reported and the next one runs; the exit status is 1
+// when any line failed.
+int serve(const Args& base, const MpiSession& mpi, Session& ses) {
+    if (mpi.size() > 1) throw ParameterError("--serve runs in one process (not under mpirun)");
+    const std::string file = base.get("--serve");
+    std::ifstream f;
+    if (file != "-") {
+        f.open(file);
+        if (!f) throw ParameterError("--serve " + file + ": cannot open");
+    }
+    std::istream& in = file == "-" ? std::cin : f;
+    ses.serving = true;
+    const std::string name = file == "-" ? std::string("stdin") : file;
+    KernelWarmUp warm(base.get("--kernel", "cpu"), ses.devices);  // overlaps reading the first line's model
+    size_t served = 0, failed = 0;
+    std::string line;
+    for (int n = 1; !stopRequested() && std::getline(in, line); ++n) {
+        const std::string where = name + ":" + std::to_string(n);
+        std::string status = "ok", dir;
+        try {
+            std::vector<std::string> words = splitLine(line, where);
+            if (words.empty() || words[0][0] == '#') continue;
+            std::vector<char*> argv{const_cast<char*>("fullmonte-run")};
+            for (auto& w : words) argv.push_back(&w[0]);
+            Args a = base;
+            a.v.erase("--serve");
+            parseInto(a, int(argv.size()), argv.data());
+            for (const char* k : {"--kernel", "--devices", "--serve", "--mesh", "--mmc", "--mmc-node", "--mmc-elem"})
+                if (words.end() != std::find(words.begin(), words.end(), std::string(k)))
+                    throw ParameterError(std::string(k) + " belongs on the --serve command line, not on a line");
+            dir = a.get("--output");
+            warm.join();
+            if (runOne(a, mpi, ses) != 0) status = "interrupted";
+        } catch (const Interrupted& e) {
+            std::cerr << "fullmonte-run: " << where << ": " << e.what() << "\n";
+            status = "interrupted";
+        } catch (const std::exception& e) {
+            std::cerr << "fullmonte-run: " << where << ": error: " << e.what() << "\n";
+            status = "error";
+        }
+        ++served;
+        failed += status == "ok" ? 0 : 1;
+        std::cout << "served " << n << " " << (dir.empty() ? "-" : dir) << " " << status << std::endl;
+    }
+    std::cout << "fullmonte-run: served " << served << " lines of " << name << ", " << failed << " not ok" << std::endl;
+    if (stopRequested()) return stoppedExitStatus();
+    return failed ? 1 : 0;
+}
+
+int run(int argc, char** argv, const MpiSession& mpi) {
+    Args a = parse(argc, argv);
+    if (a.flags.count("--help") || argc == 1) {
+        std::cout << kUsage;
+        return argc == 1 ? 1 : 0;
+    }
+    Session ses;
+    ses.devices = sessionDevices(a);
+    if (a.has("--serve")) return serve(a, mpi, ses);
+    return runOne(a, mpi, ses);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -83,7 +85,8 @@ private:
     BatchResultFn onResult_;
 };
 
-// ---- where a run executes: the CPU (all threads), or one GPU holding the mesh ----
+// ---- where a run executes: the CPU (all threads), one GPU holding the mesh, or several GPUs
+// sharing each run's packets ----
 
 class Slot {
 public:
@@ -91,19 +94,26 @@ public:
     virtual RunResult run(const BatchRunSpec& r, const RunOptions& o) = 0;
 };
 
-class CpuSlot : public Slot {
+// A whole packed input per run through runKernel: the CPU kernel, or one run split over several
+// GPUs (each keeps the mesh between runs: Kernels/DeviceModelCache.hpp).
+class WholeInputSlot : public Slot {
 public:
-    explicit CpuSlot(const KernelInput& mesh) {
+    WholeInputSlot(const KernelInput& mesh, std::string kind, std::vector<int> devices)
+        : kind_(std::move(kind)), devices_(std::move(devices)) {
         work_.cells = mesh.cells;
         work_.faceCount = mesh.faceCount;
     }
     RunResult run(const BatchRunSpec& r, const RunOptions& o) override {
         applyVariant(work_, r.model);
-        return runKernel("cpu", work_, o);
+        RunOptions split = o;
+        split.devices = devices_;
+        return runKernel(kind_, work_, split);
     }
 
 private:
     KernelInput work_;
+    std::string kind_;
+    std::vector<int> devices_;
 };
 
 #if FM_HAVE_CUDA
@@ -121,21 +131,27 @@ private:
 #endif
 
 // Slot threads take runs the dispatcher (the calling thread) assigns and hand back results; the
-// dispatcher alone talks to the transport.
+// dispatcher alone talks to the transport. In one process each slot holds two runs (the one it
+// runs and the next), so that it starts the next run the moment one ends instead of waiting for
+// the dispatcher, which meanwhile delivers (writes) the results of earlier runs. Over MPI ranks a
+// slot holds one: runs claimed early would be missing from the ranks that finish first.
 class Dispatcher {
 public:
     Dispatcher(const KernelInput& mesh, const std::vector<BatchRunSpec>& runs, const BatchOptions& opt,
                BatchTransport& t)
         : mesh_(mesh), runs_(runs), opt_(opt), t_(t) {}
 
-    // Returns false when cancelled. An exception from the transport (a result that cannot be
-    // written or received) stops the runs in flight, joins the slots and is rethrown.
-    bool run(const std::vector<int>& devices) {
-        const size_t n = opt_.kernel == "cuda" ? devices.size() : 1;
+    // `plan` gives one entry per slot: a GPU id, or -1 for a whole-input slot (the CPU, or every
+    // GPU of `split` sharing each run). Returns false when cancelled. An exception from the
+    // transport (a result that cannot be written or received) stops the runs in flight, joins
+    // the slots and is rethrown.
+    bool run(const std::vector<int>& plan, const std::vector<int>& split) {
+        const size_t n = plan.size();
         slots_.resize(n);
+        queued_ = t_.ranks() > 1 ? 1 : 2;
+        maxResults_ = 4 + queued_ * n;
         try {
-            for (size_t k = 0; k < n; ++k)
-                threads_.emplace_back([this, k, &devices] { slotLoop(k, opt_.kernel == "cuda" ? devices[k] : -1); });
+            for (size_t k = 0; k < n; ++k) threads_.emplace_back([this, k, &plan, &split] { slotLoop(k, plan[k], split); });
         } catch (const std::system_error& e) {  // process limits: stop the slots that started
             stopSlots();
             throw Error(std::string("batch: cannot start a worker thread (") + e.what() +
@@ -145,7 +161,7 @@ public:
         bool cancelled = false;
         std::exception_ptr err;
         try {
-            cancelled = dispatch(n);
+            cancelled = dispatch();
         } catch (...) {
             err = std::current_exception();
             abort_ = true;
@@ -163,12 +179,36 @@ public:
         for (auto& th : threads_) th.join();
     }
     const std::string& error() const { return firstError_; }
+    double idleSeconds() const { return idleSeconds_; }
 
 private:
     enum State { Starting, Ready, Dead };
 
-    // The calling thread's loop: hands runs to idle slots, delivers results, polls the transport.
-    bool dispatch(size_t n) {
+    // Fills the queues of ready slots (lock held; released around the transport, which may block).
+    void assign(std::unique_lock<std::mutex>& lock, bool& more) {
+        for (size_t k = 0; k < slots_.size() && more; ++k) {
+            while (more && slots_[k].state == Ready && slots_[k].queue.size() < queued_) {
+                lock.unlock();
+                size_t idx = 0;
+                bool got = t_.nextRun(idx);
+                lock.lock();
+                if (!got) {
+                    more = false;
+                    break;
+                }
+                if (slots_[k].state != Ready) {  // it failed meanwhile: the run is lost with the batch
+                    more = false;
+                    break;
+                }
+                slots_[k].queue.push_back(idx);
+                ++inFlight_;
+            }
+        }
+        cv_.notify_all();
+    }
+
+    // The calling thread's loop: hands runs to slots, delivers results, polls the transport.
+    bool dispatch() {
         bool more = true, cancelled = false;
         std::unique_lock<std::mutex> lock(m_);
         for (;;) {
@@ -176,29 +216,24 @@ private:
                 cancelled = true;
                 abort_ = true;  // the runs in flight stop within their kernels' cancel latency
             }
-            bool failed = !firstError_.empty();
-            // Idle, ready slots get the next run (claimed without the lock: MPI may block).
-            for (size_t k = 0; k < n && more && !cancelled && !failed; ++k) {
-                if (slots_[k].state != Ready || slots_[k].job) continue;
-                lock.unlock();
-                size_t idx = 0;
-                bool got = t_.nextRun(idx);
-                lock.lock();
-                if (!got) { more = false; break; }
-                slots_[k].job = idx;
-                ++inFlight_;
-                cv_.notify_all();
-            }
+            const bool failed = !firstError_.empty();
+            if (!cancelled && !failed) assign(lock, more);
             bool starting = false, anyReady = false;
             for (auto& s : slots_) {
                 starting = starting || s.state == Starting;
                 anyReady = anyReady || s.state == Ready;
             }
-            if (inFlight_ == 0 && !starting && (!more || cancelled || failed || !anyReady)) return cancelled;
-            cvMain_.wait_for(lock, std::chrono::milliseconds(20), [&] { return !results_.empty(); });
+            if (inFlight_ == 0 && results_.empty() && (!more || cancelled || failed || (!anyReady && !starting)))
+                return cancelled;
+            // Woken by a result, a slot becoming ready or failing; the timeout only polls the
+            // user's cancel flag and the MPI transport.
+            cvMain_.wait_for(lock, std::chrono::milliseconds(20), [&] { return wake_; });
+            wake_ = false;
             std::deque<std::pair<size_t, RunResult>> done;
             done.swap(results_);
             inFlight_ -= done.size();
+            if (!done.empty()) cv_.notify_all();  // slots held back by a full result queue
+            if (!cancelled && firstError_.empty()) assign(lock, more);  // refill before writing
             lock.unlock();
             for (auto& [idx, r] : done) t_.deliver(idx, std::move(r));
             t_.poll();
@@ -208,27 +243,42 @@ private:
     }
     struct SlotState {
         State state = Starting;
-        std::optional<size_t> job;
+        std::deque<size_t> queue;  // runs assigned to it, the front one running
     };
 
-    void slotLoop(size_t k, int device) {
+    std::unique_ptr<Slot> makeSlot(int device, const std::vector<int>& split) {
+#if FM_HAVE_CUDA
+        if (device >= 0) return std::make_unique<CudaSlot>(device, mesh_, opt_.outputs);
+#endif
+        return std::make_unique<WholeInputSlot>(mesh_, opt_.kernel, split);
+    }
+
+    void slotLoop(size_t k, int device, const std::vector<int>& split) {
         std::unique_ptr<Slot> slot;
         try {
-#if FM_HAVE_CUDA
-            if (device >= 0) slot = std::make_unique<CudaSlot>(device, mesh_, opt_.outputs);
-#endif
-            if (!slot) slot = std::make_unique<CpuSlot>(mesh_);
+            slot = makeSlot(device, split);
         } catch (const std::exception& e) {
             fail(k, device, e.what());
             return;
         }
         std::unique_lock<std::mutex> lock(m_);
         slots_[k].state = Ready;
+        wake_ = true;
         cvMain_.notify_all();
         for (;;) {
-            cv_.wait(lock, [&] { return stop_ || slots_[k].job.has_value(); });
-            if (!slots_[k].job) return;
-            size_t idx = *slots_[k].job;
+            // Waiting for a run while runs remain is idle time (the GPU has nothing to do).
+            auto waitStart = std::chrono::steady_clock::now();
+            cv_.wait(lock, [&] { return stop_ || (!slots_[k].queue.empty() && results_.size() < maxResults_); });
+            if (slots_[k].queue.empty()) return;
+            idleSeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - waitStart).count();
+            size_t idx = slots_[k].queue.front();
+            if (abort_) {  // cancelled or failed elsewhere: queued runs are dropped, not run
+                slots_[k].queue.pop_front();
+                --inFlight_;
+                wake_ = true;
+                cvMain_.notify_all();
+                continue;
+            }
             lock.unlock();
             RunResult r;
             std::string err;
@@ -240,14 +290,16 @@ private:
                 err = "run " + std::to_string(idx) + ": " + e.what();
             }
             lock.lock();
-            slots_[k].job.reset();
+            slots_[k].queue.pop_front();
             if (!err.empty()) {
-                --inFlight_;  // finished, with nothing to deliver
+                inFlight_ -= 1 + slots_[k].queue.size();  // finished, with nothing to deliver
+                slots_[k].queue.clear();
                 lock.unlock();
                 fail(k, device, err);
                 return;
             }
             results_.emplace_back(idx, std::move(r));
+            wake_ = true;
             cvMain_.notify_all();
         }
     }
@@ -256,6 +308,8 @@ private:
         if (firstError_.empty())
             firstError_ = device >= 0 ? "GPU " + std::to_string(device) + ": " + what : what;
         slots_[k].state = Dead;
+        abort_ = true;  // the other slots' runs stop early and their queued runs are dropped
+        wake_ = true;
         cvMain_.notify_all();
     }
 
@@ -268,11 +322,46 @@ private:
     std::mutex m_;
     std::condition_variable cv_, cvMain_;
     std::deque<std::pair<size_t, RunResult>> results_;
+    size_t queued_ = 2;      // runs a slot holds (running and next)
+    size_t maxResults_ = 8;  // finished runs not yet delivered: slots wait beyond this (memory bound)
     std::string firstError_;
     size_t inFlight_ = 0;  // runs assigned and not yet back
-    bool stop_ = false;
+    bool stop_ = false, wake_ = false;
+    double idleSeconds_ = 0;  // summed over slots: waiting for a run while runs remained
     std::atomic<bool> abort_{false};
 };
+
+// One slot per device with whole runs from a shared counter while the batch has at least as many
+// runs as devices; with fewer runs (a few long ones), one slot that splits every run's packets
+// over all the devices (Kernels/CUDA runCuda), so no device sits idle. The CPU: one slot.
+// Two slots per device (BatchOptions::slotsPerDevice) only where every run has the same
+// materials: the device's constant-memory materials are then never rewritten under a running
+// kernel (Kernels/CUDA/CudaKernel.cu uploads materials only when they change).
+bool sameMaterials(const std::vector<BatchRunSpec>& runs) {
+    for (const BatchRunSpec& r : runs) {
+        const auto& a = r.model.materials;
+        const auto& b = runs[0].model.materials;
+        if (a.size() != b.size() || (!a.empty() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) != 0))
+            return false;
+    }
+    return true;
+}
+
+unsigned slotsPerDevice(const BatchOptions& opt) {
+    const char* e = std::getenv("FM_BATCH_SLOTS_PER_DEVICE");  // benchmarks: bench/planning_loop.sh
+    const unsigned n = e && std::atoi(e) > 0 ? unsigned(std::atoi(e)) : opt.slotsPerDevice;
+    return std::min(std::max(n, 1u), 2u);
+}
+
+std::vector<int> slotPlan(const BatchOptions& opt, const std::vector<int>& devices, const std::vector<BatchRunSpec>& runs,
+                          bool ranks) {
+    if (opt.kernel != "cuda") return {-1};
+    if (devices.size() > 1 && runs.size() < devices.size() && !ranks) return {-1};
+    std::vector<int> plan = devices;
+    if (slotsPerDevice(opt) == 2 && runs.size() >= 2 * devices.size() && sameMaterials(runs))
+        plan.insert(plan.end(), devices.begin(), devices.end());  // every device's first slot starts first
+    return plan;
+}
 
 }  // namespace
 
@@ -313,9 +402,10 @@ BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& 
     if (!t) t = makeLocalBatchTransport(runs.size(), onResult);
 
     Dispatcher d(mesh, runs, opt, *t);
+    const std::vector<int> plan = slotPlan(opt, devices, runs, t->ranks() > 1);
     bool complete = false;
     try {
-        complete = d.run(devices);
+        complete = d.run(plan, devices);
     } catch (const std::exception& e) {
         // A result this rank could not write or receive: with other ranks waiting on it, end
         // the whole job rather than leave them hanging.
@@ -331,6 +421,9 @@ BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& 
     s.ranks = t->ranks();
     s.runsPerRank = t->runsPerRank();
     s.slots = opt.kernel == "cuda" ? devices.size() : 1;
+    s.splitRuns = plan.size() == 1 && plan[0] < 0 && devices.size() > 1;
+    s.slotsPerDevice = devices.empty() ? 1 : unsigned(std::max<size_t>(1, plan.size() / devices.size()));
+    s.idleSeconds = d.idleSeconds();
     s.cancelled = !complete || (t->root() && s.delivered < s.runs);
     s.kernel = opt.kernel == "cuda" && devices.size() > 1 ? "cuda x" + std::to_string(devices.size()) : opt.kernel;
     if (s.ranks > 1) s.kernel += " x" + std::to_string(s.ranks) + " ranks";

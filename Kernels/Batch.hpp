@@ -6,7 +6,8 @@
 // Where runs go:
 //   - one host, CPU kernel: one run at a time on all threads (a run is already parallel);
 //   - one host, CUDA kernel: each device keeps the mesh uploaded and takes the next run the
-//     moment it finishes one (a shared counter), so a faster GPU does more runs;
+//     moment it finishes one (a shared counter), so a faster GPU does more runs; a batch of
+//     fewer runs than devices splits each run's packets over all of them instead;
 //   - MPI ranks: whole runs are handed to ranks from one counter (a one-sided fetch-and-add on
 //     rank 0, or a fixed interleaving where the MPI library has no one-sided transport), and each
 //     finished run is sent to rank 0. Whole runs, not packet ranges: a run then never waits for
@@ -53,6 +54,11 @@ struct BatchOptions {
     KernelParams params;         // wmin, prwin, maxSteps, maxHits (each run's seed is its own)
     unsigned threads = 0;        // CPU threads per run, 0 = all
     std::vector<int> devices;    // CUDA devices (empty: device 0; {-1}: every device)
+    // CUDA: runs in flight per device, 1 or 2. With 2, the next run's packets start while the last
+    // ones of the run before finish and while its tallies come back (no idle tail or gap between
+    // runs), at the cost of a second copy of the mesh and tallies per device; used only when every
+    // run has the same materials (else 1). FM_BATCH_SLOTS_PER_DEVICE in the environment overrides.
+    unsigned slotsPerDevice = 1;
     OutputSelection outputs;
     // Runs finished so far, on the calling thread (rank 0 only); must be cheap.
     std::function<void(size_t runsDone, size_t runsTotal)> progress;
@@ -69,6 +75,11 @@ struct BatchSummary {
     size_t ranks = 1;
     std::vector<size_t> runsPerRank;  // rank 0: how many runs each rank did (load balance)
     size_t slots = 1;         // devices (CUDA) or 1 (CPU) per rank
+    bool splitRuns = false;   // fewer runs than devices: each run's packets shared by all devices
+    unsigned slotsPerDevice = 1;  // runs in flight per device (BatchOptions::slotsPerDevice)
+    // Summed over slots: time a slot waited for its next run while runs remained (rank 0's own
+    // slots). Near zero when runs are handed out fast enough to keep every device busy.
+    double idleSeconds = 0;
     double seconds = 0;
     bool cancelled = false;
     std::string kernel;       // e.g. "cpu", "cuda x2"

@@ -6,10 +6,15 @@
 #include <cstdlib>
 #include <memory>
 #include <condition_variable>
+#include <cstring>
+#include <future>
+#include <map>
 #include <mutex>
 #include <thread>
 
 #include "Kernels/Core/TallyScorer.hpp"
+#include "Kernels/DeviceModelCache.hpp"
+#include "Kernels/DeviceVisibility.hpp"
 
 namespace fm {
 
@@ -31,8 +36,10 @@ bool cudaDeviceAvailable(std::string* why) {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
-        if (why) *why = e != cudaSuccess ? std::string("no usable CUDA device: ") + cudaGetErrorString(e)
-                                         : std::string("no CUDA device present");
+        const std::string note = visibleDevicesNote();
+        if (why) *why = (e != cudaSuccess ? std::string("no usable CUDA device: ") + cudaGetErrorString(e)
+                                          : std::string("no CUDA device present")) +
+                        (note.empty() ? std::string() : " (" + note + ")");
         cudaGetLastError();
         return false;
     }
@@ -41,6 +48,25 @@ bool cudaDeviceAvailable(std::string* why) {
 
 
 namespace {
+
+// The materials last copied into each device's constant memory (this file's c_materials): a
+// run whose materials are the same sends none (a batch over sources only, a Tcl loop moving a
+// source). Runs on one device are ordered, except a batch's two slots on one device, which it
+// allows only when every run has the same materials.
+// Every upload into c_materials in this file goes through it.
+void uploadMaterialsOnce(const std::vector<MaterialRecord>& m, cudaStream_t s) {
+    static std::mutex lock;
+    static std::map<int, std::vector<MaterialRecord>> last;
+    int device = 0;
+    cudaCheck(cudaGetDevice(&device), "get device");
+    std::lock_guard<std::mutex> g(lock);
+    std::vector<MaterialRecord>& l = last[device];
+    if (!m.empty() && l.size() == m.size() && std::memcmp(l.data(), m.data(), m.size() * sizeof(MaterialRecord)) == 0)
+        return;
+    l.clear();  // unknown until the copy is queued
+    uploadMaterials(m, s);
+    l = m;
+}
 
 // One GPU's share of a run: the mesh uploaded once, tallies and ledger accumulated over every
 // packet range it is given, then added into the result. A batch keeps it and swaps materials
@@ -58,9 +84,17 @@ public:
     // Materials and sources of the next run; tallies start from zero.
     void load(const std::vector<MaterialRecord>& mats, const std::vector<EmitterRecord>& e,
               const std::vector<double>& ecdf, const std::vector<Piece>& p, const std::vector<double>& pcdf) {
-        src_.reset();
-        src_ = std::make_unique<DeviceSources>(e, ecdf, p, pcdf, s_);
-        uploadMaterials(mats, s_);
+        if (src_ && src_->emitters.size() == e.size() && src_->emitterCdf.size() == ecdf.size() &&
+            src_->pieces.size() == p.size() && src_->pieceCdf.size() == pcdf.size()) {
+            src_->emitters.upload(e, s_);  // the same shapes (e.g. one point source per run): no reallocation
+            src_->emitterCdf.upload(ecdf, s_);
+            src_->pieces.upload(p, s_);
+            src_->pieceCdf.upload(pcdf, s_);
+        } else {
+            src_.reset();
+            src_ = std::make_unique<DeviceSources>(e, ecdf, p, pcdf, s_);
+        }
+        uploadMaterialsOnce(mats, s_);
         nMaterials_ = uint32_t(mats.size());
         clear();
     }
@@ -150,13 +184,74 @@ std::vector<int> resolveDevicesImpl(const std::vector<int>& requested) {
         ds.clear();
         for (int d = 0; d < n; ++d) ds.push_back(d);
     }
+    const std::string note = visibleDevicesNote();
     for (int d : ds)
         if (d < 0 || d >= n)
-            throw Error("CUDA device " + std::to_string(d) + " does not exist (" + std::to_string(n) + " present)");
+            throw Error("CUDA device " + std::to_string(d) + " does not exist (" + std::to_string(n) + " present" +
+                        (note.empty() ? std::string() : "; " + note) + ")");
     return ds;
 }
 
+// Uploaded models kept between runs (Kernels/DeviceModelCache.hpp). Never destroyed: at the
+// process's exit the driver frees device memory anyway, and a static destructor would run after
+// the CUDA runtime has shut down.
+DeviceModelCache<DeviceRun>& deviceRunCache() {
+    static auto* cache = new DeviceModelCache<DeviceRun>;
+    return *cache;
+}
+
+DeviceModelKey deviceRunKey(int device, const KernelInput& mesh, const OutputSelection& o) {
+    DeviceModelKey k;
+    k.device = device;
+    k.cells = mesh.cells.size();
+    k.faces = mesh.faceCount;
+    k.outputs = (o.volume ? 1u : 0u) | (o.surface ? 2u : 0u) | (o.directed ? 4u : 0u);
+    return k;
+}
+// The cells' content hash, computed on another thread while the mesh uploads and the run goes:
+// it is waited for before the upload only where the device holds a model of the same sizes.
+// `mesh` must outlive the future (its last copy waits for the hash when destroyed).
+std::shared_future<uint64_t> cellsHash(const KernelInput& mesh) {
+    return std::async(std::launch::async | std::launch::deferred, [&mesh] {  // deferred: no thread to spare
+        return hashBytes(mesh.cells.data(), mesh.cells.size() * sizeof(TetraRecord));
+    }).share();
+}
+
+// The model of `key` on the current device: the cached one, or a new upload. Fills key.hash.
+std::unique_ptr<DeviceRun> takeDeviceRun(DeviceModelKey& key, std::shared_future<uint64_t> hash, const KernelInput& mesh,
+                                         const OutputSelection& o) {
+    std::unique_ptr<DeviceRun> stale;
+    if (deviceRunCache().mayMatch(key)) key.hash = hash.get();
+    std::unique_ptr<DeviceRun> r = deviceRunCache().take(key, &stale);
+    stale.reset();  // another mesh's memory freed before this one is allocated
+    if (r) return r;
+    r = std::make_unique<DeviceRun>(mesh, o);
+    deviceRunCache().built();
+    return r;
+}
+// Back into the cache after a clean run (the current device is key.device).
+void giveDeviceRun(DeviceModelKey key, std::shared_future<uint64_t> hash, std::unique_ptr<DeviceRun> r) {
+    key.hash = hash.get();
+    deviceRunCache().give(key, std::move(r)).reset();
+}
+
 }  // namespace
+
+CudaModelCacheStats cudaModelCacheStats() {
+    return CudaModelCacheStats{deviceRunCache().builds(), deviceRunCache().reuses()};
+}
+
+void cudaReleaseCachedModels() {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return;
+    }
+    for (int d = 0; d < n; ++d) {
+        std::unique_ptr<DeviceRun> r = deviceRunCache().drop(d);
+        if (r && cudaSetDevice(d) == cudaSuccess) r.reset();
+    }
+}
 
 // Packets are handed out in chunks from one counter, so a faster (or less busy) GPU takes more
 // of them; every packet keeps its own index and random stream, so the tallies are the same
@@ -211,6 +306,10 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         }
     };
     std::vector<std::unique_ptr<DeviceRun>> runs(devices.size());
+    std::vector<DeviceModelKey> keys(devices.size());
+    const std::shared_future<uint64_t> hash = cellsHash(in);
+    std::vector<std::shared_future<uint64_t>> hashes(devices.size(), hash);  // a copy per device thread
+    for (size_t k = 0; k < devices.size(); ++k) keys[k] = deviceRunKey(devices[k], in, opt.outputs);
     std::vector<std::string> errors(devices.size());
     std::vector<double> upload(devices.size()), kernel(devices.size());
     std::vector<int> blocksPerSm(devices.size());
@@ -218,7 +317,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         try {
             cudaCheck(cudaSetDevice(devices[k]), "select device");
             auto tu = Clock::now();
-            runs[k] = std::make_unique<DeviceRun>(in, opt.outputs);
+            runs[k] = takeDeviceRun(keys[k], hashes[k], in, opt.outputs);  // the mesh kept from an earlier run, if any
             runs[k]->load(in);
             upload[k] = since(tu);
             for (;;) {
@@ -275,6 +374,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         cudaCheck(cudaSetDevice(devices[k]), "select device");
         runs[k]->addTo(r);
         if (batches > 1) q.add(runs[k]->batchSums());
+        giveDeviceRun(keys[k], hashes[k], std::move(runs[k]));
     }
     r.uploadSeconds = *std::max_element(upload.begin(), upload.end());
     r.kernelSeconds = *std::max_element(kernel.begin(), kernel.end());
@@ -293,7 +393,10 @@ std::vector<int> cudaResolveDevices(const std::vector<int>& requested) { return 
 
 struct CudaModelOnDevice::Impl {
     int device;
+    DeviceModelKey key;
+    std::shared_future<uint64_t> hash;  // of the batch's mesh, which outlives this model
     std::unique_ptr<DeviceRun> run;
+    bool clean = true;  // no run failed: the model may go back to the cache
 };
 
 CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const OutputSelection& outputs)
@@ -302,12 +405,14 @@ CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const 
     if (!cudaDeviceAvailable(&why)) throw Error("kernel cuda: " + why);
     impl_->device = device;
     cudaCheck(cudaSetDevice(device), "select device");
-    impl_->run = std::make_unique<DeviceRun>(mesh, outputs);
+    impl_->key = deviceRunKey(device, mesh, outputs);
+    impl_->hash = cellsHash(mesh);
+    impl_->run = takeDeviceRun(impl_->key, impl_->hash, mesh, outputs);
 }
 
 CudaModelOnDevice::~CudaModelOnDevice() {
-    if (impl_ && impl_->run) {
-        cudaSetDevice(impl_->device);
+    if (impl_ && impl_->run && cudaSetDevice(impl_->device) == cudaSuccess) {
+        if (impl_->clean) giveDeviceRun(impl_->key, impl_->hash, std::move(impl_->run));
         impl_->run.reset();
     }
 }
@@ -319,6 +424,7 @@ RunResult CudaModelOnDevice::run(const RunVariant& v, const RunOptions& opt) {
     auto t0 = Clock::now();
     cudaCheck(cudaSetDevice(impl_->device), "select device");
     DeviceRun& d = *impl_->run;
+    impl_->clean = false;  // until this run ends without an error
     d.load(v.materials, v.emitters, v.emitterCdf, v.pieces, v.pieceCdf);
     RunResult r;
     r.kernel = "cuda";
@@ -348,6 +454,7 @@ RunResult CudaModelOnDevice::run(const RunVariant& v, const RunOptions& opt) {
     r.cancelled = r.packetsDone < opt.packets;
     if (batches > 1) setTallyErrors(r, d.batchSums());
     r.seconds = since(t0);
+    impl_->clean = true;
     return r;
 }
 

@@ -22,6 +22,17 @@ void warmUpCudaDevices(const std::vector<int>& devices);
 // materials for constant memory.
 RunResult runCuda(const KernelInput& in, const RunOptions& opt);
 
+// Each device keeps the last mesh a run uploaded to it (with its tally buffers), and a later run
+// or batch on the same packed mesh and tallies reuses it (Kernels/DeviceModelCache.hpp): a Tcl
+// loop, new kernel objects or BatchRunners on one mesh upload it once per device.
+struct CudaModelCacheStats {
+    size_t uploads = 0;  // models built (mesh uploads) since the process started
+    size_t reuses = 0;   // runs that found their mesh already on the device
+};
+CudaModelCacheStats cudaModelCacheStats();
+// Frees the meshes kept on the devices (the next run uploads again).
+void cudaReleaseCachedModels();
+
 constexpr unsigned kMaxCudaMaterials = 256;
 
 // Device ids for a request (empty: {0}; {-1}: every device); throws naming a missing device.

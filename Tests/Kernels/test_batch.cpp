@@ -10,23 +10,14 @@
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/Batch.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Tests/Kernels/BatchTestModel.hpp"
 
 using namespace fm;
 
 namespace {
-struct BatchFixture {
-    TetraMesh mesh = makeBoxMesh({-5, -5, -5}, {5, 5, 5}, 5, 5, 5, [](const Point3& c) {
-        return c[0] * c[0] + c[1] * c[1] + c[2] * c[2] < 9 ? 2u : 1u;
-    });
-    MaterialSet mats, mats2;
+struct BatchFixture : fmtest::BatchTestModel {
     std::vector<SourcePtr> sources;
     BatchFixture() {
-        mats.exterior(Material(0, 0, 0, 1.0));
-        mats.append(Material(0.05, 5, 0.8, 1.4));
-        mats.append(Material(0.5, 20, 0.9, 1.37));
-        mats2.exterior(Material(0, 0, 0, 1.0));
-        mats2.append(Material(0.1, 8, 0.7, 1.33));
-        mats2.append(Material(0.3, 10, 0.9, 1.5));
         auto p = std::make_shared<PointSource>();
         p->position = {0.1, 0.2, 0.3};
         auto b = std::make_shared<PencilBeamSource>();  // from outside: specular entry depends on n

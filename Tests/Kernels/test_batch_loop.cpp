@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Planning loops (issue 29): the device-model cache's keying and eviction
+// (Kernels/DeviceModelCache.hpp), which devices a command makes visible to CUDA
+// (Kernels/DeviceVisibility.hpp), and the batch dispatcher: a slot starts its next run while
+// earlier results are being written, and a batch written as results arrive is bit for bit the
+// same as its runs made one by one.
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "Geometry/BatchModel.hpp"
+#include "Geometry/MeshBuilder.hpp"
+#include "Geometry/ModelPacker.hpp"
+#include "Kernels/Batch.hpp"
+#include "Kernels/DeviceModelCache.hpp"
+#include "Kernels/DeviceVisibility.hpp"
+#include "Kernels/Dispatch.hpp"
+#include "Tests/Kernels/BatchTestModel.hpp"
+
+using namespace fm;
+
+namespace {
+struct FakeModel {
+    int id;
+};
+DeviceModelKey key(int device, uint64_t hash, unsigned outputs = 1) {
+    DeviceModelKey k;
+    k.device = device;
+    k.hash = hash;
+    k.cells = 10;
+    k.faces = 20;
+    k.outputs = outputs;
+    return k;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(model_cache_reuses_the_same_mesh_on_the_same_device_only) {
+    DeviceModelCache<FakeModel> c;
+    BOOST_CHECK(!c.take(key(0, 7)));  // empty: build
+    c.built();
+    BOOST_CHECK(!c.give(key(0, 7), std::make_unique<FakeModel>(FakeModel{1})));
+    BOOST_CHECK(c.mayMatch(key(0, 99)));    // same sizes: the hash decides (it is then computed)
+    BOOST_CHECK(!c.mayMatch(key(0, 7, 3)));  // other tallies
+    BOOST_CHECK(!c.mayMatch(key(1, 7)));     // nothing kept on device 1
+    BOOST_CHECK(!c.take(key(1, 7)));           // another device
+    std::unique_ptr<FakeModel> stale;
+    BOOST_CHECK(!c.take(key(0, 7, 3), &stale));  // other tallies: not interchangeable, evicted
+    BOOST_REQUIRE(stale);
+    BOOST_CHECK_EQUAL(stale->id, 1);
+    BOOST_CHECK(!c.take(key(0, 7)));  // gone with the eviction
+    c.give(key(0, 7), std::make_unique<FakeModel>(FakeModel{2}));
+    auto m = c.take(key(0, 7));
+    BOOST_REQUIRE(m);
+    BOOST_CHECK_EQUAL(m->id, 2);
+    BOOST_CHECK(!c.take(key(0, 7)));  // lent out: a second user builds its own
+    c.give(key(0, 7), std::move(m));
+    // A different mesh given back on the same device replaces (returns) the idle one.
+    auto old = c.give(key(0, 8), std::make_unique<FakeModel>(FakeModel{3}));
+    BOOST_REQUIRE(old);
+    BOOST_CHECK_EQUAL(old->id, 2);
+    BOOST_CHECK(!c.take(key(0, 7)));
+    BOOST_CHECK_EQUAL(c.builds(), 1u);
+    BOOST_CHECK_EQUAL(c.reuses(), 1u);
+    BOOST_CHECK(c.drop(1) == nullptr);
+}
+
+BOOST_AUTO_TEST_CASE(content_hash_sees_every_byte) {
+    std::vector<unsigned char> a(1000);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<unsigned char>(i * 37 + 11);
+    for (size_t n : {size_t(0), size_t(5), size_t(8), size_t(33), size_t(999), size_t(1000)}) {
+        std::vector<unsigned char> b(a.begin(), a.begin() + n);
+        BOOST_CHECK_EQUAL(hashBytes(a.data(), n), hashBytes(b.data(), n));
+        for (size_t i = 0; i < n; i += (n / 7) + 1) {  // any one byte changed changes the hash
+            b[i] ^= 1;
+            BOOST_CHECK_NE(hashBytes(a.data(), n), hashBytes(b.data(), n));
+            b[i] ^= 1;
+        }
+    }
+    BOOST_CHECK_NE(hashBytes(a.data(), 16), hashBytes(a.data(), 17));  // the length counts
+}
+
+BOOST_AUTO_TEST_CASE(only_the_named_devices_are_made_visible) {
+    BOOST_CHECK_EQUAL(*visibleDevicesFor({}, nullptr), "0");  // the default device alone
+    BOOST_CHECK_EQUAL(*visibleDevicesFor({2}, nullptr), "2");
+    BOOST_CHECK_EQUAL(*visibleDevicesFor({3, 1}, nullptr), "3,1");
+    BOOST_CHECK(!visibleDevicesFor({-1}, nullptr));       // every device: nothing to narrow
+    BOOST_CHECK(!visibleDevicesFor({1, 1}, nullptr));     // a repeated id: left to the run's checks
+    // Ids index the list the user already set (numbers, UUIDs or MIG names alike).
+    BOOST_CHECK_EQUAL(*visibleDevicesFor({1}, "4,6"), "6");
+    BOOST_CHECK_EQUAL(*visibleDevicesFor({1, 0}, "GPU-aa, GPU-bb"), "GPU-bb,GPU-aa");
+    BOOST_CHECK(!visibleDevicesFor({2}, "4,6"));  // not there: CUDA reports the missing device
+    BOOST_CHECK(!visibleDevicesFor({0}, ""));     // no device visible: left as the user set it
+    BOOST_CHECK(!visibleDevicesFor({0}, "1,,2"));
+}
+
+namespace {
+struct LoopFixture : fmtest::BatchTestModel {
+    std::vector<SourcePtr> sources;
+    void pointSources(size_t n) {
+        for (size_t i = 0; i < n; ++i) {
+            auto p = std::make_shared<PointSource>();
+            p->position = {-4 + 8.0 * double(i) / double(n), 0.1 * double(i % 7) - 0.3, 0.2};
+            sources.push_back(p);
+        }
+    }
+};
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(batch_loop, LoopFixture)
+
+// 50 runs (25 sources x 2 material sets) handed to a writer thread as they finish, against the
+// 50 runs made one at a time: identical tallies, ledgers and events.
+BOOST_AUTO_TEST_CASE(fifty_runs_written_as_they_finish_equal_fifty_single_runs) {
+    pointSources(25);
+    const uint64_t packets = 400, seed = 9;
+    BatchModel bm = packBatch(mesh, {mats, mats2}, sources, {packets}, seed);
+    BatchOptions o;
+    o.threads = 2;
+    o.outputs.directed = false;
+    std::map<size_t, RunResult> got;
+    BatchSummary s = runBatch(bm.mesh, bm.runs, o, [&](size_t i, RunResult&& r) {
+        BOOST_CHECK(got.count(i) == 0);  // each run once
+        got[i] = std::move(r);
+    });
+    BOOST_REQUIRE_EQUAL(s.delivered, 50u);
+    BOOST_REQUIRE_EQUAL(got.size(), 50u);
+    for (size_t m = 0; m < 2; ++m)
+        for (size_t k = 0; k < sources.size(); ++k) {
+            KernelInput in = packModel(mesh, m ? mats2 : mats, *sources[k]);
+            RunOptions ro;
+            ro.packets = packets;
+            ro.params.seed = seed;
+            ro.threads = 2;
+            ro.outputs.directed = false;
+            const RunResult one = runKernel("cpu", in, ro);
+            const RunResult& b = got.at(bm.run(m, k));
+            BOOST_CHECK(b.volume == one.volume);  // bit for bit
+            BOOST_CHECK(b.surface == one.surface);
+            BOOST_CHECK_EQUAL(b.ledger.absorbed, one.ledger.absorbed);
+            BOOST_CHECK_EQUAL(b.ledger.exited, one.ledger.exited);
+            BOOST_CHECK_EQUAL(b.events.absorb, one.events.absorb);
+        }
+}
+
+// The results are written (here: a 4 ms stand-in) while the next run already runs: before, each
+// run waited for the previous one's writing, so the slot idled the writing time per run.
+BOOST_AUTO_TEST_CASE(a_slow_writer_does_not_idle_the_runs) {
+    pointSources(16);
+    BatchModel bm = packBatch(mesh, {mats}, sources, {3000}, 3);
+    BatchOptions o;
+    o.threads = 1;
+    o.outputs.directed = false;
+    const auto write = std::chrono::milliseconds(4);
+    double runSeconds = 0;
+    BatchSummary s = runBatch(bm.mesh, bm.runs, o, [&](size_t, RunResult&& r) {
+        runSeconds += r.seconds;
+        std::this_thread::sleep_for(write);
+    });
+    BOOST_REQUIRE_EQUAL(s.delivered, 16u);
+    const double perRun = s.idleSeconds / 16, mean = runSeconds / 16;
+    BOOST_TEST_MESSAGE("slot idle " << perRun * 1e3 << " ms per run; a run " << mean * 1e3 << " ms; writing 4 ms");
+    // Runs slower than the writer never wait for it; a writer slower than the runs holds them
+    // back only by the difference.
+    BOOST_CHECK_LT(perRun, std::max(0.0, 0.004 - mean) + 0.0015);
+}
+
+// A CPU run ends when its last worker does: the calling thread used to poll every 20 ms, so
+// every run took at least ~20 ms and a batch of short runs idled that long per run.
+BOOST_AUTO_TEST_CASE(short_cpu_runs_do_not_wait_for_a_poll) {
+    pointSources(30);
+    BatchModel bm = packBatch(mesh, {mats}, sources, {1}, 3);  // one packet per run
+    BatchOptions o;
+    o.threads = 2;
+    o.outputs.directed = false;
+    BatchSummary s = runBatch(bm.mesh, bm.runs, o, {});
+    BOOST_REQUIRE_EQUAL(s.delivered, 30u);
+    BOOST_TEST_MESSAGE("30 one-packet runs in " << s.seconds << " s");
+    BOOST_CHECK_LT(s.seconds, 0.3);  // a 20 ms poll per run: >= 0.6 s
+}
+
+BOOST_AUTO_TEST_CASE(cancel_drops_queued_runs) {
+    pointSources(12);
+    BatchModel bm = packBatch(mesh, {mats}, sources, {2000}, 3);
+    BatchOptions o;
+    o.threads = 1;
+    o.outputs.directed = false;
+    std::atomic<bool> stop{false};
+    o.cancel = &stop;
+    size_t complete = 0, delivered = 0;
+    BatchSummary s = runBatch(bm.mesh, bm.runs, o, [&](size_t, RunResult&& r) {
+        ++delivered;
+        complete += r.cancelled ? 0 : 1;
+        stop = true;  // after the first result
+    });
+    BOOST_CHECK(s.cancelled);
+    BOOST_CHECK_GE(complete, 1u);
+    BOOST_CHECK_LT(delivered, 12u);  // the queued and unclaimed runs never ran
+}
+
+BOOST_AUTO_TEST_SUITE_END()
