@@ -90,13 +90,6 @@ std::vector<double> perTetra(const fm::TetraMesh& m, py::handle v, const std::st
     return withDummy(v, m.tetraCount(), what);
 }
 
-// A freshly computed per-tetra vector handed to numpy without a copy (dummy 0 hidden).
-py::array_t<double> owned(std::vector<double>&& v, size_t skip) {
-    auto* heap = new std::vector<double>(std::move(v));
-    py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<double>*>(p); });
-    return view(heap->data() + skip, heap->size() - skip, owner);
-}
-
 uint32_t regionArg(const fm::TetraMesh& m, int64_t r) {
     if (r < 0 || r >= int64_t(m.regionCount()))
         throw py::value_error("region " + std::to_string(r) + " is not in the mesh (0.." +

@@ -35,6 +35,12 @@ uint64_t countArg(py::handle h, const std::string& what, uint64_t lo) {
     return v.cast<uint64_t>();
 }
 
+py::array_t<double> owned(std::vector<double>&& v, size_t skip) {
+    auto* heap = new std::vector<double>(std::move(v));
+    py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<double>*>(p); });
+    return view(heap->data() + skip, heap->size() - skip, owner);
+}
+
 std::vector<double> withDummy(py::handle values, size_t expected, const std::string& what) {
     py::array_t<double, py::array::c_style | py::array::forcecast> a;
     try {
@@ -91,4 +97,7 @@ PYBIND11_MODULE(_fullmonte, m) {
     fmpy::bindGeometry(m);
     fmpy::bindRun(m);
     fmpy::bindStorage(m);
+    fmpy::bindBatch(m);
+    fmpy::bindMeshing(m);
+    fmpy::bindPlanning(m);
 }

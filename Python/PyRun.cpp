@@ -18,12 +18,6 @@
 namespace fmpy {
 namespace {
 
-struct Result {
-    std::shared_ptr<const fm::TetraMesh> mesh;
-    std::shared_ptr<const fm::MaterialSet> materials;
-    fm::RunResult run;
-};
-
 py::dict ledgerDict(const fm::Ledger& l) {
     py::dict d;
     d["launched"] = l.launched;
@@ -193,15 +187,7 @@ std::unique_ptr<Simulation> makeSimulation(std::shared_ptr<const fm::TetraMesh> 
                                            bool surface, const std::vector<int64_t>& directedFaces) {
     if (!mesh) throw py::value_error("Simulation: mesh is None");
     if (!mats) throw py::value_error("Simulation: materials is None");
-    fm::RunOptions opt;
-    opt.packets = countArg(packets, "packets", 1);
-    opt.params.seed = countArg(seed, "seed", 0);
-    opt.threads = threads;
-    opt.devices = devices;
-    opt.params.wmin = float(wmin);
-    opt.params.prwin = float(prwin);
-    opt.params.maxSteps = maxSteps;
-    opt.params.maxHits = maxHits;
+    fm::RunOptions opt = runOptions(packets, seed, threads, devices, wmin, prwin, maxSteps, maxHits);
     opt.outputs.volume = volume;
     opt.outputs.surface = surface;
     std::vector<uint32_t> directed;
@@ -241,9 +227,7 @@ read-only numpy views. Normalise with fluence(energy=...) or scale = energy / pa
         .def_property_readonly("mesh", [](const Result& r) { return std::const_pointer_cast<fm::TetraMesh>(r.mesh); })
         .def("fluence", [](const Result& r, double energy) {
             double scale = scaleFor(r, energy);
-            auto* heap = new std::vector<double>(fm::volumeFluence(*r.mesh, *r.materials, r.run.volume, scale));
-            py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<double>*>(p); });
-            return view(heap->data() + 1, heap->size() - 1, owner);
+            return owned(fm::volumeFluence(*r.mesh, *r.materials, r.run.volume, scale), 1);
         }, py::arg("energy") = 1.0,
            "Fluence per tetra in J/mm^2 for a run delivering `energy` J (W/mm^2 for W); x100 gives J/cm^2. "
            "NaN where mu_a = 0")
@@ -254,6 +238,68 @@ read-only numpy views. Normalise with fluence(energy=...) or scale = energy / pa
 }
 
 }  // namespace
+
+void runCancellable(const std::function<void()>& work, std::atomic<bool>& cancel, const std::function<void()>& tick) {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool finished = false;
+    std::exception_ptr error;
+    std::thread worker([&] {
+        try {
+            work();
+        } catch (...) {
+            error = std::current_exception();
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        finished = true;
+        cv.notify_all();
+    });
+    bool interrupted = false;
+    for (;;) {
+        {
+            py::gil_scoped_release nogil;
+            std::unique_lock<std::mutex> lock(mu);
+            cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return finished; });
+            if (finished) break;
+        }
+        if (!interrupted && PyErr_CheckSignals() != 0) {
+            interrupted = true;  // the KeyboardInterrupt stays pending until the worker stops
+            cancel = true;
+            continue;
+        }
+        if (tick && !interrupted) try {
+                tick();
+            } catch (...) {
+                cancel = true;  // a failing callback stops the work; its error is raised below
+                {
+                    py::gil_scoped_release nogil;
+                    worker.join();
+                }
+                throw;
+            }
+    }
+    {
+        py::gil_scoped_release nogil;
+        worker.join();
+    }
+    if (interrupted) throw py::error_already_set();
+    if (error) std::rethrow_exception(error);
+    if (tick) tick();
+}
+
+fm::RunOptions runOptions(py::handle packets, py::handle seed, unsigned threads, const std::vector<int>& devices,
+                          double wmin, double prwin, uint32_t maxSteps, uint32_t maxHits) {
+    fm::RunOptions opt;
+    opt.packets = countArg(packets, "packets", 1);
+    opt.params.seed = countArg(seed, "seed", 0);
+    opt.threads = threads;
+    opt.devices = devices;
+    opt.params.wmin = float(wmin);
+    opt.params.prwin = float(prwin);
+    opt.params.maxSteps = maxSteps;
+    opt.params.maxHits = maxHits;
+    return opt;
+}
 
 void bindRun(py::module_& m) {
     bindResult(m);

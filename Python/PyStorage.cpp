@@ -11,6 +11,7 @@
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Storage/Text/TextFile.hpp"
 #ifdef FM_PY_VTK
+#include "Storage/VTK/FluenceRenderer.hpp"
 #include "Storage/VTK/VTKMeshReader.hpp"
 #include "Storage/VTK/VTKMeshWriter.hpp"
 #endif
@@ -135,6 +136,46 @@ void bindStorage(py::module_& m) {
         w.write();
     }, py::arg("path"), py::arg("mesh"), py::arg("arrays") = py::dict(),
        "Writes the mesh (.vtu or .vtk by extension) with per-tetra arrays {name: values}; name them with units");
+    m.def("render_fluence", [](const std::string& png, const fm::TetraMesh& mesh, py::handle values,
+                               const std::string& title, py::handle origin, py::handle normal, int64_t surfaceRegion,
+                               unsigned width, unsigned height, bool logScale, py::handle range, bool outlines) {
+        fm::FluenceRenderer r;
+        r.filename(png);
+        r.mesh(mesh);
+        r.data(perTetraCopy(mesh, values, "render_fluence values"), title);
+        if (surfaceRegion >= 0) {
+            if (surfaceRegion >= int64_t(mesh.regionCount()))
+                throw py::value_error("render_fluence: surface_region " + std::to_string(surfaceRegion) +
+                                      " is not in the mesh (0.." + std::to_string(mesh.regionCount() - 1) + ")");
+            r.surface(uint32_t(surfaceRegion));
+        } else if (origin.is_none()) {
+            r.sliceThroughCentre(point3(normal, "render_fluence normal"));
+        } else {
+            r.slice(point3(origin, "render_fluence origin"), point3(normal, "render_fluence normal"));
+        }
+        if (width < 16 || width > 8000 || height < 16 || height > 8000)
+            throw py::value_error("render_fluence: width and height must be in 16..8000 pixels");
+        r.size(width, height);
+        r.logScale(logScale);
+        if (!range.is_none()) {
+            auto lh = range.cast<std::pair<double, double>>();
+            r.range(lh.first, lh.second);
+        }
+        r.showRegionOutlines(outlines);
+        {
+            py::gil_scoped_release nogil;
+            r.write();
+        }
+        return py::make_tuple(r.usedMin(), r.usedMax());
+    }, py::arg("png"), py::arg("mesh"), py::arg("values"), py::kw_only(), py::arg("title") = "Fluence",
+       py::arg("origin") = py::none(), py::arg("normal") = std::vector<double>{0, 0, 1},
+       py::arg("surface_region") = -1, py::arg("width") = 800, py::arg("height") = 600, py::arg("log_scale") = true,
+       py::arg("range") = py::none(), py::arg("outlines") = true,
+       "Renders per-tetra values to a PNG with VTK (FluenceRenderer): a slice through origin (default the "
+       "centre) with normal, or with surface_region >= 0 that region's boundary (0: the mesh's). Needs an X "
+       "display (headless: run under xvfb-run -a; without one it raises fm.Error). The title labels the "
+       "colour bar: give the unit. Returns the colour range used (lo, hi). For pictures without a display "
+       "use render_dose_slice (cairo, planner builds).");
 #endif
     bindMcml(m);
 }

@@ -345,3 +345,36 @@ def test_mesh_checks_cracks_repair_and_source_warnings(tmp_path):
     with pytest.warns(RuntimeWarning, match="outside"):
         sim = fm.Simulation(mesh, mats, fm.BallSource((5, 0, 0), 2.0), packets=100)
     assert any("outside" in w for w in sim.warnings)
+
+
+def _run_dvh_example(tmp_path, block_matplotlib):
+    script = os.path.join(os.environ.get("FM_SOURCE_DIR", ""), "Examples", "dvh.py")
+    # sys.modules["matplotlib"] = None makes `import matplotlib` raise ImportError, as when absent.
+    pre = "import sys; sys.modules['matplotlib'] = None; " if block_matplotlib else "import sys; "
+    code = pre + f"sys.argv = [{script!r}, {str(tmp_path)!r}, '3000']; import runpy; runpy.run_path({script!r})"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    rows = [ln.split() for ln in p.stdout.splitlines() if ln.startswith("  ") and ln.split()[0] in
+            ("muscle", "tumour", "skin")]
+    assert [r[0] for r in rows] == ["muscle", "tumour", "skin"]
+    for r in rows:
+        frac = [float(x) for x in r[1:9]]
+        assert all(0 <= f <= 100 for f in frac) and frac == sorted(frac, reverse=True)
+        d90, d50 = float(r[9]), float(r[10])
+        assert 0 <= d90 <= d50 and (d90 > 0 or r[0] != "tumour")
+    assert "J/cm^2" in p.stdout and "100 J" in p.stdout
+    return p.stdout
+
+
+def test_dvh_example_prints_the_table_without_matplotlib(tmp_path):
+    out = _run_dvh_example(tmp_path, block_matplotlib=True)
+    assert "matplotlib is not installed" in out and not (tmp_path / "dvh.png").exists()
+
+
+def test_dvh_example_plots_with_matplotlib(tmp_path):
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        pytest.skip("matplotlib is not installed (apt-get install python3-matplotlib): the plot is not checked")
+    out = _run_dvh_example(tmp_path, block_matplotlib=False)
+    assert "wrote" in out and open(tmp_path / "dvh.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,181 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Batches and the fluence matrix, fluence-matrix files, packet traces, Ctrl-C of a batch."""
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import BUILD, fm
+
+
+def _sources():
+    return [fm.PointSource((0.5, -0.5, -2)), fm.BallSource((2, 1, 3), 1.5), fm.PencilBeam((0, 0, -10), (0, 0, 1))]
+
+
+def test_batch_runs_equal_single_runs_and_matrix_is_their_fluence(slab_model):
+    """Every batch run is bit-identical to the single run of its source and materials (same seed,
+    threads); the fluence matrix is each run's E / (V mu_a) per packet, tetras x runs."""
+    mesh, mats = slab_model
+    other = fm.MaterialSet([fm.Material(0.04, 6.0, 0.85, 1.4), fm.Material(0.2, 9.0, 0.9, 1.4)])
+    seen = []
+    b = fm.run_batch(mesh, [mats, other], _sources(), packets=1500, seed=21, threads=1,
+                     progress=lambda d, t: seen.append((d, t)))
+    assert len(b) == 6 and b.sources == 3 and b.material_sets == 2
+    assert seen and seen[-1] == (6, 6)
+    for m, ms in enumerate([mats, other]):
+        for s, src in enumerate(_sources()):
+            single = fm.run(mesh, ms, src, packets=1500, seed=21, threads=1)
+            r = b.run(m, s)
+            assert r is not None and np.array_equal(r.volume_energy, single.volume_energy)
+            assert np.array_equal(b[m * 3 + s].surface_energy, single.surface_energy)
+    phi = b.fluence_matrix()
+    assert phi.shape == (mesh.tetra_count, 6)
+    assert not phi.flags.writeable and not phi.flags.owndata and phi.flags.f_contiguous
+    j = 4  # material set 1, source 1
+    expect = b[j].fluence(energy=1.0)
+    assert np.array_equal(phi[:, j], expect)
+
+
+def test_fluence_matrix_files_round_trip_and_match_the_script_reader(slab_model, tmp_path):
+    mesh, mats = slab_model
+    b = fm.run_batch(mesh, mats, _sources()[:2], packets=800, seed=3, threads=1)
+    path = str(tmp_path / "phi.fmm")
+    b.write_fluence_matrix(path)
+    back, header = fm.read_fluence_matrix(path)
+    assert header["rows"] == mesh.tetra_count and header["cols"] == 2 and header["sources"] == 2
+    assert header["quantity"] == "fluence" and "mm^-2" in header["units"]
+    assert np.array_equal(back, b.fluence_matrix())
+    assert not back.flags.writeable and back.base is not None
+    # write_fluence_matrix from numpy gives the same file.
+    again = str(tmp_path / "again.fmm")
+    fm.write_fluence_matrix(again, np.asarray(back), sources=2)
+    assert open(again, "rb").read() == open(path, "rb").read()
+    sys.path.insert(0, os.path.join(os.environ.get("FM_SOURCE_DIR", ""), "scripts"))
+    try:
+        from read_fluence_matrix import read_fluence_matrix as script_reader
+    except ImportError:
+        pytest.skip("scripts/read_fluence_matrix.py not found")
+    _, phi = script_reader(path)
+    assert np.array_equal(phi, back)
+    with pytest.raises(ValueError, match="nope.fmm"):
+        fm.read_fluence_matrix(str(tmp_path / "nope.fmm"))
+    with pytest.raises(ValueError, match="sources"):
+        fm.write_fluence_matrix(again, np.zeros((4, 3)), sources=2)
+
+
+BATCH_TCL = r"""
+package require FullMonte
+lassign $argv meshfn optfn out
+TIMOSMeshReader R; R filename $meshfn; R read
+TIMOSMaterialReader MR; MR filename $optfn; MR read
+Point P1; P1 position "0.5 -0.5 -2"
+Ball B1; B1 centre "2 1 3"; B1 radius 1.5
+BatchRunner B
+B geometry [R mesh]; B materials [MR materials]; B source P1; B source B1
+B packetCount 1200; B threadCount 1; B randSeed 8; B progress 0
+B runSync
+B fluenceMatrix $out
+"""
+
+
+def test_python_batch_matrix_is_bit_identical_to_tcl_batchrunner(slab_model, tmp_path):
+    tclsh = os.path.join(BUILD, "bin", "fullmonte")
+    if not BUILD or not os.path.exists(tclsh):
+        pytest.skip("the Tcl launcher is not built (FM_USE_TCL=OFF)")
+    mesh, _ = slab_model
+    meshfn, optfn = str(tmp_path / "m.mesh"), str(tmp_path / "m.opt")
+    fm.write_timos_mesh(meshfn, mesh)
+    with open(optfn, "w") as f:
+        f.write("1\n2\n0.02 5 0.8 1.37\n0.1 8 0.9 1.37\n1\n1.0\n")
+    (tmp_path / "b.tcl").write_text(BATCH_TCL)
+    tcl_out = str(tmp_path / "tcl.fmm")
+    p = subprocess.run([tclsh, str(tmp_path / "b.tcl"), meshfn, optfn, tcl_out], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr
+    b = fm.run_batch(fm.read_timos_mesh(meshfn), fm.read_timos_materials(optfn),
+                     [fm.PointSource((0.5, -0.5, -2)), fm.BallSource((2, 1, 3), 1.5)], packets=1200, seed=8, threads=1)
+    py_out = str(tmp_path / "py.fmm")
+    b.write_fluence_matrix(py_out)
+    tcl_phi, _ = fm.read_fluence_matrix(tcl_out)
+    assert np.array_equal(tcl_phi, b.fluence_matrix())
+    assert open(tcl_out, "rb").read() == open(py_out, "rb").read()
+
+
+def test_batch_bad_arguments(slab_model):
+    mesh, mats = slab_model
+    with pytest.raises(ValueError, match="no sources"):
+        fm.run_batch(mesh, mats, [])
+    with pytest.raises(TypeError, match="MaterialSet"):
+        fm.run_batch(mesh, "x", _sources())
+    with pytest.raises(ValueError, match="kernel"):
+        fm.run_batch(mesh, mats, _sources(), kernel="gpu")
+    with pytest.raises(TypeError, match="packets"):
+        fm.run_batch(mesh, mats, _sources(), packets=1e3)
+    with pytest.raises(ValueError, match="source 0"):  # named by the batch packer
+        fm.run_batch(mesh, mats, [fm.PointSource((0, 0, 99))], packets=10)
+    with pytest.raises(TypeError, match="progress"):
+        fm.run_batch(mesh, mats, _sources(), packets=10, progress=3)
+    with pytest.raises(ZeroDivisionError):  # a failing progress callback stops the batch with its error
+        fm.run_batch(mesh, mats, _sources(), packets=200000, threads=1, progress=lambda d, t: 1 / 0)
+    b = fm.run_batch(mesh, mats, _sources()[:1], packets=10)
+    with pytest.raises(IndexError):
+        b[1]
+    with pytest.raises(IndexError):
+        b.run(0, 5)
+
+
+def test_ctrl_c_cancels_a_batch(tmp_path):
+    script = tmp_path / "long_batch.py"
+    script.write_text(
+        "import fullmonte as fm, sys\n"
+        "m = fm.box_mesh((-5,-5,-5),(5,5,5),(6,6,6))\n"
+        "ms = fm.MaterialSet([fm.Material(0.01, 10, 0.9, 1.4)])\n"
+        "print('ready', flush=True)\n"
+        "try:\n"
+        "    fm.run_batch(m, ms, [fm.PointSource((0,0,0))] * 4, packets=10**10, threads=1)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True); sys.exit(130)\n")
+    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    import time
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    p.send_signal(2)
+    out, _ = p.communicate(timeout=20)
+    assert p.returncode == 130 and "interrupted" in out
+    assert time.monotonic() - t0 < 5
+
+
+def test_traces_are_views_consistent_with_the_tallies(slab_model):
+    """Trace run: tallies equal an untraced run's; each trace starts with a launch and ends with
+    exit, death or abnormal; positions move by the recorded step lengths; the weight leaving in
+    exit steps sums to the ledger's exited weight."""
+    mesh, mats = slab_model
+    src = fm.PointSource((0, 0, 0))
+    t = fm.trace(mesh, mats, src, packets=60, seed=4, threads=1)
+    plain = fm.run(mesh, mats, src, packets=60, seed=4, threads=1)
+    assert np.allclose(t.result.volume_energy, plain.volume_energy, rtol=1e-9, atol=1e-12)
+    assert len(t) == 60 and t.offsets[-1] == len(t.steps)
+    steps = t.steps
+    assert not steps.flags.writeable and not steps.flags.owndata and steps.dtype.itemsize == 36
+    names = fm.Traces.event_names
+    exited = 0.0
+    for i in range(len(t)):
+        tr = t[i]
+        assert names[tr["event"][0]] == "launch"
+        assert names[tr["event"][-1]] in ("exit", "death", "abnormal")
+        d = np.linalg.norm(np.diff(tr["pos"].astype(np.float64), axis=0), axis=1)
+        assert np.allclose(d, tr["step"][1:], rtol=1e-4, atol=1e-4)
+        assert np.allclose(np.cumsum(tr["step"]), tr["path"], rtol=1e-4, atol=1e-4)
+        if names[tr["event"][-1]] == "exit":
+            exited += float(tr["weight"][-1])
+        inside = tr["tetra_id"][:-1]
+        assert inside.min() >= 1 and inside.max() <= mesh.tetra_count
+    assert math.isclose(exited, t.result.ledger["exited"], rel_tol=1e-5)
+    with pytest.raises(IndexError):
+        t[60]
+    with pytest.raises(ValueError, match="fewer packets|maxTracePoints"):
+        fm.trace(mesh, mats, src, packets=1000, max_points=50)
