@@ -12,6 +12,9 @@
 #include "Kernels/Dispatch.hpp"
 #include "Python/PyCommon.hpp"
 #include "Storage/FluenceMatrix/FluenceMatrix.hpp"
+#ifdef FM_PY_VTK
+#include "Storage/VTK/VTKTraceWriter.hpp"
+#endif
 #ifdef FM_PY_HDF5
 #include "Storage/FluenceMatrix/FluenceMatrixHDF5.hpp"
 #endif
@@ -340,7 +343,17 @@ code; event_names[code] names it). traces[i] (or trace(i)) is packet i's slice o
             py::list l;
             for (uint8_t e = 0; e < 8; ++e) l.append(fm::traceEventName(e));
             return py::tuple(l);
-        }, "Names of the event codes: launch cross reflect scatter roulettewin exit death abnormal");
+        }, "Names of the event codes: launch cross reflect scatter roulettewin exit death abnormal")
+        .def("write_vtk", [](const Traces& t, const std::string& path) {
+#ifdef FM_PY_VTK
+            fm::VTKTraceWriter w(path);
+            w.traces(t.set);
+            py::gil_scoped_release nogil;
+            w.write();
+#else
+            throw py::import_error("Traces.write_vtk(" + path + ") needs VTK: rebuild with -DFM_USE_VTK=ON (apt-get install libvtk9-dev)");
+#endif
+        }, py::arg("path"), "Writes the traces as VTK polylines (.vtp, or legacy .vtk) for ParaView, with every field");
 
     m.def("trace", &trace, py::arg("mesh"), py::arg("materials"), py::arg("source"), py::kw_only(),
           py::arg("packets") = 100, py::arg("seed") = 1, py::arg("threads") = 0, py::arg("wmin") = 1e-5,

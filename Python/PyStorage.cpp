@@ -7,7 +7,9 @@
 #include "Storage/MCML/MCIReader.hpp"
 #include "Storage/MCML/MCOReader.hpp"
 #include "Storage/MCML/MCOWriter.hpp"
+#include "Storage/COMSOL/COMSOLMesh.hpp"
 #include "Storage/MMC/MMC.hpp"
+#include "Storage/MMC/MMCInput.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Storage/Text/TextFile.hpp"
 #ifdef FM_PY_VTK
@@ -115,6 +117,30 @@ void bindStorage(py::module_& m) {
     m.def("write_values", [](const std::string& p, const fm::TetraMesh& mesh, py::handle values) {
         fm::writeValues(p, perTetraCopy(mesh, values, "write_values values"));
     }, py::arg("path"), py::arg("mesh"), py::arg("values"), "One value per tetra as a FullMonte text file");
+    m.def("read_values", [](const std::string& p, const fm::TetraMesh& mesh) {
+        std::vector<double> v = fm::readValues(p);
+        if (v.size() != mesh.tetraCount() + 1)
+            throw fm::FormatError(p + ": " + std::to_string(v.size() ? v.size() - 1 : 0) + " values, the mesh has " +
+                                  std::to_string(mesh.tetraCount()) + " tetras");
+        return owned(std::move(v), 1);
+    }, py::arg("path"), py::arg("mesh"), "One value per tetra from a FullMonte text file (as write_values writes)");
+    m.def("read_comsol_mesh", [](const std::string& p) { return std::make_shared<fm::TetraMesh>(fm::readCOMSOLMesh(p)); },
+          py::arg("path"), "COMSOL text mesh (.mphtxt): its tetrahedra, regions from the domains");
+    m.def("write_comsol_mesh", [](const std::string& p, const fm::TetraMesh& mesh) { fm::writeCOMSOLMesh(p, mesh); },
+          py::arg("path"), py::arg("mesh"), "Writes the mesh as a COMSOL text mesh (.mphtxt)");
+    m.def("read_mmc_input", [](const std::string& p, double exteriorN) {
+        auto sim = std::make_shared<fm::MMCSimulation>(fm::readMMCInput(p, exteriorN));
+        py::dict d;
+        d["mesh"] = std::make_shared<fm::TetraMesh>(std::move(sim->mesh));
+        d["materials"] = std::make_shared<fm::MaterialSet>(sim->materials);
+        d["source"] = sim->source;
+        d["photons"] = sim->photons;
+        d["seed"] = sim->seed < 0 ? py::object(py::none()) : py::object(py::int_(sim->seed));
+        d["id"] = sim->id;
+        return d;
+    }, py::arg("path"), py::arg("exterior_n") = 1.0,
+       "An MMC simulation input (.inp or .json) as {mesh, materials, source, photons, seed (None: not given), id}; "
+       "errors name the file and line or JSON path");
 #ifdef FM_PY_VTK
     m.def("read_vtk_mesh", [](const std::string& p, const std::string& regionArray, bool allowDefects,
                               bool singleRegion) {

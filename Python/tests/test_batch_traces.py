@@ -179,3 +179,56 @@ def test_traces_are_views_consistent_with_the_tallies(slab_model):
         t[60]
     with pytest.raises(ValueError, match="fewer packets|maxTracePoints"):
         fm.trace(mesh, mats, src, packets=1000, max_points=50)
+
+
+def test_comsol_text_values_and_mmc_inputs(slab_model, tmp_path):
+    mesh, mats = slab_model
+    path = str(tmp_path / "m.mphtxt")
+    fm.write_comsol_mesh(path, mesh)
+    back = fm.read_comsol_mesh(path)
+    assert np.array_equal(back.tetras, mesh.tetras) and np.array_equal(back.regions, mesh.regions)
+    assert np.allclose(back.points, mesh.points, rtol=0, atol=1e-12)
+    vals = np.linspace(-1, 1, mesh.tetra_count)
+    vals[3] = np.nan
+    fm.write_values(str(tmp_path / "v.txt"), mesh, vals)
+    again = fm.read_values(str(tmp_path / "v.txt"), mesh)
+    # The text format keeps 9 significant digits.
+    assert np.isnan(again[3]) and np.allclose(np.nan_to_num(again), np.nan_to_num(vals), rtol=1e-8, atol=1e-300)
+    with pytest.raises(ValueError, match="v.txt"):
+        fm.read_values(str(tmp_path / "v.txt"), fm.box_mesh((0, 0, 0), (1, 1, 1), (1, 1, 1)))
+    # MMC JSON input with an inline two-tetra mesh (1-based nodes, label last).
+    small = fm.box_mesh((0, 0, 0), (10, 10, 10), (1, 1, 1))
+    node = [[float(x) for x in p] for p in small.points]
+    elem = [[int(i) + 1 for i in t] + [1] for t in small.tetras]
+    spec = {"Session": {"ID": "cube", "Photons": 1234, "RNGSeed": 7},
+            "Forward": {"T0": 0, "T1": 5e-9, "Dt": 5e-9},
+            "Optode": {"Source": {"Type": "pencil", "Pos": [5.1, 4.9, 0.0], "Dir": [0, 0, 1]}},
+            "Domain": {"Media": [{"mua": 0, "mus": 0, "g": 1, "n": 1}, {"mua": 0.02, "mus": 7, "g": 0.89, "n": 1.37}]},
+            "Mesh": {"MeshNode": node, "MeshElem": elem}}
+    import json
+    jpath = tmp_path / "cube.json"
+    jpath.write_text(json.dumps(spec))
+    try:
+        sim = fm.read_mmc_input(str(jpath))
+    except fm.Error as e:
+        if "JSON" in str(e) and "FM_USE_JSON" in str(e):
+            pytest.skip("built without nlohmann-json (FM_USE_JSON=OFF)")
+        raise
+    assert sim["photons"] == 1234 and sim["seed"] == 7 and sim["mesh"].tetra_count == small.tetra_count
+    assert sim["materials"][1].mu_s == 7 and sim["source"].type_name
+    r = fm.run(sim["mesh"], sim["materials"], sim["source"], packets=200, seed=sim["seed"])
+    assert r.packets == 200
+    spec["Optode"]["Source"]["Type"] = "disk"
+    jpath.write_text(json.dumps(spec))
+    with pytest.raises(ValueError, match=r"Optode.Source: .*disk"):
+        fm.read_mmc_input(str(jpath))
+
+
+@pytest.mark.skipif(not fm.has_vtk, reason="built without VTK (FM_USE_VTK=OFF)")
+def test_traces_written_as_vtk_polylines(slab_model, tmp_path):
+    mesh, mats = slab_model
+    t = fm.trace(mesh, mats, fm.PointSource((0, 0, 0)), packets=5, seed=2)
+    path = tmp_path / "traces.vtp"
+    t.write_vtk(str(path))
+    text = path.read_bytes()
+    assert b"<VTKFile" in text and b'NumberOfLines="5"' in text and b"Time of flight (ns)" in text
