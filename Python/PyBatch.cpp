@@ -194,11 +194,12 @@ fluence_matrix() the fluence per tetra per joule emitted (mm^-2), tetras x runs.
                                       std::to_string(b.materialSets.size()) + " x " + std::to_string(b.sources) + ")");
             return b.runs[size_t(materialSet) * b.sources + size_t(source)];
         }, py::arg("material_set"), py::arg("source"), "The Result of one material set and source")
-        .def_readonly("sources", &BatchResult::sources)
-        .def_property_readonly("material_sets", [](const BatchResult& b) { return b.materialSets.size(); })
-        .def_readonly("seconds", &BatchResult::seconds)
-        .def_readonly("kernel", &BatchResult::kernel)
-        .def_readonly("runs_per_rank", &BatchResult::runsPerRank)
+        .def_readonly("sources", &BatchResult::sources, "Sources (runs per material set)")
+        .def_property_readonly("material_sets", [](const BatchResult& b) { return b.materialSets.size(); },
+                               "Material sets of the sweep")
+        .def_readonly("seconds", &BatchResult::seconds, "Wall-clock time of the batch")
+        .def_readonly("kernel", &BatchResult::kernel, "Where it ran, e.g. 'cpu', 'cuda x2'")
+        .def_readonly("runs_per_rank", &BatchResult::runsPerRank, "Runs each MPI rank did (one rank: [runs])")
         .def("fluence_matrix", [](const BatchResult& b) {
             auto* heap = new std::vector<double>(b.matrix());
             py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<double>*>(p); });
@@ -313,17 +314,21 @@ std::shared_ptr<Traces> trace(MeshPtr mesh, MatsPtr mats, const fm::SourcePtr& s
 }
 
 void bindTraces(py::module_& m) {
-    py::class_<Traces, std::shared_ptr<Traces>>(m, "Traces", R"doc(
+    py::class_<Traces, std::shared_ptr<Traces>> cls(m, "Traces", R"doc(
 Packet traces of a trace run (TetraTraceKernel in Tcl): per packet, its state after each event.
 steps is one read-only structured array (a view) with fields pos (3 float32, mm), weight, step
 (segment length ending here, mm), path (mm from launch), time (ns from launch), tetra_id (the
 C++ 1-based tetra id: tetra_id - 1 indexes per-tetra arrays, 0 = none), material and event (a
-code; event_names[code] names it). traces[i] (or trace(i)) is packet i's slice of steps.)doc")
+code; event_names[code] names it). traces[i] (or trace(i)) is packet i's slice of steps.)doc");
+    py::list names;  // the event codes' names: launch cross reflect scatter roulettewin exit death abnormal
+    for (uint8_t e = 0; e < 8; ++e) names.append(fm::traceEventName(e));
+    cls.attr("event_names") = py::tuple(names);
+    cls
         .def_property_readonly("result", [](const Traces& t) { return t.result; },
                                "The run's tallies (volume and surface), as any Result")
         .def_property_readonly("steps", [](py::object self) {
             return stepsView(self, 0, self.cast<const Traces&>().set.steps.size());
-        })
+        }, "Every trace's steps back to back, packet order (read-only structured view)")
         .def_property_readonly("offsets", [](py::object self) {
             const auto& t = self.cast<const Traces&>();
             return view(t.set.first.data(), t.set.first.size(), self);
@@ -339,11 +344,6 @@ code; event_names[code] names it). traces[i] (or trace(i)) is packet i's slice o
             return stepsView(self, size_t(t.set.first[k]), size_t(t.set.first[k + 1]));
         }, py::arg("i"), "Packet i's steps (a view)")
         .def("__getitem__", [](py::object self, int64_t i) { return self.attr("trace")(i); }, py::arg("i"))
-        .def_property_readonly_static("event_names", [](py::object) {
-            py::list l;
-            for (uint8_t e = 0; e < 8; ++e) l.append(fm::traceEventName(e));
-            return py::tuple(l);
-        }, "Names of the event codes: launch cross reflect scatter roulettewin exit death abnormal")
         .def("write_vtk", [](const Traces& t, const std::string& path) {
 #ifdef FM_PY_VTK
             fm::VTKTraceWriter w(path);

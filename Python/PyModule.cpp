@@ -78,6 +78,10 @@ PYBIND11_MODULE(_fullmonte, m) {
     static py::exception<fm::FormatError> formatError(m, "FormatError", PyExc_ValueError);
     static py::exception<fm::ModelError> modelError(m, "ModelError", PyExc_ValueError);
     static py::exception<fm::ParameterError> parameterError(m, "ParameterError", PyExc_ValueError);
+    error.doc() = "A FullMonte failure that is not a bad input (a RuntimeError): the C++ message";
+    formatError.doc() = "A bad input file (a ValueError); the message starts with file:line";
+    modelError.doc() = "A model that cannot be simulated (a ValueError): degenerate tetra, source outside, ...";
+    parameterError.doc() = "An option out of range (a ValueError); the message names the parameter";
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);

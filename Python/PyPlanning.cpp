@@ -138,10 +138,10 @@ optimiser works on. fluence is a read-only view shaped (batches, sources, tetras
                                   x.fluence.data(), self);
             py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
             return a;
-        })
-        .def_property_readonly("tetras", [](const Matrix& x) { return x.m.tetras; })
-        .def_property_readonly("sources", [](const Matrix& x) { return x.m.sources; })
-        .def_property_readonly("batches", [](const Matrix& x) { return x.m.batches; })
+        }, "(batches, sources, tetras) fluence per J emitted, mm^-2 (read-only view)")
+        .def_property_readonly("tetras", [](const Matrix& x) { return x.m.tetras; }, "Rows: tetras")
+        .def_property_readonly("sources", [](const Matrix& x) { return x.m.sources; }, "Candidate sources")
+        .def_property_readonly("batches", [](const Matrix& x) { return x.m.batches; }, "Independent batches per source")
         .def_readonly("origin", &Matrix::from, "'simulated' or the file it was read from")
         .def("dose", [](const Matrix& x, py::handle energies) {
             std::vector<double> e;
@@ -158,11 +158,12 @@ optimiser works on. fluence is a read-only view shaped (batches, sources, tetras
              py::arg("path"), "Writes it as a fluence-matrix file (columns batch * sources + source)");
 
     py::class_<Solution, std::shared_ptr<Solution>>(m, "PlanSolution", "What optimise() found; as_dict() has every field")
-        .def_property_readonly("feasible", [](const Solution& s) { return s.r.feasible; })
-        .def_property_readonly("status", [](const Solution& s) { return s.r.status; })
+        .def_property_readonly("feasible", [](const Solution& s) { return s.r.feasible; }, "Every hard limit can hold")
+        .def_property_readonly("status", [](const Solution& s) { return s.r.status; }, "'optimal', 'infeasible', ...")
         .def_property_readonly("energies", [](const Solution& s) { return s.r.energies; }, "J per candidate source")
-        .def_property_readonly("dropped", [](const Solution& s) { return s.r.dropped; })
-        .def("as_dict", [](const Solution& s) { return resultDict(s.r); });
+        .def_property_readonly("dropped", [](const Solution& s) { return s.r.dropped; }, "Sources dropped, in order")
+        .def("as_dict", [](const Solution& s) { return resultDict(s.r); },
+             "Every field: energies, used, objective, checks, conflicts, tight, solver, ...");
 
     py::class_<Evaluation, std::shared_ptr<Evaluation>>(m, "PlanEvaluation",
                                                         "A plan's dose (J/cm^2 per tetra) and region metrics")
@@ -195,19 +196,20 @@ write(dir, ...) the folder fullmonte-plan writes. Errors name the file and JSON 
             p->spec = pl::parsePlan(text, name, baseDir);
             return p;
         }, py::arg("text"), py::arg("name") = "plan", py::arg("base_dir") = ".")
-        .def_property_readonly("mesh", [](const Plan& p) { return p.spec.mesh; })
-        .def_property_readonly("materials", [](const Plan& p) { return std::make_shared<fm::MaterialSet>(p.spec.materials); })
-        .def_property_readonly("region_names", [](const Plan& p) { return p.spec.regionNames; })
+        .def_property_readonly("mesh", [](const Plan& p) { return p.spec.mesh; }, "The plan's mesh")
+        .def_property_readonly("materials", [](const Plan& p) { return std::make_shared<fm::MaterialSet>(p.spec.materials); },
+                               "A copy of the plan's materials")
+        .def_property_readonly("region_names", [](const Plan& p) { return p.spec.regionNames; }, "{label: name}")
         .def_property_readonly("source_names", [](const Plan& p) {
             std::vector<std::string> n;
             for (const auto& s : p.spec.sources) n.push_back(s.name);
             return n;
-        })
+        }, "Candidate source names, in matrix order")
         .def_property_readonly("sources", [](const Plan& p) {
             std::vector<fm::SourcePtr> s;
             for (const auto& c : p.spec.sources) s.push_back(c.source);
             return s;
-        })
+        }, "Candidate sources, in matrix order")
         .def_property("solver", [](const Plan& p) { return p.spec.prescription.solver; },
                       [](Plan& p, const std::string& s) { p.spec.prescription.solver = s; }, "'clp', 'glpk' or '' (default)")
         .def("simulate", [](const Plan& p, py::object progress) {

@@ -219,12 +219,16 @@ read-only numpy views. Normalise with fluence(energy=...) or scale = energy / pa
             const auto& v = r.run.directed;
             return view2(v.empty() ? nullptr : v.data() + 2, v.empty() ? 0 : v.size() / 2 - 1, 2, self);
         }, "(faces, 2) packet weight crossing each face, per side")
-        .def_property_readonly("ledger", [](const Result& r) { return ledgerDict(r.run.ledger); })
-        .def_property_readonly("events", [](const Result& r) { return eventsDict(r.run.events); })
-        .def_property_readonly("packets", [](const Result& r) { return r.run.packetsDone; })
-        .def_property_readonly("seconds", [](const Result& r) { return r.run.seconds; })
-        .def_property_readonly("kernel", [](const Result& r) { return r.run.kernel; })
-        .def_property_readonly("mesh", [](const Result& r) { return std::const_pointer_cast<fm::TetraMesh>(r.mesh); })
+        .def_property_readonly("ledger", [](const Result& r) { return ledgerDict(r.run.ledger); },
+                               "Conservation of packet weight: launched, specular, absorbed, exited, roulette "
+                               "gained/lost, abnormal, imbalance (should be ~0)")
+        .def_property_readonly("events", [](const Result& r) { return eventsDict(r.run.events); },
+                               "Event counts of the packet loop (launch, absorb, scatter, boundary, tir, ...)")
+        .def_property_readonly("packets", [](const Result& r) { return r.run.packetsDone; }, "Packets run")
+        .def_property_readonly("seconds", [](const Result& r) { return r.run.seconds; }, "Wall-clock time of the run")
+        .def_property_readonly("kernel", [](const Result& r) { return r.run.kernel; }, "'cpu' or 'cuda'")
+        .def_property_readonly("mesh", [](const Result& r) { return std::const_pointer_cast<fm::TetraMesh>(r.mesh); },
+                               "The mesh the tallies belong to")
         .def("fluence", [](const Result& r, double energy) {
             double scale = scaleFor(r, energy);
             return owned(fm::volumeFluence(*r.mesh, *r.materials, r.run.volume, scale), 1);
@@ -318,16 +322,17 @@ As a context manager, leaving the block cancels a run still going.)doc")
              py::arg("prwin") = 0.1, py::arg("max_steps") = 100000, py::arg("max_hits") = 100000,
              py::arg("volume") = true, py::arg("surface") = true,
              py::arg("directed_faces") = std::vector<int64_t>{})
-        .def("start", &Simulation::start)
+        .def("start", &Simulation::start, "Starts the run on a worker thread (once per Simulation)")
         .def("wait", &Simulation::wait, py::arg("timeout") = -1.0,
              "Waits up to timeout seconds (< 0: until done); True when the run has ended")
-        .def("result", &Simulation::result)
-        .def("cancel", &Simulation::cancel)
+        .def("result", &Simulation::result,
+             "Waits for the run and returns its Result; raises Error if it was cancelled, KeyboardInterrupt on Ctrl-C")
+        .def("cancel", &Simulation::cancel, "Asks the run to stop (result() then raises Error)")
         .def_property_readonly("progress", &Simulation::progress, "Fraction of packets done, 0..1")
         .def_property_readonly("warnings", &Simulation::warnings,
                                "Mesh-check and source warnings (also issued as RuntimeWarning at construction)")
-        .def_property_readonly("running", &Simulation::running)
-        .def_property_readonly("done", &Simulation::done)
+        .def_property_readonly("running", &Simulation::running, "Started and not yet ended")
+        .def_property_readonly("done", &Simulation::done, "The run has ended (finished, cancelled or failed)")
         .def("__enter__", [](Simulation& s) -> Simulation& { return s; }, py::return_value_policy::reference)
         .def("__exit__", [](Simulation& s, py::handle, py::handle, py::handle) {
             if (s.running()) {

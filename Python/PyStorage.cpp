@@ -36,14 +36,14 @@ std::vector<double> perTetraCopy(const fm::TetraMesh& mesh, py::handle v, const 
 // MCML results: arrays as numpy views shaped as MCML lays them out (r outermost).
 void bindMcml(py::module_& m) {
     py::class_<MCMLRun>(m, "MCMLRun", "One run of an .mci file (MCML's units: cm, 1/cm)")
-        .def_readonly("out_name", &MCMLRun::outName)
-        .def_readwrite("photons", &MCMLRun::photons)
-        .def_readonly("dz", &MCMLRun::dz)
-        .def_readonly("dr", &MCMLRun::dr)
-        .def_readonly("nz", &MCMLRun::nz)
-        .def_readonly("nr", &MCMLRun::nr)
-        .def_readonly("na", &MCMLRun::na)
-        .def_property_readonly("layer_count", [](const MCMLRun& r) { return r.layers.size(); });
+        .def_readonly("out_name", &MCMLRun::outName, "The .mco file name the run names")
+        .def_readwrite("photons", &MCMLRun::photons, "Photons to run (set it to change the count)")
+        .def_readonly("dz", &MCMLRun::dz, "Grid step in z (cm)")
+        .def_readonly("dr", &MCMLRun::dr, "Grid step in r (cm)")
+        .def_readonly("nz", &MCMLRun::nz, "Grid cells in z")
+        .def_readonly("nr", &MCMLRun::nr, "Grid cells in r")
+        .def_readonly("na", &MCMLRun::na, "Grid cells in the exit angle")
+        .def_property_readonly("layer_count", [](const MCMLRun& r) { return r.layers.size(); }, "Tissue layers");
 
     m.def("read_mci", [](const std::string& path) { return ::readMCI(path).runs; }, py::arg("path"),
           "The runs of an MCML .mci file");
@@ -64,24 +64,25 @@ void bindMcml(py::module_& m) {
         };
     };
     py::class_<R>(m, "MCMLResult", "MCML's outputs (.mco content, MCML's units: cm, sr)")
-        .def_readonly("run", &R::run)
-        .def_readonly("specular", &R::Rsp)
-        .def_readonly("diffuse_reflectance", &R::Rd)
-        .def_readonly("absorbed", &R::A)
-        .def_readonly("transmittance", &R::Tt)
-        .def_property_readonly("A_l", arr(&R::A_l))
-        .def_property_readonly("A_z", arr(&R::A_z))
-        .def_property_readonly("Rd_r", arr(&R::Rd_r))
-        .def_property_readonly("Rd_a", arr(&R::Rd_a))
-        .def_property_readonly("Tt_r", arr(&R::Tt_r))
-        .def_property_readonly("Tt_a", arr(&R::Tt_a))
+        .def_readonly("run", &R::run, "The MCMLRun it came from")
+        .def_readonly("specular", &R::Rsp, "Specular reflectance (fraction)")
+        .def_readonly("diffuse_reflectance", &R::Rd, "Diffuse reflectance (fraction)")
+        .def_readonly("absorbed", &R::A, "Absorbed fraction")
+        .def_readonly("transmittance", &R::Tt, "Total transmittance (fraction)")
+        .def_property_readonly("A_l", arr(&R::A_l), "Absorbed fraction per layer")
+        .def_property_readonly("A_z", arr(&R::A_z), "Absorption per depth, 1/cm")
+        .def_property_readonly("Rd_r", arr(&R::Rd_r), "Diffuse reflectance per radius, 1/cm^2")
+        .def_property_readonly("Rd_a", arr(&R::Rd_a), "Diffuse reflectance per exit angle, 1/sr")
+        .def_property_readonly("Tt_r", arr(&R::Tt_r), "Transmittance per radius, 1/cm^2")
+        .def_property_readonly("Tt_a", arr(&R::Tt_a), "Transmittance per exit angle, 1/sr")
         .def_property_readonly("A_rz", arr2(&R::A_rz, &MCMLRun::nz), "(nr, nz), 1/cm^3")
         .def_property_readonly("Rd_ra", arr2(&R::Rd_ra, &MCMLRun::na), "(nr, na), 1/(cm^2 sr)")
         .def_property_readonly("Tt_ra", arr2(&R::Tt_ra, &MCMLRun::na), "(nr, na), 1/(cm^2 sr)")
         .def("write", [](const R& r, const std::string& path) { ::writeMCO(path, r); }, py::arg("path"),
              "Writes the result as an MCML .mco file");
 
-    m.def("read_mco", [](const std::string& path) { return ::readMCO(path); }, py::arg("path"));
+    m.def("read_mco", [](const std::string& path) { return ::readMCO(path); }, py::arg("path"),
+          "An MCML .mco output file as an MCMLResult");
 
     m.def("run_mcml", [](const MCMLRun& run, py::handle seed, unsigned threads, const std::string& kernel) {
         fm::RunOptions opt = fm::mcmlRunOptions(run);
@@ -106,7 +107,7 @@ void bindStorage(py::module_& m) {
     m.def("read_timos_source", [](const std::string& p) { return fm::readTIMOSSource(p).source; }, py::arg("path"),
           "TIM-OS .source: one source, or a Composite for several rows");
     m.def("write_timos_mesh", [](const std::string& p, const fm::TetraMesh& mesh) { fm::writeTIMOSMesh(p, mesh); },
-          py::arg("path"), py::arg("mesh"));
+          py::arg("path"), py::arg("mesh"), "Writes a TIM-OS .mesh (1-based, mm)");
     m.def("read_mmc_mesh", [](const std::string& node, const std::string& elem, bool allowDefects) {
         return std::make_shared<fm::TetraMesh>(fm::readMMCMesh(node, elem, checkOptions(allowDefects)));
     }, py::arg("node_path"), py::arg("elem_path"), py::arg("allow_defects") = false,

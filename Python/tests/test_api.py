@@ -378,3 +378,45 @@ def test_dvh_example_plots_with_matplotlib(tmp_path):
         pytest.skip("matplotlib is not installed (apt-get install python3-matplotlib): the plot is not checked")
     out = _run_dvh_example(tmp_path, block_matplotlib=False)
     assert "wrote" in out and open(tmp_path / "dvh.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_public_function_method_and_property_has_a_docstring():
+    import inspect
+
+    def described(obj, name):
+        doc = getattr(obj, "__doc__", "") or ""
+        return any(ln.strip() and not ln.strip().startswith(name + "(") and "->" not in ln
+                   and not ln.strip().startswith("Overloaded") for ln in doc.splitlines())
+
+    missing = []
+    for n in dir(fm):
+        obj = getattr(fm, n)
+        if n.startswith("_") or not callable(obj):
+            continue
+        if not described(obj, n):
+            missing.append(n)
+        if inspect.isclass(obj):
+            for a, v in vars(obj).items():
+                if not a.startswith("_") and (callable(v) or isinstance(v, property)) and not described(v, a):
+                    missing.append(f"{n}.{a}")
+    assert missing == []
+
+
+def test_long_calls_release_the_gil(slab_model):
+    """While run_batch and trace work in a Python thread, the main thread keeps running Python."""
+    import threading
+    import time
+    mesh, mats = slab_model
+    for work in (lambda: fm.run_batch(mesh, mats, [fm.PointSource((0, 0, 0))] * 2, packets=30_000, threads=1),
+                 lambda: fm.trace(mesh, mats, fm.PointSource((0, 0, 0)), packets=3000, threads=1)):
+        t = threading.Thread(target=work)
+        t0 = time.monotonic()
+        t.start()
+        ticks = 0
+        while t.is_alive() and time.monotonic() - t0 < 0.3:
+            ticks += 1
+            time.sleep(0.001)
+        busy = t.is_alive()
+        t.join()
+        assert busy, "the call ended too soon to tell"
+        assert ticks > 50  # a call holding the GIL would have stalled this loop
