@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import BUILD, fm
+from conftest import BUILD, assert_ctrl_c_interrupts, fm
 
 
 def test_mesh_from_numpy_round_trips(slab_model):
@@ -120,26 +120,7 @@ def test_async_progress_cancel_and_context_manager(slab_model):
 
 def test_ctrl_c_cancels_a_run(tmp_path):
     """A script interrupted by SIGINT stops within seconds with KeyboardInterrupt."""
-    script = tmp_path / "long.py"
-    script.write_text(
-        "import fullmonte as fm, sys\n"
-        "m = fm.box_mesh((-5,-5,-5),(5,5,5),(6,6,6))\n"
-        "ms = fm.MaterialSet([fm.Material(0.01, 10, 0.9, 1.4)])\n"
-        "print('ready', flush=True)\n"
-        "try:\n"
-        "    fm.run(m, ms, fm.PointSource((0,0,0)), packets=10**10, threads=1)\n"
-        "except KeyboardInterrupt:\n"
-        "    print('interrupted', flush=True); sys.exit(130)\n")
-    env = dict(os.environ)
-    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env)
-    assert p.stdout.readline().strip() == "ready"
-    import time
-    time.sleep(0.5)
-    t0 = time.monotonic()
-    p.send_signal(2)
-    out, _ = p.communicate(timeout=20)
-    assert p.returncode == 130 and "interrupted" in out
-    assert time.monotonic() - t0 < 5
+    assert_ctrl_c_interrupts(tmp_path, "fm.run(m, ms, fm.PointSource((0,0,0)), packets=10**10, threads=1)")
 
 
 def test_dose_histogram_and_region_sum(slab_model):

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import BUILD, fm
+from conftest import BUILD, assert_ctrl_c_interrupts, fm
 
 
 def _sources():
@@ -128,25 +128,12 @@ def test_batch_bad_arguments(slab_model):
 
 
 def test_ctrl_c_cancels_a_batch(tmp_path):
-    script = tmp_path / "long_batch.py"
-    script.write_text(
-        "import fullmonte as fm, sys\n"
-        "m = fm.box_mesh((-5,-5,-5),(5,5,5),(6,6,6))\n"
-        "ms = fm.MaterialSet([fm.Material(0.01, 10, 0.9, 1.4)])\n"
-        "print('ready', flush=True)\n"
-        "try:\n"
-        "    fm.run_batch(m, ms, [fm.PointSource((0,0,0))] * 4, packets=10**10, threads=1)\n"
-        "except KeyboardInterrupt:\n"
-        "    print('interrupted', flush=True); sys.exit(130)\n")
-    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "ready"
-    import time
-    time.sleep(0.5)
-    t0 = time.monotonic()
-    p.send_signal(2)
-    out, _ = p.communicate(timeout=20)
-    assert p.returncode == 130 and "interrupted" in out
-    assert time.monotonic() - t0 < 5
+    assert_ctrl_c_interrupts(tmp_path, "fm.run_batch(m, ms, [fm.PointSource((0,0,0))] * 4, packets=10**10, threads=1)")
+
+
+def test_ctrl_c_cancels_a_trace(tmp_path):
+    assert_ctrl_c_interrupts(tmp_path, "fm.trace(m, ms, fm.PointSource((0,0,0)), packets=10**7, threads=1, "
+                                       "max_points=10**12)")
 
 
 def test_traces_are_views_consistent_with_the_tallies(slab_model):
