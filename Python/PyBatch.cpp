@@ -124,8 +124,7 @@ std::shared_ptr<BatchResult> runBatch(MeshPtr mesh, py::handle materials, const 
         py::gil_scoped_release nogil;
         bm = fm::packBatch(*mesh, plain, sources, {ro.packets}, ro.params.seed);
     }
-    auto warn = py::module_::import("warnings").attr("warn");
-    for (const std::string& w : bm.warnings) warn(w, py::module_::import("builtins").attr("RuntimeWarning"), 2);
+    issueWarnings(bm.warnings);
 
     fm::BatchOptions bo;
     bo.kernel = kernel;
@@ -303,6 +302,7 @@ std::shared_ptr<Traces> trace(MeshPtr mesh, MatsPtr mats, const fm::SourcePtr& s
         py::gil_scoped_release nogil;
         in = fm::packModel(*mesh, *mats, *source);
     }
+    issueWarnings(in.warnings);
     std::atomic<bool> cancel{false};
     opt.cancel = &cancel;
     fm::TracedRunResult r;

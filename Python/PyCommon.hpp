@@ -77,6 +77,9 @@ void runCancellable(const std::function<void()>& work, std::atomic<bool>& cancel
 fm::RunOptions runOptions(py::handle packets, py::handle seed, unsigned threads, const std::vector<int>& devices,
                           double wmin, double prwin, uint32_t maxSteps, uint32_t maxHits);
 
+// Issues each message as a RuntimeWarning (what the mesh checks and the source compiler found).
+void issueWarnings(const std::vector<std::string>& messages);
+
 // A numpy array that owns a C++ vector moved into it (no copy), `skip` leading entries hidden.
 py::array_t<double> owned(std::vector<double>&& v, size_t skip);
 

@@ -35,6 +35,13 @@ uint64_t countArg(py::handle h, const std::string& what, uint64_t lo) {
     return v.cast<uint64_t>();
 }
 
+void issueWarnings(const std::vector<std::string>& messages) {
+    if (messages.empty()) return;
+    auto warn = py::module_::import("warnings").attr("warn");
+    auto category = py::module_::import("builtins").attr("RuntimeWarning");
+    for (const std::string& w : messages) warn(w, category, 2);
+}
+
 py::array_t<double> owned(std::vector<double>&& v, size_t skip) {
     auto* heap = new std::vector<double>(std::move(v));
     py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<double>*>(p); });

@@ -76,8 +76,7 @@ public:
         // What the mesh checks and the source compiler found, shown as fullmonte-run shows them.
         warnings_ = mesh_->checkReport().warnings();
         warnings_.insert(warnings_.end(), in_.warnings.begin(), in_.warnings.end());
-        auto warn = py::module_::import("warnings").attr("warn");
-        for (const std::string& w : warnings_) warn(w, py::module_::import("builtins").attr("RuntimeWarning"), 2);
+        issueWarnings(warnings_);
     }
     const std::vector<std::string>& warnings() const { return warnings_; }
     ~Simulation() {

@@ -219,3 +219,11 @@ def test_traces_written_as_vtk_polylines(slab_model, tmp_path):
     t.write_vtk(str(path))
     text = path.read_bytes()
     assert b"<VTKFile" in text and b'NumberOfLines="5"' in text and b"Time of flight (ns)" in text
+
+
+def test_batch_and_trace_warn_about_a_source_partly_outside(slab_model):
+    mesh, mats = slab_model
+    with pytest.warns(RuntimeWarning, match="outside"):
+        fm.run_batch(mesh, mats, [fm.BallSource((10, 0, 0), 2.0)], packets=50)
+    with pytest.warns(RuntimeWarning, match="outside"):
+        fm.trace(mesh, mats, fm.BallSource((10, 0, 0), 2.0), packets=5)

@@ -189,6 +189,9 @@ def test_vtk_renderer_needs_a_display(slab_model, tmp_path):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and "ok" in p.stdout, p.stderr[-2000:]
     assert open(png, "rb").read(8) == PNG_MAGIC
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode != 0 and "Error" in p.stderr and "xvfb-run" in p.stderr, p.stderr[-2000:]
     mesh, _ = slab_model
     with pytest.raises(ValueError, match="surface_region"):
         fm.render_fluence(png, mesh, np.ones(mesh.tetra_count), surface_region=9)
