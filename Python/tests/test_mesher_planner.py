@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import SOURCE, fm
+from conftest import SOURCE, assert_ctrl_c_interrupts, fm
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -136,6 +136,15 @@ def test_plan_simulate_optimise_evaluate_write(tmp_path):
     assert np.array_equal(again.fluence, matrix.fluence) and again.origin == mpath
     with pytest.raises(ValueError, match="energies"):
         plan.evaluate(matrix, [1.0, 2.0])
+
+
+def test_ctrl_c_cancels_a_plan_simulation(tmp_path):
+    _need("has_planner", "FM_USE_PLANNING", ["Plan"])
+    spec = _small_plan_json()
+    spec["simulation"].update(packets_per_source=10 ** 10, batches=1, threads=1)
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(spec))
+    assert_ctrl_c_interrupts(tmp_path, f"fm.Plan({str(path)!r}).simulate()")
 
 
 def test_plan_errors_name_the_json_path():
