@@ -124,6 +124,7 @@ std::shared_ptr<BatchResult> runBatch(MeshPtr mesh, py::handle materials, const 
         py::gil_scoped_release nogil;
         bm = fm::packBatch(*mesh, plain, sources, {ro.packets}, ro.params.seed);
     }
+    issueWarnings(mesh->checkReport().warnings());
     issueWarnings(bm.warnings);
 
     fm::BatchOptions bo;
@@ -302,6 +303,7 @@ std::shared_ptr<Traces> trace(MeshPtr mesh, MatsPtr mats, const fm::SourcePtr& s
         py::gil_scoped_release nogil;
         in = fm::packModel(*mesh, *mats, *source);
     }
+    issueWarnings(mesh->checkReport().warnings());
     issueWarnings(in.warnings);
     std::atomic<bool> cancel{false};
     opt.cancel = &cancel;
