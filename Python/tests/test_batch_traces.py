@@ -227,3 +227,49 @@ def test_batch_and_trace_warn_about_a_source_partly_outside(slab_model):
         fm.run_batch(mesh, mats, [fm.BallSource((10, 0, 0), 2.0)], packets=50)
     with pytest.warns(RuntimeWarning, match="outside"):
         fm.trace(mesh, mats, fm.BallSource((10, 0, 0), 2.0), packets=5)
+
+
+TRACE_TCL = r"""
+package require FullMonte
+lassign $argv meshfn optfn
+TIMOSMeshReader R; R filename $meshfn; R read
+TIMOSMaterialReader MR; MR filename $optfn; MR read
+Point P; P position "0.5 -0.5 -2"
+TetraTraceKernel k
+k geometry [R mesh]; k materials [MR materials]; k source P
+k packetCount 30; k threadCount 1; k randSeed 12
+k runSync
+set tr [[k results] getByName PacketTraces]
+puts [[[k results] getByName VolumeEnergy] values]
+for {set i 0} {$i < [$tr nTraces]} {incr i} { puts [$tr trace $i] }
+"""
+
+
+def test_python_traces_equal_tcl_traces(slab_model, tmp_path):
+    tclsh = os.path.join(BUILD, "bin", "fullmonte")
+    if not BUILD or not os.path.exists(tclsh):
+        pytest.skip("the Tcl launcher is not built (FM_USE_TCL=OFF)")
+    mesh, _ = slab_model
+    meshfn, optfn = str(tmp_path / "m.mesh"), str(tmp_path / "m.opt")
+    fm.write_timos_mesh(meshfn, mesh)
+    with open(optfn, "w") as f:
+        f.write("1\n2\n0.02 5 0.8 1.37\n0.1 8 0.9 1.37\n1\n1.0\n")
+    (tmp_path / "t.tcl").write_text(TRACE_TCL)
+    p = subprocess.run([tclsh, str(tmp_path / "t.tcl"), meshfn, optfn], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    tcl_volume = np.array([float(x) for x in lines[0].split()])
+    t = fm.trace(fm.read_timos_mesh(meshfn), fm.read_timos_materials(optfn), fm.PointSource((0.5, -0.5, -2)),
+                 packets=30, seed=12, threads=1)
+    py_volume = t.result.volume_energy
+    assert np.array_equal(tcl_volume[-py_volume.size:], py_volume)
+    assert len(lines) - 1 == len(t) == 30
+    for i, line in enumerate(lines[1:]):
+        steps = [s.strip("{}").split() for s in line.split("} {")]
+        tr = t[i]
+        assert len(steps) == len(tr)
+        for s, row in zip(steps, tr):
+            # Tcl prints floats with 9 significant digits: equal float32 values print equal.
+            assert [float(x) for x in s[:3]] == [float(f"{v:.9g}") for v in row["pos"]]
+            assert float(s[3]) == float(f"{row['weight']:.9g}") and int(s[4]) == row["tetra_id"]
+            assert s[9] == fm.Traces.event_names[row["event"]]
