@@ -353,6 +353,7 @@ code; event_names[code] names it). traces[i] (or trace(i)) is packet i's slice o
             py::gil_scoped_release nogil;
             w.write();
 #else
+            (void)t;
             throw py::import_error("Traces.write_vtk(" + path + ") needs VTK: rebuild with -DFM_USE_VTK=ON (apt-get install libvtk9-dev)");
 #endif
         }, py::arg("path"), "Writes the traces as VTK polylines (.vtp, or legacy .vtk) for ParaView, with every field");
