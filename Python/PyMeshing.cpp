@@ -73,6 +73,10 @@ fm::MeshingOptions meshingOptions(py::dict kw) {
                 throw py::type_error(k + ": expected a number");
             return v.cast<double>();
         };
+        auto flag = [&] {
+            if (!py::isinstance<py::bool_>(v)) throw py::type_error(k + ": expected True or False");
+            return v.cast<bool>();
+        };
         auto byLabel = [&] {
             std::map<int32_t, double> out;
             try {
@@ -92,11 +96,15 @@ fm::MeshingOptions meshingOptions(py::dict kw) {
         else if (k == "radius_edge_ratio") o.cellRadiusEdgeRatio = num();
         else if (k == "cell_size_by_label") o.cellSizeByLabel = byLabel();
         else if (k == "facet_size_by_label") o.facetSizeByLabel = byLabel();
-        else if (k == "perturb") o.perturb = v.cast<bool>();
-        else if (k == "exude") o.exude = v.cast<bool>();
+        else if (k == "perturb") o.perturb = flag();
+        else if (k == "exude") o.exude = flag();
         else if (k == "sliver_bound") o.sliverBound = num();
         else if (k == "time_limit") o.optimiserTimeLimit = num();
-        else if (k == "seed") o.seed = uint32_t(countArg(v, "seed", 0) & 0xffffffffu);
+        else if (k == "seed") {
+            uint64_t seed = countArg(v, "seed", 0);
+            if (seed > UINT32_MAX) throw py::value_error("seed: must be in 0..4294967295, got " + std::to_string(seed));
+            o.seed = uint32_t(seed);
+        }
         else
             throw py::type_error("unexpected keyword argument '" + k +
                                  "' (meshing options: cell_size, facet_size, facet_distance, facet_angle, "

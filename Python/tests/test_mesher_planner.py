@@ -76,6 +76,12 @@ def test_mesher_bad_arguments():
         fm.mesh_image(labels, cell_size=-1)
     with pytest.raises(TypeError, match="integer"):
         fm.mesh_image(labels.astype(float))
+    with pytest.raises(ValueError, match="seed"):
+        fm.mesh_image(labels, seed=2 ** 32)  # never wrapped
+    with pytest.raises(TypeError, match="perturb"):
+        fm.mesh_image(labels, perturb="no")
+    with pytest.raises(TypeError, match="cell_size_by_label"):
+        fm.mesh_image(labels, cell_size_by_label=[1, 2])
     with pytest.raises(ValueError, match="3-D"):
         fm.mesh_image(np.zeros((4, 4), dtype=int))
     with pytest.raises(ValueError, match="spacing"):
