@@ -4,10 +4,10 @@
 #include "Geometry/MeshCheck.hpp"
 #include "Kernels/McmlKernel.hpp"
 #include "Python/PyCommon.hpp"
+#include "Storage/COMSOL/COMSOLMesh.hpp"
 #include "Storage/MCML/MCIReader.hpp"
 #include "Storage/MCML/MCOReader.hpp"
 #include "Storage/MCML/MCOWriter.hpp"
-#include "Storage/COMSOL/COMSOLMesh.hpp"
 #include "Storage/MMC/MMC.hpp"
 #include "Storage/MMC/MMCInput.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
@@ -43,7 +43,22 @@ void bindMcml(py::module_& m) {
         .def_readonly("nz", &MCMLRun::nz, "Grid cells in z")
         .def_readonly("nr", &MCMLRun::nr, "Grid cells in r")
         .def_readonly("na", &MCMLRun::na, "Grid cells in the exit angle")
-        .def_property_readonly("layer_count", [](const MCMLRun& r) { return r.layers.size(); }, "Tissue layers");
+        .def_property_readonly("layer_count", [](const MCMLRun& r) { return r.layers.size(); }, "Tissue layers")
+        .def_property_readonly("layers", [](const MCMLRun& r) {
+            py::list l;
+            for (const MCMLLayer& x : r.layers) {
+                py::dict d;
+                d["n"] = x.n;
+                d["mua"] = x.mua;
+                d["mus"] = x.mus;
+                d["g"] = x.g;
+                d["d"] = x.d;
+                l.append(d);
+            }
+            return l;
+        }, "The layers, top first: {n, mua, mus (1/cm), g, d (thickness, cm)}")
+        .def_readonly("n_above", &MCMLRun::nAbove, "Refractive index above the layers")
+        .def_readonly("n_below", &MCMLRun::nBelow, "Refractive index below the layers");
 
     m.def("read_mci", [](const std::string& path) { return ::readMCI(path).runs; }, py::arg("path"),
           "The runs of an MCML .mci file");
@@ -89,10 +104,16 @@ void bindMcml(py::module_& m) {
         opt.params.seed = countArg(seed, "run_mcml seed", 0);
         opt.threads = threads;
         fm::LayeredModel model = fm::layeredFromMcml(run);
-        py::gil_scoped_release nogil;
-        return fm::runMcml(kernel, model, run, opt);
+        std::atomic<bool> cancel{false};
+        opt.cancel = &cancel;
+        MCMLResult res;
+        fm::McmlTallies raw;
+        runCancellable([&] { res = fm::runMcml(kernel, model, run, opt, &raw); }, cancel);
+        if (raw.cancelled) throw fm::Error("run_mcml: cancelled; no results kept");
+        return res;
     }, py::arg("run"), py::kw_only(), py::arg("seed") = 1, py::arg("threads") = 0, py::arg("kernel") = "cpu",
-       "Runs one MCML run (its photon count; set run.photons to change it) and returns its MCMLResult");
+       "Runs one MCML run (its photon count; set run.photons to change it) and returns its MCMLResult. "
+       "GIL released; Ctrl-C cancels.");
 }
 
 }  // namespace

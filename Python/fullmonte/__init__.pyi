@@ -209,8 +209,12 @@ class MCMLRun:
     nz: int
     nr: int
     na: int
+    n_above: float
+    n_below: float
     @property
     def layer_count(self) -> int: ...
+    @property
+    def layers(self) -> List[Dict[str, float]]: ...
 
 class MCMLResult:
     run: MCMLRun

@@ -123,6 +123,12 @@ def test_ctrl_c_cancels_a_run(tmp_path):
     assert_ctrl_c_interrupts(tmp_path, "fm.run(m, ms, fm.PointSource((0,0,0)), packets=10**10, threads=1)")
 
 
+def test_ctrl_c_cancels_an_mcml_run(tmp_path):
+    mci = tmp_path / "long.mci"
+    mci.write_text("1.0\n1\nlong.mco A\n10000000000\n0.01 0.01\n20 20 5\n1\n1.0\n1.37 0.1 100 0.9 10\n1.0\n")
+    assert_ctrl_c_interrupts(tmp_path, f"fm.run_mcml(fm.read_mci({str(mci)!r})[0], threads=1)")
+
+
 def test_dose_histogram_and_region_sum(slab_model):
     mesh, mats = slab_model
     r = fm.run(mesh, mats, fm.BallSource((0, 0, -4), 2.0), packets=5000, seed=4)
@@ -221,6 +227,8 @@ def test_mcml_run_matches_its_own_ledger(tmp_path):
     mci.write_text("1.0\n1\none.mco A\n2000\n0.01 0.01\n20 20 5\n1\n1.0\n1.37 1 100 0.9 0.1\n1.0\n")
     runs = fm.read_mci(str(mci))
     assert len(runs) == 1 and runs[0].layer_count == 1
+    assert runs[0].layers == [{"n": 1.37, "mua": 1.0, "mus": 100.0, "g": 0.9, "d": 0.1}]
+    assert runs[0].n_above == 1.0 and runs[0].n_below == 1.0
     res = fm.run_mcml(runs[0], seed=3, threads=1)
     total = res.specular + res.diffuse_reflectance + res.absorbed + res.transmittance
     assert abs(total - 1) < 1e-6
