@@ -273,3 +273,17 @@ def test_python_traces_equal_tcl_traces(slab_model, tmp_path):
             assert [float(x) for x in s[:3]] == [float(f"{v:.9g}") for v in row["pos"]]
             assert float(s[3]) == float(f"{row['weight']:.9g}") and int(s[4]) == row["tetra_id"]
             assert s[9] == fm.Traces.event_names[row["event"]]
+
+
+def test_cuda_batch_runs_or_says_why(slab_model):
+    mesh, mats = slab_model
+    ok, why = fm.cuda_available()
+    if not ok:
+        with pytest.raises(ValueError, match="CUDA|cuda"):
+            fm.run_batch(mesh, mats, _sources(), packets=100, kernel="cuda")
+        pytest.skip("no CUDA device here: " + why)
+    cpu = fm.run_batch(mesh, mats, _sources(), packets=100000, seed=3)
+    gpu = fm.run_batch(mesh, mats, _sources(), packets=100000, seed=3, kernel="cuda")
+    for j in range(len(cpu)):
+        a, b = cpu[j].volume_energy, gpu[j].volume_energy
+        assert np.abs(b - a).sum() / np.abs(a).sum() < 1e-3  # same streams: float rounding only
