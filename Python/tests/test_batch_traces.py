@@ -66,6 +66,19 @@ def test_fluence_matrix_files_round_trip_and_match_the_script_reader(slab_model,
         fm.write_fluence_matrix(again, np.zeros((4, 3)), sources=2)
 
 
+def _tcl_and_slab_files(slab_model, tmp_path):
+    """The Tcl launcher (skips without it) and the slab model as TIM-OS files for it."""
+    tclsh = os.path.join(BUILD, "bin", "fullmonte")
+    if not BUILD or not os.path.exists(tclsh):
+        pytest.skip("the Tcl launcher is not built (FM_USE_TCL=OFF)")
+    mesh, _ = slab_model
+    meshfn, optfn = str(tmp_path / "m.mesh"), str(tmp_path / "m.opt")
+    fm.write_timos_mesh(meshfn, mesh)
+    with open(optfn, "w") as f:
+        f.write("1\n2\n0.02 5 0.8 1.37\n0.1 8 0.9 1.37\n1\n1.0\n")
+    return tclsh, meshfn, optfn
+
+
 BATCH_TCL = r"""
 package require FullMonte
 lassign $argv meshfn optfn out
@@ -82,14 +95,7 @@ B fluenceMatrix $out
 
 
 def test_python_batch_matrix_is_bit_identical_to_tcl_batchrunner(slab_model, tmp_path):
-    tclsh = os.path.join(BUILD, "bin", "fullmonte")
-    if not BUILD or not os.path.exists(tclsh):
-        pytest.skip("the Tcl launcher is not built (FM_USE_TCL=OFF)")
-    mesh, _ = slab_model
-    meshfn, optfn = str(tmp_path / "m.mesh"), str(tmp_path / "m.opt")
-    fm.write_timos_mesh(meshfn, mesh)
-    with open(optfn, "w") as f:
-        f.write("1\n2\n0.02 5 0.8 1.37\n0.1 8 0.9 1.37\n1\n1.0\n")
+    tclsh, meshfn, optfn = _tcl_and_slab_files(slab_model, tmp_path)
     (tmp_path / "b.tcl").write_text(BATCH_TCL)
     tcl_out = str(tmp_path / "tcl.fmm")
     p = subprocess.run([tclsh, str(tmp_path / "b.tcl"), meshfn, optfn, tcl_out], capture_output=True, text=True,
@@ -246,14 +252,7 @@ for {set i 0} {$i < [$tr nTraces]} {incr i} { puts [$tr trace $i] }
 
 
 def test_python_traces_equal_tcl_traces(slab_model, tmp_path):
-    tclsh = os.path.join(BUILD, "bin", "fullmonte")
-    if not BUILD or not os.path.exists(tclsh):
-        pytest.skip("the Tcl launcher is not built (FM_USE_TCL=OFF)")
-    mesh, _ = slab_model
-    meshfn, optfn = str(tmp_path / "m.mesh"), str(tmp_path / "m.opt")
-    fm.write_timos_mesh(meshfn, mesh)
-    with open(optfn, "w") as f:
-        f.write("1\n2\n0.02 5 0.8 1.37\n0.1 8 0.9 1.37\n1\n1.0\n")
+    tclsh, meshfn, optfn = _tcl_and_slab_files(slab_model, tmp_path)
     (tmp_path / "t.tcl").write_text(TRACE_TCL)
     p = subprocess.run([tclsh, str(tmp_path / "t.tcl"), meshfn, optfn], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
