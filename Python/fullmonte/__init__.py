@@ -30,10 +30,21 @@ _OPTIONAL = {
 
 
 def _not_built(name, what):
+    message = f"fullmonte.{name} needs {what}; this build has none"
+    doc = f"Not built: {name} needs {what}."
+    if name[0].isupper():  # a class: making one or using its static methods says why
+        class _Missing(type):
+            def __getattr__(cls, attr):
+                raise ImportError(message)
+
+        def refuse(cls, *args, **kwargs):
+            raise ImportError(message)
+        return _Missing(name, (), {"__new__": refuse, "__doc__": doc})
+
     def missing(*args, **kwargs):
-        raise ImportError(f"fullmonte.{name} needs {what}; this build has none")
+        raise ImportError(message)
     missing.__name__ = missing.__qualname__ = name
-    missing.__doc__ = f"Not built: {name} needs {what}."
+    missing.__doc__ = doc
     return missing
 
 

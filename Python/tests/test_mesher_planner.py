@@ -154,6 +154,9 @@ def test_ctrl_c_cancels_a_plan_simulation(tmp_path):
 
 
 def test_plan_errors_name_the_json_path():
+    if not fm.has_planner:
+        with pytest.raises(ImportError, match="FM_USE_PLANNING"):
+            fm.Plan.from_json("{}")
     _need("has_planner", "FM_USE_PLANNING", ["Plan"])
     spec = _small_plan_json()
     spec["prescription"]["targets"][0]["region"] = "tumor"
