@@ -5,11 +5,13 @@
 #include <cstring>
 
 #include "Geometry/BatchModel.hpp"
+#include "Geometry/Layered.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Geometry/Queries.hpp"
 #include "Kernels/Batch.hpp"
 #include "Kernels/CPU/TraceCpu.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Kernels/McmlKernel.hpp"
 #include "Python/PyCommon.hpp"
 #include "Storage/FluenceMatrix/FluenceMatrix.hpp"
 #ifdef FM_PY_VTK
@@ -315,6 +317,34 @@ std::shared_ptr<Traces> trace(MeshPtr mesh, MatsPtr mats, const fm::SourcePtr& s
     return out;
 }
 
+// The packets of an MCML run (as run_mcml runs them: MCML's roulette, its photon count unless
+// `packets` is given) traced over the layered model; only the traces and the ledger are kept.
+std::shared_ptr<Traces> traceMcml(const MCMLRun& run, py::handle packets, py::handle seed, unsigned threads,
+                                  py::handle maxPoints) {
+    fm::RunOptions opt = fm::mcmlRunOptions(run);
+    if (!packets.is_none()) opt.packets = countArg(packets, "packets", 1);
+    opt.params.seed = countArg(seed, "seed", 0);
+    opt.threads = threads;
+    opt.outputs.volume = opt.outputs.surface = opt.outputs.directed = false;
+    fm::validateRunOptions(opt);
+    uint64_t limit = countArg(maxPoints, "max_points", 1);
+    fm::KernelInput in;
+    {
+        py::gil_scoped_release nogil;
+        in = fm::packLayered(fm::layeredFromMcml(run));
+    }
+    std::atomic<bool> cancel{false};
+    opt.cancel = &cancel;
+    fm::TracedRunResult r;
+    runCancellable([&] { r = fm::runCpuTraced(in, opt, limit); }, cancel);
+    if (r.run.cancelled) throw fm::Error("trace_mcml: run cancelled; no traces kept");
+    auto out = std::make_shared<Traces>();
+    out->result = std::make_shared<Result>();  // no tetra mesh: a layered model
+    out->result->run = std::move(r.run);
+    out->set = std::move(r.traces);
+    return out;
+}
+
 void bindTraces(py::module_& m) {
     py::class_<Traces, std::shared_ptr<Traces>> cls(m, "Traces", R"doc(
 Packet traces of a trace run (TetraTraceKernel in Tcl): per packet, its state after each event.
@@ -365,6 +395,12 @@ code; event_names[code] names it). traces[i] (or trace(i)) is packet i's slice o
           "Runs packets on the CPU recording every packet's path (Traces); the tallies equal an untraced "
           "run's with the same seed and threads. Meant for few packets: 36 bytes per event; a run passing "
           "max_points trace points raises ParameterError. GIL released; Ctrl-C cancels.");
+    m.def("trace_mcml", &traceMcml, py::arg("run"), py::kw_only(), py::arg("packets") = py::none(),
+          py::arg("seed") = 1, py::arg("threads") = 0,
+          py::arg("max_points") = py::int_(uint64_t(fm::kDefaultMaxTracePoints)),
+          "Traces the packets of an MCML run (Tcl MCMLKernelWithTraces) over its layers, in mm (material = "
+          "layer, 1 = top; tetra_id = the layer's cell); packets: run.photons unless given. Traces.result has "
+          "the ledger and events only (no tetra mesh). GIL released; Ctrl-C cancels.");
 }
 
 }  // namespace

@@ -50,6 +50,7 @@ py::dict eventsDict(const fm::Events& e) {
 
 // Energy (or power) per unit packet weight for a run normalised to `total` J (or W).
 double scaleFor(const Result& r, double total) {
+    if (!r.mesh) throw py::value_error("fluence: this Result has no tetra mesh (a trace of a layered MCML model)");
     if (!(total > 0) || !std::isfinite(total)) throw py::value_error("energy must be a positive finite number");
     if (r.run.packetsDone == 0) throw py::value_error("the run launched no packets");
     return total / double(r.run.packetsDone);
@@ -227,7 +228,7 @@ read-only numpy views. Normalise with fluence(energy=...) or scale = energy / pa
         .def_property_readonly("seconds", [](const Result& r) { return r.run.seconds; }, "Wall-clock time of the run")
         .def_property_readonly("kernel", [](const Result& r) { return r.run.kernel; }, "'cpu' or 'cuda'")
         .def_property_readonly("mesh", [](const Result& r) { return std::const_pointer_cast<fm::TetraMesh>(r.mesh); },
-                               "The mesh the tallies belong to")
+                               "The mesh the tallies belong to (None for an MCML trace run)")
         .def("fluence", [](const Result& r, double energy) {
             double scale = scaleFor(r, energy);
             return owned(fm::volumeFluence(*r.mesh, *r.materials, r.run.volume, scale), 1);

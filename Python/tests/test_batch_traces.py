@@ -286,3 +286,33 @@ def test_cuda_batch_runs_or_says_why(slab_model):
     for j in range(len(cpu)):
         a, b = cpu[j].volume_energy, gpu[j].volume_energy
         assert np.abs(b - a).sum() / np.abs(a).sum() < 1e-3  # same streams: float rounding only
+
+
+def test_mcml_traces_follow_the_layers(tmp_path):
+    """An MCML run's packets traced over its layers: each trace starts at the top surface (z = 0)
+    and ends leaving through the top (reflected), the bottom (transmitted) or dies; the weight
+    leaving sums to the ledger's exited weight."""
+    mci = tmp_path / "two.mci"
+    mci.write_text("1.0\n1\ntwo.mco A\n200\n0.01 0.01\n20 20 5\n2\n1.0\n"
+                   "1.37 1 100 0.9 0.05\n1.37 0.5 50 0.8 0.05\n1.0\n")
+    run = fm.read_mci(str(mci))[0]
+    t = fm.trace_mcml(run, packets=40, seed=2, threads=1)
+    assert len(t) == 40 and t.result.mesh is None
+    names = fm.Traces.event_names
+    thickness = 1.0  # mm: two layers of 0.05 cm
+    exited = 0.0
+    for i in range(len(t)):
+        tr = t[i]
+        assert abs(float(tr["pos"][0][2])) < 1e-6 and names[tr["event"][0]] == "launch"
+        z = tr["pos"][:, 2]
+        assert z.min() >= -1e-4 and z.max() <= thickness + 1e-4
+        end = names[tr["event"][-1]]
+        assert end in ("exit", "death", "abnormal")
+        if end == "exit":
+            assert min(abs(z[-1]), abs(z[-1] - thickness)) < 1e-4
+            exited += float(tr["weight"][-1])
+        inside = tr["material"][:-1]
+        assert set(np.unique(inside)) <= {1, 2}
+    assert math.isclose(exited, t.result.ledger["exited"], rel_tol=1e-5)
+    with pytest.raises(ValueError, match="no tetra mesh"):
+        t.result.fluence()
