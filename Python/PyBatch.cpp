@@ -287,6 +287,26 @@ py::array stepsView(py::object self, size_t begin, size_t end) {
     return a;
 }
 
+// Runs the trace run of a packed model (GIL released, Ctrl-C cancels) into a Traces whose result
+// belongs to mesh/mats (null for a layered model). opt is checked here; `what` names the call.
+std::shared_ptr<Traces> runTraced(const fm::KernelInput& in, fm::RunOptions opt, py::handle maxPoints,
+                                  MeshPtr mesh, MatsPtr mats, const std::string& what) {
+    fm::validateRunOptions(opt);
+    uint64_t limit = countArg(maxPoints, "max_points", 1);
+    std::atomic<bool> cancel{false};
+    opt.cancel = &cancel;
+    fm::TracedRunResult r;
+    runCancellable([&] { r = fm::runCpuTraced(in, opt, limit); }, cancel);
+    if (r.run.cancelled) throw fm::Error(what + ": run cancelled; no traces kept");
+    auto out = std::make_shared<Traces>();
+    out->result = std::make_shared<Result>();
+    out->result->mesh = std::move(mesh);
+    out->result->materials = std::move(mats);
+    out->result->run = std::move(r.run);
+    out->set = std::move(r.traces);
+    return out;
+}
+
 std::shared_ptr<Traces> trace(MeshPtr mesh, MatsPtr mats, const fm::SourcePtr& source, py::handle packets,
                               py::handle seed, unsigned threads, double wmin, double prwin, uint32_t maxSteps,
                               uint32_t maxHits, py::handle maxPoints) {
@@ -295,11 +315,6 @@ std::shared_ptr<Traces> trace(MeshPtr mesh, MatsPtr mats, const fm::SourcePtr& s
     opt.outputs.volume = opt.outputs.surface = true;
     opt.outputs.directed = false;
     fm::validateRunOptions(opt);
-    uint64_t limit = countArg(maxPoints, "max_points", 1);
-    auto out = std::make_shared<Traces>();
-    out->result = std::make_shared<Result>();
-    out->result->mesh = mesh;
-    out->result->materials = mats;
     fm::KernelInput in;
     {
         py::gil_scoped_release nogil;
@@ -307,14 +322,7 @@ std::shared_ptr<Traces> trace(MeshPtr mesh, MatsPtr mats, const fm::SourcePtr& s
     }
     issueWarnings(mesh->checkReport().warnings());
     issueWarnings(in.warnings);
-    std::atomic<bool> cancel{false};
-    opt.cancel = &cancel;
-    fm::TracedRunResult r;
-    runCancellable([&] { r = fm::runCpuTraced(in, opt, limit); }, cancel);
-    if (r.run.cancelled) throw fm::Error("trace: run cancelled; no traces kept");
-    out->result->run = std::move(r.run);
-    out->set = std::move(r.traces);
-    return out;
+    return runTraced(in, opt, maxPoints, mesh, mats, "trace");
 }
 
 // The packets of an MCML run (as run_mcml runs them: MCML's roulette, its photon count unless
@@ -327,22 +335,12 @@ std::shared_ptr<Traces> traceMcml(const MCMLRun& run, py::handle packets, py::ha
     opt.threads = threads;
     opt.outputs.volume = opt.outputs.surface = opt.outputs.directed = false;
     fm::validateRunOptions(opt);
-    uint64_t limit = countArg(maxPoints, "max_points", 1);
     fm::KernelInput in;
     {
         py::gil_scoped_release nogil;
         in = fm::packLayered(fm::layeredFromMcml(run));
     }
-    std::atomic<bool> cancel{false};
-    opt.cancel = &cancel;
-    fm::TracedRunResult r;
-    runCancellable([&] { r = fm::runCpuTraced(in, opt, limit); }, cancel);
-    if (r.run.cancelled) throw fm::Error("trace_mcml: run cancelled; no traces kept");
-    auto out = std::make_shared<Traces>();
-    out->result = std::make_shared<Result>();  // no tetra mesh: a layered model
-    out->result->run = std::move(r.run);
-    out->set = std::move(r.traces);
-    return out;
+    return runTraced(in, opt, maxPoints, nullptr, nullptr, "trace_mcml");  // no tetra mesh: layers
 }
 
 void bindTraces(py::module_& m) {
