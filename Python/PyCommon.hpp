@@ -7,12 +7,16 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "Common/Errors.hpp"
+#include "Geometry/MaterialSet.hpp"
 #include "Geometry/TetraMesh.hpp"
+#include "Kernels/KernelInput.hpp"
 
 namespace fmpy {
 
@@ -21,6 +25,16 @@ namespace py = pybind11;
 void bindGeometry(py::module_& m);
 void bindRun(py::module_& m);
 void bindStorage(py::module_& m);
+void bindBatch(py::module_& m);
+void bindMeshing(py::module_& m);    // defines nothing unless the mesher is built
+void bindPlanning(py::module_& m);   // defines nothing unless the planner is built
+
+// The tallies of one run with the model they belong to (Python class Result).
+struct Result {
+    std::shared_ptr<const fm::TetraMesh> mesh;
+    std::shared_ptr<const fm::MaterialSet> materials;
+    fm::RunResult run;
+};
 
 // A read-only numpy view of `n` values at `data`, kept alive by `owner` (a Python object that
 // holds the C++ storage). No copy.
@@ -50,5 +64,23 @@ fm::Point3 point3(py::handle h, const std::string& what);
 // A 1-D float64 array (any numeric sequence) with the dummy entry 0 put in front, as the C++
 // per-tetra arrays are laid out; `expected` is the length required without the dummy.
 std::vector<double> withDummy(py::handle values, size_t expected, const std::string& what);
+
+// Runs work() on a worker thread with the GIL released while the calling thread waits: every
+// 50 ms it checks for Ctrl-C (which sets `cancel`, waits for the worker to stop and raises
+// KeyboardInterrupt) and calls tick() with the GIL held (progress callbacks). An exception of
+// work() is rethrown here.
+void runCancellable(const std::function<void()>& work, std::atomic<bool>& cancel,
+                    const std::function<void()>& tick = {});
+
+// The run options shared by Simulation, run_batch and trace, checked (ParameterError naming the
+// option); integers as countArg takes them.
+fm::RunOptions runOptions(py::handle packets, py::handle seed, unsigned threads, const std::vector<int>& devices,
+                          double wmin, double prwin, uint32_t maxSteps, uint32_t maxHits);
+
+// Issues each message as a RuntimeWarning (what the mesh checks and the source compiler found).
+void issueWarnings(const std::vector<std::string>& messages);
+
+// A numpy array that owns a C++ vector moved into it (no copy), `skip` leading entries hidden.
+py::array_t<double> owned(std::vector<double>&& v, size_t skip);
 
 }  // namespace fmpy

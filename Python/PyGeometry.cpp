@@ -90,13 +90,6 @@ std::vector<double> perTetra(const fm::TetraMesh& m, py::handle v, const std::st
     return withDummy(v, m.tetraCount(), what);
 }
 
-// A freshly computed per-tetra vector handed to numpy without a copy (dummy 0 hidden).
-py::array_t<double> owned(std::vector<double>&& v, size_t skip) {
-    auto* heap = new std::vector<double>(std::move(v));
-    py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<double>*>(p); });
-    return view(heap->data() + skip, heap->size() - skip, owner);
-}
-
 uint32_t regionArg(const fm::TetraMesh& m, int64_t r) {
     if (r < 0 || r >= int64_t(m.regionCount()))
         throw py::value_error("region " + std::to_string(r) + " is not in the mesh (0.." +
@@ -129,9 +122,9 @@ Per-tetra arrays everywhere in this package have one value per tetra, in this or
              py::arg("one_based") = false, py::arg("allow_defects") = false)
         .def_property_readonly("check_warnings", [](const fm::TetraMesh& mesh) { return mesh.checkReport().warnings(); },
                                "What the mesh checks found: warnings, and defects allowed through")
-        .def_property_readonly("point_count", &fm::TetraMesh::pointCount)
-        .def_property_readonly("tetra_count", &fm::TetraMesh::tetraCount)
-        .def_property_readonly("face_count", &fm::TetraMesh::faceCount)
+        .def_property_readonly("point_count", &fm::TetraMesh::pointCount, "Number of points")
+        .def_property_readonly("tetra_count", &fm::TetraMesh::tetraCount, "Number of tetras")
+        .def_property_readonly("face_count", &fm::TetraMesh::faceCount, "Number of faces (shared faces once)")
         .def_property_readonly("region_count", &fm::TetraMesh::regionCount,
                                "Largest region label + 1 (region 0 is the exterior)")
         .def_property_readonly("points", [](py::object self) {
@@ -181,7 +174,7 @@ shapes paint over earlier ones): RegionShape.box(region, lo, hi), .sphere(region
         .def_static("shell", [](uint32_t r, double thickness) {
             return fm::RegionShape{fm::RegionShape::Shell, r, {}, {}, thickness};
         }, py::arg("region"), py::arg("thickness"))
-        .def_readonly("region", &fm::RegionShape::region);
+        .def_readonly("region", &fm::RegionShape::region, "The region this shape paints");
 
     m.def("merge_coincident_vertices", [](const fm::TetraMesh& mesh, double tolerance) {
         fm::RepairReport report;
@@ -225,10 +218,10 @@ void bindMaterials(py::module_& m) {
     py::class_<fm::Material>(m, "Material", "Optical properties: mu_a, mu_s in 1/mm, anisotropy g, index n")
         .def(py::init<double, double, double, double>(), py::arg("mu_a") = 0.0, py::arg("mu_s") = 0.0,
              py::arg("g") = 0.0, py::arg("n") = 1.0)
-        .def_readwrite("mu_a", &fm::Material::mu_a)
-        .def_readwrite("mu_s", &fm::Material::mu_s)
-        .def_readwrite("g", &fm::Material::g)
-        .def_readwrite("n", &fm::Material::n)
+        .def_readwrite("mu_a", &fm::Material::mu_a, "Absorption coefficient (1/mm)")
+        .def_readwrite("mu_s", &fm::Material::mu_s, "Scattering coefficient (1/mm)")
+        .def_readwrite("g", &fm::Material::g, "Anisotropy factor, -1..1")
+        .def_readwrite("n", &fm::Material::n, "Refractive index")
         .def("__repr__", [](const fm::Material& x) {
             return "Material(mu_a=" + std::string(py::repr(py::float_(x.mu_a))) + ", mu_s=" +
                    std::string(py::repr(py::float_(x.mu_s))) + ", g=" + std::string(py::repr(py::float_(x.g))) +
@@ -261,7 +254,8 @@ region r. MaterialSet(materials, exterior=Material(n=1), matched_boundary=False)
         .def("append", [](fm::MaterialSet& s, const fm::Material& x) { return s.append(x); }, py::arg("material"),
              "Adds the material of the next region label; returns that label")
         .def_property("exterior", py::overload_cast<>(&fm::MaterialSet::exterior, py::const_),
-                      py::overload_cast<const fm::Material&>(&fm::MaterialSet::exterior))
+                      py::overload_cast<const fm::Material&>(&fm::MaterialSet::exterior),
+                      "The exterior's material (only its n matters)")
         .def_readwrite("matched_boundary", &fm::MaterialSet::matchedBoundary,
                        "Exterior index matched to the tissue it touches (no Fresnel at the surface)")
         .def("validate", &fm::MaterialSet::validate, "Raises ModelError naming the material and parameter");
@@ -270,14 +264,14 @@ region r. MaterialSet(materials, exterior=Material(n=1), matched_boundary=False)
 void bindSources(py::module_& m) {
     using S = fm::Source;
     py::class_<S, fm::SourcePtr>(m, "Source", "Base of every source; power is relative inside a Composite")
-        .def_readwrite("power", &S::power)
-        .def_property_readonly("type_name", &S::typeName);
+        .def_readwrite("power", &S::power, "Relative power (weight of this source inside a Composite)")
+        .def_property_readonly("type_name", &S::typeName, "The kind of source, as Tcl names it");
 
     auto pos = [](auto& cls, const char* name, auto field) {
         using T = typename std::remove_reference_t<decltype(cls)>::type;
         cls.def_property(
             name, [field](const T& s) { auto p = s.*field; return py::make_tuple(p[0], p[1], p[2]); },
-            [field, name](T& s, py::handle v) { s.*field = point3(v, name); });
+            [field, name](T& s, py::handle v) { s.*field = point3(v, name); }, "(x, y, z) in mm");
     };
 
     py::class_<fm::PointSource, S, std::shared_ptr<fm::PointSource>> point(m, "PointSource", "Isotropic point");
@@ -310,7 +304,7 @@ void bindSources(py::module_& m) {
              s->power = power;
              return s;
          }), py::arg("centre"), py::arg("radius"), py::arg("power") = 1.0)
-        .def_readwrite("radius", &fm::BallSource::radius);
+        .def_readwrite("radius", &fm::BallSource::radius, "mm");
     pos(ball, "centre", &fm::BallSource::centre);
 
     py::class_<fm::LineSource, S, std::shared_ptr<fm::LineSource>>(m, "LineSource",
@@ -350,7 +344,7 @@ void bindSources(py::module_& m) {
               s->power = power;
               return s;
           }), py::arg("position"), py::arg("direction"), py::arg("na") = 0.22, py::arg("power") = 1.0)
-        .def_readwrite("na", &fm::FiberSource::numericalAperture);
+        .def_readwrite("na", &fm::FiberSource::numericalAperture, "Numerical aperture");
     pos(fiber, "position", &fm::FiberSource::position);
     pos(fiber, "direction", &fm::FiberSource::direction);
 
@@ -366,7 +360,7 @@ void bindSources(py::module_& m) {
                  return s;
              }), py::arg("a"), py::arg("b"), py::arg("radius") = 0.5, py::arg("volume") = false,
              py::arg("power") = 1.0)
-        .def_readwrite("radius", &fm::CylinderSource::radius);
+        .def_readwrite("radius", &fm::CylinderSource::radius, "mm");
 
     py::class_<fm::SurfaceSource, S, std::shared_ptr<fm::SurfaceSource>>(
         m, "SurfaceSource", "Lambertian emission into the tissue over the boundary of a region")
@@ -394,8 +388,8 @@ void bindSources(py::module_& m) {
             if (!e) throw py::value_error("Composite.add: None is not a source");
             if (reaches(*e, &c)) throw py::value_error("Composite.add: the source contains this composite (a cycle)");
             c.elements.push_back(e);
-        }, py::arg("source"))
-        .def_property_readonly("elements", [](const fm::CompositeSource& c) { return c.elements; })
+        }, py::arg("source"), "Adds a source (a composite may not contain itself)")
+        .def_property_readonly("elements", [](const fm::CompositeSource& c) { return c.elements; }, "The sources mixed")
         .def("__len__", [](const fm::CompositeSource& c) { return c.elements.size(); });
 }
 
@@ -412,26 +406,27 @@ void bindQueries(py::module_& m) {
        "Fluence per tetra, E / (V mu_a) * scale, in [scale unit]/mm^2 (NaN where mu_a = 0)");
 
     py::class_<fm::DoseHistogram>(m, "DoseHistogram", "Cumulative dose-volume histogram of one region")
-        .def_readonly("region", &fm::DoseHistogram::region)
-        .def_readonly("total_volume", &fm::DoseHistogram::totalVolume)
-        .def_readonly("undefined", &fm::DoseHistogram::undefined)
+        .def_readonly("region", &fm::DoseHistogram::region, "Region label")
+        .def_readonly("total_volume", &fm::DoseHistogram::totalVolume, "Volume with a defined dose (mm^3)")
+        .def_readonly("undefined", &fm::DoseHistogram::undefined, "Tetras whose dose is NaN (mu_a = 0)")
         .def_property_readonly("dose", [](py::object self) {
             const auto& h = self.cast<const fm::DoseHistogram&>();
             return view(h.dose.data(), h.dose.size(), self);
-        })
+        }, "Dose levels, ascending (read-only view)")
         .def_property_readonly("cdf", [](py::object self) {
             const auto& h = self.cast<const fm::DoseHistogram&>();
             return view(h.cdf.data(), h.cdf.size(), self);
         }, "Fraction of the region's volume receiving at least dose[i]")
         .def_property_readonly("mean_dose", &fm::DoseHistogram::meanDose, "Volume-weighted mean")
-        .def_property_readonly("max_dose", &fm::DoseHistogram::maxDose)
+        .def_property_readonly("max_dose", &fm::DoseHistogram::maxDose, "Highest dose in the region")
         .def("dose_at_fraction", &fm::DoseHistogram::doseAtFraction, py::arg("fraction"),
              "Dose received by at least this fraction of the volume (D90: 0.9)");
 
     m.def("dose_histogram", [](const fm::TetraMesh& mesh, py::handle dose, int64_t region) {
         auto d = perTetra(mesh, dose, "dose_histogram dose");
         return fm::doseHistogram(mesh, d, regionArg(mesh, region));
-    }, py::arg("mesh"), py::arg("dose"), py::arg("region"));
+    }, py::arg("mesh"), py::arg("dose"), py::arg("region"),
+       "Cumulative DVH of a region from per-tetra doses (J/cm^2 if you pass J/cm^2; NaN doses counted as undefined)");
 
     m.def("region_sum", [](const fm::TetraMesh& mesh, py::handle values, int64_t region) {
         return fm::regionSum(mesh, perTetra(mesh, values, "region_sum values"), regionArg(mesh, region));
@@ -447,7 +442,8 @@ void bindQueries(py::module_& m) {
         auto v = fm::valuesAlong(mesh, perTetra(mesh, values, "values_along values"), point3(a, "values_along a"),
                                  point3(b, "values_along b"), size_t(samples));
         return owned(std::move(v), 0);
-    }, py::arg("mesh"), py::arg("values"), py::arg("a"), py::arg("b"), py::arg("samples"));
+    }, py::arg("mesh"), py::arg("values"), py::arg("a"), py::arg("b"), py::arg("samples"),
+       "Values at `samples` points evenly spaced from a to b (mm), NaN outside the mesh");
 }
 
 }  // namespace

@@ -35,6 +35,19 @@ uint64_t countArg(py::handle h, const std::string& what, uint64_t lo) {
     return v.cast<uint64_t>();
 }
 
+void issueWarnings(const std::vector<std::string>& messages) {
+    if (messages.empty()) return;
+    auto warn = py::module_::import("warnings").attr("warn");
+    auto category = py::module_::import("builtins").attr("RuntimeWarning");
+    for (const std::string& w : messages) warn(w, category, 2);
+}
+
+py::array_t<double> owned(std::vector<double>&& v, size_t skip) {
+    auto* heap = new std::vector<double>(std::move(v));
+    py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<double>*>(p); });
+    return view(heap->data() + skip, heap->size() - skip, owner);
+}
+
 std::vector<double> withDummy(py::handle values, size_t expected, const std::string& what) {
     py::array_t<double, py::array::c_style | py::array::forcecast> a;
     try {
@@ -72,6 +85,10 @@ PYBIND11_MODULE(_fullmonte, m) {
     static py::exception<fm::FormatError> formatError(m, "FormatError", PyExc_ValueError);
     static py::exception<fm::ModelError> modelError(m, "ModelError", PyExc_ValueError);
     static py::exception<fm::ParameterError> parameterError(m, "ParameterError", PyExc_ValueError);
+    error.doc() = "A FullMonte failure that is not a bad input (a RuntimeError): the C++ message";
+    formatError.doc() = "A bad input file (a ValueError); the message starts with file:line";
+    modelError.doc() = "A model that cannot be simulated (a ValueError): degenerate tetra, source outside, ...";
+    parameterError.doc() = "An option out of range (a ValueError); the message names the parameter";
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
@@ -91,4 +108,7 @@ PYBIND11_MODULE(_fullmonte, m) {
     fmpy::bindGeometry(m);
     fmpy::bindRun(m);
     fmpy::bindStorage(m);
+    fmpy::bindBatch(m);
+    fmpy::bindMeshing(m);
+    fmpy::bindPlanning(m);
 }

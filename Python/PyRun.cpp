@@ -18,12 +18,6 @@
 namespace fmpy {
 namespace {
 
-struct Result {
-    std::shared_ptr<const fm::TetraMesh> mesh;
-    std::shared_ptr<const fm::MaterialSet> materials;
-    fm::RunResult run;
-};
-
 py::dict ledgerDict(const fm::Ledger& l) {
     py::dict d;
     d["launched"] = l.launched;
@@ -56,6 +50,7 @@ py::dict eventsDict(const fm::Events& e) {
 
 // Energy (or power) per unit packet weight for a run normalised to `total` J (or W).
 double scaleFor(const Result& r, double total) {
+    if (!r.mesh) throw py::value_error("fluence: this Result has no tetra mesh (a trace of a layered MCML model)");
     if (!(total > 0) || !std::isfinite(total)) throw py::value_error("energy must be a positive finite number");
     if (r.run.packetsDone == 0) throw py::value_error("the run launched no packets");
     return total / double(r.run.packetsDone);
@@ -82,8 +77,7 @@ public:
         // What the mesh checks and the source compiler found, shown as fullmonte-run shows them.
         warnings_ = mesh_->checkReport().warnings();
         warnings_.insert(warnings_.end(), in_.warnings.begin(), in_.warnings.end());
-        auto warn = py::module_::import("warnings").attr("warn");
-        for (const std::string& w : warnings_) warn(w, py::module_::import("builtins").attr("RuntimeWarning"), 2);
+        issueWarnings(warnings_);
     }
     const std::vector<std::string>& warnings() const { return warnings_; }
     ~Simulation() {
@@ -190,20 +184,14 @@ std::unique_ptr<Simulation> makeSimulation(std::shared_ptr<const fm::TetraMesh> 
                                            py::handle packets, py::handle seed, unsigned threads,
                                            const std::string& kernel, const std::vector<int>& devices, double wmin,
                                            double prwin, uint32_t maxSteps, uint32_t maxHits, bool volume,
-                                           bool surface, const std::vector<int64_t>& directedFaces) {
+                                           bool surface, const std::vector<int64_t>& directedFaces,
+                                           py::handle batches) {
     if (!mesh) throw py::value_error("Simulation: mesh is None");
     if (!mats) throw py::value_error("Simulation: materials is None");
-    fm::RunOptions opt;
-    opt.packets = countArg(packets, "packets", 1);
-    opt.params.seed = countArg(seed, "seed", 0);
-    opt.threads = threads;
-    opt.devices = devices;
-    opt.params.wmin = float(wmin);
-    opt.params.prwin = float(prwin);
-    opt.params.maxSteps = maxSteps;
-    opt.params.maxHits = maxHits;
+    fm::RunOptions opt = runOptions(packets, seed, threads, devices, wmin, prwin, maxSteps, maxHits);
     opt.outputs.volume = volume;
     opt.outputs.surface = surface;
+    opt.batches = countArg(batches, "batches", 0);
     std::vector<uint32_t> directed;
     for (int64_t f : directedFaces) {
         if (f < 0 || uint64_t(f) + 1 >= mesh->faceCount() + 1)
@@ -252,17 +240,19 @@ read-only numpy views. Normalise with fluence(energy=...) or scale = energy / pa
         }, "Batch-means standard error of each ledger field (None when the run had one batch)")
         .def_property_readonly("batches", [](const Result& r) { return r.run.standardError.batches; },
                                "Batches behind the standard errors (0: none)")
-        .def_property_readonly("ledger", [](const Result& r) { return ledgerDict(r.run.ledger); })
-        .def_property_readonly("events", [](const Result& r) { return eventsDict(r.run.events); })
-        .def_property_readonly("packets", [](const Result& r) { return r.run.packetsDone; })
-        .def_property_readonly("seconds", [](const Result& r) { return r.run.seconds; })
-        .def_property_readonly("kernel", [](const Result& r) { return r.run.kernel; })
-        .def_property_readonly("mesh", [](const Result& r) { return std::const_pointer_cast<fm::TetraMesh>(r.mesh); })
+        .def_property_readonly("ledger", [](const Result& r) { return ledgerDict(r.run.ledger); },
+                               "Conservation of packet weight: launched, specular, absorbed, exited, roulette "
+                               "gained/lost, abnormal, imbalance (should be ~0)")
+        .def_property_readonly("events", [](const Result& r) { return eventsDict(r.run.events); },
+                               "Event counts of the packet loop (launch, absorb, scatter, boundary, tir, ...)")
+        .def_property_readonly("packets", [](const Result& r) { return r.run.packetsDone; }, "Packets run")
+        .def_property_readonly("seconds", [](const Result& r) { return r.run.seconds; }, "Wall-clock time of the run")
+        .def_property_readonly("kernel", [](const Result& r) { return r.run.kernel; }, "'cpu' or 'cuda'")
+        .def_property_readonly("mesh", [](const Result& r) { return std::const_pointer_cast<fm::TetraMesh>(r.mesh); },
+                               "The mesh the tallies belong to (None for an MCML trace run)")
         .def("fluence", [](const Result& r, double energy) {
             double scale = scaleFor(r, energy);
-            auto* heap = new std::vector<double>(fm::volumeFluence(*r.mesh, *r.materials, r.run.volume, scale));
-            py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<double>*>(p); });
-            return view(heap->data() + 1, heap->size() - 1, owner);
+            return owned(fm::volumeFluence(*r.mesh, *r.materials, r.run.volume, scale), 1);
         }, py::arg("energy") = 1.0,
            "Fluence per tetra in J/mm^2 for a run delivering `energy` J (W/mm^2 for W); x100 gives J/cm^2. "
            "NaN where mu_a = 0")
@@ -274,12 +264,77 @@ read-only numpy views. Normalise with fluence(energy=...) or scale = energy / pa
 
 }  // namespace
 
+void runCancellable(const std::function<void()>& work, std::atomic<bool>& cancel, const std::function<void()>& tick) {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool finished = false;
+    std::exception_ptr error;
+    std::thread worker([&] {
+        try {
+            work();
+        } catch (...) {
+            error = std::current_exception();
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        finished = true;
+        cv.notify_all();
+    });
+    bool interrupted = false;
+    for (;;) {
+        {
+            py::gil_scoped_release nogil;
+            std::unique_lock<std::mutex> lock(mu);
+            cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return finished; });
+            if (finished) break;
+        }
+        if (!interrupted && PyErr_CheckSignals() != 0) {
+            interrupted = true;  // the KeyboardInterrupt stays pending until the worker stops
+            cancel = true;
+            continue;
+        }
+        if (tick && !interrupted) try {
+                tick();
+            } catch (...) {
+                cancel = true;  // a failing callback stops the work; its error is raised below
+                {
+                    py::gil_scoped_release nogil;
+                    worker.join();
+                }
+                throw;
+            }
+    }
+    {
+        py::gil_scoped_release nogil;
+        worker.join();
+    }
+    if (interrupted) throw py::error_already_set();
+    if (error) std::rethrow_exception(error);
+    if (tick) tick();
+}
+
+fm::RunOptions runOptions(py::handle packets, py::handle seed, unsigned threads, const std::vector<int>& devices,
+                          double wmin, double prwin, uint32_t maxSteps, uint32_t maxHits) {
+    fm::RunOptions opt;
+    opt.packets = countArg(packets, "packets", 1);
+    opt.params.seed = countArg(seed, "seed", 0);
+    opt.threads = threads;
+    opt.devices = devices;
+    opt.params.wmin = float(wmin);
+    opt.params.prwin = float(prwin);
+    opt.params.maxSteps = maxSteps;
+    opt.params.maxHits = maxHits;
+    return opt;
+}
+
 void bindRun(py::module_& m) {
     bindResult(m);
     py::class_<Simulation>(m, "Simulation", R"doc(
 One run of a model: Simulation(mesh, materials, source, packets=1000000, seed=1, threads=0,
 kernel='cpu', devices=[], wmin=1e-5, prwin=0.1, max_steps=100000, max_hits=100000,
-volume=True, surface=True, directed_faces=[]).
+volume=True, surface=True, directed_faces=[], batches=0).
+
+batches: contiguous packet batches behind the standard errors (Result.*_stderr); 0 = the
+default (10), 1 = no standard errors.
 
 The model is checked and packed at construction (errors raise there). start() runs it on a
 worker thread without holding the GIL; progress, running, done, cancel() and wait(timeout)
@@ -290,17 +345,18 @@ As a context manager, leaving the block cancels a run still going.)doc")
              py::arg("kernel") = "cpu", py::arg("devices") = std::vector<int>{}, py::arg("wmin") = 1e-5,
              py::arg("prwin") = 0.1, py::arg("max_steps") = 100000, py::arg("max_hits") = 100000,
              py::arg("volume") = true, py::arg("surface") = true,
-             py::arg("directed_faces") = std::vector<int64_t>{})
-        .def("start", &Simulation::start)
+             py::arg("directed_faces") = std::vector<int64_t>{}, py::arg("batches") = 0)
+        .def("start", &Simulation::start, "Starts the run on a worker thread (once per Simulation)")
         .def("wait", &Simulation::wait, py::arg("timeout") = -1.0,
              "Waits up to timeout seconds (< 0: until done); True when the run has ended")
-        .def("result", &Simulation::result)
-        .def("cancel", &Simulation::cancel)
+        .def("result", &Simulation::result,
+             "Waits for the run and returns its Result; raises Error if it was cancelled, KeyboardInterrupt on Ctrl-C")
+        .def("cancel", &Simulation::cancel, "Asks the run to stop (result() then raises Error)")
         .def_property_readonly("progress", &Simulation::progress, "Fraction of packets done, 0..1")
         .def_property_readonly("warnings", &Simulation::warnings,
                                "Mesh-check and source warnings (also issued as RuntimeWarning at construction)")
-        .def_property_readonly("running", &Simulation::running)
-        .def_property_readonly("done", &Simulation::done)
+        .def_property_readonly("running", &Simulation::running, "Started and not yet ended")
+        .def_property_readonly("done", &Simulation::done, "The run has ended (finished, cancelled or failed)")
         .def("__enter__", [](Simulation& s) -> Simulation& { return s; }, py::return_value_policy::reference)
         .def("__exit__", [](Simulation& s, py::handle, py::handle, py::handle) {
             if (s.running()) {

@@ -4,13 +4,16 @@
 #include "Geometry/MeshCheck.hpp"
 #include "Kernels/McmlKernel.hpp"
 #include "Python/PyCommon.hpp"
+#include "Storage/COMSOL/COMSOLMesh.hpp"
 #include "Storage/MCML/MCIReader.hpp"
 #include "Storage/MCML/MCOReader.hpp"
 #include "Storage/MCML/MCOWriter.hpp"
 #include "Storage/MMC/MMC.hpp"
+#include "Storage/MMC/MMCInput.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Storage/Text/TextFile.hpp"
 #ifdef FM_PY_VTK
+#include "Storage/VTK/FluenceRenderer.hpp"
 #include "Storage/VTK/VTKMeshReader.hpp"
 #include "Storage/VTK/VTKMeshWriter.hpp"
 #endif
@@ -33,14 +36,29 @@ std::vector<double> perTetraCopy(const fm::TetraMesh& mesh, py::handle v, const 
 // MCML results: arrays as numpy views shaped as MCML lays them out (r outermost).
 void bindMcml(py::module_& m) {
     py::class_<MCMLRun>(m, "MCMLRun", "One run of an .mci file (MCML's units: cm, 1/cm)")
-        .def_readonly("out_name", &MCMLRun::outName)
-        .def_readwrite("photons", &MCMLRun::photons)
-        .def_readonly("dz", &MCMLRun::dz)
-        .def_readonly("dr", &MCMLRun::dr)
-        .def_readonly("nz", &MCMLRun::nz)
-        .def_readonly("nr", &MCMLRun::nr)
-        .def_readonly("na", &MCMLRun::na)
-        .def_property_readonly("layer_count", [](const MCMLRun& r) { return r.layers.size(); });
+        .def_readonly("out_name", &MCMLRun::outName, "The .mco file name the run names")
+        .def_readwrite("photons", &MCMLRun::photons, "Photons to run (set it to change the count)")
+        .def_readonly("dz", &MCMLRun::dz, "Grid step in z (cm)")
+        .def_readonly("dr", &MCMLRun::dr, "Grid step in r (cm)")
+        .def_readonly("nz", &MCMLRun::nz, "Grid cells in z")
+        .def_readonly("nr", &MCMLRun::nr, "Grid cells in r")
+        .def_readonly("na", &MCMLRun::na, "Grid cells in the exit angle")
+        .def_property_readonly("layer_count", [](const MCMLRun& r) { return r.layers.size(); }, "Tissue layers")
+        .def_property_readonly("layers", [](const MCMLRun& r) {
+            py::list l;
+            for (const MCMLLayer& x : r.layers) {
+                py::dict d;
+                d["n"] = x.n;
+                d["mua"] = x.mua;
+                d["mus"] = x.mus;
+                d["g"] = x.g;
+                d["d"] = x.d;
+                l.append(d);
+            }
+            return l;
+        }, "The layers, top first: {n, mua, mus (1/cm), g, d (thickness, cm)}")
+        .def_readonly("n_above", &MCMLRun::nAbove, "Refractive index above the layers")
+        .def_readonly("n_below", &MCMLRun::nBelow, "Refractive index below the layers");
 
     m.def("read_mci", [](const std::string& path) { return ::readMCI(path).runs; }, py::arg("path"),
           "The runs of an MCML .mci file");
@@ -61,34 +79,41 @@ void bindMcml(py::module_& m) {
         };
     };
     py::class_<R>(m, "MCMLResult", "MCML's outputs (.mco content, MCML's units: cm, sr)")
-        .def_readonly("run", &R::run)
-        .def_readonly("specular", &R::Rsp)
-        .def_readonly("diffuse_reflectance", &R::Rd)
-        .def_readonly("absorbed", &R::A)
-        .def_readonly("transmittance", &R::Tt)
-        .def_property_readonly("A_l", arr(&R::A_l))
-        .def_property_readonly("A_z", arr(&R::A_z))
-        .def_property_readonly("Rd_r", arr(&R::Rd_r))
-        .def_property_readonly("Rd_a", arr(&R::Rd_a))
-        .def_property_readonly("Tt_r", arr(&R::Tt_r))
-        .def_property_readonly("Tt_a", arr(&R::Tt_a))
+        .def_readonly("run", &R::run, "The MCMLRun it came from")
+        .def_readonly("specular", &R::Rsp, "Specular reflectance (fraction)")
+        .def_readonly("diffuse_reflectance", &R::Rd, "Diffuse reflectance (fraction)")
+        .def_readonly("absorbed", &R::A, "Absorbed fraction")
+        .def_readonly("transmittance", &R::Tt, "Total transmittance (fraction)")
+        .def_property_readonly("A_l", arr(&R::A_l), "Absorbed fraction per layer")
+        .def_property_readonly("A_z", arr(&R::A_z), "Absorption per depth, 1/cm")
+        .def_property_readonly("Rd_r", arr(&R::Rd_r), "Diffuse reflectance per radius, 1/cm^2")
+        .def_property_readonly("Rd_a", arr(&R::Rd_a), "Diffuse reflectance per exit angle, 1/sr")
+        .def_property_readonly("Tt_r", arr(&R::Tt_r), "Transmittance per radius, 1/cm^2")
+        .def_property_readonly("Tt_a", arr(&R::Tt_a), "Transmittance per exit angle, 1/sr")
         .def_property_readonly("A_rz", arr2(&R::A_rz, &MCMLRun::nz), "(nr, nz), 1/cm^3")
         .def_property_readonly("Rd_ra", arr2(&R::Rd_ra, &MCMLRun::na), "(nr, na), 1/(cm^2 sr)")
         .def_property_readonly("Tt_ra", arr2(&R::Tt_ra, &MCMLRun::na), "(nr, na), 1/(cm^2 sr)")
         .def("write", [](const R& r, const std::string& path) { ::writeMCO(path, r); }, py::arg("path"),
              "Writes the result as an MCML .mco file");
 
-    m.def("read_mco", [](const std::string& path) { return ::readMCO(path); }, py::arg("path"));
+    m.def("read_mco", [](const std::string& path) { return ::readMCO(path); }, py::arg("path"),
+          "An MCML .mco output file as an MCMLResult");
 
     m.def("run_mcml", [](const MCMLRun& run, py::handle seed, unsigned threads, const std::string& kernel) {
         fm::RunOptions opt = fm::mcmlRunOptions(run);
         opt.params.seed = countArg(seed, "run_mcml seed", 0);
         opt.threads = threads;
         fm::LayeredModel model = fm::layeredFromMcml(run);
-        py::gil_scoped_release nogil;
-        return fm::runMcml(kernel, model, run, opt);
+        std::atomic<bool> cancel{false};
+        opt.cancel = &cancel;
+        MCMLResult res;
+        fm::McmlTallies raw;
+        runCancellable([&] { res = fm::runMcml(kernel, model, run, opt, &raw); }, cancel);
+        if (raw.cancelled) throw fm::Error("run_mcml: cancelled; no results kept");
+        return res;
     }, py::arg("run"), py::kw_only(), py::arg("seed") = 1, py::arg("threads") = 0, py::arg("kernel") = "cpu",
-       "Runs one MCML run (its photon count; set run.photons to change it) and returns its MCMLResult");
+       "Runs one MCML run (its photon count; set run.photons to change it) and returns its MCMLResult. "
+       "GIL released; Ctrl-C cancels.");
 }
 
 }  // namespace
@@ -103,7 +128,7 @@ void bindStorage(py::module_& m) {
     m.def("read_timos_source", [](const std::string& p) { return fm::readTIMOSSource(p).source; }, py::arg("path"),
           "TIM-OS .source: one source, or a Composite for several rows");
     m.def("write_timos_mesh", [](const std::string& p, const fm::TetraMesh& mesh) { fm::writeTIMOSMesh(p, mesh); },
-          py::arg("path"), py::arg("mesh"));
+          py::arg("path"), py::arg("mesh"), "Writes a TIM-OS .mesh (1-based, mm)");
     m.def("read_mmc_mesh", [](const std::string& node, const std::string& elem, bool allowDefects) {
         return std::make_shared<fm::TetraMesh>(fm::readMMCMesh(node, elem, checkOptions(allowDefects)));
     }, py::arg("node_path"), py::arg("elem_path"), py::arg("allow_defects") = false,
@@ -114,6 +139,30 @@ void bindStorage(py::module_& m) {
     m.def("write_values", [](const std::string& p, const fm::TetraMesh& mesh, py::handle values) {
         fm::writeValues(p, perTetraCopy(mesh, values, "write_values values"));
     }, py::arg("path"), py::arg("mesh"), py::arg("values"), "One value per tetra as a FullMonte text file");
+    m.def("read_values", [](const std::string& p, const fm::TetraMesh& mesh) {
+        std::vector<double> v = fm::readValues(p);
+        if (v.size() != mesh.tetraCount() + 1)
+            throw fm::FormatError(p + ": " + std::to_string(v.size() ? v.size() - 1 : 0) + " values, the mesh has " +
+                                  std::to_string(mesh.tetraCount()) + " tetras");
+        return owned(std::move(v), 1);
+    }, py::arg("path"), py::arg("mesh"), "One value per tetra from a FullMonte text file (as write_values writes)");
+    m.def("read_comsol_mesh", [](const std::string& p) { return std::make_shared<fm::TetraMesh>(fm::readCOMSOLMesh(p)); },
+          py::arg("path"), "COMSOL text mesh (.mphtxt): its tetrahedra, regions from the domains");
+    m.def("write_comsol_mesh", [](const std::string& p, const fm::TetraMesh& mesh) { fm::writeCOMSOLMesh(p, mesh); },
+          py::arg("path"), py::arg("mesh"), "Writes the mesh as a COMSOL text mesh (.mphtxt)");
+    m.def("read_mmc_input", [](const std::string& p, double exteriorN) {
+        auto sim = std::make_shared<fm::MMCSimulation>(fm::readMMCInput(p, exteriorN));
+        py::dict d;
+        d["mesh"] = std::make_shared<fm::TetraMesh>(std::move(sim->mesh));
+        d["materials"] = std::make_shared<fm::MaterialSet>(sim->materials);
+        d["source"] = sim->source;
+        d["photons"] = sim->photons;
+        d["seed"] = sim->seed < 0 ? py::object(py::none()) : py::object(py::int_(sim->seed));
+        d["id"] = sim->id;
+        return d;
+    }, py::arg("path"), py::arg("exterior_n") = 1.0,
+       "An MMC simulation input (.inp or .json) as {mesh, materials, source, photons, seed (None: not given), id}; "
+       "errors name the file and line or JSON path");
 #ifdef FM_PY_VTK
     m.def("read_vtk_mesh", [](const std::string& p, const std::string& regionArray, bool allowDefects,
                               bool singleRegion) {
@@ -135,6 +184,46 @@ void bindStorage(py::module_& m) {
         w.write();
     }, py::arg("path"), py::arg("mesh"), py::arg("arrays") = py::dict(),
        "Writes the mesh (.vtu or .vtk by extension) with per-tetra arrays {name: values}; name them with units");
+    m.def("render_fluence", [](const std::string& png, const fm::TetraMesh& mesh, py::handle values,
+                               const std::string& title, py::handle origin, py::handle normal, int64_t surfaceRegion,
+                               unsigned width, unsigned height, bool logScale, py::handle range, bool outlines) {
+        fm::FluenceRenderer r;
+        r.filename(png);
+        r.mesh(mesh);
+        r.data(perTetraCopy(mesh, values, "render_fluence values"), title);
+        if (surfaceRegion >= 0) {
+            if (surfaceRegion >= int64_t(mesh.regionCount()))
+                throw py::value_error("render_fluence: surface_region " + std::to_string(surfaceRegion) +
+                                      " is not in the mesh (0.." + std::to_string(mesh.regionCount() - 1) + ")");
+            r.surface(uint32_t(surfaceRegion));
+        } else if (origin.is_none()) {
+            r.sliceThroughCentre(point3(normal, "render_fluence normal"));
+        } else {
+            r.slice(point3(origin, "render_fluence origin"), point3(normal, "render_fluence normal"));
+        }
+        if (width < 16 || width > 8000 || height < 16 || height > 8000)
+            throw py::value_error("render_fluence: width and height must be in 16..8000 pixels");
+        r.size(width, height);
+        r.logScale(logScale);
+        if (!range.is_none()) {
+            auto lh = range.cast<std::pair<double, double>>();
+            r.range(lh.first, lh.second);
+        }
+        r.showRegionOutlines(outlines);
+        {
+            py::gil_scoped_release nogil;
+            r.write();
+        }
+        return py::make_tuple(r.usedMin(), r.usedMax());
+    }, py::arg("png"), py::arg("mesh"), py::arg("values"), py::kw_only(), py::arg("title") = "Fluence",
+       py::arg("origin") = py::none(), py::arg("normal") = std::vector<double>{0, 0, 1},
+       py::arg("surface_region") = -1, py::arg("width") = 800, py::arg("height") = 600, py::arg("log_scale") = true,
+       py::arg("range") = py::none(), py::arg("outlines") = true,
+       "Renders per-tetra values to a PNG with VTK (FluenceRenderer): a slice through origin (default the "
+       "centre) with normal, or with surface_region >= 0 that region's boundary (0: the mesh's). Needs an X "
+       "display (headless: run under xvfb-run -a; without one it raises fm.Error). The title labels the "
+       "colour bar: give the unit. Returns the colour range used (lo, hi). For pictures without a display "
+       "use render_dose_slice (cairo, planner builds).");
 #endif
     bindMcml(m);
 }

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import BUILD, fm
+from conftest import BUILD, assert_ctrl_c_interrupts, fm
 
 
 def test_mesh_from_numpy_round_trips(slab_model):
@@ -120,26 +120,13 @@ def test_async_progress_cancel_and_context_manager(slab_model):
 
 def test_ctrl_c_cancels_a_run(tmp_path):
     """A script interrupted by SIGINT stops within seconds with KeyboardInterrupt."""
-    script = tmp_path / "long.py"
-    script.write_text(
-        "import fullmonte as fm, sys\n"
-        "m = fm.box_mesh((-5,-5,-5),(5,5,5),(6,6,6))\n"
-        "ms = fm.MaterialSet([fm.Material(0.01, 10, 0.9, 1.4)])\n"
-        "print('ready', flush=True)\n"
-        "try:\n"
-        "    fm.run(m, ms, fm.PointSource((0,0,0)), packets=10**10, threads=1)\n"
-        "except KeyboardInterrupt:\n"
-        "    print('interrupted', flush=True); sys.exit(130)\n")
-    env = dict(os.environ)
-    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env)
-    assert p.stdout.readline().strip() == "ready"
-    import time
-    time.sleep(0.5)
-    t0 = time.monotonic()
-    p.send_signal(2)
-    out, _ = p.communicate(timeout=20)
-    assert p.returncode == 130 and "interrupted" in out
-    assert time.monotonic() - t0 < 5
+    assert_ctrl_c_interrupts(tmp_path, "fm.run(m, ms, fm.PointSource((0,0,0)), packets=10**10, threads=1)")
+
+
+def test_ctrl_c_cancels_an_mcml_run(tmp_path):
+    mci = tmp_path / "long.mci"
+    mci.write_text("1.0\n1\nlong.mco A\n10000000000\n0.01 0.01\n20 20 5\n1\n1.0\n1.37 0.1 100 0.9 10\n1.0\n")
+    assert_ctrl_c_interrupts(tmp_path, f"fm.run_mcml(fm.read_mci({str(mci)!r})[0], threads=1)")
 
 
 def test_dose_histogram_and_region_sum(slab_model):
@@ -240,6 +227,8 @@ def test_mcml_run_matches_its_own_ledger(tmp_path):
     mci.write_text("1.0\n1\none.mco A\n2000\n0.01 0.01\n20 20 5\n1\n1.0\n1.37 1 100 0.9 0.1\n1.0\n")
     runs = fm.read_mci(str(mci))
     assert len(runs) == 1 and runs[0].layer_count == 1
+    assert runs[0].layers == [{"n": 1.37, "mua": 1.0, "mus": 100.0, "g": 0.9, "d": 0.1}]
+    assert runs[0].n_above == 1.0 and runs[0].n_below == 1.0
     res = fm.run_mcml(runs[0], seed=3, threads=1)
     total = res.specular + res.diffuse_reflectance + res.absorbed + res.transmittance
     assert abs(total - 1) < 1e-6
@@ -345,3 +334,78 @@ def test_mesh_checks_cracks_repair_and_source_warnings(tmp_path):
     with pytest.warns(RuntimeWarning, match="outside"):
         sim = fm.Simulation(mesh, mats, fm.BallSource((5, 0, 0), 2.0), packets=100)
     assert any("outside" in w for w in sim.warnings)
+
+
+def _run_dvh_example(tmp_path, block_matplotlib):
+    script = os.path.join(os.environ.get("FM_SOURCE_DIR", ""), "Examples", "dvh.py")
+    # sys.modules["matplotlib"] = None makes `import matplotlib` raise ImportError, as when absent.
+    pre = "import sys; sys.modules['matplotlib'] = None; " if block_matplotlib else "import sys; "
+    code = pre + f"sys.argv = [{script!r}, {str(tmp_path)!r}, '3000']; import runpy; runpy.run_path({script!r})"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    rows = [ln.split() for ln in p.stdout.splitlines() if ln.startswith("  ") and ln.split()[0] in
+            ("muscle", "tumour", "skin")]
+    assert [r[0] for r in rows] == ["muscle", "tumour", "skin"]
+    for r in rows:
+        frac = [float(x) for x in r[1:9]]
+        assert all(0 <= f <= 100 for f in frac) and frac == sorted(frac, reverse=True)
+        d90, d50 = float(r[9]), float(r[10])
+        assert 0 <= d90 <= d50 and (d90 > 0 or r[0] != "tumour")
+    assert "J/cm^2" in p.stdout and "100 J" in p.stdout
+    return p.stdout
+
+
+def test_dvh_example_prints_the_table_without_matplotlib(tmp_path):
+    out = _run_dvh_example(tmp_path, block_matplotlib=True)
+    assert "matplotlib is not installed" in out and not (tmp_path / "dvh.png").exists()
+
+
+def test_dvh_example_plots_with_matplotlib(tmp_path):
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        pytest.skip("matplotlib is not installed (apt-get install python3-matplotlib): the plot is not checked")
+    out = _run_dvh_example(tmp_path, block_matplotlib=False)
+    assert "wrote" in out and open(tmp_path / "dvh.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_public_function_method_and_property_has_a_docstring():
+    import inspect
+
+    def described(obj, name):
+        doc = getattr(obj, "__doc__", "") or ""
+        return any(ln.strip() and not ln.strip().startswith(name + "(") and "->" not in ln
+                   and not ln.strip().startswith("Overloaded") for ln in doc.splitlines())
+
+    missing = []
+    for n in dir(fm):
+        obj = getattr(fm, n)
+        if n.startswith("_") or not callable(obj):
+            continue
+        if not described(obj, n):
+            missing.append(n)
+        if inspect.isclass(obj):
+            for a, v in vars(obj).items():
+                if not a.startswith("_") and (callable(v) or isinstance(v, property)) and not described(v, a):
+                    missing.append(f"{n}.{a}")
+    assert missing == []
+
+
+def test_long_calls_release_the_gil(slab_model):
+    """While run_batch and trace work in a Python thread, the main thread keeps running Python."""
+    import threading
+    import time
+    mesh, mats = slab_model
+    for work in (lambda: fm.run_batch(mesh, mats, [fm.PointSource((0, 0, 0))] * 2, packets=30_000, threads=1),
+                 lambda: fm.trace(mesh, mats, fm.PointSource((0, 0, 0)), packets=3000, threads=1)):
+        t = threading.Thread(target=work)
+        t0 = time.monotonic()
+        t.start()
+        ticks = 0
+        while t.is_alive() and time.monotonic() - t0 < 0.3:
+            ticks += 1
+            time.sleep(0.001)
+        busy = t.is_alive()
+        t.join()
+        assert busy, "the call ended too soon to tell"
+        assert ticks > 50  # a call holding the GIL would have stalled this loop

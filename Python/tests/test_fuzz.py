@@ -2,8 +2,11 @@
 """Fuzz-style misuse of the bindings: random calls with wrong types, odd values and stale objects
 must raise TypeError/ValueError (or fullmonte errors), never crash the interpreter. A fixed seed
 keeps it reproducible; it runs in a child process so that a crash is seen as one."""
+import os
 import subprocess
 import sys
+
+from conftest import fm as fullmonte
 
 CHILD = r'''
 import math, random, sys
@@ -56,6 +59,48 @@ calls = [
     lambda a, b: fm.RegionShape.sphere(a, b, 1),
     lambda a, b: fm.box_mesh((0, 0, 0), (1, 1, 1), (1, 1, 1), shapes=[fm.RegionShape.sphere(0, (0, 0, 0), a)]),
 ]
+# Batches, fluence matrices, traces, and the optional components where built.
+src0 = fm.PointSource((0, 0, 0))
+batch = fm.run_batch(mesh, mats, [src0, src0], packets=20)
+traces = fm.trace(mesh, mats, src0, packets=3)
+calls += [
+    lambda a, b: fm.run_batch(mesh, a, b, packets=10),
+    lambda a, b: fm.run_batch(mesh, mats, [src0], packets=a, seed=b),
+    lambda a, b: fm.run_batch(a, mats, [src0], packets=10, kernel=b),
+    lambda a, b: fm.run_batch(mesh, [mats, a], [src0], packets=10, progress=b),
+    lambda a, b: batch[a],
+    lambda a, b: batch.run(a, b),
+    lambda a, b: batch.write_fluence_matrix(a),
+    lambda a, b: fm.read_fluence_matrix(a),
+    lambda a, b: fm.write_fluence_matrix(a, b),
+    lambda a, b: fm.write_fluence_matrix("m.fmm", a, b),
+    lambda a, b: fm.trace(mesh, mats, a, packets=5),
+    lambda a, b: fm.trace(mesh, mats, src0, packets=a, max_points=b),
+    lambda a, b: traces[a],
+    lambda a, b: traces.trace(a),
+    lambda a, b: fm.mesh_quality(a),
+]
+if fm.has_mesher:
+    cube = np.ones((3, 3, 3), dtype=np.int32)
+    calls += [
+        lambda a, b: fm.mesh_image(a, b),
+        lambda a, b: fm.mesh_image(cube, a, b),
+        lambda a, b: fm.mesh_image(cube, cell_size=a, seed=b),
+        lambda a, b: fm.mesh_image(cube, facet_size_by_label=a),
+        lambda a, b: fm.mesh_surfaces(a),
+        lambda a, b: fm.mesh_image_file(a, label_map=b),
+        lambda a, b: fm.read_label_image(a, b),
+        lambda a, b: fm.write_label_image(a, b),
+    ]
+if fm.has_planner:
+    calls += [
+        lambda a, b: fm.Plan(a),
+        lambda a, b: fm.Plan.from_json(a, b),
+        lambda a, b: fm.render_dose_slice(a, mesh, b),
+        lambda a, b: fm.render_dose_slice("s.png", mesh, np.ones(mesh.tetra_count), axis=a, at=b),
+        lambda a, b: fm.render_dvh(a, b),
+        lambda a, b: fm.render_dvh("d.png", [("x", a, b)]),
+    ]
 sim = fm.Simulation(mesh, mats, fm.PointSource((0, 0, 0)), packets=100)
 calls += [lambda a, b: sim.wait(a), lambda a, b: sim.result(), lambda a, b: sim.start(), lambda a, b: sim.cancel()]
 ok = bad = 0
@@ -65,14 +110,17 @@ for i in range(6000):
     try:
         f(a, b)
         ok += 1
-    except (TypeError, ValueError, IndexError, RuntimeError, OverflowError, fm.Error):
+    except (TypeError, ValueError, IndexError, RuntimeError, OverflowError, ImportError, fm.Error):
         bad += 1
 print("survived", ok, bad)
 '''
 
 
-def test_bindings_survive_random_misuse():
-    p = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=300)
+def test_bindings_survive_random_misuse(tmp_path):
+    # In an empty folder: some random calls write files (a path and valid data by chance).
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(fullmonte.__file__))))
+    p = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                       env=env)
     assert p.returncode == 0, (p.returncode, p.stderr[-3000:])
     assert p.stdout.startswith("survived")
     ok, bad = (int(x) for x in p.stdout.split()[1:3])
