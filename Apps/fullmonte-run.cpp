@@ -20,6 +20,7 @@
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
 #include "Kernels/ResourceLimits.hpp"
+#include "Kernels/Tuning.hpp"
 #include "Storage/MMC/MMC.hpp"
 #include "Storage/OutputFolder.hpp"
 #include "Storage/MMC/MMCInput.hpp"
@@ -287,6 +288,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     }
 
     RunOptions opt;
+    opt.tuning = tuningFromEnvironment();
     uint64_t defPackets = filePackets >= 1 && filePackets <= 1e15 ? uint64_t(filePackets) : 1000000;
     opt.packets = whole(a, "--packets", defPackets, uint64_t(1) << 53);
     opt.params.seed = whole(a, "--seed", fileSeed >= 0 ? uint64_t(fileSeed) : 1, ~uint64_t(0));
@@ -394,6 +396,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    preferOneCudaQueue();
     return guardedMain("fullmonte-run", [&] {
         MpiSession mpi(&argc, &argv);
         return run(argc, argv, mpi);

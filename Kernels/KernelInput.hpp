@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 #include "Kernels/Core/ArrayModel.hpp"
+#include "Kernels/Tuning.hpp"
 
 namespace fm {
 
@@ -48,6 +49,7 @@ struct RunOptions {
     // Called from a worker now and then with packets done so far; must be thread-safe.
     std::function<void(uint64_t done, uint64_t total)> progress;
     const std::atomic<bool>* cancel = nullptr;  // set to true to stop early
+    TuningKnobs tuning;         // speed only: results do not depend on them (Kernels/Tuning.hpp)
 };
 
 struct RunResult {
@@ -63,7 +65,7 @@ struct RunResult {
     double kernelSeconds = 0;    // GPU only: packet kernels
     double downloadSeconds = 0;  // GPU only: tallies back to the host
     int gpuBlocksPerSm = 0;      // GPU only: thread blocks per SM of the packet kernel (the
-                                 // first device's: as many as fit, or FM_CUDA_BLOCKS_PER_SM)
+                                 // first device's: as many as fit, or tuning.cudaBlocksPerSm)
     bool cancelled = false;
     std::string kernel;            // "cpu" or "cuda"
 };

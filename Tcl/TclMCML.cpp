@@ -236,6 +236,7 @@ Kernel::Job MCMLKernel::makeJob() const {
         opt.threads = o.threads;
         opt.progress = o.progress;
         opt.cancel = o.cancel;
+        opt.tuning = o.tuning;
         auto raw = std::make_shared<fm::McmlTallies>();
         auto res = std::make_shared<const MCMLResult>(fm::runMcml(dev, *model, *run, opt, raw.get()));
         Outcome out;

@@ -199,7 +199,7 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
         }
         r.packetsDone = forEachWorker(opt, threads, [&](unsigned w, PacketChunks& chunks) {
             Scorer sc = scorers[w];  // a local copy: no false sharing between workers
-            runPacketLanes(model, opt.params, chunks, sc, uint32_t(in.materials.size()), crossing.data());
+            runPacketLanes(model, opt.params, chunks, sc, uint32_t(in.materials.size()), crossing.data(), opt.tuning.cpuIsa);
             scorers[w] = sc;
         });
         auto reduce = [&](std::vector<std::vector<double>>& parts, std::vector<double>& out) {

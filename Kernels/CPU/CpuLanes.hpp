@@ -108,9 +108,10 @@ std::vector<uint8_t> plainCrossingBits(const KernelInput& in);
 // Runs the packets of every chunk of `chunks` through the lane loop: lanes whose packet ends
 // start the next packet of the chunk, then of the next chunk, so lanes idle only at the very end.
 // `crossing`: plainCrossingBits of the model, or null (then each hop reads its neighbour).
+// `isa`: which loop (cpuLaneIsa(isa) names it).
 template <class Scorer>
 void runPacketLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks, Scorer& sc,
-                    uint32_t materialCount = 0, const uint8_t* crossing = nullptr);
+                    uint32_t materialCount = 0, const uint8_t* crossing = nullptr, CpuIsa isa = CpuIsa::Best);
 
 // Runs packets [begin, end) of a run through the lane loop, booking into sc (whose ledger and
 // events accumulate; its tallies are flushed on return). Scorer: a HostTallyScorer (MCML runs
@@ -121,9 +122,8 @@ void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin,
                     uint32_t materialCount = 0);
 
 // "avx2" (the lane loop, 8 packets per register) or "generic" (one packet at a time): what
-// runPacketLanes uses.
-// FM_CPU_ISA=generic in the environment forces the latter (same histories, so the same
-// results to summation order).
-const char* cpuLaneIsa();
+// runPacketLanes and runSlabLanes use for `requested` on this CPU (CpuIsa::Generic forces the
+// latter: same histories, so the same results to summation order).
+const char* cpuLaneIsa(CpuIsa requested = CpuIsa::Best);
 
 }  // namespace fm

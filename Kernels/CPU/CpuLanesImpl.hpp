@@ -22,10 +22,7 @@ namespace FM_LANES_NS {
 // Packets in flight per thread: four AVX2 registers' worth of each value, so that the
 // out-of-order core has four independent dependency chains (a spin's square root and divisions,
 // the next step's log) to overlap instead of one (32 lanes against 8: docs/PERFORMANCE.md).
-#ifndef FM_CPU_LANES  // benchmarks may build other counts (-DFM_CPU_LANES=8)
-#define FM_CPU_LANES 32
-#endif
-constexpr int kLanes = FM_CPU_LANES;
+constexpr int kLanes = 32;
 static_assert(kLanes % 8 == 0 && kLanes <= 32, "whole AVX2 registers, lane masks in 32 bits");
 
 // Packet state of the lanes, one array per field: lane l of every array is one packet.

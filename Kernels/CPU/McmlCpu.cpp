@@ -50,7 +50,7 @@ McmlTallies runMcmlCpu(const KernelInput& in, const McmlGrid& grid, const RunOpt
     t.packetsRequested = opt.packets;
     t.packetsDone = forEachWorker(opt, threads, [&](unsigned w, PacketChunks& chunks) {
         HostSlabSink sk = workers[w].sink;  // a local copy: no false sharing between workers
-        runSlabLanes(model, grid, opt.params, chunks, sk);
+        runSlabLanes(model, grid, opt.params, chunks, sk, opt.tuning.cpuIsa);
         slabScatterCount(sk.events);
         workers[w].sink = sk;
     });

@@ -331,6 +331,14 @@ BOOST_AUTO_TEST_CASE(slab_lanes_give_the_slab_loops_histories) {
         runSlabLanes(slab, g, o.params, chunks, sb);
         slabScatterCount(sa.events);
         slabScatterCount(sb.events);
+        // The generic loop (no AVX2) too: the same histories.
+        McmlArrays C(g);
+        HostSlabSink sc{C.rz.data(), C.ra.data(), C.tt.data(), C.cells.data(), {}, {}};
+        RangeChunks again(0, 3000);
+        runSlabLanes(slab, g, o.params, again, sc, CpuIsa::Generic);
+        slabScatterCount(sc.events);
+        fmtest::checkSameEvents(sa.events, sc.events);
+        checkCloseBins(A.rz, C.rz);
         checkCloseBins(A.rz, B.rz);
         checkCloseBins(A.ra, B.ra);
         checkCloseBins(A.tt, B.tt);
