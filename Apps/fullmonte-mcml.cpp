@@ -16,7 +16,7 @@
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Geometry/WholeNumber.hpp"
 #include "Kernels/Dispatch.hpp"
-#include "Kernels/McmlKernel.hpp"
+#include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Kernels/ResourceLimits.hpp"
 #include "Kernels/Tuning.hpp"
 #include "Storage/AtomicFile.hpp"

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 #include "Kernels/Core/ArrayModel.hpp"
+#include "Kernels/Core/SlabModel.hpp"
 #include "Kernels/Tuning.hpp"
 
 namespace fm {
@@ -20,6 +21,9 @@ struct KernelInput {
     std::vector<Piece> pieces;
     std::vector<double> pieceCdf;
     uint32_t faceCount = 0;                 // face ids run 1..faceCount-1; 0 is a dummy
+    // A layered model (Geometry/Layered.hpp packLayered) also as slab cells, layer i = slabs[i]
+    // (slabs[0] unused), for the MCML kernels; empty for meshes.
+    std::vector<SlabCell> slabs;
     // What the source compiler found that a user must see (parts of sources outside the mesh,
     // a point on the surface...): one line each, shown by the CLI and Tcl, kept in summary.json.
     std::vector<std::string> warnings;
@@ -29,6 +33,10 @@ struct KernelInput {
                           EmitterView{emitters.data(), emitterCdf.data(),
                                       uint32_t(emitters.size()), pieces.data(),
                                       pieceCdf.data()}};
+    }
+    SlabModel slabView() const {
+        return SlabModel{slabs.data(), slabs.empty() ? 0u : uint32_t(slabs.size() - 1), materials.data(),
+                         view().emitters};
     }
 };
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "Geometry/Layered.hpp"
-#include "Kernels/McmlKernel.hpp"
+#include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Storage/MCML/MCIReader.hpp"
 #include "Storage/MCML/MCOReader.hpp"
 #include "Storage/MCML/MCOWriter.hpp"

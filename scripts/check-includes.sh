@@ -16,6 +16,7 @@ rule() {
     Kernels/*)           echo "Kernels/ Geometry/Errors.hpp Geometry/Interrupt.hpp" ;;
     Geometry/Meshing/*)  echo "Geometry/ Kernels/Core/ Kernels/KernelInput.hpp Kernels/Batch.hpp" ;;
     Geometry/*)          echo "Geometry/ Kernels/Core/ Kernels/KernelInput.hpp Kernels/Batch.hpp" ;;
+    Storage/MCML/MCMLKernelRun.*) echo "Storage/ Geometry/ Kernels/Core/ Kernels/KernelInput.hpp Kernels/McmlKernel.hpp" ;;
     Storage/*)           echo "Storage/ Geometry/ Kernels/Core/ Kernels/KernelInput.hpp" ;;
     Planning/*)          echo "Planning/ Storage/ Geometry/ Kernels/" ;;
     Apps/*)              echo "Apps/ Planning/ Storage/ Geometry/ Kernels/" ;;
@@ -28,9 +29,6 @@ rule() {
 # Includes that break the rules today, each to be removed by issue 27 item 4 (a Common/ layer
 # for errors and shared utilities; the MCML file types out of the kernels and the geometry).
 exceptions=(
-  "Geometry/Layered.cpp Storage/MCML/MCMLTypes.hpp"
-  "Kernels/McmlKernel.hpp Storage/MCML/MCMLTypes.hpp"
-  "Kernels/McmlKernel.hpp Geometry/Layered.hpp"
   "Storage/VTK/VTKTraceWriter.hpp Kernels/CPU/TraceCpu.hpp"
   "Tcl/TclKernels.cpp Apps/ProgressBar.hpp"
 )

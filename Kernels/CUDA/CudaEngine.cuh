@@ -60,17 +60,17 @@ struct DeviceModel {
     __device__ const MaterialRecord& material(uint32_t i) const { return c_materials[i]; }
 };
 
-// The layered (MCML) model on the GPU: Core/SlabModel.hpp with the layer bounds copied per
-// block into shared memory (lanes in different layers read different bounds without
-// serialising), materials from constant memory. No cell records are read.
+// The layered (MCML) model on the GPU: Core/SlabModel.hpp with the slab cells copied per
+// block into shared memory (lanes in different layers read different cells without
+// serialising), materials from constant memory.
 struct DeviceSlabModel : SlabModel {
-    const float* zGlobal;  // layers + 2 floats in device memory
+    const SlabCell* cellsGlobal;  // layers + 1 cells in device memory
 
     __device__ void enterBlock(uint32_t) {
-        __shared__ float zs[kMaxCudaMaterials];
-        for (uint32_t i = threadIdx.x; i < layers + 2u; i += blockDim.x) zs[i] = zGlobal[i];
+        __shared__ SlabCell cs[kMaxCudaMaterials];
+        for (uint32_t i = threadIdx.x; i < layers + 1u; i += blockDim.x) cs[i] = cellsGlobal[i];
         __syncthreads();
-        z = zs;
+        cells = cs;
     }
     __device__ const MaterialRecord& material(uint32_t i) const { return c_materials[i]; }
 };

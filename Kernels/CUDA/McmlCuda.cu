@@ -136,15 +136,15 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     for (auto* b : {&rz, &rd, &tt, &cells}) b->zero(s);
     totals.zero(s);
 
-    const std::vector<float> z = slabBounds(in);
-    DeviceBuffer<float> zDev(z.size(), "layer bounds");
-    zDev.upload(z, s);
+    const uint32_t layers = slabLayers(in);
+    DeviceBuffer<SlabCell> slabs(in.slabs.size(), "slab cells");
+    slabs.upload(in.slabs, s);
     DeviceSlabModel m;
-    m.z = nullptr;  // set per block to the shared copy (DeviceSlabModel::enterBlock)
-    m.layers = uint32_t(z.size() - 2);
+    m.cells = nullptr;  // set per block to the shared copy (DeviceSlabModel::enterBlock)
+    m.layers = layers;
     m.materials = nullptr;
     m.emitters = dev.model().emitters;
-    m.zGlobal = zDev.get();
+    m.cellsGlobal = slabs.get();
     DeviceSlabTallies sk;
     sk.rz = rz.get();
     sk.reflected = rd.get();

@@ -11,7 +11,7 @@
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Dispatch.hpp"
-#include "Kernels/McmlKernel.hpp"
+#include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Tests/TestUtil.hpp"
 #include "fm_config.h"
 
