@@ -22,6 +22,15 @@
 
 namespace fm {
 
+// The lane loops hold each packet's state field by field (CpuLanesImpl.hpp LaneState,
+// McmlLanesImpl.hpp SlabLaneState) and rebuild a PacketState from the fields by position: a
+// field added to Packet or PacketState needs its lane array there, or it would start every event
+// from zero. These sizes stop the build until then.
+static_assert(sizeof(Packet) == 2 * sizeof(Vec3) + sizeof(uint32_t) + sizeof(float),
+              "Packet changed: update the lane states (CpuLanesImpl.hpp, McmlLanesImpl.hpp)");
+static_assert(sizeof(PacketState) == sizeof(Packet) + sizeof(PacketRng) + sizeof(float) + 2 * sizeof(uint32_t),
+              "PacketState changed: update the lane states (CpuLanesImpl.hpp, McmlLanesImpl.hpp)");
+
 // Tally accumulation on the host: plain adds into per-thread arrays, no accumulation cache.
 struct HostAdd {
     static constexpr bool kCache = false;
