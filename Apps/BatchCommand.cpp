@@ -293,6 +293,7 @@ BatchOptions batchOptions(const BatchCommand& c) {
     bo.params = c.opt.params;
     bo.threads = c.opt.threads;
     bo.devices = c.opt.devices;
+    bo.tuning = c.opt.tuning;
     bo.outputs.volume = true;  // the matrix needs only the volume tally
     bo.outputs.surface = false;
     bo.outputs.directed = false;

@@ -18,7 +18,9 @@
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/BatchMeans.hpp"
 #include "Kernels/McmlKernel.hpp"
+#include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Kernels/ResourceLimits.hpp"
+#include "Kernels/Tuning.hpp"
 #include "Storage/AtomicFile.hpp"
 #include "Storage/OutputFolder.hpp"
 #include "Storage/MCML/MCIReader.hpp"
@@ -189,6 +191,7 @@ int run(int argc, char** argv) {
     for (size_t k = 0; k < input.runs.size(); ++k) {
         const MCMLRun& run = input.runs[k];
         RunOptions opt = mcmlRunOptions(run);
+        opt.tuning = tuningFromEnvironment();
         opt.params.seed = a.seed;
         opt.threads = a.threads;
         opt.firstPacket = first;
@@ -221,5 +224,6 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    preferOneCudaQueue();
     return guardedMain("fullmonte-mcml", [&] { return run(argc, argv); });
 }

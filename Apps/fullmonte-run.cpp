@@ -23,6 +23,7 @@
 #include "Kernels/DeviceVisibility.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
 #include "Kernels/ResourceLimits.hpp"
+#include "Kernels/Tuning.hpp"
 #include "Storage/MMC/MMC.hpp"
 #include "Storage/OutputFolder.hpp"
 #include "Storage/MMC/MMCInput.hpp"
@@ -353,6 +354,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     }
 
     RunOptions opt;
+    opt.tuning = tuningFromEnvironment();
     uint64_t defPackets = filePackets >= 1 && filePackets <= 1e15 ? uint64_t(filePackets) : 1000000;
     opt.packets = whole(a, "--packets", defPackets, uint64_t(1) << 53);
     opt.params.seed = whole(a, "--seed", fileSeed >= 0 ? uint64_t(fileSeed) : 1, ~uint64_t(0));
@@ -548,6 +550,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    preferOneCudaQueue();
     return guardedMain("fullmonte-run", [&] {
         MpiSession mpi(&argc, &argv);
         return run(argc, argv, mpi);

@@ -6,7 +6,6 @@
 
 #include "Common/Errors.hpp"
 #include "Geometry/ModelPacker.hpp"
-#include "Storage/MCML/MCMLTypes.hpp"
 
 namespace fm {
 namespace {
@@ -57,6 +56,20 @@ TetraRecord slabCell(const LayeredModel& m, size_t i) {
     return R;
 }
 
+// The same layer as the slab loops read it (Kernels/Core/SlabModel.hpp): the record's planes,
+// neighbours and materials.
+SlabCell slabOf(const TetraRecord& R) {
+    SlabCell s{};
+    s.z0 = -R.C[0];
+    s.z1 = R.C[1];
+    for (int f = 0; f < 2; ++f) {
+        s.adj[f] = R.adj[f];
+        s.adjMaterial[f] = R.adjMaterial[f];
+    }
+    s.material = R.material;
+    return s;
+}
+
 }  // namespace
 
 void LayeredModel::validate() const {
@@ -83,15 +96,6 @@ bool LayeredModel::startsBelowGlass() const {
     return layers.size() >= 2 && layers[0].mu_a == 0 && layers[0].mu_s == 0;
 }
 
-LayeredModel layeredFromMcml(const MCMLRun& run) {
-    LayeredModel m;
-    m.nAbove = run.nAbove;
-    m.nBelow = run.nBelow;
-    for (const MCMLLayer& l : run.layers)  // cm -> mm: lengths x10, coefficients /10
-        m.layers.push_back(Layer{l.n, l.mua / 10, l.mus / 10, l.g, l.d * 10});
-    return m;
-}
-
 double specularReflectance(const LayeredModel& m) {
     double r1 = normalFresnel(m.nAbove, m.layers.at(0).n);
     if (!m.startsBelowGlass()) return r1;
@@ -108,7 +112,11 @@ KernelInput packLayered(const LayeredModel& m) {
         in.materials.push_back(packMaterial(Material(l.mu_a, l.mu_s, usableAnisotropy(l.g), l.n)));
     in.materials.push_back(packMaterial(Material(0, 0, 0, m.nBelow)));
     in.cells.assign(L + 1, TetraRecord{});
-    for (size_t i = 0; i < L; ++i) in.cells[layerCell(i)] = slabCell(m, i);
+    in.slabs.assign(L + 1, SlabCell{});
+    for (size_t i = 0; i < L; ++i) {
+        in.cells[layerCell(i)] = slabCell(m, i);
+        in.slabs[layerCell(i)] = slabOf(in.cells[layerCell(i)]);
+    }
     in.faceCount = uint32_t(L + 2);
 
     const size_t start = m.startsBelowGlass() ? 1 : 0;

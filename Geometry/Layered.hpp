@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The layered (MCML) model: infinite slabs stacked along +z from z = 0, an ambient medium above
-// and below. It is packed into the same cell records the tetra mesh uses, so the one packet loop
-// (Kernels/Core/Packet.hpp) simulates it: cell i (1..L) is layer i, bounded by its top plane
+// and below. It is packed as slab cells (Kernels/Core/SlabModel.hpp SlabCell: the MCML kernels
+// read these) and into the same cell records the tetra mesh uses, so the one packet loop
+// (Kernels/Core/Packet.hpp) simulates it too: cell i (1..L) is layer i, bounded by its top plane
 // (face 0) and bottom plane (face 1); faces 2 and 3 are never hit (zero normal, C = +inf).
 //
 //   materials:  0 = ambient above, 1..L = layers, L+1 = ambient below
@@ -11,8 +12,6 @@
 #include <vector>
 
 #include "Kernels/KernelInput.hpp"
-
-struct MCMLRun;
 
 namespace fm {
 
@@ -35,9 +34,6 @@ struct LayeredModel {
 
 constexpr uint32_t kLayeredTopFace = 1;
 inline uint32_t layerCell(size_t i) { return uint32_t(i + 1); }  // cell of layer i (0-based)
-
-// MCML .mci run (cm, 1/cm) -> model (mm, 1/mm).
-LayeredModel layeredFromMcml(const MCMLRun& run);
 
 // MCML's specular reflectance of a normal beam: Fresnel at the top surface, or, over a clear
 // first layer, the two surfaces of that layer with their multiple reflections summed.

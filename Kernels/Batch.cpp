@@ -53,6 +53,7 @@ RunOptions singleRunOptions(const BatchOptions& opt, const BatchRunSpec& r) {
     o.firstPacket = 0;
     o.threads = opt.threads;
     o.outputs = opt.outputs;
+    o.tuning = opt.tuning;
     o.cancel = opt.cancel;
     return o;
 }
@@ -348,8 +349,7 @@ bool sameMaterials(const std::vector<BatchRunSpec>& runs) {
 }
 
 unsigned slotsPerDevice(const BatchOptions& opt) {
-    const char* e = std::getenv("FM_BATCH_SLOTS_PER_DEVICE");  // benchmarks: bench/planning_loop.sh
-    const unsigned n = e && std::atoi(e) > 0 ? unsigned(std::atoi(e)) : opt.slotsPerDevice;
+    const unsigned n = opt.tuning.batchSlotsPerDevice ? opt.tuning.batchSlotsPerDevice : opt.slotsPerDevice;
     return std::min(std::max(n, 1u), 2u);
 }
 

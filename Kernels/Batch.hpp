@@ -57,8 +57,9 @@ struct BatchOptions {
     // CUDA: runs in flight per device, 1 or 2. With 2, the next run's packets start while the last
     // ones of the run before finish and while its tallies come back (no idle tail or gap between
     // runs), at the cost of a second copy of the mesh and tallies per device; used only when every
-    // run has the same materials (else 1). FM_BATCH_SLOTS_PER_DEVICE in the environment overrides.
+    // run has the same materials (else 1). tuning.batchSlotsPerDevice, when set, overrides.
     unsigned slotsPerDevice = 1;
+    TuningKnobs tuning;  // passed to every run (Kernels/Tuning.hpp)
     OutputSelection outputs;
     // Runs finished so far, on the calling thread (rank 0 only); must be cheap.
     std::function<void(size_t runsDone, size_t runsTotal)> progress;

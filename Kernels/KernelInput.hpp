@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 #include "Kernels/Core/ArrayModel.hpp"
+#include "Kernels/Core/SlabModel.hpp"
+#include "Kernels/Tuning.hpp"
 
 namespace fm {
 
@@ -19,6 +21,9 @@ struct KernelInput {
     std::vector<Piece> pieces;
     std::vector<double> pieceCdf;
     uint32_t faceCount = 0;                 // face ids run 1..faceCount-1; 0 is a dummy
+    // A layered model (Geometry/Layered.hpp packLayered) also as slab cells, layer i = slabs[i]
+    // (slabs[0] unused), for the MCML kernels; empty for meshes.
+    std::vector<SlabCell> slabs;
     // What the source compiler found that a user must see (parts of sources outside the mesh,
     // a point on the surface...): one line each, shown by the CLI and Tcl, kept in summary.json.
     std::vector<std::string> warnings;
@@ -28,6 +33,10 @@ struct KernelInput {
                           EmitterView{emitters.data(), emitterCdf.data(),
                                       uint32_t(emitters.size()), pieces.data(),
                                       pieceCdf.data()}};
+    }
+    SlabModel slabView() const {
+        return SlabModel{slabs.data(), slabs.empty() ? 0u : uint32_t(slabs.size() - 1), materials.data(),
+                         view().emitters};
     }
 };
 
@@ -53,6 +62,7 @@ struct RunOptions {
     // Called from a worker now and then with packets done so far; must be thread-safe.
     std::function<void(uint64_t done, uint64_t total)> progress;
     const std::atomic<bool>* cancel = nullptr;  // set to true to stop early
+    TuningKnobs tuning;         // speed only: results do not depend on them (Kernels/Tuning.hpp)
 };
 
 // Batch-means standard errors (Kernels/BatchMeans.hpp) of RunResult's tallies, element by
@@ -81,7 +91,7 @@ struct RunResult {
     double kernelSeconds = 0;    // GPU only: packet kernels
     double downloadSeconds = 0;  // GPU only: tallies back to the host
     int gpuBlocksPerSm = 0;      // GPU only: thread blocks per SM of the packet kernel (the
-                                 // first device's: as many as fit, or FM_CUDA_BLOCKS_PER_SM)
+                                 // first device's: as many as fit, or tuning.cudaBlocksPerSm)
     bool cancelled = false;
     std::string kernel;            // "cpu" or "cuda"
 };

@@ -2,9 +2,8 @@
 #include "Kernels/McmlKernel.hpp"
 
 #include <algorithm>
-#include <cmath>
+#include <string>
 
-#include "Kernels/BatchMeans.hpp"
 #include "Common/Errors.hpp"
 #include "Kernels/CPU/McmlCpu.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
@@ -12,192 +11,17 @@
 #include "Kernels/ResourceLimits.hpp"
 
 namespace fm {
-namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
-// MCML's grid as cm and counts (the normalisations work in the .mco's units).
-struct GridCm {
-    double dz, dr, da;
-    size_t nz, nr, na;
-    explicit GridCm(const MCMLRun& r)
-        : dz(r.dz), dr(r.dr), da(kPi / (2.0 * r.na)), nz(r.nz), nr(r.nr), na(r.na) {}
-    double annulus(size_t ir) const { return 2 * kPi * (ir + 0.5) * dr * dr; }  // exact ring area
-    double angle(size_t ia) const { return (ia + 0.5) * da; }
-    // Exact solid angle of the ring of exit angles [a - da/2, a + da/2]: MCML 1.2's Rd_ra and
-    // Tt_ra divide by it (its 4 pi^2 dr^2 (ir+0.5) sin(2a) sin(da/2) is 2 pi r dr cos(a) times it).
-    double solidAngle(size_t ia) const { return 4 * kPi * std::sin(angle(ia)) * std::sin(da / 2); }
-    // The solid angle MCML 1.2 divides Rd_a and Tt_a by, 2 pi sin(a) da: with one bin 11% more
-    // than the exact one, with 30 bins 1.1e-4 more. Kept so that the files match MCML's.
-    double mcmlSolidAngle(size_t ia) const { return 2 * kPi * std::sin(angle(ia)) * da; }
-};
-
-// Rd_ra or Tt_ra and their marginals as MCML 1.2 scales them: the 2-D array per area, solid angle
-// and cos(a) (radiance-like), r per annulus area, a per MCML's solid angle, total per photon.
-void exitOutputs(const std::vector<double>& raw, const GridCm& g, double N, std::vector<double>& ra,
-                 std::vector<double>& r, std::vector<double>& a, double& total) {
-    ra.assign(g.nr * g.na, 0.0);
-    r.assign(g.nr, 0.0);
-    a.assign(g.na, 0.0);
-    total = 0;
-    for (size_t ir = 0; ir < g.nr; ++ir)
-        for (size_t ia = 0; ia < g.na; ++ia) {
-            double w = raw[ir * g.na + ia];
-            ra[ir * g.na + ia] = w / (g.annulus(ir) * g.solidAngle(ia) * std::cos(g.angle(ia)) * N);
-            r[ir] += w;
-            a[ia] += w;
-            total += w;
-        }
-    for (size_t ir = 0; ir < g.nr; ++ir) r[ir] /= g.annulus(ir) * N;
-    for (size_t ia = 0; ia < g.na; ++ia) a[ia] /= g.mcmlSolidAngle(ia) * N;
-    total /= N;
-}
-
-// A_rz per volume of its ring, A_z per dz, A per photon. A_l comes from the exact per-layer
-// (per-cell) absorption, so it is right even where the grid does not reach or a bin straddles
-// two layers; where MCML's grid resolves the layers the two agree.
-void absorptionOutputs(const McmlTallies& t, const GridCm& g, double N, MCMLResult& res) {
-    res.A_rz.assign(g.nr * g.nz, 0.0);
-    res.A_z.assign(g.nz, 0.0);
-    res.A = 0;
-    for (size_t ir = 0; ir < g.nr; ++ir)
-        for (size_t iz = 0; iz < g.nz; ++iz) {
-            double w = t.absorbedRZ[ir * g.nz + iz];
-            res.A_rz[ir * g.nz + iz] = w / (g.annulus(ir) * g.dz * N);
-            res.A_z[iz] += w;
-            res.A += w;
-        }
-    for (double& v : res.A_z) v /= g.dz * N;
-    res.A /= N;
-    res.A_l.assign(res.run.layers.size(), 0.0);
-    for (size_t l = 0; l < res.A_l.size(); ++l) res.A_l[l] = t.absorbedCell.at(layerCell(l)) / N;
-}
-
-// Every value of an MCML result in one list (MCMLResult's order), and back: the batch means
-// treat them alike.
-template <class Result, class Visit>
-void forEachValue(Result& r, Visit visit) {
-    for (auto* x : {&r.Rd, &r.A, &r.Tt}) visit(*x);
-    for (auto* v : {&r.A_l, &r.A_z, &r.Rd_r, &r.Rd_a, &r.Tt_r, &r.Tt_a, &r.A_rz, &r.Rd_ra, &r.Tt_ra})
-        for (auto& x : *v) visit(x);
-}
-std::vector<double> valuesOf(const MCMLResult& r) {
-    std::vector<double> v;
-    forEachValue(r, [&](const double& x) { v.push_back(x); });
-    return v;
-}
-
-void addTallies(McmlTallies& into, const McmlTallies& t) {
-    auto add = [](std::vector<double>& a, const std::vector<double>& b) {
-        if (a.empty()) a = b;
-        else for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
-    };
-    add(into.absorbedRZ, t.absorbedRZ);
-    add(into.reflectedRA, t.reflectedRA);
-    add(into.transmittedRA, t.transmittedRA);
-    add(into.absorbedCell, t.absorbedCell);
-    into.ledger.add(t.ledger);
-    into.events.add(t.events);
-    into.packetsDone += t.packetsDone;
-    into.seconds += t.seconds;
-    into.cancelled = into.cancelled || t.cancelled;
-    into.kernel = t.kernel;
-}
-
-}  // namespace
-
-// The run as B contiguous packet-index batches, each a kernel run whose MCML result (every value
-// a linear function of its tallies, divided by its packets n_j) is folded as n_j * value: the
-// batch means of Kernels/BatchMeans.hpp over every output, marginals and totals included. The
-// result is that of the summed tallies.
-MCMLResult runMcmlBatches(const std::string& kernel, const KernelInput& in, const MCMLRun& run, double Rsp,
-                          const RunOptions& opt, McmlTallies* raw) {
-    validateRunOptions(opt);  // names a batch count above the packets
-    const uint64_t B = effectiveBatches(opt), N = opt.packets;
-    const McmlGrid grid = mcmlGrid(run);
-    McmlTallies total;
-    std::vector<double> q;
-    for (uint64_t j = 0; j < B && !total.cancelled; ++j) {
-        auto at = [&](uint64_t k) { return uint64_t((unsigned __int128)N * k / B); };
-        RunOptions part = opt;
-        part.firstPacket = opt.firstPacket + at(j);
-        part.packets = at(j + 1) - at(j);
-        part.batches = 1;
-        const uint64_t before = total.packetsDone;
-        if (opt.progress) part.progress = [&, before](uint64_t d, uint64_t) { opt.progress(before + d, N); };
-        McmlTallies t = runMcmlKernel(kernel, in, grid, part);
-        if (t.packetsDone == part.packets) {
-            const double n = double(t.packetsDone);
-            const std::vector<double> y = valuesOf(mcmlResult(t, run, Rsp));
-            q.resize(y.size(), 0.0);
-            for (size_t i = 0; i < y.size(); ++i) q[i] += n * y[i] * y[i];  // (n y)^2 / n
-        }
-        addTallies(total, t);
-    }
-    total.packetsRequested = N;
-    MCMLResult res = mcmlResult(total, run, Rsp);
-    if (!total.cancelled && total.packetsDone == N) {
-        auto se = std::make_shared<MCMLResult>(res);
-        se->Rsp = 0;
-        size_t i = 0;
-        forEachValue(*se, [&](double& x) {
-            x = batchTotalError(q[i++], double(N) * x, N, B) / double(N);
-        });
-        res.standardError = se;
-        res.batches = B;
-    }
-    if (raw) *raw = std::move(total);
-    return res;
-}
-
-McmlGrid mcmlGrid(const MCMLRun& run) {
-    if (!(run.dz > 0 && run.dr > 0 && run.nz >= 1 && run.nr >= 1 && run.na >= 1))
-        throw ParameterError("MCML grid needs dz, dr > 0 and nz, nr, na >= 1");
-    McmlGrid g;
-    g.invDz = float(1.0 / (run.dz * 10));  // cm -> mm
-    g.invDr = float(1.0 / (run.dr * 10));
-    g.invDa = float(2.0 * run.na / kPi);
-    g.nz = run.nz;
-    g.nr = run.nr;
-    g.na = run.na;
-    g.topFace = kLayeredTopFace;
-    return g;
-}
-
-RunOptions mcmlRunOptions(const MCMLRun& run) {
-    RunOptions o;
-    o.packets = run.photons;
-    o.params.wmin = float(run.wth);
-    o.params.prwin = float(run.chance);
-    return o;
-}
-
-std::vector<float> slabBounds(const KernelInput& in) {
-    const size_t L = in.cells.size() < 2 ? 0 : in.cells.size() - 1;
+uint32_t slabLayers(const KernelInput& in) {
+    const size_t L = in.slabs.size() < 2 ? 0 : in.slabs.size() - 1;
     if (L == 0 || in.materials.size() != L + 2)
-        throw ParameterError("MCML kernel: the model is not a packed layered model");
-    std::vector<float> z(L + 2, 0.f);
-    for (size_t i = 1; i <= L; ++i) {
-        const TetraRecord& c = in.cells[i];
-        const bool slab = c.nz[0] == -1.f && c.nz[1] == 1.f && c.nx[0] == 0.f && c.ny[0] == 0.f &&
-                          c.nx[1] == 0.f && c.ny[1] == 0.f && c.material == i &&
-                          (i == 1 || -c.C[0] == in.cells[i - 1].C[1]);
-        if (!slab) throw ParameterError("MCML kernel: cell " + std::to_string(i) + " is not a slab");
-        z[i] = -c.C[0];
-        z[i + 1] = c.C[1];
-    }
-    return z;
+        throw ParameterError("MCML kernel: the model is not a packed layered model (no slab cells)");
+    return uint32_t(L);
 }
 
 double mcmlMemoryBytes(const McmlGrid& g, unsigned threads) {
     const double perCopy = 8.0 * (double(g.nr) * g.nz + 2.0 * double(g.nr) * g.na + g.nz + 2.0 * (g.nr + g.na));
     return perCopy * std::max(threads, 2u);
-}
-
-double mcoFileBytes(const MCMLRun& run) {
-    const double values = double(run.nr) * run.nz + 2.0 * double(run.nr) * run.na + run.nz + 2.0 * (run.nr + run.na) +
-                          double(run.layers.size());
-    return 14.0 * values + 4096.0;
 }
 
 McmlTallies runMcmlKernel(const std::string& kernel, const KernelInput& in, const McmlGrid& grid,
@@ -208,6 +32,7 @@ McmlTallies runMcmlKernel(const std::string& kernel, const KernelInput& in, cons
                   "MCML grid nz=" + std::to_string(grid.nz) + " nr=" + std::to_string(grid.nr) +
                       " na=" + std::to_string(grid.na) + " with " + std::to_string(workers) + " thread(s)",
                   "use fewer bins (nr, nz, na) or fewer threads");
+    slabLayers(in);
     if (kernel == "cpu") return runMcmlCpu(in, grid, opt);
     if (kernel == "cuda") {
 #if FM_HAVE_CUDA && defined(FM_HAVE_CUDA_MCML)
@@ -217,35 +42,6 @@ McmlTallies runMcmlKernel(const std::string& kernel, const KernelInput& in, cons
 #endif
     }
     throw ParameterError("unknown kernel '" + kernel + "' (use cpu or cuda)");
-}
-
-MCMLResult mcmlResult(const McmlTallies& t, const MCMLRun& run, double Rsp) {
-    if (t.packetsDone == 0) throw ParameterError("MCML result: no packets were run");
-    MCMLResult res;
-    res.run = run;
-    res.run.photons = t.packetsDone;  // the .mco echoes the photons actually behind the numbers
-    res.userTime = t.seconds;
-    res.Rsp = Rsp;
-    const GridCm g(run);
-    const double N = double(t.packetsDone);
-    absorptionOutputs(t, g, N, res);
-    exitOutputs(t.reflectedRA, g, N, res.Rd_ra, res.Rd_r, res.Rd_a, res.Rd);
-    exitOutputs(t.transmittedRA, g, N, res.Tt_ra, res.Tt_r, res.Tt_a, res.Tt);
-    return res;
-}
-
-MCMLResult runMcml(const std::string& kernel, const LayeredModel& model, const MCMLRun& run,
-                   const RunOptions& opt, McmlTallies* raw) {
-    if (model.layers.size() != run.layers.size())
-        throw ParameterError("MCML run has " + std::to_string(run.layers.size()) +
-                             " layers but the model has " + std::to_string(model.layers.size()));
-    KernelInput in = packLayered(model);
-    const double Rsp = specularReflectance(model);
-    if (effectiveBatches(opt) > 1) return runMcmlBatches(kernel, in, run, Rsp, opt, raw);
-    McmlTallies t = runMcmlKernel(kernel, in, mcmlGrid(run), opt);
-    MCMLResult res = mcmlResult(t, run, Rsp);
-    if (raw) *raw = std::move(t);
-    return res;
 }
 
 }  // namespace fm

@@ -35,8 +35,8 @@ template <class Model>
 FM_HD void enterLayer(const Model& m, uint32_t layer, SlabPhoton& p) {
     p.st.pk.tetra = layer;
     p.M = m.material(layer);
-    p.zTop = m.z[layer];
-    p.zBot = m.z[layer + 1u];
+    p.zTop = m.cells[layer].z0;
+    p.zBot = m.cells[layer].z1;
 }
 
 // The photon ended: its weight absorbed in the last layer and its interactions are booked (the

@@ -11,7 +11,7 @@
 #include "Kernels/Batch.hpp"
 #include "Kernels/CPU/TraceCpu.hpp"
 #include "Kernels/Dispatch.hpp"
-#include "Kernels/McmlKernel.hpp"
+#include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Python/PyCommon.hpp"
 #include "Storage/FluenceMatrix/FluenceMatrix.hpp"
 #ifdef FM_PY_VTK

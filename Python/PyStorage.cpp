@@ -2,7 +2,7 @@
 // Readers and writers (TIM-OS, MMC, text, VTK where built) and MCML runs with their grids.
 #include "Geometry/Layered.hpp"
 #include "Geometry/MeshCheck.hpp"
-#include "Kernels/McmlKernel.hpp"
+#include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Python/PyCommon.hpp"
 #include "Storage/COMSOL/COMSOLMesh.hpp"
 #include "Storage/MCML/MCIReader.hpp"

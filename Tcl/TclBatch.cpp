@@ -153,6 +153,7 @@ void BatchRunner::runSync() {
     bo.params = opt_.params;
     bo.threads = opt_.threads;
     bo.devices = opt_.devices;
+    bo.tuning = fm::tuningFromEnvironment();
     bo.outputs.volume = bo.outputs.surface = true;
     bo.outputs.directed = false;
     std::atomic<bool> cancel{false};

@@ -207,6 +207,7 @@ Kernel::Job Kernel::makeJob() const {
         fm::RunOptions opt = p->opt;
         opt.progress = o.progress;
         opt.cancel = o.cancel;
+        opt.tuning = o.tuning;
         auto r = std::make_shared<fm::RunResult>(fm::runKernel(device_, p->in, opt));
         Outcome out;
         out.cancelled = r->cancelled;
@@ -226,6 +227,7 @@ void Kernel::launch(Job job) {
     finished_ = false;
     error_ = nullptr;
     fm::RunOptions o = opt_;
+    o.tuning = fm::tuningFromEnvironment();
     o.progress = [this](uint64_t d, uint64_t t) {
         done_ = d;
         total_ = t;

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "Geometry/Layered.hpp"
-#include "Kernels/McmlKernel.hpp"
+#include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Storage/MCML/MCIReader.hpp"
 #include "Storage/MCML/MCOReader.hpp"
 #include "Storage/MCML/MCOWriter.hpp"
@@ -255,6 +255,7 @@ Kernel::Job MCMLKernel::makeJob() const {
         opt.batches = o.batches;
         opt.progress = o.progress;
         opt.cancel = o.cancel;
+        opt.tuning = o.tuning;
         auto raw = std::make_shared<fm::McmlTallies>();
         auto res = std::make_shared<const MCMLResult>(fm::runMcml(dev, *model, *run, opt, raw.get()));
         Outcome out;

@@ -2,7 +2,7 @@
 #include "Tcl/TclMCMLTraces.hpp"
 
 #include "Geometry/Layered.hpp"
-#include "Kernels/McmlKernel.hpp"
+#include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Tcl/TclUtil.hpp"
 
 MCMLKernelWithTraces::MCMLKernelWithTraces() { className_ = "MCMLKernelWithTraces"; }

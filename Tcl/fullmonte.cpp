@@ -57,6 +57,9 @@ void printUsage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // One CUDA hardware work queue per GPU unless the user set it (as fm::preferOneCudaQueue in
+    // the command-line tools; this shell loads the library later, as a Tcl package).
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
     if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
         printUsage();
         return 0;

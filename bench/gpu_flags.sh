@@ -3,6 +3,8 @@
 # Build whole-program CUDA flag/define variants ("name:flags") and time 1e8 packets of each case
 # of bench/perf_all.sh (no CPU checks here: the absorbed fraction is printed; run perf_all.sh on
 # the variant kept). Usage: bench/gpu_flags.sh DATA OUT "name:flags" ...
+# The kernels' FM_CUDA_* A/B defines exist up to the tag ab-switches (docs/PERFORMANCE.md); at
+# later commits the flags are compiler options only (-Xptxas, --use_fast_math...).
 set -uo pipefail
 # nvcc from PATH or CUDACXX; CUDA's default prefix where neither names one (the GPU hosts).
 command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ] || export PATH=/usr/local/cuda/bin:$PATH

@@ -265,7 +265,7 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
         r.packetsDone = forEachWorkerRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e, PacketChunks& chunks) {
             Scorer sc = scorers[w];  // a local copy: no false sharing between workers
             auto run = [&](PacketChunks& c) {
-                runPacketLanes(model, opt.params, c, sc, uint32_t(in.materials.size()), crossing.data());
+                runPacketLanes(model, opt.params, c, sc, uint32_t(in.materials.size()), crossing.data(), opt.tuning.cpuIsa);
             };
             if (!batched) {
                 run(chunks);

@@ -3,8 +3,6 @@
 #include "Kernels/CPU/CpuLanes.hpp"
 #include "Kernels/CPU/McmlLanes.hpp"
 
-#include <cstdlib>
-#include <cstring>
 
 namespace fm {
 
@@ -24,23 +22,22 @@ FM_LANES_DECLARE(lanes_avx2)
 
 namespace {
 
-bool useAvx2() {
+bool useAvx2(CpuIsa requested) {
 #if FM_HAVE_AVX2_LANES
-    static const bool use = [] {
-        const char* isa = std::getenv("FM_CPU_ISA");
-        if (isa && std::strcmp(isa, "generic") == 0) return false;
+    static const bool cpuHasAvx2 = [] {
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx2") != 0;
     }();
-    return use;
+    return requested == CpuIsa::Best && cpuHasAvx2;
 #else
+    (void)requested;
     return false;
 #endif
 }
 
 }  // namespace
 
-const char* cpuLaneIsa() { return useAvx2() ? "avx2" : "generic"; }
+const char* cpuLaneIsa(CpuIsa requested) { return useAvx2(requested) ? "avx2" : "generic"; }
 
 std::vector<uint8_t> plainCrossingBits(const KernelInput& in) {
     const ArrayModel m = in.view();
@@ -59,17 +56,17 @@ std::vector<uint8_t> plainCrossingBits(const KernelInput& in) {
 
 template <class Scorer>
 void runPacketLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks, Scorer& sc,
-                    uint32_t materialCount, const uint8_t* crossing) {
+                    uint32_t materialCount, const uint8_t* crossing, CpuIsa isa) {
 #if FM_HAVE_AVX2_LANES
-    if (useAvx2()) return lanes_avx2::runLanes(m, kp, chunks, sc, materialCount, crossing);
+    if (useAvx2(isa)) return lanes_avx2::runLanes(m, kp, chunks, sc, materialCount, crossing);
 #endif
     lanes_generic::runLanes(m, kp, chunks, sc, materialCount, crossing);
 }
 
 void runSlabLanes(const SlabModel& m, const McmlGrid& g, const KernelParams& kp, PacketChunks& chunks,
-                  HostSlabSink& sk) {
+                  HostSlabSink& sk, CpuIsa isa) {
 #if FM_HAVE_AVX2_LANES
-    if (useAvx2()) return lanes_avx2::runSlabLanes(m, g, kp, chunks, sk);
+    if (useAvx2(isa)) return lanes_avx2::runSlabLanes(m, g, kp, chunks, sk);
 #endif
     lanes_generic::runSlabLanes(m, g, kp, chunks, sk);
 }
@@ -100,7 +97,7 @@ void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin,
     template void runPacketLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t,  \
                                  HostTallyScorer<V, S, D>&, uint32_t);                         \
     template void runPacketLanes(const ArrayModel&, const KernelParams&, PacketChunks&,       \
-                                 HostTallyScorer<V, S, D>&, uint32_t, const uint8_t*);
+                                 HostTallyScorer<V, S, D>&, uint32_t, const uint8_t*, CpuIsa);
 FM_FOR_EACH_HOST_OUTPUTS(FM_LANES_INSTANTIATE)
 #undef FM_LANES_INSTANTIATE
 

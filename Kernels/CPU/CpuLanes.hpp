@@ -22,6 +22,15 @@
 
 namespace fm {
 
+// The lane loops hold each packet's state field by field (CpuLanesImpl.hpp LaneState,
+// McmlLanesImpl.hpp SlabLaneState) and rebuild a PacketState from the fields by position: a
+// field added to Packet or PacketState needs its lane array there, or it would start every event
+// from zero. These sizes stop the build until then.
+static_assert(sizeof(Packet) == 2 * sizeof(Vec3) + sizeof(uint32_t) + sizeof(float),
+              "Packet changed: update the lane states (CpuLanesImpl.hpp, McmlLanesImpl.hpp)");
+static_assert(sizeof(PacketState) == sizeof(Packet) + sizeof(PacketRng) + sizeof(float) + 2 * sizeof(uint32_t),
+              "PacketState changed: update the lane states (CpuLanesImpl.hpp, McmlLanesImpl.hpp)");
+
 // Tally accumulation on the host: plain adds into per-thread arrays, no accumulation cache.
 struct HostAdd {
     static constexpr bool kCache = false;
@@ -108,9 +117,10 @@ std::vector<uint8_t> plainCrossingBits(const KernelInput& in);
 // Runs the packets of every chunk of `chunks` through the lane loop: lanes whose packet ends
 // start the next packet of the chunk, then of the next chunk, so lanes idle only at the very end.
 // `crossing`: plainCrossingBits of the model, or null (then each hop reads its neighbour).
+// `isa`: which loop (cpuLaneIsa(isa) names it).
 template <class Scorer>
 void runPacketLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks, Scorer& sc,
-                    uint32_t materialCount = 0, const uint8_t* crossing = nullptr);
+                    uint32_t materialCount = 0, const uint8_t* crossing = nullptr, CpuIsa isa = CpuIsa::Best);
 
 // Runs packets [begin, end) of a run through the lane loop, booking into sc (whose ledger and
 // events accumulate; its tallies are flushed on return). Scorer: a HostTallyScorer (MCML runs
@@ -121,9 +131,8 @@ void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin,
                     uint32_t materialCount = 0);
 
 // "avx2" (the lane loop, 8 packets per register) or "generic" (one packet at a time): what
-// runPacketLanes uses.
-// FM_CPU_ISA=generic in the environment forces the latter (same histories, so the same
-// results to summation order).
-const char* cpuLaneIsa();
+// runPacketLanes and runSlabLanes use for `requested` on this CPU (CpuIsa::Generic forces the
+// latter: same histories, so the same results to summation order).
+const char* cpuLaneIsa(CpuIsa requested = CpuIsa::Best);
 
 }  // namespace fm

@@ -2,7 +2,9 @@
 // The lane loop of Kernels/CPU/CpuLanes.hpp, included once per instruction set with
 // FM_LANES_NS naming a namespace of its own (so the two compilations never share a symbol).
 #pragma once
+#include <cstddef>
 #include <type_traits>
+#include <utility>
 
 #include "Kernels/CPU/CpuLanes.hpp"
 
@@ -22,10 +24,7 @@ namespace FM_LANES_NS {
 // Packets in flight per thread: four AVX2 registers' worth of each value, so that the
 // out-of-order core has four independent dependency chains (a spin's square root and divisions,
 // the next step's log) to overlap instead of one (32 lanes against 8: docs/PERFORMANCE.md).
-#ifndef FM_CPU_LANES  // benchmarks may build other counts (-DFM_CPU_LANES=8)
-#define FM_CPU_LANES 32
-#endif
-constexpr int kLanes = FM_CPU_LANES;
+constexpr int kLanes = 32;
 static_assert(kLanes % 8 == 0 && kLanes <= 32, "whole AVX2 registers, lane masks in 32 bits");
 
 // Packet state of the lanes, one array per field: lane l of every array is one packet.
@@ -71,16 +70,25 @@ struct LaneEvents {
     }
 };
 
+// MaterialRecord as the lanes hold it, derived from the type: one row per float of the record,
+// in the record's order (laneMaterial rebuilds a record from its rows by aggregate
+// initialisation, so a field that is not a float, or padding, is a compile error there).
+constexpr int kMaterialFloats = int(sizeof(MaterialRecord) / sizeof(float));
+static_assert(sizeof(MaterialRecord) % sizeof(float) == 0 && std::is_trivially_copyable_v<MaterialRecord> &&
+                  std::is_standard_layout_v<MaterialRecord>,
+              "the CPU lanes read MaterialRecord as a row of floats");
+// The row of the refractive index (plain crossings compare it).
+constexpr int kMaterialRowN = int(offsetof(MaterialRecord, n) / sizeof(float));
+
 // The cell records of the lanes' packets, one array per field: the face planes and the
-// material (MaterialRecord's eight floats in order). Filled before the vector phase with
-// 16-byte loads and in-register transposes where AVX2 is there: the compiler would otherwise
-// gather each of the 24 fields with 8 scalar loads.
+// material's fields. Filled before the vector phase with 16-byte loads and in-register
+// transposes where AVX2 is there: the compiler would otherwise gather each field with 8 scalar
+// loads.
 struct LaneCells {
     alignas(32) float nx[4][kLanes], ny[4][kLanes], nz[4][kLanes], C[4][kLanes];
-    alignas(32) float mat[8][kLanes];
+    alignas(32) float mat[kMaterialFloats][kLanes];
     alignas(32) uint32_t material[kLanes];
 };
-static_assert(sizeof(MaterialRecord) == 8 * sizeof(float), "MaterialRecord: eight floats");
 
 #if defined(__AVX2__)
 // out[i][c + lane] = field i of the 4-float group at byte offset 16*g of lane c+lane's record,
@@ -123,7 +131,7 @@ FM_LANE_INLINE void transpose8(const float* const* rec, float (*out)[kLanes], in
 // a row by its material index, instead of a load and a transpose.
 constexpr uint32_t kMaterialTable = 8;
 struct MaterialTable {
-    alignas(32) float field[8][kMaterialTable];
+    alignas(32) float field[kMaterialFloats][kMaterialTable];
 };
 
 FM_LANE_INLINE void loadCells(const ArrayModel& m, const MaterialTable* table, const LaneState& L, LaneCells& C) {
@@ -143,10 +151,13 @@ FM_LANE_INLINE void loadCells(const ArrayModel& m, const MaterialTable* table, c
         transpose4(planes + c, 3, C.C, c);
         if (table) {
             const __m256i idx = _mm256_load_si256(reinterpret_cast<const __m256i*>(C.material + c));
-            for (int k = 0; k < 8; ++k)
+            for (int k = 0; k < kMaterialFloats; ++k)
                 _mm256_store_ps(C.mat[k] + c, _mm256_permutevar8x32_ps(_mm256_load_ps(table->field[k]), idx));
-        } else {
+        } else if constexpr (kMaterialFloats == 8) {  // a record is one AVX2 register
             transpose8(mats + c, C.mat, c);
+        } else {
+            for (int l = c; l < c + 8; ++l)
+                for (int i = 0; i < kMaterialFloats; ++i) C.mat[i][l] = mats[l][i];
         }
     }
 #else
@@ -158,7 +169,7 @@ FM_LANE_INLINE void loadCells(const ArrayModel& m, const MaterialTable* table, c
             C.nz[i][l] = planes[l][8 + i];
             C.C[i][l] = planes[l][12 + i];
         }
-        for (int i = 0; i < 8; ++i) C.mat[i][l] = mats[l][i];
+        for (int i = 0; i < kMaterialFloats; ++i) C.mat[i][l] = mats[l][i];
     }
 #endif
 }
@@ -187,9 +198,13 @@ struct LaneCell {
     FM_LANE_INLINE const CellPlanes& planes(uint32_t) const { return P; }
 };
 
+template <size_t... I>
+FM_LANE_INLINE MaterialRecord laneMaterial(const LaneCells& C, int l, std::index_sequence<I...>) {
+    return MaterialRecord{C.mat[I][l]...};
+}
+// Lane l's material record, from its rows.
 FM_LANE_INLINE MaterialRecord laneMaterial(const LaneCells& C, int l) {
-    return MaterialRecord{C.mat[0][l], C.mat[1][l], C.mat[2][l], C.mat[3][l],
-                          C.mat[4][l], C.mat[5][l], C.mat[6][l], C.mat[7][l]};
+    return laneMaterial(C, l, std::make_index_sequence<kMaterialFloats>{});
 }
 
 // One lane's event (Core moveEvent, then interactEvent), in two vector loops to keep fewer
@@ -291,7 +306,7 @@ struct LaneRun {
         if (materialCount >= 1 && materialCount <= kMaterialTable) {
             for (uint32_t i = 0; i < materialCount; ++i) {
                 const float* f = reinterpret_cast<const float*>(&m.materials[i]);
-                for (int k = 0; k < 8; ++k) matTable.field[k][i] = f[k];
+                for (int k = 0; k < kMaterialFloats; ++k) matTable.field[k][i] = f[k];
             }
             table = &matTable;
         }
@@ -378,7 +393,7 @@ struct LaneRun {
                 newMaterial = (bits >> 4) & 1u;
             } else {  // from the neighbour's record
                 uint32_t nextMat;
-                plain = plainCrossing<BooksCrossings<Scorer>::value>(m, L.tetra[l], E.face[l], C.mat[3][l],
+                plain = plainCrossing<BooksCrossings<Scorer>::value>(m, L.tetra[l], E.face[l], C.mat[kMaterialRowN][l],
                                                                     E.adj[l], nextMat);
                 newMaterial = plain && nextMat != C.material[l];
             }

@@ -37,10 +37,10 @@ McmlTallies runMcmlCpu(const KernelInput& in, const McmlGrid& grid, const RunOpt
     auto t0 = std::chrono::steady_clock::now();
     const unsigned threads = resolveThreads(opt.threads);
     // The slab photon loop (McmlSlabLoop.hpp) over the layers' bounds, as on the GPU, 32 photons
-    // in AVX2 registers where the CPU has it (CPU/McmlLanes.hpp): the same histories as
-    // runPacket over the packed cell records (test_mcml).
-    const std::vector<float> z = slabBounds(in);
-    const SlabModel model{z.data(), uint32_t(z.size() - 2), in.materials.data(), in.view().emitters};
+    // in AVX2 registers where the CPU has it (CPU/McmlLanes.hpp), over the slab cells: the same
+    // histories as runPacket over the packed cell records (test_mcml).
+    slabLayers(in);  // throws for a model without slab cells
+    const SlabModel model = in.slabView();
     std::vector<WorkerTallies> workers;
     workers.reserve(threads);
     for (unsigned w = 0; w < threads; ++w) workers.emplace_back(grid, in.cells.size());
@@ -50,7 +50,7 @@ McmlTallies runMcmlCpu(const KernelInput& in, const McmlGrid& grid, const RunOpt
     t.packetsRequested = opt.packets;
     t.packetsDone = forEachWorker(opt, threads, [&](unsigned w, PacketChunks& chunks) {
         HostSlabSink sk = workers[w].sink;  // a local copy: no false sharing between workers
-        runSlabLanes(model, grid, opt.params, chunks, sk);
+        runSlabLanes(model, grid, opt.params, chunks, sk, opt.tuning.cpuIsa);
         slabScatterCount(sk.events);
         workers[w].sink = sk;
     });

@@ -29,8 +29,9 @@ struct HostSlabSink {
 };
 
 // Runs the photons of every chunk through the slab loop into sk (its ledger and events
-// accumulate; events.scatter is left to the caller: slabScatterCount).
+// accumulate; events.scatter is left to the caller: slabScatterCount). `isa`: which loop
+// (CpuLanes.hpp cpuLaneIsa).
 void runSlabLanes(const SlabModel& m, const McmlGrid& g, const KernelParams& kp, PacketChunks& chunks,
-                  HostSlabSink& sk);
+                  HostSlabSink& sk, CpuIsa isa = CpuIsa::Best);
 
 }  // namespace fm

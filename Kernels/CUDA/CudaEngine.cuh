@@ -6,7 +6,6 @@
 #pragma once
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 
 #include "Kernels/CUDA/CudaSupport.cuh"
 #include "Kernels/Core/SlabModel.hpp"
@@ -22,38 +21,18 @@ namespace {
 // static: each .cu that includes the engine has its own copy, filled by its own DeviceInput.
 static __constant__ MaterialRecord c_materials[kMaxCudaMaterials];
 
-#ifndef FM_CUDA_KEEP_MATERIAL  // 1: a mesh packet keeps its cell's material index (0: read per event)
-#define FM_CUDA_KEEP_MATERIAL 1
-#endif
-#ifndef FM_CUDA_LAZY_NORMALS  // 1: exit faces found without their normals (0: exitFace, with them)
-#define FM_CUDA_LAZY_NORMALS 1
-#endif
-#ifndef FM_CUDA_SHARED_MATERIALS  // 1: materials copied to shared memory per block
-#define FM_CUDA_SHARED_MATERIALS 0
-#endif
-
 // The model as the GPU reads it: cells through the read-only path (a hop reads the four planes
 // as four 16-byte loads; a crossing reads the other fields it needs one by one), materials from
-// constant memory (or a per-block shared copy: constant memory serialises when
-// the threads of a warp read different materials).
+// constant memory (not a per-block shared copy: that was slower, docs/PERFORMANCE.md).
 struct DeviceModel {
-    // A packet keeps its cell's material index between events (Core/Packet.hpp KeptMaterial).
-    static constexpr int kKeepMaterial = FM_CUDA_KEEP_MATERIAL;
+    // A packet keeps its cell's material index between events (Core/Packet.hpp KeptMaterial)
+    // instead of reading it from the cell record at every event.
+    static constexpr int kKeepMaterial = 1;
     const TetraRecord* __restrict__ cells;
     EmitterView emitters;
-    const MaterialRecord* mats;  // shared-memory copy, when FM_CUDA_SHARED_MATERIALS
 
-    // Called by every thread of a block before any packet (block-level set-up, then a barrier).
-    __device__ void enterBlock(uint32_t nMaterials) {
-#if FM_CUDA_SHARED_MATERIALS
-        __shared__ MaterialRecord shared[kMaxCudaMaterials];
-        for (uint32_t i = threadIdx.x; i < nMaterials; i += blockDim.x) shared[i] = c_materials[i];
-        __syncthreads();
-        mats = shared;
-#else
-        (void)nMaterials;
-#endif
-    }
+    // Called by every thread of a block before any packet (block-level set-up): nothing here.
+    __device__ void enterBlock(uint32_t) {}
     // Four named 16-byte loads: writing through a cast pointer would force the planes into
     // local memory.
     __device__ CellPlanes planes(uint32_t i) const {
@@ -64,7 +43,7 @@ struct DeviceModel {
     }
     // cellExit leaves the exit face's normal out (Core/Physics.hpp exitFaceNearest); a crossing
     // that needs it (Fresnel) loads it from the record, usually still in L1.
-    static constexpr bool kLazyNormals = FM_CUDA_LAZY_NORMALS;
+    static constexpr bool kLazyNormals = true;
     // Faces f are 0..3 where these are called (a hop's face); f & 3 tells the compiler so, and
     // the address is then formed without the 64-bit sign extension of an int that may be -1.
     __device__ Vec3 faceNormal(uint32_t i, int f) const {
@@ -78,37 +57,34 @@ struct DeviceModel {
     __device__ uint32_t faceId(uint32_t i, int f) const { return __ldg(&cells[i].face[f & 3]); }
     __device__ uint32_t scoredFaces(uint32_t i) const { return __ldg(&cells[i].scoredFaces); }
     __device__ uint32_t cellMaterial(uint32_t i) const { return __ldg(&cells[i].material); }
-    __device__ const MaterialRecord& material(uint32_t i) const {
-#if FM_CUDA_SHARED_MATERIALS
-        return mats[i];
-#else
-        return c_materials[i];
-#endif
-    }
+    __device__ const MaterialRecord& material(uint32_t i) const { return c_materials[i]; }
 };
 
-// The layered (MCML) model on the GPU: Core/SlabModel.hpp with the layer bounds copied per
-// block into shared memory (lanes in different layers read different bounds without
-// serialising), materials from constant memory. No cell records are read.
+// The layered (MCML) model on the GPU: Core/SlabModel.hpp with the slab cells copied per
+// block into shared memory (lanes in different layers read different cells without
+// serialising), materials from constant memory.
 struct DeviceSlabModel : SlabModel {
-    const float* zGlobal;  // layers + 2 floats in device memory
+    const SlabCell* cellsGlobal;  // layers + 1 cells in device memory
 
     __device__ void enterBlock(uint32_t) {
-        __shared__ float zs[kMaxCudaMaterials];
-        for (uint32_t i = threadIdx.x; i < layers + 2u; i += blockDim.x) zs[i] = zGlobal[i];
+        __shared__ SlabCell cs[kMaxCudaMaterials];
+        for (uint32_t i = threadIdx.x; i < layers + 1u; i += blockDim.x) cs[i] = cellsGlobal[i];
         __syncthreads();
-        z = zs;
+        cells = cs;
     }
     __device__ const MaterialRecord& material(uint32_t i) const { return c_materials[i]; }
 };
 
-#ifndef FM_CUDA_BLOCK
-#define FM_CUDA_BLOCK 256
-#endif
-#ifndef FM_CUDA_PACKETS_PER_THREAD  // per launch
-#define FM_CUDA_PACKETS_PER_THREAD 128
-#endif
-constexpr int kBlock = FM_CUDA_BLOCK;
+// Threads per block of the packet kernels: whole warps (the mesh loop votes over warps), four
+// blocks per SM at 64 registers a thread.
+constexpr int kBlock = 256;
+static_assert(kBlock % 32 == 0, "the warp loop votes over full warps: blocks of whole warps");
+// Packets per thread of one launch: batches long enough that launch tails are a small part of
+// each, short enough that progress and cancel are seen often.
+constexpr uint64_t kPacketsPerThread = 128;
+// Resident blocks per SM that the packet kernels are compiled for (__launch_bounds__): caps
+// them at 64 registers a thread without spills.
+constexpr int kMinBlocksPerSm = 4;
 
 // Tally addresses that every lane adds into (the cells of a layered model or of a few-tetra
 // mesh, MCML's (r, z) bins at the beam) must not be added to in one global copy: same-address
@@ -207,10 +183,6 @@ __device__ void useBlockTallies(TallyScorer<V, S, false, DeviceRowAdd, Count>& s
 template <bool V, bool S, bool D, class Count>  // meshes: replicas, if any, are the scorer's own
 __device__ void useBlockTallies(TallyScorer<V, S, D, DeviceAtomicAdd, Count>&, const BlockTallies&, double*) {}
 
-#ifndef FM_CUDA_SPLIT_LEDGER  // 1: the mesh kernels keep only the absorbed weight in registers
-#define FM_CUDA_SPLIT_LEDGER 1
-#endif
-
 // A scorer whose ledger is split (Core/Packet.hpp book): the absorbed weight, booked at every
 // interaction, in a register; the other fields, booked a few times per packet (launch,
 // specular, exit, roulette, guards), by fire-and-forget reductions into this block's replica of
@@ -244,25 +216,14 @@ struct SplitLedgerScorer {
     }
 };
 
-// 1: a lane whose packets have run out stays in the packet loop, idle, until its whole warp is
-// done, and the warp's lanes vote at the top of the loop at every event (__all_sync) instead of
-// each leaving the loop on its own. The MCML slab kernel does not use it (it is slower there;
-// docs/PERFORMANCE.md).
-#ifndef FM_CUDA_WARP_LOOP
-#define FM_CUDA_WARP_LOOP 1
-#endif
-static_assert(!FM_CUDA_WARP_LOOP || kBlock % 32 == 0, "the warp loop votes over full warps: blocks of whole warps");
-
-#ifndef FM_CUDA_MESH_MIN_BLOCKS  // register cap of the mesh kernels: 4 blocks of 256 (64 registers)
-#define FM_CUDA_MESH_MIN_BLOCKS 4
-#endif
-
 // Threads take packets one at a time from a shared counter until the batch is used up, and
 // advance them one event per loop iteration, so a lane whose packet ends starts the next one
-// at once instead of waiting for the rest of its warp. Compiled for four resident blocks per
-// SM (64 registers).
+// at once instead of waiting for the rest of its warp. A lane whose packets have run out stays
+// in the loop, idle, until its whole warp is done: the warp's lanes vote at the top of the loop
+// at every event (__all_sync) instead of each leaving the loop on its own (the MCML slab kernel
+// does not: it is slower there, docs/PERFORMANCE.md). The ledger is split (SplitLedgerScorer).
 template <class Model, class Scorer>
-__global__ void __launch_bounds__(kBlock, FM_CUDA_MESH_MIN_BLOCKS)
+__global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
 packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer scIn,
             DeviceTotals* totals, unsigned long long* next, uint32_t nMaterials, BlockTallies bt, Ledger* rare) {
     extern __shared__ double blockAcc[];  // blockDim.x rows of bt.stride() doubles (none for large models)
@@ -270,53 +231,34 @@ packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
     double* row = blockAcc + threadIdx.x * stride;
     for (uint32_t i = 0; i < stride; ++i) row[i] = 0.0;
     useBlockTallies(scIn, bt, row);
-#if FM_CUDA_SPLIT_LEDGER
     SplitLedgerScorer<Scorer> sc(scIn, rare + blockIdx.x % kRareLedgerCopies);
-#else
-    Scorer& sc = scIn;
-    (void)rare;
-#endif
     m.enterBlock(nMaterials);
     PacketState st;
     KeptMaterial km;  // the packet's material between events, for models that keep it (Core/Packet.hpp)
     bool live = false;
-#if FM_CUDA_WARP_LOOP
     bool done = false;  // no packets left for this lane: it stays in the loop until its warp is done
-#endif
     for (;;) {
-#if FM_CUDA_WARP_LOOP
         if (__all_sync(0xffffffffu, done)) break;  // the whole warp, back together at each event
-#endif
         if (live) {
             live = advance(m, kp, st, km, sc);
             continue;
         }
-#if FM_CUDA_WARP_LOOP
         if (done) continue;
-#endif
         // 32-bit per-thread counters: widen into the totals long before they could wrap.
         if (sc.events.absorb > 0x40000000u || sc.events.boundary > 0x40000000u) {
             addEventsUnaggregated(totals, sc.events);
             sc.events = EventCounts<uint32_t>{};
         }
         uint64_t i = atomicAdd(next, 1ull);
-#if FM_CUDA_WARP_LOOP
         if (i >= count) {
             done = true;
             continue;
         }
-#else
-        if (i >= count) break;
-#endif
         live = launchPacket(m, kp, first + i, st, sc);
         if (live) km = keptMaterial(m, st.pk.tetra);
     }
     sc.flush();
-#if FM_CUDA_SPLIT_LEDGER
     addTotals(totals, sc.ledger(), sc.events);
-#else
-    addTotals(totals, sc.ledger, sc.events);
-#endif
     if (nBlockAcc > 0) {  // the rows' column sums into the global arrays
         __syncthreads();
         for (uint32_t i = threadIdx.x; i < nBlockAcc; i += blockDim.x) {
@@ -371,7 +313,7 @@ struct DeviceSources {
 };
 
 inline DeviceModel deviceModel(const DeviceMesh& m, const DeviceSources& src) {
-    return DeviceModel{m.cells.get(), src.view(), nullptr};
+    return DeviceModel{m.cells.get(), src.view()};
 }
 
 // A whole KernelInput on the device: mesh, sources, materials.
@@ -404,16 +346,10 @@ struct BatchRun {
     int blocksPerSm = 0;  // thread blocks per SM of the launches
 };
 
-// Blocks per SM forced by FM_CUDA_BLOCKS_PER_SM (benchmarks, tests), else 0.
-inline int forcedBlocksPerSm() {
-    const char* e = std::getenv("FM_CUDA_BLOCKS_PER_SM");
-    return e && std::atoi(e) > 0 ? std::atoi(e) : 0;
-}
-
 // Runs opt.packets packets through launchOne(blocks, stream, firstPacket, count, counter), a
 // launch of `kernel` (smem bytes of dynamic shared memory per block) of kBlock threads each, as
-// many blocks per SM as fit (FM_CUDA_BLOCKS_PER_SM=N launches at most N per SM: benchmarks,
-// tests; results do not depend on it, only the order of the atomic additions changes).
+// many blocks per SM as fit (opt.tuning.cudaBlocksPerSm = N launches at most N per SM:
+// benchmarks, tests; results do not depend on it, only the order of the atomic additions changes).
 template <class Kernel, class LaunchOne>
 BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStream_t s, LaunchOne launchOne) {
     int device = 0, sms = 0, fit = 0;
@@ -421,9 +357,9 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
     cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
     cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, smem), "occupancy");
     fit = std::max(fit, 1);
-    const int forced = forcedBlocksPerSm();
+    const int forced = int(opt.tuning.cudaBlocksPerSm);
     const int perSm = forced ? std::min(forced, fit) : fit;
-    const uint64_t batch = uint64_t(sms) * perSm * kBlock * FM_CUDA_PACKETS_PER_THREAD;
+    const uint64_t batch = uint64_t(sms) * perSm * kBlock * kPacketsPerThread;
     const uint64_t nBatches = (opt.packets + batch - 1) / batch;
     DeviceBuffer<unsigned long long> counters(std::max<uint64_t>(nBatches, 1), "batch counters");
     counters.zero(s);

@@ -20,17 +20,9 @@ namespace fm {
 
 using namespace cuda_engine;
 
-#ifndef FM_CUDA_MESH_REPLICAS  // at most this many replicas of a mesh's tallies (a power of two)
-#define FM_CUDA_MESH_REPLICAS 32
-#endif
-
-namespace {
-// One hardware work queue per device unless the user chose otherwise: every launch of a run is
-// ordered by events anyway, and the CUDA runtime's default of 8 queues makes each process's
-// context creation and teardown slower (docs/PERFORMANCE.md).
-// Set while the library is loaded (static initialisation: one thread, before any context).
-[[maybe_unused]] const bool kOneQueue = setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0) == 0;
-}  // namespace
+// At most this many replicas of a mesh's tallies (a power of two: TallyScorer picks one by a
+// mask), so that the cells at a beam's entry or around a point source are not one address.
+constexpr uint32_t kMeshReplicas = 32;
 
 bool cudaDeviceAvailable(std::string* why) {
     int n = 0;
@@ -76,7 +68,7 @@ public:
     DeviceRun(const KernelInput& mesh, const OutputSelection& o)
         : o_(o), mesh_(mesh.cells, s_), nVol_(o.volume ? mesh.cells.size() : 0), nSurf_(o.surface ? mesh.faceCount : 0),
           nDir_(o.directed ? 2 * size_t(mesh.faceCount) : 0), stride_(nVol_ + nSurf_ + nDir_),
-          copies_(replicaCountPow2(stride_, FM_CUDA_MESH_REPLICAS)),
+          copies_(replicaCountPow2(stride_, kMeshReplicas)),
           tallies_(stride_ * copies_, "tallies"), totals_(1, "ledger"), rare_(kRareLedgerCopies, "ledger replicas"),
           folds_(stride_) {
         clear();

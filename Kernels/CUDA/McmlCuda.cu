@@ -7,7 +7,6 @@
 #include "Kernels/McmlKernel.hpp"
 #include "Kernels/McmlSlabLoop.hpp"
 
-#include <cstdlib>
 #include <string>
 
 namespace fm {
@@ -15,10 +14,6 @@ namespace fm {
 using namespace cuda_engine;
 
 namespace {
-
-#ifndef FM_CUDA_MCML_RZ_CACHE  // 1: successive deposits into one (r, z) bin are added up per thread
-#define FM_CUDA_MCML_RZ_CACHE 1
-#endif
 
 // The MCML arrays in device memory: A(r,z) and the layer cells replicated (CudaEngine.cuh).
 struct DeviceSlabTallies {
@@ -28,10 +23,6 @@ struct DeviceSlabTallies {
     double* cells = nullptr;
 };
 
-#ifndef FM_CUDA_MCML_SHARED_BOOKS  // 1: ledger and event counts in shared memory, per thread
-#define FM_CUDA_MCML_SHARED_BOOKS 1
-#endif
-
 // The slab loop's sink (McmlSlabLoop.hpp): A(r,z) and the layer cells into this block's
 // replicas, exits into the (r, angle) grids; the ledger and event counts it books only at rare
 // events (launches, crossings, ends, roulette), so they live in shared memory, one slot per
@@ -39,7 +30,7 @@ struct DeviceSlabTallies {
 // One `red.global.add.f64` per interaction would hold the kernel at the L2's atomic
 // throughput. A thread adds successive deposits into the same bin in a register and sends the
 // sum when the bin changes (about a third of deposits share the previous one's bin): fewer
-// atomics, the same tallies to rounding. FM_CUDA_MCML_RZ_CACHE=0 turns it off.
+// atomics, the same tallies to rounding.
 struct DeviceSlabSink {
     DeviceSlabTallies t;
     Ledger& ledger;
@@ -48,16 +39,12 @@ struct DeviceSlabSink {
     double rzSum = 0.0;
 
     __device__ void deposit(uint32_t i, double dw) {
-#if FM_CUDA_MCML_RZ_CACHE
         if (i != rzBin) {
             if (rzSum != 0.0) DeviceAtomicAdd::add(t.rz + rzBin, rzSum);
             rzBin = i;
             rzSum = 0.0;
         }
         rzSum += dw;
-#else
-        DeviceAtomicAdd::add(t.rz + i, dw);
-#endif
     }
     __device__ void flush() {
         if (rzSum != 0.0) DeviceAtomicAdd::add(t.rz + rzBin, rzSum);
@@ -73,43 +60,29 @@ struct DeviceSlabSink {
 // cost about a hundred instructions (Fresnel, a draw, refraction, the next layer's properties)
 // that the warp issues
 // for the one or two lanes taking them. A lane that reaches a face waits there (moved onto it,
-// crossing not done) until FM_CUDA_MCML_CROSS_GROUP lanes of its warp wait, or for at most
-// FM_CUDA_MCML_CROSS_WAIT iterations, and the waiting lanes cross together; one vote of the
-// whole warp per iteration decides. A photon's history is the same (its own draws, in the same
-// order): only the interleaving of lanes changes (test_cuda checks the event counts). The
-// group size and the wait are tuned on the seven-layer skin (docs/PERFORMANCE.md).
-#ifndef FM_CUDA_MCML_CROSS_GROUP
-#define FM_CUDA_MCML_CROSS_GROUP 4
-#endif
-#ifndef FM_CUDA_MCML_CROSS_WAIT
-#define FM_CUDA_MCML_CROSS_WAIT 8
-#endif
-
-#ifndef FM_CUDA_MCML_MIN_BLOCKS  // resident blocks per SM: caps registers (4: 64 per thread)
-#define FM_CUDA_MCML_MIN_BLOCKS 4
-#endif
+// crossing not done) until kCrossGroup lanes of its warp wait, or for at most kCrossWait
+// iterations, and the waiting lanes cross together; one vote of the whole warp per iteration
+// decides. A photon's history is the same (its own draws, in the same order): only the
+// interleaving of lanes changes (test_cuda checks the event counts).
+constexpr uint32_t kCrossGroup = 4;  // lanes that cross together (tuned on the seven-layer skin)
+constexpr uint32_t kCrossWait = 8;   // iterations a lane waits at most for the group
 
 // Threads take photons from the batch's counter and advance them one event per iteration, as
-// packetKernel does with packets. Four blocks per SM (64 registers), as the mesh kernels.
-// kGroup: lanes that cross together
-// (1: each lane crosses at once).
+// packetKernel does with packets; kMinBlocksPerSm blocks per SM, as the mesh kernels. The ledger
+// and event counts live in shared memory, one slot per thread (booked only at rare events:
+// registers freed). kGroup: lanes that cross together (1: each lane crosses at once).
 template <uint32_t kGroup>
-__global__ void __launch_bounds__(kBlock, FM_CUDA_MCML_MIN_BLOCKS)
+__global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
 mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, uint64_t count, DeviceSlabTallies t,
                DeviceTotals* totals, unsigned long long* next, BlockTallies bt) {
     if (bt.copies[0]) t.cells = bt.replica(0);
     if (bt.copies[1]) t.rz = bt.replica(1);
-#if FM_CUDA_MCML_SHARED_BOOKS
     __shared__ Ledger ledgers[kBlock];
     __shared__ EventCounts<uint32_t> counts[kBlock];
     Ledger& ledger = ledgers[threadIdx.x];
     EventCounts<uint32_t>& events = counts[threadIdx.x];
     ledger = Ledger{};
     events = EventCounts<uint32_t>{};
-#else
-    Ledger ledger;
-    EventCounts<uint32_t> events;
-#endif
     DeviceSlabSink sk{t, ledger, events};
     m.enterBlock(0);
     SlabPhoton p;
@@ -118,7 +91,7 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
         if (state == kSlabLive) state = slabStep(m, g, kp, p, sk);
         if (kGroup > 1) {
             const unsigned atFace = __ballot_sync(__activemask(), state == kSlabAtFace);
-            if (atFace != 0u && (__popc(atFace) >= kGroup || ++waited > FM_CUDA_MCML_CROSS_WAIT)) {
+            if (atFace != 0u && (__popc(atFace) >= kGroup || ++waited > kCrossWait)) {
                 waited = 0;
                 if (state == kSlabAtFace) state = crossSlab(m, g, p, sk) ? kSlabLive : kSlabEnded;
             }
@@ -142,17 +115,9 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
 
 }  // namespace
 
-// Whether crossings are grouped (FM_CUDA_MCML_GROUP_CROSSINGS=0 turns it off: tests, benchmarks).
-static bool groupCrossings() {
-    const char* e = std::getenv("FM_CUDA_MCML_GROUP_CROSSINGS");
-    return !(e && std::string(e) == "0");
-}
-
-// Replicas of the (r, z) grid (FM_CUDA_RZ_REPLICAS overrides, for benchmarks).
-uint32_t mcmlRzReplicas() {
-    const char* e = std::getenv("FM_CUDA_RZ_REPLICAS");
-    return e && std::atoi(e) > 0 ? uint32_t(std::atoi(e)) : 32u;
-}
+// Replicas of the (r, z) grid that the blocks add into, at most: every photon deposits most of
+// its weight in the few bins at the beam (opt.tuning.mcmlRzReplicas overrides, for benchmarks).
+constexpr uint32_t kRzReplicas = 32;
 
 McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOptions& opt) {
     auto t0 = Clock::now();
@@ -164,22 +129,22 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     // Replicas (CudaEngine.cuh): every lane adds into the same few layer cells, and photons
     // deposit most of their weight in the (r, z) bins at the beam.
     const size_t nCells = in.cells.size();
-    const uint32_t cellCopies = replicaCount(nCells, 256), rzCopies = replicaCount(nrz, mcmlRzReplicas());
+    const uint32_t cellCopies = replicaCount(nCells, 256), rzCopies = replicaCount(nrz, opt.tuning.mcmlRzReplicas ? opt.tuning.mcmlRzReplicas : kRzReplicas);
     DeviceBuffer<double> rz(rzCopies * nrz, "A(r,z) grid"), rd(nra, "Rd(r,a) grid"), tt(nra, "Tt(r,a) grid");
     DeviceBuffer<double> cells(cellCopies * nCells, "per-layer absorption");
     DeviceBuffer<DeviceTotals> totals(1, "ledger");
     for (auto* b : {&rz, &rd, &tt, &cells}) b->zero(s);
     totals.zero(s);
 
-    const std::vector<float> z = slabBounds(in);
-    DeviceBuffer<float> zDev(z.size(), "layer bounds");
-    zDev.upload(z, s);
+    const uint32_t layers = slabLayers(in);
+    DeviceBuffer<SlabCell> slabs(in.slabs.size(), "slab cells");
+    slabs.upload(in.slabs, s);
     DeviceSlabModel m;
-    m.z = nullptr;  // set per block to the shared copy (DeviceSlabModel::enterBlock)
-    m.layers = uint32_t(z.size() - 2);
+    m.cells = nullptr;  // set per block to the shared copy (DeviceSlabModel::enterBlock)
+    m.layers = layers;
     m.materials = nullptr;
     m.emitters = dev.model().emitters;
-    m.zGlobal = zDev.get();
+    m.cellsGlobal = slabs.get();
     DeviceSlabTallies sk;
     sk.rz = rz.get();
     sk.reflected = rd.get();
@@ -193,7 +158,7 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
                               kernel<<<blocks, kBlock, 0, on>>>(m, grid, opt.params, first, n, sk, totals.get(), counter, bt);
                           });
     };
-    const BatchRun b = groupCrossings() ? run(mcmlSlabKernel<FM_CUDA_MCML_CROSS_GROUP>) : run(mcmlSlabKernel<1>);
+    const BatchRun b = opt.tuning.mcmlGroupCrossings ? run(mcmlSlabKernel<kCrossGroup>) : run(mcmlSlabKernel<1>);
 
     McmlTallies t;
     t.kernel = "cuda";

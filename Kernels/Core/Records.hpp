@@ -41,8 +41,8 @@ struct alignas(16) CellPlanes {
 
 // Optical properties as the packet loop needs them (lengths in mm): derived constants, so that
 // an event multiplies where it would divide (Geometry/ModelPacker.cpp packMaterial); mu_a and
-// mu_s themselves are not needed. Eight floats (the CPU lanes permute them as one row each), in
-// pairs that an event reads together, each one 8-byte constant load on the GPU: {mu_t, mfp}
+// mu_s themselves are not needed. Floats only (the CPU lanes derive a row per field from this
+// type), in pairs that an event reads together, each one 8-byte constant load on the GPU: {mu_t, mfp}
 // at the move, {g, hgScale} and {hgA, hgB} at the spin.
 struct alignas(16) MaterialRecord {
     float mu_t;

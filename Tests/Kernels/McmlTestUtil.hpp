@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "Kernels/McmlKernel.hpp"
+#include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Tests/TestUtil.hpp"
 
 namespace fmtest {

@@ -14,7 +14,7 @@
 #include "Kernels/BatchMeans.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Dispatch.hpp"
-#include "Kernels/McmlKernel.hpp"
+#include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Geometry/Layered.hpp"
 
 using namespace fm;

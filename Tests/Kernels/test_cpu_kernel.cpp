@@ -2,6 +2,7 @@
 // CPU kernel: ledger closure, thread-count independence, cancel, guards.
 #include <boost/test/unit_test.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 #include "Geometry/MeshBuilder.hpp"
@@ -10,6 +11,7 @@
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/CPU/CpuLanes.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Kernels/Tuning.hpp"
 
 using namespace fm;
 
@@ -147,6 +149,63 @@ BOOST_AUTO_TEST_CASE(lane_loop_matches_scalar_packet_loop) {
 #else
     checkSameHistories(lanes, ref);
 #endif
+}
+
+// The AVX2 lane loop and the generic one (RunOptions::tuning.cpuIsa) are compiled without
+// contraction from the same Core functions: every packet has the same history in both, so the
+// event counts are equal and the tallies equal to summation order. (Where the CPU has no AVX2
+// both runs take the generic loop.)
+BOOST_AUTO_TEST_CASE(generic_and_avx2_lane_loops_give_the_same_histories) {
+    PointSource P;
+    P.position = {0, 0, 0};
+    KernelInput in = packModel(mesh, mats, P);
+    RunOptions o = options(4000, 1);
+    const RunResult best = runCpu(in, o);
+    o.tuning.cpuIsa = CpuIsa::Generic;
+    const RunResult generic = runCpu(in, o);
+    BOOST_TEST_MESSAGE("lane loops: " << cpuLaneIsa() << " and " << cpuLaneIsa(CpuIsa::Generic));
+    BOOST_CHECK_EQUAL(std::string(cpuLaneIsa(CpuIsa::Generic)), "generic");
+    const Events &a = best.events, &b = generic.events;
+    for (auto [x, y] : {std::pair{a.launch, b.launch}, {a.absorb, b.absorb}, {a.scatter, b.scatter},
+                        {a.boundary, b.boundary}, {a.tir, b.tir}, {a.fresnel, b.fresnel}, {a.refract, b.refract},
+                        {a.interface, b.interface}, {a.exit, b.exit}, {a.die, b.die}, {a.win, b.win}})
+        BOOST_CHECK_EQUAL(x, y);
+    BOOST_REQUIRE_EQUAL(best.volume.size(), generic.volume.size());
+    for (size_t i = 0; i < best.volume.size(); ++i)
+        BOOST_REQUIRE_SMALL(best.volume[i] - generic.volume[i], 1e-12 * (1 + std::fabs(generic.volume[i])));
+    BOOST_CHECK_CLOSE(best.ledger.exited, generic.ledger.exited, 1e-10);
+}
+
+// The tuning knobs from the environment (the tools' one reader): defaults where unset, the
+// values given, and an error naming the variable for a value it cannot use.
+BOOST_AUTO_TEST_CASE(tuning_knobs_from_the_environment) {
+    const char* names[] = {"FM_CUDA_BLOCKS_PER_SM", "FM_CUDA_MCML_GROUP_CROSSINGS", "FM_CUDA_RZ_REPLICAS", "FM_CPU_ISA"};
+    for (const char* n : names) unsetenv(n);
+    TuningKnobs t = tuningFromEnvironment();
+    BOOST_CHECK_EQUAL(t.cudaBlocksPerSm, 0u);
+    BOOST_CHECK(t.mcmlGroupCrossings);
+    BOOST_CHECK_EQUAL(t.mcmlRzReplicas, 0u);
+    BOOST_CHECK(t.cpuIsa == CpuIsa::Best);
+    setenv("FM_CUDA_BLOCKS_PER_SM", "3", 1);
+    setenv("FM_CUDA_MCML_GROUP_CROSSINGS", "0", 1);
+    setenv("FM_CUDA_RZ_REPLICAS", "8", 1);
+    setenv("FM_CPU_ISA", "generic", 1);
+    t = tuningFromEnvironment();
+    BOOST_CHECK_EQUAL(t.cudaBlocksPerSm, 3u);
+    BOOST_CHECK(!t.mcmlGroupCrossings);
+    BOOST_CHECK_EQUAL(t.mcmlRzReplicas, 8u);
+    BOOST_CHECK(t.cpuIsa == CpuIsa::Generic);
+    for (const char* n : names) unsetenv(n);
+    auto names_ = [](const char* var) {
+        return [var](const ParameterError& e) { return std::string(e.what()).find(var) != std::string::npos; };
+    };
+    for (auto [var, value] : {std::pair{"FM_CUDA_BLOCKS_PER_SM", "three"}, {"FM_CUDA_BLOCKS_PER_SM", "0"},
+                              {"FM_CUDA_MCML_GROUP_CROSSINGS", "off"}, {"FM_CUDA_RZ_REPLICAS", "-2"},
+                              {"FM_CPU_ISA", "sse"}}) {
+        setenv(var, value, 1);
+        BOOST_CHECK_EXCEPTION(tuningFromEnvironment(), ParameterError, names_(var));
+        unsetenv(var);
+    }
 }
 
 // Regions with the same refractive index (a crossing between them is plain but changes the

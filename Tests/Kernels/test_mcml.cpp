@@ -180,16 +180,22 @@ struct McmlArrays {
 BOOST_AUTO_TEST_CASE(slab_geometry_equals_packed_records) {
     MCMLRun run = smallRun();
     KernelInput in = packLayered(layeredFromMcml(run));
-    const std::vector<float> z = slabBounds(in);
-    BOOST_REQUIRE_EQUAL(z.size(), 5u);
-    BOOST_CHECK_CLOSE(z[2], 0.1f, 1e-4);
-    BOOST_CHECK_CLOSE(z[4], 1.6f, 1e-4);
-    const SlabModel slab{z.data(), 3u, in.materials.data(), in.view().emitters};
+    BOOST_REQUIRE_EQUAL(in.slabs.size(), 4u);
+    BOOST_CHECK_CLOSE(in.slabs[2].z0, 0.1f, 1e-4);
+    BOOST_CHECK_CLOSE(in.slabs[3].z1, 1.6f, 1e-4);
+    for (uint32_t c = 1; c < 3; ++c) BOOST_CHECK_EQUAL(in.slabs[c].z1, in.slabs[c + 1].z0);
+    const SlabModel slab = in.slabView();
+    BOOST_REQUIRE_EQUAL(slab.layers, 3u);
     const ArrayModel cells = in.view();
+    for (uint32_t c = 1; c <= 3; ++c) {
+        BOOST_CHECK_EQUAL(cells.cellMaterial(c), slab.cellMaterial(c));
+        for (int f = 0; f < 2; ++f) BOOST_CHECK_EQUAL(cells.adjacentMaterial(c, f), slab.adjacentMaterial(c, f));
+    }
     PacketRng rng(3, 0);
     for (int k = 0; k < 20000; ++k) {
         uint32_t c = 1 + uint32_t(rng.uniform() * 3.f) % 3u;
-        Vec3 p{rng.uniform() - 0.5f, rng.uniform() - 0.5f, z[c] + rng.uniform() * (z[c + 1] - z[c])};
+        const float z0 = in.slabs[c].z0, z1 = in.slabs[c].z1;
+        Vec3 p{rng.uniform() - 0.5f, rng.uniform() - 0.5f, z0 + rng.uniform() * (z1 - z0)};
         Vec3 d = k % 97 == 0 ? Vec3{1.f, 0.f, 0.f} : deflect(Vec3{0.f, 0.f, 1.f}, 2.f * rng.uniform() - 1.f, rng);
         FaceHit a = cellExit(cells, c, p, d), b = cellExit(slab, c, p, d);
         BOOST_REQUIRE_EQUAL(a.face, b.face);
@@ -227,14 +233,13 @@ BOOST_AUTO_TEST_CASE(slab_geometry_equals_packed_records) {
     BOOST_CHECK_GT(sb.events.refract, 0u);      // and refraction among them
 }
 
-// The small run's layers as a SlabModel (bounds from the packed records), its grid, and the
+// The small run's layers as a SlabModel (the packed slab cells), its grid, and the
 // options of the history comparisons: 3000 photons, roulette in many histories (wmin 0.02), and
 // maxSteps as given (60 takes the guard).
 struct SmallSlab {
     MCMLRun run = smallRun();
     KernelInput in = packLayered(layeredFromMcml(run));
-    std::vector<float> z = slabBounds(in);
-    SlabModel slab{z.data(), 3u, in.materials.data(), in.view().emitters};
+    SlabModel slab = in.slabView();
     McmlGrid g = mcmlGrid(run);
     RunOptions options(uint32_t maxSteps) const {
         RunOptions o = ::options(run, 3000, 1);
@@ -331,6 +336,14 @@ BOOST_AUTO_TEST_CASE(slab_lanes_give_the_slab_loops_histories) {
         runSlabLanes(slab, g, o.params, chunks, sb);
         slabScatterCount(sa.events);
         slabScatterCount(sb.events);
+        // The generic loop (no AVX2) too: the same histories.
+        McmlArrays C(g);
+        HostSlabSink sc{C.rz.data(), C.ra.data(), C.tt.data(), C.cells.data(), {}, {}};
+        RangeChunks again(0, 3000);
+        runSlabLanes(slab, g, o.params, again, sc, CpuIsa::Generic);
+        slabScatterCount(sc.events);
+        fmtest::checkSameEvents(sa.events, sc.events);
+        checkCloseBins(A.rz, C.rz);
         checkCloseBins(A.rz, B.rz);
         checkCloseBins(A.ra, B.ra);
         checkCloseBins(A.tt, B.tt);
@@ -444,6 +457,19 @@ BOOST_AUTO_TEST_CASE(kernel_names_are_checked) {
                               return std::string(e.what()) == "CUDA MCML kernel not available in this build";
                           });
 #endif
+}
+
+// A model without slab cells (a mesh, or a layered model's records alone) is refused by name,
+// by both MCML kernels, before anything runs.
+BOOST_AUTO_TEST_CASE(mcml_kernels_refuse_a_model_without_slab_cells) {
+    MCMLRun run = smallRun();
+    KernelInput in = packLayered(layeredFromMcml(run));
+    in.slabs.clear();
+    for (const char* kernel : {"cpu", "cuda"})
+        BOOST_CHECK_EXCEPTION(runMcmlKernel(kernel, in, mcmlGrid(run), options(run, 10, 1)), ParameterError,
+                              [](const ParameterError& e) {
+                                  return std::string(e.what()).find("no slab cells") != std::string::npos;
+                              });
 }
 
 // Fresnel at internal interfaces, at normal incidence, against the exact series: light that

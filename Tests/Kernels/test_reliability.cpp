@@ -16,7 +16,7 @@
 #include "Kernels/CPU/CpuLanes.hpp"
 #include "Kernels/CPU/TraceCpu.hpp"
 #include "Kernels/Dispatch.hpp"
-#include "Kernels/McmlKernel.hpp"
+#include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Kernels/ResourceLimits.hpp"
 
 using namespace fm;

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The run-time tuning knobs of the kernels: the few settings a benchmark or a test needs to
+// change without rebuilding. Results do not depend on them (every packet keeps its history);
+// only speed and the order of summation do. Carried in RunOptions::tuning; the library never
+// reads or changes the environment for them: the command-line tools and the Tcl shell fill them
+// from environment variables with tuningFromEnvironment() (docs/PERFORMANCE.md, "Tuning knobs").
+#pragma once
+#include <cstdint>
+
+namespace fm {
+
+// Which CPU lane loop runs (Kernels/CPU/CpuLanes.hpp).
+enum class CpuIsa : uint8_t {
+    Best,     // AVX2 where the CPU has it (and the build has the AVX2 loop), else generic
+    Generic,  // one packet at a time, without AVX2
+};
+
+struct TuningKnobs {
+    // GPU mesh and MCML kernels: at most this many thread blocks per SM (0: as many as fit).
+    uint32_t cudaBlocksPerSm = 0;
+    // GPU MCML kernel: lanes at a layer boundary wait for others of their warp and cross together
+    // (Kernels/CUDA/McmlCuda.cu); false: each lane crosses at once.
+    bool mcmlGroupCrossings = true;
+    // GPU MCML kernel: replicas of the (r, z) grid that the blocks add into (0: the default, 32;
+    // fewer where the grid is large: a 64 MB budget).
+    uint32_t mcmlRzReplicas = 0;
+    CpuIsa cpuIsa = CpuIsa::Best;
+    // GPU batches: runs in flight per device, 1 or 2 (0: BatchOptions::slotsPerDevice decides).
+    uint32_t batchSlotsPerDevice = 0;
+};
+
+// The knobs from the environment, defaults where a variable is unset: FM_CUDA_BLOCKS_PER_SM=N,
+// FM_CUDA_MCML_GROUP_CROSSINGS=0, FM_CUDA_RZ_REPLICAS=N, FM_CPU_ISA=generic,
+// FM_BATCH_SLOTS_PER_DEVICE=1|2. Throws ParameterError
+// naming the variable for a value it cannot use. For the applications' main(), not the library.
+TuningKnobs tuningFromEnvironment();
+
+// Sets CUDA_DEVICE_MAX_CONNECTIONS=1 (one hardware work queue per GPU) unless the user set it:
+// every launch of a run is ordered by events anyway, and the runtime's default of 8 queues makes
+// the CUDA context's creation and teardown slower. For an application's main(), before any CUDA
+// call; the library itself leaves the environment alone.
+void preferOneCudaQueue();
+
+}  // namespace fm
