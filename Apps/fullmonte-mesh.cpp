@@ -13,6 +13,7 @@
 #include "Geometry/Meshing/MeshQuality.hpp"
 #include "Geometry/MeshRepair.hpp"
 #include "Geometry/Meshing/Mesher.hpp"
+#include "Storage/Binary/BinaryMesh.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "fm_config.h"
 #if FM_HAVE_VTK
@@ -31,7 +32,10 @@ const char* kUsage =
     "       fullmonte-mesh --surface FILE.vtp -o OUT [options]   one labelled surface (cell array Labels: behind, in front)\n"
     "       fullmonte-mesh --repair MESH -o OUT [--tolerance MM]   merge coincident vertices of an existing mesh\n"
     "                                (.mesh, or .vtu/.vtk in VTK builds): organs meshed apart become one conforming mesh\n"
-    "OUT: .vtu or .vtk (VTK builds; cell array Region = label) or .mesh (TIM-OS), by extension\n"
+    "       fullmonte-mesh --convert MESH -o OUT   an existing mesh (.mesh, .fmb; .vtu/.vtk in VTK builds), checked,\n"
+    "                                in another format, e.g. -o OUT.fmb for fast loading\n"
+    "OUT: .vtu or .vtk (VTK builds; cell array Region = label), .mesh (TIM-OS) or .fmb (FullMonte binary mesh,\n"
+    "     docs/BINARY_MESH.md), by extension\n"
     "options (sizes in mm; defaults from the smallest voxel spacing s, or from the surfaces' bounding box):\n"
     "  --cell-size MM           largest tetra circumradius (default 2.5 s)\n"
     "  --facet-size MM          largest surface triangle circumradius (default 2 s)\n"
@@ -90,6 +94,7 @@ struct Args {
     MeshingOptions options;
     bool quiet = false;
     std::string repair;    // --repair: the mesh to repair instead of meshing
+    std::string convert;   // --convert: the mesh to write in another format
     double tolerance = 0;  // --tolerance (mm); 0: relative to the mesh size
 };
 
@@ -137,6 +142,7 @@ Args parseArgs(int argc, char** argv) {
             if (s < 0 || s > 4294967295.0 || s != std::floor(s)) throw ParameterError("--seed must be an integer in [0, 2^32)");
             o.seed = uint32_t(s);
         } else if (k == "--repair") a.repair = value(i);
+        else if (k == "--convert") a.convert = value(i);
         else if (k == "--tolerance") {
             a.tolerance = parseNumber(value(i), k);
             if (!(a.tolerance > 0)) throw ParameterError("--tolerance must be > 0 (mm)");
@@ -144,6 +150,12 @@ Args parseArgs(int argc, char** argv) {
         else if (!k.empty() && k[0] == '-') throw ParameterError("unknown option " + k);
         else if (a.image.empty()) a.image = k;
         else throw ParameterError("more than one input image: '" + a.image + "' and '" + k + "'");
+    }
+    if (!a.convert.empty()) {
+        if (!a.image.empty() || !a.surfaces.empty() || !a.repair.empty())
+            throw ParameterError("--convert takes one mesh: give no IMAGE, --surface or --repair with it");
+        if (a.output.empty()) throw ParameterError("no output: -o OUT.fmb|OUT.mesh|OUT.vtu|OUT.vtk");
+        return a;
     }
     if (!a.repair.empty()) {
         if (!a.image.empty() || !a.surfaces.empty())
@@ -161,16 +173,17 @@ Args parseArgs(int argc, char** argv) {
 }
 
 void checkOutput(const std::string& out) {
-    if (endsWith(out, ".mesh")) return;
+    if (endsWith(out, ".mesh") || endsWith(out, ".fmb")) return;
     if (endsWith(out, ".vtu") || endsWith(out, ".vtk")) {
         if (!FM_HAVE_VTK) throw ParameterError("-o " + out + ": .vtu/.vtk need a VTK build; use .mesh (TIM-OS)");
         return;
     }
-    throw ParameterError("-o " + out + ": unknown output format (.vtu, .vtk or .mesh)");
+    throw ParameterError("-o " + out + ": unknown output format (.vtu, .vtk, .mesh or .fmb)");
 }
 
 void writeMesh(const std::string& out, const TetraMesh& mesh) {
     if (endsWith(out, ".mesh")) return writeTIMOSMesh(out, mesh);
+    if (endsWith(out, ".fmb")) return writeBinaryMesh(out, mesh);
 #if FM_HAVE_VTK
     VTKMeshWriter w(out);
     w.mesh(mesh);
@@ -186,10 +199,8 @@ LabelImage readImage(const std::string& path) {
     return readLabelImage(path);
 }
 
-// A mesh to repair, read with its defects allowed (they are what the repair is for).
-TetraMesh readMeshToRepair(const std::string& path) {
-    MeshCheckOptions check;
-    check.allowDefects = true;
+// A mesh file by its extension (.mesh and .fmb by content), checked with `check`.
+TetraMesh readMeshFile(const std::string& path, const MeshCheckOptions& check) {
     if (endsWith(path, ".vtu") || endsWith(path, ".vtk")) {
 #if FM_HAVE_VTK
         VTKMeshReader r(path);
@@ -200,13 +211,26 @@ TetraMesh readMeshToRepair(const std::string& path) {
         throw ParameterError(path + ": .vtu/.vtk meshes are read in VTK builds only; use a TIM-OS .mesh");
 #endif
     }
-    if (!endsWith(path, ".mesh")) throw ParameterError(path + ": unknown mesh format (.mesh, .vtu or .vtk)");
+    if (!endsWith(path, ".mesh") && !endsWith(path, ".fmb"))
+        throw ParameterError(path + ": unknown mesh format (.mesh, .fmb, .vtu or .vtk)");
     return readTIMOSMesh(path, check);
+}
+
+// --convert: every check on load, as for a run; the mesh written as it was read.
+int convert(const Args& a) {
+    TetraMesh mesh = readMeshFile(a.convert, {});
+    for (const std::string& w : mesh.checkReport().warnings()) std::cout << "warning: " << w << "\n";
+    writeMesh(a.output, mesh);
+    std::cout << "wrote " << a.output << " (" << mesh.pointCount() << " points, " << mesh.tetraCount() << " tetras)\n";
+    return 0;
 }
 
 // --repair: coincident vertices merged; the result must pass every mesh check before it is written.
 int repair(const Args& a) {
-    TetraMesh in = readMeshToRepair(a.repair);
+    // Read with its defects allowed: they are what the repair is for.
+    MeshCheckOptions check;
+    check.allowDefects = true;
+    TetraMesh in = readMeshFile(a.repair, check);
     RepairReport report;
     TetraMesh out = mergeCoincidentVertices(in, a.tolerance, &report);
     std::cout << a.repair << ": " << report.summary() << "\n";
@@ -220,6 +244,7 @@ int repair(const Args& a) {
 int run(int argc, char** argv) {
     Args a = parseArgs(argc, argv);
     checkOutput(a.output);
+    if (!a.convert.empty()) return convert(a);
     if (!a.repair.empty()) return repair(a);
     if (!a.quiet) a.options.progress = [](const std::string& s) { std::cerr << "fullmonte-mesh: " << s << std::endl; };
     TetraMesh mesh;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // fullmonte-run: the command-line contract other tools build on. Reads TIM-OS (or MMC) inputs,
 // runs the CPU or CUDA kernel, writes summary.json and per-element text outputs.
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
 #include "Kernels/ResourceLimits.hpp"
+#include "Storage/Binary/BinaryMesh.hpp"
 #include "Storage/MMC/MMC.hpp"
 #include "Storage/OutputFolder.hpp"
 #include "Storage/MMC/MMCInput.hpp"
@@ -36,6 +38,8 @@ const char* kUsage =
     "       fullmonte-run --mmc SESSION.json|SESSION.inp --output DIR   (MMC's inputs: mesh, media, source,\n"
     "                     photons, seed; --point/--pencil/--packets/--seed override them)\n"
     "       fullmonte-run --mesh M.mesh (--opt O.opt | --batch-opt OPTS) --batch-sources SOURCES --output DIR\n"
+    "       fullmonte-run --mesh M.mesh --save-mesh M.fmb   (convert: the checked mesh as a binary mesh)\n"
+    "--mesh takes a TIM-OS .mesh or a FullMonte binary mesh .fmb (docs/BINARY_MESH.md), by content\n"
     "options:\n"
     "  --packets N        packets to launch (default: the source file's count, else 1e6)\n"
     "  --seed K           random seed (default 1)\n"
@@ -57,6 +61,8 @@ const char* kUsage =
     "  --no-entry-specular  pencil beams and fibres entering from outside are not Fresnel-reflected\n"
     "                     (FullMonte 2018, TIM-OS, MMC); default: reflected and refracted as MCML\n"
     "  --quiet            no progress bar\n"
+    "  --save-mesh F.fmb  also write the mesh read (TIM-OS, MMC or .fmb) as a binary mesh; without\n"
+    "                     --output, only that (no run)\n"
     "batch (one run per source file, or per row of one .source file, x each material set):\n"
     "  --batch-sources S  a folder of .source files, one .source file (a run per row), or a list\n"
     "                     file naming .source files one per line (relative to the list)\n"
@@ -80,7 +86,7 @@ Args parse(int argc, char** argv) {
                                     "--wmin", "--prwin", "--kernel", "--output", "--power", "--mmc-node",
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
                                     "--max-steps", "--max-hits", "--devices", "--batch-sources", "--batch-opt",
-                                    "--mmc"};
+                                    "--mmc", "--save-mesh"};
     Args a;
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
@@ -222,7 +228,8 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         return argc == 1 ? 1 : 0;
     }
     checkConflicts(a);
-    if (!a.has("--output")) throw ParameterError("--output DIR is required");
+    const bool convertOnly = a.has("--save-mesh") && !a.has("--output");
+    if (!a.has("--output") && !convertOnly) throw ParameterError("--output DIR is required");
     const std::string kernel = a.get("--kernel", "cpu");
     const std::vector<int> devices = deviceList(a, kernel);
     // CUDA context creation (~0.2 s) overlaps reading the model; the run reports any error.
@@ -234,6 +241,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     MeshCheckOptions check;
     check.allowDefects = a.flags.count("--allow-defects") > 0;
     int64_t fileSeed = -1;
+    const auto loadStart = std::chrono::steady_clock::now();
     if (a.has("--mmc")) {
         if (a.has("--mesh") || a.has("--mmc-node") || a.has("--source"))
             throw ParameterError("--mmc gives mesh, media and source: leave out --mesh, --mmc-node and --source");
@@ -246,7 +254,8 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         filePackets = double(sim.photons);
         fileSeed = sim.seed;
     } else if (a.has("--mesh")) {
-        if (!a.has("--opt") && !a.has("--batch-opt")) throw ParameterError("--opt (or --batch-opt) is required with --mesh");
+        if (!a.has("--opt") && !a.has("--batch-opt") && !convertOnly)
+            throw ParameterError("--opt (or --batch-opt) is required with --mesh");
         mesh = readTIMOSMesh(a.get("--mesh"), check);
         if (a.has("--opt")) mats = readTIMOSMaterials(a.get("--opt"));
     } else if (a.has("--mmc-node")) {
@@ -257,8 +266,16 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     } else {
         throw ParameterError("--mesh (TIM-OS) or --mmc-node (MMC) is required");
     }
+    const double meshSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
     std::vector<std::string> warnings = mesh.checkReport().warnings();
     if (mpi.rank() == 0) showWarnings(warnings);
+    if (a.has("--save-mesh") && mpi.rank() == 0) {
+        writeBinaryMesh(a.get("--save-mesh"), mesh);
+        if (convertOnly)
+            std::cout << "fullmonte-run: wrote " << a.get("--save-mesh") << " (" << mesh.pointCount() << " points, "
+                      << mesh.tetraCount() << " tetras)\n";
+    }
+    if (convertOnly) return 0;
     const bool batch = a.has("--batch-sources");
     if (a.has("--batch-opt") && !batch) throw ParameterError("--batch-opt needs --batch-sources");
     if (batch && (a.has("--source") || a.has("--point") || a.has("--pencil")))
@@ -359,6 +376,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         {"prwin", jsonNumber(opt.params.prwin)},
         {"threads", std::to_string(opt.threads)},
         {"tetras", std::to_string(mesh.tetraCount())},
+        {"model_read_seconds", jsonNumber(meshSeconds)},
         {"power", jsonNumber(power)}};
     if (!r.cancelled) {
         std::string w = abnormalWarning(r.ledger);

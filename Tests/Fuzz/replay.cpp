@@ -40,6 +40,9 @@
 #define LLVMFuzzerTestOneInput fuzzComsol
 #include "Tests/Fuzz/fuzz_comsol.cpp"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzzBinaryMesh
+#include "Tests/Fuzz/fuzz_binary_mesh.cpp"
+#undef LLVMFuzzerTestOneInput
 
 namespace fs = std::filesystem;
 
@@ -53,7 +56,7 @@ int main(int argc, char** argv) {
         {"timos_mesh", fuzzTimosMesh}, {"timos_opt", fuzzTimosOpt}, {"timos_source", fuzzTimosSource},
         {"mmc_node", fuzzMmcNode},     {"mmc_elem", fuzzMmcElem},   {"mmc_prop", fuzzMmcProp},
         {"mci", fuzzMci},              {"mco", fuzzMco},            {"mesh_build", fuzzMeshBuild},
-        {"comsol", fuzzComsol}};
+        {"comsol", fuzzComsol},        {"binary_mesh", fuzzBinaryMesh}};
     size_t total = 0;
     for (auto [name, run] : targets) {
         const fs::path dir = fs::path(argv[1]) / name;
