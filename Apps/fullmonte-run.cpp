@@ -16,6 +16,7 @@
 #include "Apps/ProgressBar.hpp"
 #include "Apps/RunSummary.hpp"
 #include "Geometry/ModelPacker.hpp"
+#include "Geometry/ParallelFor.hpp"
 #include "Geometry/Queries.hpp"
 #include "Geometry/WholeNumber.hpp"
 #include "Kernels/Dispatch.hpp"
@@ -43,7 +44,7 @@ const char* kUsage =
     "options:\n"
     "  --packets N        packets to launch (default: the source file's count, else 1e6)\n"
     "  --seed K           random seed (default 1)\n"
-    "  --threads T        CPU threads (default: all cores)\n"
+    "  --threads T        CPU threads of the kernel and of loading the mesh (default: all cores)\n"
     "  --wmin W           roulette threshold (default 1e-5)\n"
     "  --prwin P          roulette survival probability (default 0.1)\n"
     "  --max-steps N      interactions per packet before it is booked abnormal (default 1e5)\n"
@@ -229,6 +230,8 @@ int run(int argc, char** argv, const MpiSession& mpi) {
     }
     checkConflicts(a);
     const bool convertOnly = a.has("--save-mesh") && !a.has("--output");
+    // --threads also bounds the threads that read, check and pack the mesh.
+    if (a.has("--threads")) setLoadThreads(unsigned(whole(a, "--threads", 0, 4096)));
     if (!a.has("--output") && !convertOnly) throw ParameterError("--output DIR is required");
     const std::string kernel = a.get("--kernel", "cpu");
     const std::vector<int> devices = deviceList(a, kernel);

@@ -81,5 +81,12 @@ if cmp -s "$out/run_text_1/fluence.txt" "$out/run_bin_1/fluence.txt"; then
 else
   echo "FAIL: fluence.txt differs between text and binary"; status=1
 fi
-echo "memory: host mesh $(grep -h 'host bytes per tetra' "$out"/steps_*.txt | head -1)"
+if [ -n "${BASE_BUILD:-}" ]; then
+  if cmp -s "$out/run_text_1/fluence.txt" "$out/run_base_1/fluence.txt"; then
+    echo "fluence.txt: identical to BASE_BUILD's"
+  else
+    echo "FAIL: fluence.txt differs from BASE_BUILD's"; status=1
+  fi
+fi
+echo "memory per tetra (host):$(grep -h 'host bytes per tetra' "$out"/steps_*.txt | head -1 | cut -d: -f2-)"
 exit $status

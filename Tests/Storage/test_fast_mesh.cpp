@@ -187,10 +187,9 @@ BOOST_AUTO_TEST_CASE(large_mesh_same_for_one_and_many_threads) {
     // locate(): the first queries scan, later ones use the grid; both give the same tetra.
     std::mt19937 rng(3);
     std::uniform_real_distribution<double> u(-0.1, 3.1);
-    std::vector<Point3> q;
+    // First (scanned) a grid point of the box, on faces of several tetras, and a mesh point.
+    std::vector<Point3> q{{1, 1, 0.5}, serial.point(serial.tetra(17)[2])};
     for (int i = 0; i < 40; ++i) q.push_back({u(rng), u(rng) * 2 / 3, u(rng) / 3});
-    q.push_back({1, 1, 0.5});  // a grid point of the box: on faces of several tetras
-    q.push_back(serial.point(serial.tetra(17)[2]));
     std::vector<uint32_t> first, again;
     for (auto& p : q) first.push_back(parallel.locate(p));
     for (auto& p : q) again.push_back(parallel.locate(p));
