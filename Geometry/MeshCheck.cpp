@@ -110,14 +110,6 @@ void note(MeshDefect& d, const std::string& example) {
     if (d.examples.size() < kExamples) d.examples.push_back(example);
 }
 
-// The findings of chunks (in order) added to d: the counts, and the first examples.
-void joinChunks(MeshDefect& d, std::vector<MeshDefect>& chunks) {
-    for (auto& c : chunks) {
-        d.count += c.count;
-        for (auto& e : c.examples)
-            if (d.examples.size() < kExamples) d.examples.push_back(std::move(e));
-    }
-}
 
 void checkComponents(const TetraMesh& m, MeshCheckReport& rep) {
     UnionFind uf(m.tetraCount() + 1);
@@ -323,6 +315,14 @@ std::string MeshDefect::line() const {
 }
 
 void MeshCheckReport::add(MeshDefect d) { defects.push_back(std::move(d)); }
+
+void joinChunks(MeshDefect& d, std::vector<MeshDefect>& chunks) {
+    for (auto& c : chunks) {
+        d.count += c.count;
+        for (auto& e : c.examples)
+            if (d.examples.size() < kExamples) d.examples.push_back(std::move(e));
+    }
+}
 
 bool MeshCheckReport::hasFatal() const {
     for (const auto& d : defects)

@@ -266,11 +266,7 @@ bool TetraMesh::orient() {
     degenerate.kind = "degenerate tetras";
     degenerate.severity = MeshDefect::Fatal;
     degenerate.what = "zero-volume (flat) tetras";
-    for (auto& d : found) {
-        degenerate.count += d.count;
-        for (auto& e : d.examples)
-            if (degenerate.examples.size() < 3) degenerate.examples.push_back(std::move(e));
-    }
+    joinChunks(degenerate, found);
     if (degenerate.count) report_.add(degenerate);
     return degenerate.count == 0;
 }
@@ -398,11 +394,7 @@ void TetraMesh::buildFaces() {
     all.kind = "non-manifold faces";
     all.severity = MeshDefect::Fatal;
     all.what = "faces shared by more than two tetras (overlapping or repeated tetras)";
-    for (auto& d : shared) {
-        all.count += d.count;
-        for (auto& e : d.examples)
-            if (all.examples.size() < 3) all.examples.push_back(std::move(e));
-    }
+    joinChunks(all, shared);
     if (all.count) report_.add(all);
 }
 

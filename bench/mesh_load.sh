@@ -42,7 +42,7 @@ echo "text mesh: $(stat -c %s "$text") bytes"
 t0=$(date +%s.%N)
 "$run" --mesh "$text" --save-mesh "$bin" || { echo "conversion failed"; exit 1; }
 t1=$(date +%s.%N)
-echo "binary mesh: $(stat -c %s "$bin") bytes; conversion (fullmonte-run --save-mesh) $(echo "$t1 - $t0" | bc) s"
+echo "binary mesh: $(stat -c %s "$bin") bytes; conversion (fullmonte-run --save-mesh) $(awk "BEGIN { printf \"%.3f\", $t1 - $t0 }") s"
 
 # Steps, text and binary interleaved; the model checksums must agree.
 status=0
