@@ -88,11 +88,13 @@ struct PointHash {
         auto f = [](int64_t v) { return uint64_t(v + 1) & 0x1fffffu; };
         return f(c[0]) | (f(c[1]) << 21) | (f(c[2]) << 42);
     }
-    // The points of the cell with this key: [first, last) of `sorted`.
-    std::pair<size_t, size_t> find(uint64_t k) const {
-        auto lo = std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(k, uint32_t(0)));
+    // The points of the cells with keys first..last: [from, to) of `sorted`. Cells x..x+2 of
+    // one row have consecutive keys: h >= span / 1e6 keeps each index below 2^21 - 2, so no
+    // index wraps into another's bits.
+    std::pair<size_t, size_t> find(uint64_t first, uint64_t last) const {
+        auto lo = std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(first, uint32_t(0)));
         auto hi = lo;
-        while (hi != sorted.end() && hi->first == k) ++hi;
+        while (hi != sorted.end() && hi->first <= last) ++hi;
         return {size_t(lo - sorted.begin()), size_t(hi - sorted.begin())};
     }
 };
@@ -389,17 +391,18 @@ std::vector<std::pair<uint32_t, uint32_t>> coincidentPoints(const std::vector<Po
                 lo[k] = f * H.h <= tol ? -1 : 0;
                 hi[k] = (1 - f) * H.h <= tol ? 1 : 0;
             }
+            // The cells of one row (dx = lo..hi) have consecutive keys: one search per row.
             for (int dz = lo[2]; dz <= hi[2]; ++dz)
-                for (int dy = lo[1]; dy <= hi[1]; ++dy)
-                    for (int dx = lo[0]; dx <= hi[0]; ++dx) {
-                        auto [from, to] = H.find(PointHash::key({c[0] + dx, c[1] + dy, c[2] + dz}));
-                        for (size_t s = from; s < to; ++s) {
-                            uint32_t j = H.sorted[s].second;
-                            if (j <= i) continue;
-                            Point3 e = sub(pts[i], pts[j]);
-                            if (dotP(e, e) <= tol2) found[chunk].push_back({i, j});
-                        }
+                for (int dy = lo[1]; dy <= hi[1]; ++dy) {
+                    auto [from, to] = H.find(PointHash::key({c[0] + lo[0], c[1] + dy, c[2] + dz}),
+                                             PointHash::key({c[0] + hi[0], c[1] + dy, c[2] + dz}));
+                    for (size_t s = from; s < to; ++s) {
+                        uint32_t j = H.sorted[s].second;
+                        if (j <= i) continue;
+                        Point3 e = sub(pts[i], pts[j]);
+                        if (dotP(e, e) <= tol2) found[chunk].push_back({i, j});
                     }
+                }
         }
     });
     for (auto& f : found) out.insert(out.end(), f.begin(), f.end());
