@@ -30,9 +30,9 @@ struct MeshFace {
 
 class PointLocator;
 
-// Seconds each step of a TetraMesh construction took (bench/mesh_load_bench, fullmonte-run's
-// summary): index and coordinate checks, duplicate tetras, orientation and volumes, faces and
-// adjacency, the structure checks, the point locator.
+// Seconds each step of a TetraMesh construction took (bench/mesh_load_bench): index and
+// coordinate checks, duplicate tetras, orientation and volumes, faces and adjacency, the
+// structure checks, the point locator.
 struct MeshBuildTimes {
     double validate = 0, duplicates = 0, orient = 0, faces = 0, structure = 0, locator = 0;
     double total() const { return validate + duplicates + orient + faces + structure + locator; }

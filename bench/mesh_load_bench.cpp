@@ -86,7 +86,7 @@ int run(int argc, char** argv) {
                     mesh.faceCount(), binary ? "binary" : "text");
         std::printf("  read file         %.3f s\n", tRead);
         std::printf("  parse             %.3f s\n", tParse);
-        std::printf("  build mesh        %.3f s\n", tBuild);
+        std::printf("  build mesh        %.3f s (its steps: %.3f s)\n", tBuild, T.total());
         std::printf("    index checks    %.3f s\n", T.validate);
         std::printf("    duplicates      %.3f s\n", T.duplicates);
         std::printf("    orientation     %.3f s\n", T.orient);
