@@ -15,6 +15,7 @@
 #include "Geometry/MeshOrder.hpp"
 #include "Geometry/MeshRepair.hpp"
 #include "Geometry/Meshing/Mesher.hpp"
+#include "Storage/Binary/BinaryMesh.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "fm_config.h"
 #if FM_HAVE_VTK
@@ -35,7 +36,10 @@ const char* kUsage =
     "                                (.mesh, or .vtu/.vtk in VTK builds): organs meshed apart become one conforming mesh\n"
     "       fullmonte-mesh --reorder MESH -o OUT   renumber an existing mesh for memory locality (faster runs,\n"
     "                                same results with the tetra ids permuted); the mesher's own output is already so\n"
-    "OUT: .vtu or .vtk (VTK builds; cell array Region = label) or .mesh (TIM-OS), by extension\n"
+    "       fullmonte-mesh --convert MESH -o OUT   an existing mesh (.mesh, .fmb; .vtu/.vtk in VTK builds), checked,\n"
+    "                                in another format, e.g. -o OUT.fmb for fast loading\n"
+    "OUT: .vtu or .vtk (VTK builds; cell array Region = label), .mesh (TIM-OS) or .fmb (FullMonte binary mesh,\n"
+    "     docs/BINARY_MESH.md), by extension\n"
     "options (sizes in mm; defaults from the smallest voxel spacing s, or from the surfaces' bounding box):\n"
     "  --cell-size MM           largest tetra circumradius (default 2.5 s)\n"
     "  --facet-size MM          largest surface triangle circumradius (default 2 s)\n"
@@ -91,6 +95,7 @@ struct Args {
     bool quiet = false;
     std::string repair;    // --repair: the mesh to repair instead of meshing
     std::string reorder;   // --reorder: the mesh to renumber for locality instead of meshing
+    std::string convert;   // --convert: the mesh to write in another format
     double tolerance = 0;  // --tolerance (mm); 0: relative to the mesh size
 };
 
@@ -139,6 +144,7 @@ Args parseArgs(int argc, char** argv) {
             o.seed = uint32_t(s);
         } else if (k == "--repair") a.repair = value(i);
         else if (k == "--reorder") a.reorder = value(i);
+        else if (k == "--convert") a.convert = value(i);
         else if (k == "--tolerance") {
             a.tolerance = parseNumber(value(i), k);
             if (!(a.tolerance > 0)) throw ParameterError("--tolerance must be > 0 (mm)");
@@ -147,35 +153,42 @@ Args parseArgs(int argc, char** argv) {
         else if (a.image.empty()) a.image = k;
         else throw ParameterError("more than one input image: '" + a.image + "' and '" + k + "'");
     }
+    if (!a.convert.empty()) {
+        if (!a.image.empty() || !a.surfaces.empty() || !a.repair.empty() || !a.reorder.empty())
+            throw ParameterError("--convert takes one mesh: give no IMAGE, --surface, --repair or --reorder with it");
+        if (a.output.empty()) throw ParameterError("no output: -o OUT.fmb|OUT.mesh|OUT.vtu|OUT.vtk");
+        return a;
+    }
     if (!a.repair.empty() && !a.reorder.empty()) throw ParameterError("give --repair or --reorder, not both");
     if (!a.repair.empty() || !a.reorder.empty()) {
         const std::string what = a.repair.empty() ? "--reorder" : "--repair";
         if (!a.image.empty() || !a.surfaces.empty())
             throw ParameterError(what + " takes one mesh: give no IMAGE or --surface with it");
         if (!a.reorder.empty() && a.tolerance > 0) throw ParameterError("--tolerance applies to --repair only");
-        if (a.output.empty()) throw ParameterError("no output: -o OUT.vtu|OUT.vtk|OUT.mesh");
+        if (a.output.empty()) throw ParameterError("no output: -o OUT.vtu|OUT.vtk|OUT.mesh|OUT.fmb");
         return a;
     }
     if (a.tolerance > 0) throw ParameterError("--tolerance applies to --repair only");
     if (a.image.empty() && a.surfaces.empty()) throw ParameterError("no input: give an IMAGE or --surface FILE:LABEL");
     if (!a.image.empty() && !a.surfaces.empty()) throw ParameterError("give an IMAGE or --surface files, not both");
-    if (a.output.empty()) throw ParameterError("no output: -o OUT.vtu|OUT.vtk|OUT.mesh");
+    if (a.output.empty()) throw ParameterError("no output: -o OUT.vtu|OUT.vtk|OUT.mesh|OUT.fmb");
     if (!a.surfaces.empty() && !a.labelMap.empty()) throw ParameterError("--label-map applies to images only");
     validateMeshingOptions(a.options);
     return a;
 }
 
 void checkOutput(const std::string& out) {
-    if (endsWith(out, ".mesh")) return;
+    if (endsWith(out, ".mesh") || endsWith(out, ".fmb")) return;
     if (endsWith(out, ".vtu") || endsWith(out, ".vtk")) {
         if (!FM_HAVE_VTK) throw ParameterError("-o " + out + ": .vtu/.vtk need a VTK build; use .mesh (TIM-OS)");
         return;
     }
-    throw ParameterError("-o " + out + ": unknown output format (.vtu, .vtk or .mesh)");
+    throw ParameterError("-o " + out + ": unknown output format (.vtu, .vtk, .mesh or .fmb)");
 }
 
 void writeMesh(const std::string& out, const TetraMesh& mesh) {
     if (endsWith(out, ".mesh")) return writeTIMOSMesh(out, mesh);
+    if (endsWith(out, ".fmb")) return writeBinaryMesh(out, mesh);
 #if FM_HAVE_VTK
     VTKMeshWriter w(out);
     w.mesh(mesh);
@@ -191,10 +204,8 @@ LabelImage readImage(const std::string& path) {
     return readLabelImage(path);
 }
 
-// An existing mesh, read with its defects allowed for a repair (they are what it is for).
-TetraMesh readExistingMesh(const std::string& path, bool allowDefects) {
-    MeshCheckOptions check;
-    check.allowDefects = allowDefects;
+// A mesh file by its extension (.mesh and .fmb by content), checked with `check`.
+TetraMesh readMeshFile(const std::string& path, const MeshCheckOptions& check) {
     if (endsWith(path, ".vtu") || endsWith(path, ".vtk")) {
 #if FM_HAVE_VTK
         VTKMeshReader r(path);
@@ -205,13 +216,26 @@ TetraMesh readExistingMesh(const std::string& path, bool allowDefects) {
         throw ParameterError(path + ": .vtu/.vtk meshes are read in VTK builds only; use a TIM-OS .mesh");
 #endif
     }
-    if (!endsWith(path, ".mesh")) throw ParameterError(path + ": unknown mesh format (.mesh, .vtu or .vtk)");
+    if (!endsWith(path, ".mesh") && !endsWith(path, ".fmb"))
+        throw ParameterError(path + ": unknown mesh format (.mesh, .fmb, .vtu or .vtk)");
     return readTIMOSMesh(path, check);
+}
+
+// --convert: every check on load, as for a run; the mesh written as it was read.
+int convert(const Args& a) {
+    TetraMesh mesh = readMeshFile(a.convert, {});
+    for (const std::string& w : mesh.checkReport().warnings()) std::cout << "warning: " << w << "\n";
+    writeMesh(a.output, mesh);
+    std::cout << "wrote " << a.output << " (" << mesh.pointCount() << " points, " << mesh.tetraCount() << " tetras)\n";
+    return 0;
 }
 
 // --repair: coincident vertices merged; the result must pass every mesh check before it is written.
 int repair(const Args& a) {
-    TetraMesh in = readExistingMesh(a.repair, true);
+    // Read with its defects allowed: they are what the repair is for.
+    MeshCheckOptions check;
+    check.allowDefects = true;
+    TetraMesh in = readMeshFile(a.repair, check);
     RepairReport report;
     TetraMesh out = mergeCoincidentVertices(in, a.tolerance, &report);
     std::cout << a.repair << ": " << report.summary() << "\n";
@@ -224,7 +248,7 @@ int repair(const Args& a) {
 
 // --reorder: the same mesh numbered for locality (Geometry/MeshOrder.hpp).
 int reorder(const Args& a) {
-    TetraMesh out = orderForLocality(readExistingMesh(a.reorder, false));
+    TetraMesh out = orderForLocality(readMeshFile(a.reorder, {}));
     for (const std::string& w : out.checkReport().warnings()) std::cout << "warning: " << w << "\n";
     writeMesh(a.output, out);
     std::cout << "wrote " << a.output << " (" << out.tetraCount() << " tetras numbered along a Morton curve)\n";
@@ -234,6 +258,7 @@ int reorder(const Args& a) {
 int run(int argc, char** argv) {
     Args a = parseArgs(argc, argv);
     checkOutput(a.output);
+    if (!a.convert.empty()) return convert(a);
     if (!a.repair.empty()) return repair(a);
     if (!a.reorder.empty()) return reorder(a);
     if (!a.quiet) a.options.progress = [](const std::string& s) { std::cerr << "fullmonte-mesh: " << s << std::endl; };

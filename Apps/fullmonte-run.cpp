@@ -2,6 +2,7 @@
 // fullmonte-run: the command-line contract other tools build on. Reads TIM-OS (or MMC) inputs,
 // runs the CPU or CUDA kernel, writes summary.json and per-element text outputs.
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "Common/ProgressBar.hpp"
 #include "Apps/RunSummary.hpp"
 #include "Geometry/ModelPacker.hpp"
+#include "Geometry/ParallelFor.hpp"
 #include "Geometry/Queries.hpp"
 #include "Common/WholeNumber.hpp"
 #include "Kernels/Dispatch.hpp"
@@ -24,6 +26,7 @@
 #include "Kernels/MPI/MpiRun.hpp"
 #include "Kernels/ResourceLimits.hpp"
 #include "Kernels/Tuning.hpp"
+#include "Storage/Binary/BinaryMesh.hpp"
 #include "Storage/MMC/MMC.hpp"
 #include "Storage/OutputFolder.hpp"
 #include "Storage/MMC/MMCInput.hpp"
@@ -40,10 +43,12 @@ const char* kUsage =
     "       fullmonte-run --mmc SESSION.json|SESSION.inp --output DIR   (MMC's inputs: mesh, media, source,\n"
     "                     photons, seed; --point/--pencil/--packets/--seed override them)\n"
     "       fullmonte-run --mesh M.mesh (--opt O.opt | --batch-opt OPTS) --batch-sources SOURCES --output DIR\n"
+    "       fullmonte-run --mesh M.mesh --save-mesh M.fmb   (convert: the checked mesh as a binary mesh)\n"
+    "--mesh takes a TIM-OS .mesh or a FullMonte binary mesh .fmb (docs/BINARY_MESH.md), by content\n"
     "options:\n"
     "  --packets N        packets to launch (default: the source file's count, else 1e6)\n"
     "  --seed K           random seed (default 1)\n"
-    "  --threads T        CPU threads of --kernel cpu (default: all cores)\n"
+    "  --threads T        CPU threads of --kernel cpu and of loading the mesh (default: all cores)\n"
     "  --wmin W           roulette threshold (default 1e-5)\n"
     "  --prwin P          roulette survival probability (default 0.1)\n"
     "  --max-steps N      interactions per packet before it is booked abnormal (default 1e5)\n"
@@ -64,6 +69,8 @@ const char* kUsage =
     "  --no-entry-specular  pencil beams and fibres entering from outside are not Fresnel-reflected\n"
     "                     (FullMonte 2018, TIM-OS, MMC); default: reflected and refracted as MCML\n"
     "  --quiet            no progress bar\n"
+    "  --save-mesh F.fmb  also write the mesh read (TIM-OS, MMC or .fmb) as a binary mesh; without\n"
+    "                     --output, only that (no run)\n"
     "batch (one run per source file, or per row of one .source file, x each material set):\n"
     "  --batch-sources S  a folder of .source files, one .source file (a run per row), or a list\n"
     "                     file naming .source files one per line (relative to the list)\n"
@@ -101,7 +108,7 @@ void parseInto(Args& a, int argc, char** argv) {
                                     "--wmin", "--prwin", "--kernel", "--output", "--power", "--mmc-node",
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
                                     "--max-steps", "--max-hits", "--devices", "--batch-sources", "--batch-opt",
-                                    "--mmc", "--batches", "--serve"};
+                                    "--mmc", "--batches", "--serve", "--save-mesh"};
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
         bool known = false;
@@ -286,7 +293,10 @@ const TetraMesh& sessionMesh(Session& ses, const std::string& path, const MeshCh
 
 int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     checkConflicts(a);
-    if (!a.has("--output")) throw ParameterError("--output DIR is required");
+    const bool convertOnly = a.has("--save-mesh") && !a.has("--output");
+    // --threads also bounds the threads that read, check and pack the mesh.
+    if (a.has("--threads")) setLoadThreads(unsigned(whole(a, "--threads", 0, 4096)));
+    if (!a.has("--output") && !convertOnly) throw ParameterError("--output DIR is required");
     const std::string kernel = a.get("--kernel", "cpu");
     refuseThreadsWithCuda(a);
     const std::vector<int> devices = ses.devices;
@@ -300,6 +310,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     MeshCheckOptions check;
     check.allowDefects = a.flags.count("--allow-defects") > 0;
     int64_t fileSeed = -1;
+    const auto loadStart = std::chrono::steady_clock::now();
     if (a.has("--mmc")) {
         if (a.has("--mesh") || a.has("--mmc-node") || a.has("--source"))
             throw ParameterError("--mmc gives mesh, media and source: leave out --mesh, --mmc-node and --source");
@@ -312,7 +323,8 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
         filePackets = double(sim.photons);
         fileSeed = sim.seed;
     } else if (a.has("--mesh")) {
-        if (!a.has("--opt") && !a.has("--batch-opt")) throw ParameterError("--opt (or --batch-opt) is required with --mesh");
+        if (!a.has("--opt") && !a.has("--batch-opt") && !convertOnly)
+            throw ParameterError("--opt (or --batch-opt) is required with --mesh");
         meshp = &sessionMesh(ses, a.get("--mesh"), check, localMesh);
         if (a.has("--opt")) mats = readTIMOSMaterials(a.get("--opt"));
     } else if (a.has("--mmc-node")) {
@@ -324,8 +336,16 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
         throw ParameterError("--mesh (TIM-OS) or --mmc-node (MMC) is required");
     }
     const TetraMesh& mesh = *meshp;
+    const double meshSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
     std::vector<std::string> warnings = mesh.checkReport().warnings();
     if (mpi.rank() == 0) showWarnings(warnings);
+    if (a.has("--save-mesh") && mpi.rank() == 0) {
+        writeBinaryMesh(a.get("--save-mesh"), mesh);
+        if (convertOnly)
+            std::cout << "fullmonte-run: wrote " << a.get("--save-mesh") << " (" << mesh.pointCount() << " points, "
+                      << mesh.tetraCount() << " tetras)\n";
+    }
+    if (convertOnly) return 0;
     const bool batch = a.has("--batch-sources");
     if (a.has("--batch-opt") && !batch) throw ParameterError("--batch-opt needs --batch-sources");
     if (batch && (a.has("--source") || a.has("--point") || a.has("--pencil")))
@@ -428,6 +448,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
         {"prwin", jsonNumber(opt.params.prwin)},
         {"threads", std::to_string(opt.threads)},
         {"tetras", std::to_string(mesh.tetraCount())},
+        {"model_read_seconds", jsonNumber(meshSeconds)},
         {"power", jsonNumber(power)}};
     if (!r.cancelled) {
         std::string w = abnormalWarning(r.ledger);

@@ -2,11 +2,14 @@
 #include "Geometry/MeshCheck.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <sstream>
 #include <unordered_map>
 
+#include "Geometry/ParallelFor.hpp"
 #include "Geometry/TetraMesh.hpp"
 
 namespace fm {
@@ -17,49 +20,65 @@ constexpr size_t kExamples = 3;
 
 std::string at(const Point3& p) { return pointText(p); }
 
+// Union-find whose joins may run on several threads at once (a root is linked below the other
+// with a compare-and-swap, retried when another thread got there first). The root of a set is
+// its lowest id, whatever the order of the joins.
 struct UnionFind {
-    std::vector<uint32_t> parent;
-    explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0u); }
-    uint32_t find(uint32_t a) {
-        while (parent[a] != a) a = parent[a] = parent[parent[a]];
-        return a;
+    std::unique_ptr<std::atomic<uint32_t>[]> parent;
+    explicit UnionFind(size_t n) : parent(new std::atomic<uint32_t>[n]) {
+        for (size_t i = 0; i < n; ++i) parent[i].store(uint32_t(i), std::memory_order_relaxed);
+    }
+    uint32_t find(uint32_t a) const {
+        for (;;) {
+            uint32_t p = parent[a].load(std::memory_order_relaxed);
+            if (p == a) return a;
+            uint32_t g = parent[p].load(std::memory_order_relaxed);
+            if (g != p) parent[a].compare_exchange_weak(p, g, std::memory_order_relaxed);  // halve the path
+            a = g;
+        }
     }
     void join(uint32_t a, uint32_t b) {
-        a = find(a);
-        b = find(b);
-        if (a != b) parent[std::max(a, b)] = std::min(a, b);  // the root is the lowest id
+        for (;;) {
+            a = find(a);
+            b = find(b);
+            if (a == b) return;
+            if (a < b) std::swap(a, b);  // link the higher root below the lower
+            uint32_t expected = a;
+            if (parent[a].compare_exchange_strong(expected, b, std::memory_order_relaxed)) return;
+        }
     }
 };
 
-// Uniform hash grid over points: cell side h >= tol, so coincident points are in
-// neighbouring cells. Cell indices are packed 21 bits per axis.
+// Uniform grid over points: cell side h >= tol, so coincident points are in neighbouring
+// cells. Cell indices are packed 21 bits per axis into a key; the points are kept sorted by
+// (key, point), so a cell's points are one run of the list.
 struct PointHash {
     Point3 lo;
     double h;
-    std::unordered_map<uint64_t, uint32_t> head;  // cell -> first point
-    std::vector<uint32_t> next;                   // point -> next point in its cell (0 ends)
+    std::vector<std::pair<uint64_t, uint32_t>> sorted;  // (cell key, point)
 
-    PointHash(const std::vector<Point3>& pts, const std::vector<char>& used, double tol) : next(pts.size(), 0) {
+    PointHash(const std::vector<Point3>& pts, const std::vector<char>& used, double tol) {
         Point3 hi{-1e300, -1e300, -1e300};
         lo = {1e300, 1e300, 1e300};
+        size_t n = 0;
         for (size_t i = 1; i < pts.size(); ++i)
-            if (used[i])
+            if (used[i]) {
+                ++n;
                 for (int k = 0; k < 3; ++k) {
                     lo[k] = std::min(lo[k], pts[i][k]);
                     hi[k] = std::max(hi[k], pts[i][k]);
                 }
+            }
         double span = 0;
         for (int k = 0; k < 3; ++k) span = std::max(span, hi[k] - lo[k]);
         h = std::max({tol, span / 1e6, 1e-300});
-        head.reserve(pts.size());
-        for (size_t i = pts.size() - 1; i >= 1; --i)
-            if (used[i]) {
-                auto [it, fresh] = head.emplace(key(cell(pts[i])), uint32_t(i));
-                if (!fresh) {
-                    next[i] = it->second;
-                    it->second = uint32_t(i);
-                }
-            }
+        sorted.reserve(n);
+        for (size_t i = 1; i < pts.size(); ++i)
+            if (used[i]) sorted.push_back({0, uint32_t(i)});
+        parallelFor(0, sorted.size(), [&](unsigned, size_t a, size_t b) {
+            for (size_t j = a; j < b; ++j) sorted[j].first = key(cell(pts[sorted[j].second]));
+        });
+        parallelSort(sorted);  // (key, point) pairs are all different
     }
     std::array<int64_t, 3> cell(const Point3& p) const {
         return {int64_t(std::floor((p[0] - lo[0]) / h)), int64_t(std::floor((p[1] - lo[1]) / h)),
@@ -68,6 +87,15 @@ struct PointHash {
     static uint64_t key(const std::array<int64_t, 3>& c) {
         auto f = [](int64_t v) { return uint64_t(v + 1) & 0x1fffffu; };
         return f(c[0]) | (f(c[1]) << 21) | (f(c[2]) << 42);
+    }
+    // The points of the cells with keys first..last: [from, to) of `sorted`. Cells x..x+2 of
+    // one row have consecutive keys: h >= span / 1e6 keeps each index below 2^21 - 2, so no
+    // index wraps into another's bits.
+    std::pair<size_t, size_t> find(uint64_t first, uint64_t last) const {
+        auto lo = std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(first, uint32_t(0)));
+        auto hi = lo;
+        while (hi != sorted.end() && hi->first <= last) ++hi;
+        return {size_t(lo - sorted.begin()), size_t(hi - sorted.begin())};
     }
 };
 
@@ -84,10 +112,13 @@ void note(MeshDefect& d, const std::string& example) {
     if (d.examples.size() < kExamples) d.examples.push_back(example);
 }
 
+
 void checkComponents(const TetraMesh& m, MeshCheckReport& rep) {
     UnionFind uf(m.tetraCount() + 1);
-    for (uint32_t f = 1; f <= m.faceCount(); ++f)
-        if (m.face(f).other) uf.join(m.face(f).owner, m.face(f).other);
+    parallelFor(1, m.faceCount() + 1, [&](unsigned, size_t lo, size_t hi) {
+        for (size_t f = lo; f < hi; ++f)
+            if (m.face(uint32_t(f)).other) uf.join(m.face(uint32_t(f)).owner, m.face(uint32_t(f)).other);
+    });
     std::vector<uint32_t> size(m.tetraCount() + 1, 0);
     for (uint32_t t = 1; t <= m.tetraCount(); ++t) ++size[uf.find(t)];
     MeshDefect d = defect("connected components", MeshDefect::Warning,
@@ -177,32 +208,48 @@ void checkCracks(const TetraMesh& m, MeshCheckReport& rep) {
     MeshDefect d = defect("cracks", MeshDefect::Error,
                           "boundary faces lying on another boundary face (surfaces meshed apart, not joined): "
                           "light leaves the mesh through them");
-    double crackArea = 0;
-    for (uint32_t f : B) {
-        const MeshFace& F = m.face(f);
+    auto centroid = [&](const MeshFace& F) {
         Point3 c{0, 0, 0};
         for (uint32_t v : F.points)
             for (int k = 0; k < 3; ++k) c[k] += m.point(v)[k] / 3;
-        auto it = grid.find(PointHash::key({cellOf(c[0], 0), cellOf(c[1], 1), cellOf(c[2], 2)}));
-        if (it == grid.end()) continue;
-        for (uint32_t g : it->second) {
-            const MeshFace& G = m.face(g);
-            if (g == f || dotP(F.normal, G.normal) > -0.999) continue;
-            const Point3& a = m.point(G.points[0]);
-            if (std::fabs(dotP(G.normal, sub(c, a))) > tol) continue;
-            bool inside = true;
-            for (int k = 0; k < 3 && inside; ++k) {
-                const Point3& u = m.point(G.points[k]);
-                const Point3& v = m.point(G.points[(k + 1) % 3]);
-                inside = dotP(crossP(sub(v, u), sub(c, u)), G.normal) >= -tol * normP(sub(v, u));
+        return c;
+    };
+    // The face each boundary face lies on (0: none), found on all threads.
+    std::vector<uint32_t> onFace(B.size(), 0);
+    parallelFor(0, B.size(), [&](unsigned, size_t lo, size_t hi) {
+        for (size_t b = lo; b < hi; ++b) {
+            const uint32_t f = B[b];
+            const MeshFace& F = m.face(f);
+            const Point3 c = centroid(F);
+            auto it = grid.find(PointHash::key({cellOf(c[0], 0), cellOf(c[1], 1), cellOf(c[2], 2)}));
+            if (it == grid.end()) continue;
+            for (uint32_t g : it->second) {
+                const MeshFace& G = m.face(g);
+                if (g == f || dotP(F.normal, G.normal) > -0.999) continue;
+                const Point3& a = m.point(G.points[0]);
+                if (std::fabs(dotP(G.normal, sub(c, a))) > tol) continue;
+                bool inside = true;
+                for (int k = 0; k < 3 && inside; ++k) {
+                    const Point3& u = m.point(G.points[k]);
+                    const Point3& v = m.point(G.points[(k + 1) % 3]);
+                    inside = dotP(crossP(sub(v, u), sub(c, u)), G.normal) >= -tol * normP(sub(v, u));
+                }
+                if (!inside) continue;
+                onFace[b] = g;
+                break;
             }
-            if (!inside) continue;
-            crackArea += F.area;
-            note(d, "face " + std::to_string(f) + " (tetra " + std::to_string(F.owner) + ", region " +
-                        std::to_string(m.region(F.owner)) + ") lies on face " + std::to_string(g) + " (tetra " +
-                        std::to_string(G.owner) + ", region " + std::to_string(m.region(G.owner)) + ") at " + at(c));
-            break;
         }
+    }, 4096);
+    double crackArea = 0;  // summed in boundary order, so the reported total does not vary
+    for (size_t b = 0; b < B.size(); ++b) {
+        if (!onFace[b]) continue;
+        const uint32_t f = B[b], g = onFace[b];
+        const MeshFace &F = m.face(f), &G = m.face(g);
+        crackArea += F.area;
+        note(d, "face " + std::to_string(f) + " (tetra " + std::to_string(F.owner) + ", region " +
+                    std::to_string(m.region(F.owner)) + ") lies on face " + std::to_string(g) + " (tetra " +
+                    std::to_string(G.owner) + ", region " + std::to_string(m.region(G.owner)) + ") at " +
+                    at(centroid(F)));
     }
     if (d.count) {
         std::ostringstream o;
@@ -218,22 +265,27 @@ void checkFolds(const TetraMesh& m, MeshCheckReport& rep) {
     MeshDefect d = defect("folded tetras", MeshDefect::Error,
                           "neighbours on the same side of their shared face (overlapping volumes: an "
                           "inverted element)");
-    for (uint32_t f = 1; f <= m.faceCount(); ++f) {
-        const MeshFace& F = m.face(f);
-        if (!F.other) continue;
-        uint32_t opp = 0;
-        for (uint32_t v : m.tetra(F.other))
-            if (v != F.points[0] && v != F.points[1] && v != F.points[2]) opp = v;
-        // A numerically flat sliver (height ~1e-11 of its size, as meshers leave them) has no
-        // orientation to speak of and no volume to overlap: a fold needs a height beyond rounding.
-        double size = std::max({normP(sub(m.point(F.points[1]), m.point(F.points[0]))),
-                                normP(sub(m.point(F.points[2]), m.point(F.points[1]))),
-                                normP(sub(m.point(F.points[0]), m.point(F.points[2])))});
-        double hgt = dotP(F.normal, sub(m.point(opp), m.point(F.points[0])));
-        if (hgt < -1e-9 * size)
-            note(d, "tetras " + std::to_string(F.owner) + " and " + std::to_string(F.other) + " at face " +
-                        std::to_string(f) + " " + at(m.point(F.points[0])));
-    }
+    const unsigned chunks = chunkCount(m.faceCount());
+    std::vector<MeshDefect> found(chunks);
+    parallelChunks(1, m.faceCount() + 1, chunks, [&](unsigned c, size_t lo, size_t hi) {
+        for (size_t f = lo; f < hi; ++f) {
+            const MeshFace& F = m.face(uint32_t(f));
+            if (!F.other) continue;
+            uint32_t opp = 0;
+            for (uint32_t v : m.tetra(F.other))
+                if (v != F.points[0] && v != F.points[1] && v != F.points[2]) opp = v;
+            // A numerically flat sliver (height ~1e-11 of its size, as meshers leave them) has no
+            // orientation to speak of and no volume to overlap: a fold needs a height beyond rounding.
+            double size = std::max({normP(sub(m.point(F.points[1]), m.point(F.points[0]))),
+                                    normP(sub(m.point(F.points[2]), m.point(F.points[1]))),
+                                    normP(sub(m.point(F.points[0]), m.point(F.points[2])))});
+            double hgt = dotP(F.normal, sub(m.point(opp), m.point(F.points[0])));
+            if (hgt < -1e-9 * size)
+                note(found[c], "tetras " + std::to_string(F.owner) + " and " + std::to_string(F.other) + " at face " +
+                                   std::to_string(f) + " " + at(m.point(F.points[0])));
+        }
+    });
+    joinChunks(d, found);
     if (d.count) rep.add(d);
 }
 
@@ -265,6 +317,14 @@ std::string MeshDefect::line() const {
 }
 
 void MeshCheckReport::add(MeshDefect d) { defects.push_back(std::move(d)); }
+
+void joinChunks(MeshDefect& d, std::vector<MeshDefect>& chunks) {
+    for (auto& c : chunks) {
+        d.count += c.count;
+        for (auto& e : c.examples)
+            if (d.examples.size() < kExamples) d.examples.push_back(std::move(e));
+    }
+}
 
 bool MeshCheckReport::hasFatal() const {
     for (const auto& d : defects)
@@ -318,42 +378,49 @@ std::vector<std::pair<uint32_t, uint32_t>> coincidentPoints(const std::vector<Po
     if (pts.size() < 3 || !(tol > 0)) return out;
     PointHash H(pts, used, tol);
     const double tol2 = tol * tol;
-    for (uint32_t i = 1; i < pts.size(); ++i) {
-        if (!used[i]) continue;
-        auto c = H.cell(pts[i]);
-        // Only the neighbour cells within tol of the point: usually none, one lookup per point.
-        int lo[3], hi[3];
-        for (int k = 0; k < 3; ++k) {
-            double f = (pts[i][k] - H.lo[k]) / H.h - double(c[k]);
-            lo[k] = f * H.h <= tol ? -1 : 0;
-            hi[k] = (1 - f) * H.h <= tol ? 1 : 0;
-        }
-        for (int dz = lo[2]; dz <= hi[2]; ++dz)
-            for (int dy = lo[1]; dy <= hi[1]; ++dy)
-                for (int dx = lo[0]; dx <= hi[0]; ++dx) {
-                    auto it = H.head.find(PointHash::key({c[0] + dx, c[1] + dy, c[2] + dz}));
-                    if (it == H.head.end()) continue;
-                    for (uint32_t j = it->second; j; j = H.next[j]) {
+    const unsigned chunks = chunkCount(pts.size());
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> found(chunks);
+    parallelChunks(1, pts.size(), chunks, [&](unsigned chunk, size_t first, size_t last) {
+        for (uint32_t i = uint32_t(first); i < last; ++i) {
+            if (!used[i]) continue;
+            auto c = H.cell(pts[i]);
+            // Only the neighbour cells within tol of the point: usually none, one lookup per point.
+            int lo[3], hi[3];
+            for (int k = 0; k < 3; ++k) {
+                double f = (pts[i][k] - H.lo[k]) / H.h - double(c[k]);
+                lo[k] = f * H.h <= tol ? -1 : 0;
+                hi[k] = (1 - f) * H.h <= tol ? 1 : 0;
+            }
+            // The cells of one row (dx = lo..hi) have consecutive keys: one search per row.
+            for (int dz = lo[2]; dz <= hi[2]; ++dz)
+                for (int dy = lo[1]; dy <= hi[1]; ++dy) {
+                    auto [from, to] = H.find(PointHash::key({c[0] + lo[0], c[1] + dy, c[2] + dz}),
+                                             PointHash::key({c[0] + hi[0], c[1] + dy, c[2] + dz}));
+                    for (size_t s = from; s < to; ++s) {
+                        uint32_t j = H.sorted[s].second;
                         if (j <= i) continue;
                         Point3 e = sub(pts[i], pts[j]);
-                        if (dotP(e, e) <= tol2) out.push_back({i, j});
+                        if (dotP(e, e) <= tol2) found[chunk].push_back({i, j});
                     }
                 }
-    }
+        }
+    });
+    for (auto& f : found) out.insert(out.end(), f.begin(), f.end());
     std::sort(out.begin(), out.end());
     return out;
 }
 
 void checkDuplicateTetras(const std::vector<TetraPoints>& tetras, const std::vector<Point3>& points,
                           MeshCheckReport& rep) {
-    std::vector<std::pair<TetraPoints, uint32_t>> keys;
-    keys.reserve(tetras.size());
-    for (uint32_t t = 1; t < tetras.size(); ++t) {
-        TetraPoints k = tetras[t];
-        std::sort(k.begin(), k.end());
-        keys.push_back({k, t});
-    }
-    std::sort(keys.begin(), keys.end());
+    std::vector<std::pair<TetraPoints, uint32_t>> keys(tetras.empty() ? 0 : tetras.size() - 1);
+    parallelFor(1, tetras.size(), [&](unsigned, size_t lo, size_t hi) {
+        for (size_t t = lo; t < hi; ++t) {
+            TetraPoints k = tetras[t];
+            std::sort(k.begin(), k.end());
+            keys[t - 1] = {k, uint32_t(t)};
+        }
+    });
+    parallelSort(keys);  // (points, tetra) pairs are all different
     MeshDefect d = defect("duplicated tetras", MeshDefect::Fatal,
                           "tetras listing the same four points as an earlier one (the volume would count twice)");
     for (size_t i = 1; i < keys.size(); ++i)

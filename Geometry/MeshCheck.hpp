@@ -52,6 +52,10 @@ struct MeshCheckReport {
     void add(MeshDefect d);
 };
 
+// The findings of a check run in chunks, joined in chunk order into d: the counts added, and
+// the first examples kept (as the check run in one piece finds them).
+void joinChunks(MeshDefect& d, std::vector<MeshDefect>& chunks);
+
 // Checks on the raw tetra list, before faces exist: tetras listing the same four points.
 void checkDuplicateTetras(const std::vector<std::array<uint32_t, 4>>& tetras,
                           const std::vector<std::array<double, 3>>& points, MeshCheckReport& rep);

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "Common/Errors.hpp"
+#include "Geometry/ParallelFor.hpp"
 #include "Geometry/SourceCompiler.hpp"
 
 namespace fm {
@@ -31,6 +32,29 @@ std::vector<MaterialRecord> packMaterials(const MaterialSet& mats) {
     return out;
 }
 
+namespace {
+
+// The record of tetra t: its faces' planes (outward), neighbours and their materials.
+void packCell(const TetraMesh& mesh, const MaterialSet& mats, uint32_t t, TetraRecord& R) {
+    R.material = mesh.region(t);
+    for (int i = 0; i < 4; ++i) {
+        uint32_t code = mesh.tetraFace(t, i);
+        const MeshFace& F = mesh.face(code & 0x7fffffffu);
+        double s = (code & 0x80000000u) ? -1.0 : 1.0;
+        R.nx[i] = float(s * F.normal[0]);
+        R.ny[i] = float(s * F.normal[1]);
+        R.nz[i] = float(s * F.normal[2]);
+        const Point3& q = mesh.point(F.points[0]);
+        R.C[i] = float(s * dotP(F.normal, q));
+        uint32_t nb = mesh.neighbour(t, i);
+        R.adj[i] = nb ? nb : (kExteriorBit | (mats.matchedBoundary ? R.material : 0u));
+        R.adjMaterial[i] = uint16_t(nb ? mesh.region(nb) : exteriorMaterial(R.adj[i]));
+        R.face[i] = code;
+    }
+}
+
+}  // namespace
+
 KernelInput packModel(const TetraMesh& mesh, const MaterialSet& mats, const Source& src,
                       const std::vector<uint32_t>& directedFaces) {
     KernelInput in;
@@ -42,24 +66,9 @@ KernelInput packModel(const TetraMesh& mesh, const MaterialSet& mats, const Sour
         throw ModelError(std::to_string(mats.size()) + " materials: at most " + std::to_string(kMaxPackedMaterials) +
                          " are supported");
     in.cells.assign(mesh.tetraCount() + 1, TetraRecord{});
-    for (uint32_t t = 1; t <= mesh.tetraCount(); ++t) {
-        TetraRecord& R = in.cells[t];
-        R.material = mesh.region(t);
-        for (int i = 0; i < 4; ++i) {
-            uint32_t code = mesh.tetraFace(t, i);
-            const MeshFace& F = mesh.face(code & 0x7fffffffu);
-            double s = (code & 0x80000000u) ? -1.0 : 1.0;
-            R.nx[i] = float(s * F.normal[0]);
-            R.ny[i] = float(s * F.normal[1]);
-            R.nz[i] = float(s * F.normal[2]);
-            const Point3& q = mesh.point(F.points[0]);
-            R.C[i] = float(s * dotP(F.normal, q));
-            uint32_t nb = mesh.neighbour(t, i);
-            R.adj[i] = nb ? nb : (kExteriorBit | (mats.matchedBoundary ? R.material : 0u));
-            R.adjMaterial[i] = uint16_t(nb ? mesh.region(nb) : exteriorMaterial(R.adj[i]));
-            R.face[i] = code;
-        }
-    }
+    parallelFor(1, mesh.tetraCount() + 1, [&](unsigned, size_t lo, size_t hi) {
+        for (size_t t = lo; t < hi; ++t) packCell(mesh, mats, uint32_t(t), in.cells[t]);
+    });
     for (uint32_t f : directedFaces) {
         if (f == 0 || f > mesh.faceCount())
             throw ModelError("directed surface face " + std::to_string(f) + " does not exist");

@@ -2,11 +2,15 @@
 #include "Geometry/TetraMesh.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <mutex>
 #include <sstream>
 #include <string>
 
 #include "Common/Errors.hpp"
+#include "Geometry/ParallelFor.hpp"
 
 namespace fm {
 
@@ -30,10 +34,27 @@ std::array<uint32_t, 3> faceOpposite(const TetraPoints& T, int i) {
     return {T[kFace[i][0]], T[kFace[i][1]], T[kFace[i][2]]};
 }
 
+// Seconds since the last lap.
+class Stopwatch {
+public:
+    double lap() {
+        auto now = std::chrono::steady_clock::now();
+        double s = std::chrono::duration<double>(now - last_).count();
+        last_ = now;
+        return s;
+    }
+
+private:
+    std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 }  // namespace
 
 // Uniform grid of tetra bounding boxes: about one tetra per cell. Holds no reference to the
-// mesh (which may be moved); the mesh passes itself to locate().
+// mesh (which may be moved); the mesh passes itself to locate(). The grid's lists are built on
+// the first queries beyond kScans: until then a query scans every tetra for those whose box
+// overlaps the point's cell, which gives the same answer (the lowest such tetra containing the
+// point) and spares a run with one point source the grid's cost.
 class PointLocator {
 public:
     explicit PointLocator(const TetraMesh& m) {
@@ -52,12 +73,6 @@ public:
             n_[k] = int(std::max(1.0, std::min(512.0, std::ceil(span[k] / cell))));
             h_[k] = span[k] / n_[k];
         }
-        start_.assign(size_t(n_[0]) * n_[1] * n_[2] + 1, 0);
-        forEachOverlap(m, [&](size_t c, uint32_t) { ++start_[c + 1]; });
-        for (size_t c = 1; c < start_.size(); ++c) start_[c] += start_[c - 1];
-        items_.resize(start_.back());
-        std::vector<uint32_t> fill(start_.begin(), start_.end() - 1);
-        forEachOverlap(m, [&](size_t c, uint32_t t) { items_[fill[c]++] = t; });
     }
 
     uint32_t locate(const TetraMesh& mesh, const Point3& p) const {
@@ -67,6 +82,8 @@ public:
             if (!(f >= -1e-9 && f <= n_[k] + 1e-9)) return 0;
             idx[k] = std::min(n_[k] - 1, std::max(0, int(f)));
         }
+        if (queries_.fetch_add(1, std::memory_order_relaxed) < kScans) return scan(mesh, p, idx);
+        std::call_once(built_, [&] { build(mesh); });
         size_t c = (size_t(idx[2]) * n_[1] + idx[1]) * n_[0] + idx[0];
         for (uint32_t i = start_[c]; i < start_[c + 1]; ++i)
             if (mesh.contains(items_[i], p)) return items_[i];
@@ -74,29 +91,84 @@ public:
     }
 
 private:
-    template <class F>
-    void forEachOverlap(const TetraMesh& mesh_, F f) const {
-        for (uint32_t t = 1; t <= mesh_.tetraCount(); ++t) {
-            int lo[3], hi[3];
-            for (int k = 0; k < 3; ++k) {
-                double mn = 1e300, mx = -1e300;
-                for (uint32_t v : mesh_.tetra(t)) {
-                    mn = std::min(mn, mesh_.point(v)[k]);
-                    mx = std::max(mx, mesh_.point(v)[k]);
-                }
-                lo[k] = std::max(0, std::min(n_[k] - 1, int((mn - lo_[k]) / h_[k])));
-                hi[k] = std::max(0, std::min(n_[k] - 1, int((mx - lo_[k]) / h_[k])));
+    static constexpr unsigned kScans = 4;
+
+    // Counting sort of (cell, tetra) pairs on all threads; each cell's tetras are then put in
+    // increasing order, the order locate() tries them in.
+    void build(const TetraMesh& m) const {
+        const size_t cells = size_t(n_[0]) * n_[1] * n_[2];
+        std::unique_ptr<std::atomic<uint32_t>[]> count(new std::atomic<uint32_t>[cells]());
+        const size_t tetras = m.tetraCount() + 1;
+        parallelFor(1, tetras, [&](unsigned, size_t lo, size_t hi) {
+            for (size_t t = lo; t < hi; ++t)
+                forEachOverlap(m, uint32_t(t), [&](size_t c) { count[c].fetch_add(1, std::memory_order_relaxed); });
+        });
+        start_.assign(cells + 1, 0);
+        for (size_t c = 0; c < cells; ++c) {
+            start_[c + 1] = start_[c] + count[c].load(std::memory_order_relaxed);
+            count[c].store(0, std::memory_order_relaxed);
+        }
+        items_.resize(start_.back());
+        parallelFor(1, tetras, [&](unsigned, size_t lo, size_t hi) {
+            for (size_t t = lo; t < hi; ++t)
+                forEachOverlap(m, uint32_t(t), [&](size_t c) {
+                    items_[start_[c] + count[c].fetch_add(1, std::memory_order_relaxed)] = uint32_t(t);
+                });
+        });
+        parallelFor(0, cells, [&](unsigned, size_t lo, size_t hi) {
+            for (size_t c = lo; c < hi; ++c) std::sort(items_.begin() + start_[c], items_.begin() + start_[c + 1]);
+        }, 65536);
+    }
+
+    // The lowest tetra whose box overlaps cell idx and that contains p, as the grid finds it.
+    uint32_t scan(const TetraMesh& mesh, const Point3& p, const int idx[3]) const {
+        const unsigned chunks = chunkCount(mesh.tetraCount(), 65536);
+        std::vector<uint32_t> first(chunks, 0);
+        parallelChunks(1, mesh.tetraCount() + 1, chunks, [&](unsigned c, size_t lo, size_t hi) {
+            for (size_t t = lo; t < hi; ++t) {
+                int a[3], b[3];
+                overlap(mesh, uint32_t(t), a, b);
+                if (idx[0] < a[0] || idx[0] > b[0] || idx[1] < a[1] || idx[1] > b[1] || idx[2] < a[2] ||
+                    idx[2] > b[2] || !mesh.contains(uint32_t(t), p))
+                    continue;
+                first[c] = uint32_t(t);
+                return;
             }
-            for (int z = lo[2]; z <= hi[2]; ++z)
-                for (int y = lo[1]; y <= hi[1]; ++y)
-                    for (int x = lo[0]; x <= hi[0]; ++x)
-                        f((size_t(z) * n_[1] + y) * n_[0] + x, t);
+        });
+        for (uint32_t t : first)
+            if (t) return t;
+        return 0;
+    }
+
+    // The cells [lo, hi] (per axis) that tetra t's bounding box overlaps.
+    void overlap(const TetraMesh& mesh, uint32_t t, int lo[3], int hi[3]) const {
+        for (int k = 0; k < 3; ++k) {
+            double mn = 1e300, mx = -1e300;
+            for (uint32_t v : mesh.tetra(t)) {
+                mn = std::min(mn, mesh.point(v)[k]);
+                mx = std::max(mx, mesh.point(v)[k]);
+            }
+            lo[k] = std::max(0, std::min(n_[k] - 1, int((mn - lo_[k]) / h_[k])));
+            hi[k] = std::max(0, std::min(n_[k] - 1, int((mx - lo_[k]) / h_[k])));
         }
     }
+
+    // Calls f(cell) for each grid cell that tetra t's bounding box overlaps.
+    template <class F>
+    void forEachOverlap(const TetraMesh& mesh, uint32_t t, F f) const {
+        int lo[3], hi[3];
+        overlap(mesh, t, lo, hi);
+        for (int z = lo[2]; z <= hi[2]; ++z)
+            for (int y = lo[1]; y <= hi[1]; ++y)
+                for (int x = lo[0]; x <= hi[0]; ++x) f((size_t(z) * n_[1] + y) * n_[0] + x);
+    }
+
     Point3 lo_;
     int n_[3];
     double h_[3];
-    std::vector<uint32_t> start_, items_;
+    mutable std::atomic<unsigned> queries_{0};
+    mutable std::once_flag built_;
+    mutable std::vector<uint32_t> start_, items_;
 };
 
 TetraMesh::TetraMesh() : points_(1), tetras_(1), regions_(1, 0), volumes_(1, 0), faces_(1),
@@ -108,18 +180,26 @@ TetraMesh& TetraMesh::operator=(TetraMesh&&) noexcept = default;
 TetraMesh::TetraMesh(std::vector<Point3> points, std::vector<TetraPoints> tetras,
                      std::vector<uint32_t> regions, const MeshCheckOptions& opt)
     : points_(std::move(points)), tetras_(std::move(tetras)), regions_(std::move(regions)) {
+    Stopwatch clock;
     check();
     report_.tolerance = meshTolerance(points_, opt);
     report_.allowDefects = opt.allowDefects;
+    times_.validate = clock.lap();
     checkDuplicateTetras(tetras_, points_, report_);
+    times_.duplicates = clock.lap();
     // Degenerate tetras have no face normals: stop before building faces. Duplicates go on, so
     // that the faces they make non-manifold are reported with them.
-    if (!orient()) throwIfFatal();
+    bool flat = !orient();
+    times_.orient = clock.lap();
+    if (flat) throwIfFatal();
     buildFaces();
+    times_.faces = clock.lap();
     throwIfFatal();
     checkMeshStructure(*this, report_);
+    times_.structure = clock.lap();
     if (report_.hasErrors() && !opt.allowDefects) throw ModelError(report_.errorText());
     locator_ = std::make_unique<PointLocator>(*this);
+    times_.locator = clock.lap();
 }
 
 void TetraMesh::throwIfFatal() const {
@@ -156,89 +236,166 @@ void TetraMesh::check() {
 
 bool TetraMesh::orient() {
     volumes_.assign(tetras_.size(), 0.0);
+    // Per chunk: the count and the first examples, joined in chunk (= tetra) order.
+    const unsigned chunks = chunkCount(tetras_.size() - 1);
+    std::vector<MeshDefect> found(chunks);
+    parallelChunks(1, tetras_.size(), chunks, [&](unsigned c, size_t lo, size_t hi) {
+        MeshDefect& degenerate = found[c];
+        for (size_t t = lo; t < hi; ++t) {
+            auto& T = tetras_[t];
+            const Point3 &a = points_[T[0]], &b = points_[T[1]], &c2 = points_[T[2]], &d = points_[T[3]];
+            double v = signedVolume(a, b, c2, d);
+            double L = 0;
+            for (int i = 0; i < 4; ++i)
+                for (int j = i + 1; j < 4; ++j) L = std::max(L, normP(sub(points_[T[i]], points_[T[j]])));
+            if (!(std::fabs(v) > 1e-12 * L * L * L)) {
+                if (++degenerate.count <= 3)
+                    degenerate.examples.push_back("tetra " + std::to_string(t) + " is degenerate (volume " +
+                                                  std::to_string(v) + ", points " + std::to_string(T[0]) + " " +
+                                                  std::to_string(T[1]) + " " + std::to_string(T[2]) + " " +
+                                                  std::to_string(T[3]) + ")");
+                continue;
+            }
+            // Orientation is a file convention (meshers mix both); overlap is what matters, and
+            // the fold check finds it.
+            if (v < 0) std::swap(T[2], T[3]);
+            volumes_[t] = std::fabs(v);
+        }
+    });
     MeshDefect degenerate;
     degenerate.kind = "degenerate tetras";
     degenerate.severity = MeshDefect::Fatal;
     degenerate.what = "zero-volume (flat) tetras";
-    for (size_t t = 1; t < tetras_.size(); ++t) {
-        auto& T = tetras_[t];
-        const Point3 &a = points_[T[0]], &b = points_[T[1]], &c = points_[T[2]], &d = points_[T[3]];
-        double v = signedVolume(a, b, c, d);
-        double L = 0;
-        for (int i = 0; i < 4; ++i)
-            for (int j = i + 1; j < 4; ++j) L = std::max(L, normP(sub(points_[T[i]], points_[T[j]])));
-        if (!(std::fabs(v) > 1e-12 * L * L * L)) {
-            if (++degenerate.count <= 3)
-                degenerate.examples.push_back("tetra " + std::to_string(t) + " is degenerate (volume " +
-                                              std::to_string(v) + ", points " + std::to_string(T[0]) + " " +
-                                              std::to_string(T[1]) + " " + std::to_string(T[2]) + " " +
-                                              std::to_string(T[3]) + ")");
-            continue;
-        }
-        // Orientation is a file convention (meshers mix both); overlap is what matters, and
-        // the fold check finds it.
-        if (v < 0) std::swap(T[2], T[3]);
-        volumes_[t] = std::fabs(v);
-    }
+    joinChunks(degenerate, found);
     if (degenerate.count) report_.add(degenerate);
     return degenerate.count == 0;
 }
 
-void TetraMesh::buildFaces() {
-    struct Entry {
-        std::array<uint32_t, 3> key;
-        uint32_t t;
-        int i;
-    };
-    std::vector<Entry> e;
-    e.reserve(4 * tetraCount());
-    for (uint32_t t = 1; t < tetras_.size(); ++t)
-        for (int i = 0; i < 4; ++i) {
-            auto k = faceOpposite(tetras_[t], i);
-            std::sort(k.begin(), k.end());
-            e.push_back({k, t, i});
-        }
-    std::sort(e.begin(), e.end(), [](const Entry& a, const Entry& b) {
-        return a.key != b.key ? a.key < b.key : a.t < b.t;
-    });
-    faces_.assign(1, MeshFace{});
-    tetraFaces_.assign(tetras_.size(), {0, 0, 0, 0});
-    MeshDefect shared;
-    shared.kind = "non-manifold faces";
-    shared.severity = MeshDefect::Fatal;
-    shared.what = "faces shared by more than two tetras (overlapping or repeated tetras)";
-    for (size_t j = 0; j < e.size();) {
-        size_t k = j;
-        while (k < e.size() && e[k].key == e[j].key) ++k;
-        if (k - j > 2) {
-            if (++shared.count <= 3)
-                shared.examples.push_back(
-                    "face (" + std::to_string(e[j].key[0]) + "," + std::to_string(e[j].key[1]) + "," +
-                    std::to_string(e[j].key[2]) + ") is shared by " + std::to_string(k - j) + " tetras (" +
-                    std::to_string(e[j].t) + ", " + std::to_string(e[j + 1].t) + ", " +
-                    std::to_string(e[j + 2].t) + ")");
-            j = k;
-            continue;
-        }
-        uint32_t id = uint32_t(faces_.size());
-        MeshFace f;
-        f.owner = e[j].t;
-        f.points = faceOpposite(tetras_[f.owner], e[j].i);
-        Point3 n = crossP(sub(points_[f.points[1]], points_[f.points[0]]),
-                          sub(points_[f.points[2]], points_[f.points[0]]));
-        f.area = 0.5 * normP(n);
-        for (int c = 0; c < 3; ++c) f.normal[c] = n[c] / (2 * f.area);
-        tetraFaces_[f.owner][e[j].i] = id;
-        if (k - j == 2) {
-            f.other = e[j + 1].t;
-            tetraFaces_[f.other][e[j + 1].i] = id | 0x80000000u;
-        } else {
-            boundary_.push_back(id);
-        }
-        faces_.push_back(f);
-        j = k;
+namespace {
+
+// One tetra face in its bucket (the face's lowest point): the other two points in increasing
+// order, the tetra and the vertex the face is opposite.
+struct FaceEntry {
+    uint32_t k1, k2, t, i;
+    bool operator<(const FaceEntry& o) const {
+        return k1 != o.k1 ? k1 < o.k1 : k2 != o.k2 ? k2 < o.k2 : t < o.t;
     }
-    if (shared.count) report_.add(shared);
+    bool sameFace(const FaceEntry& o) const { return k1 == o.k1 && k2 == o.k2; }
+};
+
+// Tetra faces grouped by their lowest point (a counting sort), each group sorted by the other
+// two points and the tetra: the order of a sort of all faces by (sorted points, tetra).
+struct FaceBuckets {
+    std::vector<size_t> start;  // bucket p holds entries[start[p] .. start[p + 1])
+    std::vector<FaceEntry> entries;
+
+    FaceBuckets(const std::vector<TetraPoints>& tetras, size_t pointSlots) : start(pointSlots + 1, 0) {
+        const size_t n = tetras.size();
+        std::unique_ptr<std::atomic<uint32_t>[]> count(new std::atomic<uint32_t>[pointSlots]());
+        auto key = [&](size_t t, int i) {
+            auto k = faceOpposite(tetras[t], i);
+            std::sort(k.begin(), k.end());
+            return k;
+        };
+        parallelFor(1, n, [&](unsigned, size_t lo, size_t hi) {
+            for (size_t t = lo; t < hi; ++t)
+                for (int i = 0; i < 4; ++i) count[key(t, i)[0]].fetch_add(1, std::memory_order_relaxed);
+        });
+        for (size_t p = 0; p < pointSlots; ++p) {
+            start[p + 1] = start[p] + count[p].load(std::memory_order_relaxed);
+            count[p].store(0, std::memory_order_relaxed);
+        }
+        entries.resize(start.back());
+        parallelFor(1, n, [&](unsigned, size_t lo, size_t hi) {
+            for (size_t t = lo; t < hi; ++t)
+                for (int i = 0; i < 4; ++i) {
+                    auto k = key(t, i);
+                    size_t at = start[k[0]] + count[k[0]].fetch_add(1, std::memory_order_relaxed);
+                    entries[at] = FaceEntry{k[1], k[2], uint32_t(t), uint32_t(i)};
+                }
+        });
+        // Within a bucket the order is a total one (a tetra has each face once), so the result
+        // does not depend on the order the threads filled the bucket in.
+        parallelFor(0, pointSlots, [&](unsigned, size_t lo, size_t hi) {
+            for (size_t p = lo; p < hi; ++p) std::sort(entries.begin() + start[p], entries.begin() + start[p + 1]);
+        }, 4096);
+    }
+};
+
+}  // namespace
+
+void TetraMesh::buildFaces() {
+    FaceBuckets B(tetras_, points_.size());
+    // Two passes over contiguous point ranges: count the faces of each range (for its first
+    // face id), then make them. Face ids follow the sorted order, as a single sort would.
+    const size_t P = points_.size();
+    const unsigned chunks = chunkCount(B.entries.size(), 65536);
+    std::vector<size_t> chunkStart(chunks + 1, P);
+    for (unsigned c = 0; c < chunks; ++c) {
+        // Split by entries, not points, so that chunks hold similar work.
+        size_t target = B.entries.size() * c / chunks;
+        chunkStart[c] = size_t(std::lower_bound(B.start.begin(), B.start.end() - 1, target) - B.start.begin());
+    }
+    chunkStart[0] = 0;
+    auto groups = [&](size_t p, auto&& visit) {
+        for (size_t j = B.start[p], end = B.start[p + 1]; j < end;) {
+            size_t k = j;
+            while (k < end && B.entries[k].sameFace(B.entries[j])) ++k;
+            visit(uint32_t(p), j, k);
+            j = k;
+        }
+    };
+    std::vector<size_t> faceCountOf(chunks + 1, 0);
+    parallelChunks(0, chunks, chunks, [&](unsigned, size_t c, size_t) {
+        size_t nf = 0;
+        for (size_t p = chunkStart[c]; p < chunkStart[c + 1]; ++p)
+            groups(p, [&](uint32_t, size_t j, size_t k) { nf += (k - j <= 2); });
+        faceCountOf[c + 1] = nf;
+    });
+    for (unsigned c = 0; c < chunks; ++c) faceCountOf[c + 1] += faceCountOf[c];
+    faces_.assign(faceCountOf[chunks] + 1, MeshFace{});
+    tetraFaces_.assign(tetras_.size(), {0, 0, 0, 0});
+    std::vector<std::vector<uint32_t>> boundary(chunks);
+    std::vector<MeshDefect> shared(chunks);
+    parallelChunks(0, chunks, chunks, [&](unsigned, size_t c, size_t) {
+        uint32_t id = uint32_t(faceCountOf[c] + 1);
+        for (size_t p = chunkStart[c]; p < chunkStart[c + 1]; ++p)
+            groups(p, [&](uint32_t k0, size_t j, size_t k) {
+                const FaceEntry* e = &B.entries[j];
+                if (k - j > 2) {
+                    if (++shared[c].count <= 3)
+                        shared[c].examples.push_back(
+                            "face (" + std::to_string(k0) + "," + std::to_string(e[0].k1) + "," +
+                            std::to_string(e[0].k2) + ") is shared by " + std::to_string(k - j) + " tetras (" +
+                            std::to_string(e[0].t) + ", " + std::to_string(e[1].t) + ", " +
+                            std::to_string(e[2].t) + ")");
+                    return;
+                }
+                MeshFace& f = faces_[id];
+                f.owner = e[0].t;
+                f.points = faceOpposite(tetras_[f.owner], int(e[0].i));
+                Point3 n = crossP(sub(points_[f.points[1]], points_[f.points[0]]),
+                                  sub(points_[f.points[2]], points_[f.points[0]]));
+                f.area = 0.5 * normP(n);
+                for (int d = 0; d < 3; ++d) f.normal[d] = n[d] / (2 * f.area);
+                tetraFaces_[f.owner][e[0].i] = id;
+                if (k - j == 2) {
+                    f.other = e[1].t;
+                    tetraFaces_[f.other][e[1].i] = id | 0x80000000u;
+                } else {
+                    boundary[c].push_back(id);
+                }
+                ++id;
+            });
+    });
+    boundary_.clear();
+    for (auto& b : boundary) boundary_.insert(boundary_.end(), b.begin(), b.end());
+    MeshDefect all;
+    all.kind = "non-manifold faces";
+    all.severity = MeshDefect::Fatal;
+    all.what = "faces shared by more than two tetras (overlapping or repeated tetras)";
+    joinChunks(all, shared);
+    if (all.count) report_.add(all);
 }
 
 uint32_t TetraMesh::neighbour(uint32_t t, int i) const {

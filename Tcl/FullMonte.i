@@ -135,6 +135,7 @@ if (!dcast) {
 %newobject DoseVolumeHistogramGenerator::result;
 %newobject WeightedMapSum::result;
 %newobject TIMOSMeshReader::mesh;
+%newobject BinaryMeshReader::mesh;
 %newobject TIMOSMaterialReader::materials;
 %newobject TIMOSSourceReader::source;
 

@@ -5,6 +5,7 @@
 #include <iomanip>
 
 #include "Storage/AtomicFile.hpp"
+#include "Storage/Binary/BinaryMesh.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Tcl/TclGeometry.hpp"
 #include "Tcl/TclMeshCheck.hpp"
@@ -63,6 +64,27 @@ void TIMOSMeshWriter::mesh(TetraMesh* m) { mesh_ = fmtcl::need(m, "TIMOSMeshWrit
 void TIMOSMeshWriter::write() {
     if (!mesh_) throw ParameterError("TIMOSMeshWriter write: call mesh first");
     fm::writeTIMOSMesh(need("TIMOSMeshWriter write"), *mesh_);
+}
+
+// ---- FullMonte binary mesh ----
+
+void BinaryMeshReader::read() {
+    fm::MeshCheckOptions check;
+    check.allowDefects = allow_;
+    mesh_ = std::make_shared<fm::TetraMesh>(fm::readBinaryMesh(need("BinaryMeshReader read"), check));
+    fmtcl::reportWarnings(mesh_->checkReport().warnings());
+}
+void BinaryMeshReader::allowDefects(bool on) { allow_ = on; }
+bool BinaryMeshReader::allowDefects() const { return allow_; }
+TetraMesh* BinaryMeshReader::mesh() const {
+    if (!mesh_) throw ParameterError("BinaryMeshReader mesh: call read first");
+    return new TetraMesh(mesh_);
+}
+
+void BinaryMeshWriter::mesh(TetraMesh* m) { mesh_ = fmtcl::need(m, "BinaryMeshWriter mesh").ptr(); }
+void BinaryMeshWriter::write() {
+    if (!mesh_) throw ParameterError("BinaryMeshWriter write: call mesh first");
+    fm::writeBinaryMesh(need("BinaryMeshWriter write"), *mesh_);
 }
 
 void TIMOSMaterialWriter::materials(MaterialSet* ms) {

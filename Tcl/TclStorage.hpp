@@ -77,6 +77,32 @@ private:
 #endif
 };
 
+// Beyond FullMonte: the FullMonte binary mesh (.fmb, docs/BINARY_MESH.md), a mesh that loads
+// without parsing text. The reader runs every mesh check, as TIMOSMeshReader does (which also
+// reads .fmb files, by their content).
+class BinaryMeshReader : public FileIO {
+public:
+    void read();
+    TetraMesh* mesh() const;
+    void allowDefects(bool on);
+    bool allowDefects() const;
+#ifndef SWIG
+private:
+    std::shared_ptr<fm::TetraMesh> mesh_;
+    bool allow_ = false;
+#endif
+};
+
+class BinaryMeshWriter : public FileIO {
+public:
+    void mesh(TetraMesh* m);
+    void write();
+#ifndef SWIG
+private:
+    std::shared_ptr<fm::TetraMesh> mesh_;
+#endif
+};
+
 // Beyond FullMonte: the other two TIM-OS files.
 class TIMOSMaterialWriter : public FileIO {
 public:

@@ -12,7 +12,7 @@ seconds=${1:-60}
 shift || true
 build=${FM_FUZZ_BUILD_DIR:-$root/build-fuzz}
 jobs=${FM_JOBS:-2}
-all=(timos_mesh timos_opt timos_source mmc_node mmc_elem mmc_prop mmc_inp mmc_json mci mco mesh_build comsol)
+all=(timos_mesh timos_opt timos_source mmc_node mmc_elem mmc_prop mmc_inp mmc_json mci mco mesh_build comsol binary_mesh)
 targets=("${@:-${all[@]}}")
 
 cxx=${FM_FUZZ_CXX:-$(command -v clang++ || command -v clang++-14 || true)}
@@ -39,7 +39,7 @@ for t in "${targets[@]}"; do
   case $t in  # token dictionaries speed up reaching the deeper checks
     mci|mco) dict=(-dict="$root/Tests/Fuzz/mcml.dict") ;;
     mmc_json) dict=(-dict="$root/Tests/Fuzz/mmc_json.dict") ;;
-    mesh_build) dict=() ;;
+    mesh_build|binary_mesh) dict=() ;;
     *) dict=(-dict="$root/Tests/Fuzz/numbers.dict") ;;
   esac
   log="$build/logs/$t.log"

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Storage/TIMOS/TIMOS.hpp"
 
+#include <iterator>
+
 #include "Storage/AtomicFile.hpp"
+#include "Storage/Binary/BinaryMesh.hpp"
+#include "Storage/TIMOS/TIMOSMeshParser.hpp"
 #include "Storage/TextReader.hpp"
 
 namespace fm {
@@ -41,11 +45,7 @@ TetraMesh readMesh(TextReader& r, const MeshCheckOptions& check) {
         regions.push_back(uint32_t(reg));
     }
     r.expectEnd();
-    try {
-        return TetraMesh(std::move(pts), std::move(tets), std::move(regions), check);
-    } catch (const ModelError& e) {
-        throw ModelError(r.path() + ": " + e.what());
-    }
+    return buildMesh(MeshArrays{std::move(pts), std::move(tets), std::move(regions)}, r.path(), check);
 }
 
 MaterialSet readMaterials(TextReader& r) {
@@ -140,13 +140,23 @@ TIMOSSources readSources(TextReader& r) {
 
 }  // namespace
 
-TetraMesh readTIMOSMesh(const std::string& path, const MeshCheckOptions& check) {
-    TextReader r(path);
-    return readMesh(r, check);
-}
-TetraMesh readTIMOSMesh(std::istream& in, const std::string& name, const MeshCheckOptions& check) {
+// The fast parser first; text it does not accept goes through the token reader, which says
+// what is wrong where. A FullMonte binary mesh (.fmb) is recognised by its first bytes.
+static TetraMesh readTIMOSMeshText(std::string text, const std::string& name, const MeshCheckOptions& check) {
+    if (isBinaryMesh(text)) return buildMesh(parseBinaryMesh(text, name), name, check);
+    MeshArrays a;
+    if (parseTIMOSMeshFast(text.data(), text.data() + text.size(), a)) return buildMesh(std::move(a), name, check);
+    std::istringstream in(std::move(text));
     TextReader r(in, name);
     return readMesh(r, check);
+}
+
+TetraMesh readTIMOSMesh(const std::string& path, const MeshCheckOptions& check) {
+    return readTIMOSMeshText(readWholeFile(path), path, check);
+}
+TetraMesh readTIMOSMesh(std::istream& in, const std::string& name, const MeshCheckOptions& check) {
+    return readTIMOSMeshText(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()),
+                             name, check);
 }
 MaterialSet readTIMOSMaterials(const std::string& path) {
     TextReader r(path);

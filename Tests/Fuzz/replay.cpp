@@ -46,6 +46,9 @@
 #define LLVMFuzzerTestOneInput fuzzComsol
 #include "Tests/Fuzz/fuzz_comsol.cpp"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzzBinaryMesh
+#include "Tests/Fuzz/fuzz_binary_mesh.cpp"
+#undef LLVMFuzzerTestOneInput
 
 namespace fs = std::filesystem;
 
@@ -60,7 +63,7 @@ int main(int argc, char** argv) {
         {"mmc_node", fuzzMmcNode},     {"mmc_elem", fuzzMmcElem},   {"mmc_prop", fuzzMmcProp},
         {"mmc_inp", fuzzMmcInp},       {"mmc_json", fuzzMmcJson},
         {"mci", fuzzMci},              {"mco", fuzzMco},            {"mesh_build", fuzzMeshBuild},
-        {"comsol", fuzzComsol}};
+        {"comsol", fuzzComsol},        {"binary_mesh", fuzzBinaryMesh}};
     size_t total = 0;
     for (auto [name, run] : targets) {
         const fs::path dir = fs::path(argv[1]) / name;

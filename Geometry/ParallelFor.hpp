@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Splitting a loop over [begin, end) into contiguous chunks, one per std::thread, for the mesh
+// load path (parsing, orientation, faces, checks, packing). Chunk c always covers the same
+// indices for a given thread count, and callers merge per-chunk results in chunk order, so
+// results do not depend on scheduling.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace fm {
+
+// Threads the load path uses: the hardware's, at most 64, unless set (tests compare 1 and many).
+inline std::atomic<unsigned>& loadThreadsSetting() {
+    static std::atomic<unsigned> n{0};
+    return n;
+}
+inline void setLoadThreads(unsigned n) { loadThreadsSetting() = n; }  // 0: the hardware's
+inline unsigned loadThreads() {
+    unsigned n = loadThreadsSetting();
+    if (!n) n = std::thread::hardware_concurrency();
+    return std::max(1u, std::min(n, 64u));
+}
+
+// Divides every minimum chunk size: tests set it so that small meshes split as large ones do.
+inline std::atomic<unsigned>& loadGrainDivisor() {
+    static std::atomic<unsigned> d{1};
+    return d;
+}
+
+// Chunks for n items: one per thread, and none smaller than minChunk items.
+inline unsigned chunkCount(size_t n, size_t minChunk = 16384) {
+    minChunk /= std::max(1u, loadGrainDivisor().load());
+    size_t c = std::max<size_t>(1, n / std::max<size_t>(1, minChunk));
+    return unsigned(std::min<size_t>(c, loadThreads()));
+}
+
+// Calls f(chunk, lo, hi) for `chunks` contiguous pieces of [begin, end), in parallel; the first
+// exception a chunk throws (lowest chunk index) is rethrown after all have finished.
+template <class F>
+void parallelChunks(size_t begin, size_t end, unsigned chunks, F&& f) {
+    if (end <= begin) return;
+    if (chunks <= 1 || end - begin < 2) {
+        f(0u, begin, end);
+        return;
+    }
+    const size_t n = end - begin;
+    std::vector<std::exception_ptr> errors(chunks);
+    std::vector<std::thread> pool;
+    pool.reserve(chunks - 1);
+    auto piece = [&](unsigned c) {
+        size_t lo = begin + n * c / chunks, hi = begin + n * (c + 1) / chunks;
+        try {
+            f(c, lo, hi);
+        } catch (...) {
+            errors[c] = std::current_exception();
+        }
+    };
+    unsigned c = 1;
+    try {
+        for (; c < chunks; ++c) pool.emplace_back(piece, c);
+    } catch (const std::system_error&) {  // no more threads: the rest run here
+        for (; c < chunks; ++c) piece(c);
+    }
+    piece(0);
+    for (auto& t : pool) t.join();
+    for (auto& e : errors)
+        if (e) std::rethrow_exception(e);
+}
+
+// The same with the chunk count chosen by chunkCount(end - begin, minChunk).
+template <class F>
+void parallelFor(size_t begin, size_t end, F&& f, size_t minChunk = 16384) {
+    if (end > begin) parallelChunks(begin, end, chunkCount(end - begin, minChunk), f);
+}
+
+// std::sort of v on the load threads: chunks sorted, then merged pairwise. The same result as
+// std::sort for a total order (no two elements equivalent), which callers guarantee.
+template <class T>
+void parallelSort(std::vector<T>& v, size_t minChunk = 65536) {
+    const unsigned chunks = chunkCount(v.size(), minChunk);
+    std::vector<size_t> edge(chunks + 1);
+    for (unsigned c = 0; c <= chunks; ++c) edge[c] = v.size() * c / chunks;
+    parallelChunks(0, chunks, chunks, [&](unsigned, size_t c, size_t) {
+        std::sort(v.begin() + edge[c], v.begin() + edge[c + 1]);
+    });
+    for (unsigned width = 1; width < chunks; width *= 2) {
+        const unsigned merges = (chunks + 2 * width - 1) / (2 * width);
+        parallelChunks(0, merges, merges, [&](unsigned, size_t m, size_t) {
+            size_t a = edge[2 * width * m], b = edge[std::min<size_t>(chunks, 2 * width * m + width)],
+                   e = edge[std::min<size_t>(chunks, 2 * width * (m + 1))];
+            std::inplace_merge(v.begin() + a, v.begin() + b, v.begin() + e);
+        });
+    }
+}
+
+}  // namespace fm
