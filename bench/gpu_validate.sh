@@ -23,7 +23,7 @@ run() {  # name kernel packets seed [threads]
   local name=$1 kern=$2 n=$3 seed=$4 case=$5 dir="$out/$1"
   local base="$data/timos/$case"
   "$build/bin/fullmonte-run" --mesh "$base.mesh" --opt "$base.opt" --source "$base.source" --packets "$n" \
-    --seed "$seed" --kernel "$kern" --threads 16 --quiet --output "$dir" >/dev/null 2>"$dir.err" || { log "$name FAILED: $(cat $dir.err)"; return; }
+    --seed "$seed" --kernel "$kern" $([ "$kern" = cpu ] && echo --threads 16) --quiet --output "$dir" >/dev/null 2>"$dir.err" || { log "$name FAILED: $(cat $dir.err)"; return; }
   python3 - "$dir/summary.json" "$name" <<'PY' | tee -a "$out/summary.txt"
 import json, sys
 s = json.load(open(sys.argv[1])); L = s["ledger"]

@@ -49,7 +49,7 @@ rates=()
 perCpu=()
 TIMEFORMAT='%U %S'
 for ((i = 1; i <= repeats; ++i)); do
-  { cpu=$( { time "$exe" "$work/skin7.mci" --threads "$threads" --kernel "$kernel" --seed "$i" --quiet > "$work/out" ; } 2>&1 ); }
+  { cpu=$( { time "$exe" "$work/skin7.mci" $([ "$kernel" = cpu ] && echo --threads "$threads") --kernel "$kernel" --seed "$i" --quiet > "$work/out" ; } 2>&1 ); }
   head -n 1 "$work/out"
   rates+=("$(head -n 1 "$work/out" | sed -n 's/.*(\([0-9.]*\) photons\/s.*/\1/p')")
   perCpu+=("$(echo "$cpu" | awk -v n="$photons" '{print n / ($1 + $2)}')")

@@ -50,7 +50,7 @@ fullmonte() { # label kernel packets
   local t0 t1 dir=$work/fm_$1
   t0=$(now)
   "$fm/bin/fullmonte-run" --mesh "$mesh" --opt "$opt" --source "$src" --packets "$3" --seed 1 --kernel "$2" \
-    --threads "$threads" --quiet --output "$dir" >/dev/null 2>"$dir.err" || { echo "$1 FAILED: $(tail -2 "$dir.err")"; return; }
+    $([ "$2" = cpu ] && echo --threads "$threads") --quiet --output "$dir" >/dev/null 2>"$dir.err" || { echo "$1 FAILED: $(tail -2 "$dir.err")"; return; }
   t1=$(now)
   python3 - "$dir/summary.json" "$1" "$t0" "$t1" "$3" <<'PY'
 import json, sys

@@ -54,7 +54,7 @@ meshRun() {  # case kernel packets seed dir
   local t0 t1
   t0=$(date +%s.%N)
   if ! "$run" --mesh "$b.mesh" --opt "$b.opt" --source "$b.source" --packets "$3" --seed "$4" \
-      --kernel "$2" ${threads:+--threads $threads} --quiet --output "$5" > "$5.log" 2>&1; then echo FAIL; return; fi
+      --kernel "$2" $([ "$2" = cpu ] && echo ${threads:+--threads $threads}) --quiet --output "$5" > "$5.log" 2>&1; then echo FAIL; return; fi
   t1=$(date +%s.%N)
   "$py" - "$5/summary.json" "$t0" "$t1" <<'EOF'
 import json, sys
@@ -68,7 +68,7 @@ mcmlRun() {  # kernel photons seed dir
   local t0 t1 log=$4.log
   mkdir -p "$4"
   t0=$(date +%s.%N)
-  if ! "$mcml" "$f" --kernel "$1" --seed "$3" ${threads:+--threads $threads} --output-dir "$4" > "$log" 2>&1; then echo FAIL; return; fi
+  if ! "$mcml" "$f" --kernel "$1" --seed "$3" $([ "$1" = cpu ] && echo ${threads:+--threads $threads}) --output-dir "$4" > "$log" 2>&1; then echo FAIL; return; fi
   t1=$(date +%s.%N)
   # "run 1/1: N photons in S s (...)", "Rsp .. Rd .. A .. Tt ..", "X interactions per photon"
   awk -v w="$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" '
