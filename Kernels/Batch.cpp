@@ -54,6 +54,7 @@ RunOptions singleRunOptions(const BatchOptions& opt, const BatchRunSpec& r) {
     o.threads = opt.threads;
     o.outputs = opt.outputs;
     o.tuning = opt.tuning;
+    o.batches = 1;  // a batch's runs carry no standard errors: no per-run batching cost
     o.cancel = opt.cancel;
     return o;
 }

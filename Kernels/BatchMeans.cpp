@@ -11,8 +11,10 @@
 
 namespace fm {
 
-uint64_t effectiveBatches(const RunOptions& opt) {
-    return opt.batches ? opt.batches : std::min(kDefaultBatches, std::max<uint64_t>(opt.packets, 1));
+uint64_t effectiveBatches(const RunOptions& opt, bool gpu) {
+    if (opt.batches) return opt.batches;
+    if (gpu) return opt.packets >= kDefaultBatches * kGpuPacketsPerDefaultBatch ? kDefaultBatches : 1;
+    return std::min(kDefaultBatches, std::max<uint64_t>(opt.packets, 1));
 }
 
 void validateBatches(uint64_t batches, uint64_t packets, const std::string& what) {

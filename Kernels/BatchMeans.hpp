@@ -24,10 +24,16 @@ struct RunResult;
 
 // Batches a run uses unless told otherwise (RunOptions::batches); 1 turns the estimate off.
 constexpr uint64_t kDefaultBatches = 10;
+// A GPU batch ends with the drain of its launches and a fold of the tallies (a few ms on an
+// H100), so the GPU's default splits a run only where every batch holds at least this many
+// packets (a cost of about 2% at this size); smaller GPU runs get no estimate unless asked.
+constexpr uint64_t kGpuPacketsPerDefaultBatch = 10000000;
 
 struct RunOptions;
-// The batches a run uses: opt.batches, or for 0 the default (at most one per packet).
-uint64_t effectiveBatches(const RunOptions& opt);
+// The batches a run uses: opt.batches, or for 0 the default: kDefaultBatches (at most one per
+// packet) on the CPU; on the GPU kDefaultBatches where the run has kDefaultBatches x
+// kGpuPacketsPerDefaultBatch packets or more, else 1.
+uint64_t effectiveBatches(const RunOptions& opt, bool gpu = false);
 // Throws ParameterError naming `what` unless 1 <= batches <= packets.
 void validateBatches(uint64_t batches, uint64_t packets, const std::string& what = "batches");
 // Parses a batch count given as text (Tcl, command line, JSON): a whole number >= 1, else a

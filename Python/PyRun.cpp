@@ -334,7 +334,7 @@ kernel='cpu', devices=[], wmin=1e-5, prwin=0.1, max_steps=100000, max_hits=10000
 volume=True, surface=True, directed_faces=[], batches=0).
 
 batches: contiguous packet batches behind the standard errors (Result.*_stderr); 0 = the
-default (10), 1 = no standard errors.
+default (10; on the GPU 10 from 1e8 packets, else 1), 1 = no standard errors.
 
 The model is checked and packed at construction (errors raise there). start() runs it on a
 worker thread without holding the GIL; progress, running, done, cancel() and wait(timeout)

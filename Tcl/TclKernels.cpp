@@ -109,7 +109,7 @@ void Kernel::batchCount(double n) {
     notRunning("batchCount");
     opt_.batches = fmtcl::wholeNumber(n, className_ + " batchCount", 1, 9007199254740992.0);
 }
-unsigned long long Kernel::batchCount() const { return fm::effectiveBatches(opt_); }
+unsigned long long Kernel::batchCount() const { return fm::effectiveBatches(opt_, device_ == "cuda"); }
 void Kernel::threadCount(unsigned n) {
     notRunning("threadCount");
     if (n > 4096) throw ParameterError(className_ + " threadCount: " + std::to_string(n) + " is unreasonable");

@@ -279,7 +279,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     // (the devices finish together). One device: one chunk.
     // With standard errors each chunk is a batch (folded when done), and chunks are at most
     // 1/B of the packets, so a run has at least B batches (B on one device).
-    const uint64_t batches = effectiveBatches(opt);
+    const uint64_t batches = effectiveBatches(opt, true);
     const uint64_t maxChunk = batches > 1 ? (opt.packets + batches - 1) / batches : opt.packets;
     const uint64_t minChunk = std::min(maxChunk, devices.size() == 1 ? opt.packets
                                                   : std::max<uint64_t>(1u << 20, opt.packets / (64 * devices.size())));
@@ -423,7 +423,7 @@ RunResult CudaModelOnDevice::run(const RunVariant& v, const RunOptions& opt) {
     r.packetsRequested = opt.packets;
     r.uploadSeconds = since(t0);
     // The batches of runCuda on one device: equal contiguous parts, each folded when done.
-    const uint64_t batches = effectiveBatches(opt);
+    const uint64_t batches = effectiveBatches(opt, true);
     BatchRun b;
     for (uint64_t j = 0; j < batches; ++j) {
         auto at = [&](uint64_t k) { return uint64_t((unsigned __int128)opt.packets * k / batches); };

@@ -166,7 +166,7 @@ RunResult runDistributed(const MpiSession& mpi, const std::string& kernel, const
         RunOptions part = opt;
         part.firstPacket = opt.firstPacket + begin;
         part.packets = std::min(chunk, opt.packets - begin);
-        part.batches = std::min(effectiveBatches(opt), part.packets);
+        part.batches = std::min(effectiveBatches(opt, kernel == "cuda"), part.packets);
         if (mpi.rank() != 0) part.progress = nullptr;
         accumulateResult(mine, runKernel(kernel, in, part));
         if (mine.cancelled) break;

@@ -165,7 +165,7 @@ MCMLResult runMcml(const std::string& kernel, const LayeredModel& model, const M
                              " layers but the model has " + std::to_string(model.layers.size()));
     KernelInput in = packLayered(model);
     const double Rsp = specularReflectance(model);
-    if (effectiveBatches(opt) > 1) return runMcmlBatches(kernel, in, run, Rsp, opt, raw);
+    if (effectiveBatches(opt, kernel == "cuda") > 1) return runMcmlBatches(kernel, in, run, Rsp, opt, raw);
     McmlTallies t = runMcmlKernel(kernel, in, mcmlGrid(run), opt);
     MCMLResult res = mcmlResult(t, run, Rsp);
     if (raw) *raw = std::move(t);
@@ -179,7 +179,7 @@ MCMLResult runMcml(const std::string& kernel, const LayeredModel& model, const M
 MCMLResult runMcmlBatches(const std::string& kernel, const KernelInput& in, const MCMLRun& run, double Rsp,
                           const RunOptions& opt, McmlTallies* raw) {
     validateRunOptions(opt);  // names a batch count above the packets
-    const uint64_t B = effectiveBatches(opt), N = opt.packets;
+    const uint64_t B = effectiveBatches(opt, kernel == "cuda"), N = opt.packets;
     const McmlGrid grid = mcmlGrid(run);
     McmlTallies total;
     std::vector<double> q;

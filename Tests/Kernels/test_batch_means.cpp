@@ -156,6 +156,15 @@ BOOST_AUTO_TEST_CASE(one_batch_gives_no_error_and_the_default_batches) {
     BOOST_CHECK_EQUAL(runKernel("cpu", in, options(2000, 2, 3, 4)).standardError.batches, 4u);
     RunOptions tiny = options(3, 0);
     BOOST_CHECK_EQUAL(effectiveBatches(tiny), 3u);
+    // The GPU's default: batches only where each holds kGpuPacketsPerDefaultBatch packets.
+    RunOptions gpu = options(kDefaultBatches * kGpuPacketsPerDefaultBatch - 1, 0);
+    BOOST_CHECK_EQUAL(effectiveBatches(gpu, true), 1u);
+    gpu.packets += 1;
+    BOOST_CHECK_EQUAL(effectiveBatches(gpu, true), kDefaultBatches);
+    gpu.batches = 4;  // asked for: always honoured
+    BOOST_CHECK_EQUAL(effectiveBatches(gpu, true), 4u);
+    tiny.batches = 3;
+    BOOST_CHECK_EQUAL(effectiveBatches(tiny, true), 3u);
 }
 
 BOOST_AUTO_TEST_CASE(bad_batch_counts_are_parameter_errors) {
