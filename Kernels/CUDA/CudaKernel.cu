@@ -69,8 +69,7 @@ public:
         : o_(o), mesh_(mesh.cells, s_), nVol_(o.volume ? mesh.cells.size() : 0), nSurf_(o.surface ? mesh.faceCount : 0),
           nDir_(o.directed ? 2 * size_t(mesh.faceCount) : 0), stride_(nVol_ + nSurf_ + nDir_),
           copies_(replicaCountPow2(stride_, kMeshReplicas)),
-          tallies_(stride_ * copies_, "tallies"), totals_(1, "ledger"), rare_(kRareLedgerCopies, "ledger replicas"),
-          folds_(stride_) {
+          tallies_(stride_ * copies_, "tallies"), totals_(1, "ledger"), rare_(kRareLedgerCopies, "ledger replicas") {
         clear();
     }
     // Materials and sources of the next run; tallies start from zero.
@@ -109,15 +108,16 @@ public:
     // it completes.
     BatchRun runBatch(const RunOptions& part) {
         BatchRun b = run(part);
-        if (b.packetsDone == part.packets) folds_.fold(tallies_, copies_, ledgerNow(), b.packetsDone, s_);
+        if (b.packetsDone == part.packets) folds().fold(tallies_, copies_, ledgerNow(), b.packetsDone, s_);
         return b;
     }
     // This device's batch sums, for the standard errors.
     BatchSums batchSums() {
-        const std::vector<double> q = folds_.q(s_);
+        DeviceBatchFold& f = folds();
+        const std::vector<double> q = f.q(s_);
         return BatchSums{std::vector<double>(q.begin(), q.begin() + nVol_),
                          std::vector<double>(q.begin() + nVol_, q.begin() + nVol_ + nSurf_),
-                         std::vector<double>(q.begin() + nVol_ + nSurf_, q.end()), folds_.ledgerQ(), folds_.batches()};
+                         std::vector<double>(q.begin() + nVol_ + nSurf_, q.end()), f.ledgerQ(), f.batches()};
     }
     void addTo(RunResult& r) {
         auto add = [](std::vector<double>& into, std::vector<double> v) {
@@ -146,7 +146,7 @@ private:
         tallies_.zero(s_);
         totals_.zero(s_);
         rare_.zero(s_);
-        folds_.clear(s_);
+        if (folds_) folds_->clear(s_);
         cudaCheck(cudaStreamSynchronize(s_), "upload");
     }
     OutputSelection o_;
@@ -164,7 +164,16 @@ private:
     DeviceBuffer<double> tallies_;
     DeviceBuffer<DeviceTotals> totals_;
     DeviceBuffer<Ledger> rare_;  // the ledger's fields booked by reductions (SplitLedgerScorer)
-    DeviceBatchFold folds_;
+    // The standard errors' sums, allocated by the first batched run: a run without batches
+    // leaves the device's memory as it was without them.
+    std::unique_ptr<DeviceBatchFold> folds_;
+    DeviceBatchFold& folds() {
+        if (!folds_) {
+            folds_ = std::make_unique<DeviceBatchFold>(stride_);
+            folds_->clear(s_);
+        }
+        return *folds_;
+    }
 };
 
 std::vector<int> resolveDevicesImpl(const std::vector<int>& requested) {

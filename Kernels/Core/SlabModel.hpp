@@ -15,12 +15,15 @@
 namespace fm {
 
 // One layer: the planes z = z0 (top, outward normal -z) and z = z1 (bottom, +z), z0 < z1.
-struct SlabCell {
+// 32 bytes on a 16-byte boundary, so the GPU reads a cell from shared memory in two vector loads.
+struct alignas(16) SlabCell {
     float z0, z1;
     uint32_t adj[2];          // the cell across the top (0) and bottom (1), or kExteriorBit | material
     uint32_t adjMaterial[2];  // the material across each face
     uint32_t material;
+    uint32_t unused;          // explicit padding (zero: the packer value-initialises every cell)
 };
+static_assert(sizeof(SlabCell) == 32, "a slab cell is two 16-byte vectors");
 
 // cells[i] = layer i (1..layers; cells[0] unused); on the GPU cells points to a per-block
 // shared-memory copy.

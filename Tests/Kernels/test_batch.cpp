@@ -42,6 +42,7 @@ struct BatchFixture : fmtest::BatchTestModel {
         o.params.seed = seed;
         o.threads = 2;
         o.outputs.directed = false;
+        o.batches = 1;  // as a batch's runs: unbatched, so the same summation order
         return runKernel("cpu", in, o);
     }
 };
