@@ -396,8 +396,8 @@ def test_long_calls_release_the_gil(slab_model):
     import threading
     import time
     mesh, mats = slab_model
-    for work in (lambda: fm.run_batch(mesh, mats, [fm.PointSource((0, 0, 0))] * 2, packets=30_000, threads=1),
-                 lambda: fm.trace(mesh, mats, fm.PointSource((0, 0, 0)), packets=3000, threads=1)):
+    for work in (lambda: fm.run_batch(mesh, mats, [fm.PointSource((0, 0, 0))] * 2, packets=100_000, threads=1),
+                 lambda: fm.trace(mesh, mats, fm.PointSource((0, 0, 0)), packets=15_000, threads=1)):
         t = threading.Thread(target=work)
         t0 = time.monotonic()
         t.start()
