@@ -24,9 +24,9 @@ struct RunResult;
 
 // Batches a run uses unless told otherwise (RunOptions::batches); 1 turns the estimate off.
 constexpr uint64_t kDefaultBatches = 10;
-// A GPU batch ends with the drain of its launches and a fold of the tallies (a few ms on an
-// H100), so the GPU's default splits a run only where every batch holds at least this many
-// packets (a cost of about 2% at this size); smaller GPU runs get no estimate unless asked.
+// A GPU batch ends with the drain of its launches and a fold of the tallies, a fixed cost per
+// batch, so the GPU's default splits a run only where every batch holds at least this many
+// packets (docs/PERFORMANCE.md); smaller GPU runs get no estimate unless asked.
 constexpr uint64_t kGpuPacketsPerDefaultBatch = 10000000;
 
 struct RunOptions;

@@ -104,8 +104,8 @@ void addTallies(McmlTallies& into, const McmlTallies& t) {
     into.kernel = t.kernel;
 }
 
-// MCML's batches: on the GPU each is a whole kernel run (set-up and drain: 10 batches of the
-// seven-layer skin at 1e8 photons cost 7% on an H100), so the GPU batches only when asked.
+// MCML's batches: on the GPU each is a whole kernel run with its set-up and drain
+// (docs/PERFORMANCE.md), so the GPU batches only when asked.
 uint64_t mcmlBatches(const RunOptions& opt, const std::string& kernel) {
     if (kernel == "cuda" && opt.batches == 0) return 1;
     return effectiveBatches(opt);
