@@ -23,6 +23,14 @@ using namespace cuda_engine;
 // At most this many replicas of a mesh's tallies (a power of two: TallyScorer picks one by a
 // mask), so that the cells at a beam's entry or around a point source are not one address.
 constexpr uint32_t kMeshReplicas = 32;
+// Tallies larger than this are not replicated: a clinical-scale mesh spreads its deposits over
+// many cells, and the copies would only take L2 from the cell records (docs/PERFORMANCE.md,
+// "Replicas on a clinical mesh").
+constexpr size_t kReplicatedTallyMaxBytes = size_t(4) << 20;
+
+static uint32_t meshTallyCopies(size_t doubles) {
+    return doubles * sizeof(double) > kReplicatedTallyMaxBytes ? 1u : replicaCountPow2(doubles, kMeshReplicas);
+}
 
 bool cudaDeviceAvailable(std::string* why) {
     int n = 0;
@@ -68,7 +76,7 @@ public:
     DeviceRun(const KernelInput& mesh, const OutputSelection& o)
         : o_(o), mesh_(mesh.cells, s_), nVol_(o.volume ? mesh.cells.size() : 0), nSurf_(o.surface ? mesh.faceCount : 0),
           nDir_(o.directed ? 2 * size_t(mesh.faceCount) : 0), stride_(nVol_ + nSurf_ + nDir_),
-          copies_(replicaCountPow2(stride_, kMeshReplicas)),
+          copies_(meshTallyCopies(stride_)),
           tallies_(stride_ * copies_, "tallies"), totals_(1, "ledger"), rare_(kRareLedgerCopies, "ledger replicas") {
         clear();
     }
