@@ -4,7 +4,6 @@
 #include "Storage/MCML/MCMLRunBlock.hpp"
 #include "Storage/MCML/MCMLTextScanner.hpp"
 
-#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -58,7 +57,8 @@ void checkArray(const char* name, const std::vector<double>& v, std::size_t expe
     require(v.size() == expected, std::string(name) + " has " + std::to_string(v.size()) +
                                       " values, the run needs " + std::to_string(expected));
     for (double x : v)
-        require(std::isfinite(x), std::string(name) + " holds a non-finite value");
+        if (!std::isfinite(x))  // the message only when it is needed: an A(r,z) grid is ~1e5 values
+            require(false, std::string(name) + " holds a non-finite value");
 }
 
 void checkResult(const MCMLResult& r)
@@ -121,16 +121,27 @@ void putG(std::ostream& o, double v)
 }
 
 // std::to_chars gives printf's %e digits (correctly rounded, two-digit exponent) several times
-// faster than the stream: an A(r,z) grid is ~1e5 numbers. Right-aligned in `width` (%12.6E).
-void putE(std::ostream& o, double v, int width)
+// faster than the stream: an A(r,z) grid is ~1e5 numbers. Right-aligned in `width` (%12.6E),
+// appended to s (the grids are formatted into one buffer and written at once: a stream call
+// and a locale's toupper per character took most of the writing time).
+void appendE(std::string& s, double v, int width)
 {
     char buf[40];
     const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific, 6);
     for (char* p = buf; p != r.ptr; ++p)
-        *p = char(std::toupper(static_cast<unsigned char>(*p)));  // %E
-    for (long pad = width - (r.ptr - buf); pad > 0; --pad)
-        o.put(' ');
-    o.write(buf, r.ptr - buf);
+        if (*p >= 'a' && *p <= 'z')
+            *p = char(*p - 'a' + 'A');  // %E: to_chars writes ASCII
+    const long n = r.ptr - buf;
+    if (width > n)
+        s.append(std::size_t(width - n), ' ');
+    s.append(buf, std::size_t(n));
+}
+
+void putE(std::ostream& o, double v, int width)
+{
+    std::string s;
+    appendE(s, v, width);
+    o.write(s.data(), std::streamsize(s.size()));
 }
 
 // ---- sections, in file order -----------------------------------------------------------------
@@ -210,13 +221,23 @@ void writeColumn(std::ostream& o, const char* heading, const std::vector<double>
 // followed by a space, and the array by one newline.
 void writeGrid(std::ostream& o, const char* heading, const std::vector<double>& v)
 {
+    // Formatted a block of values at a time: each write lets a stop request end a long write
+    // (AtomicFile's stream checks at every write).
+    constexpr std::size_t kBlock = 4000;
+    std::string s;
+    s.reserve(kBlock * 13 + kBlock / 5 + 1);
     o << heading;
     for (std::size_t i = 0; i < v.size(); ++i)
     {
-        putE(o, v[i], 12);
-        o << ' ';
+        appendE(s, v[i], 12);
+        s += ' ';
         if ((i + 1) % 5 == 0)
-            o << '\n';
+            s += '\n';
+        if ((i + 1) % kBlock == 0 || i + 1 == v.size())
+        {
+            o.write(s.data(), std::streamsize(s.size()));
+            s.clear();
+        }
     }
     o << '\n';
 }
