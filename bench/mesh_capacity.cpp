@@ -399,7 +399,7 @@ int run(int argc, char** argv) {
         const Line secs = fit(a.tetras, a.totalSeconds, b.tetras, b.totalSeconds);
         // Host: what is available now, less a margin for the runtime's own growth.
         const double hostLimit = host.solve(0.92 * hostAvailable());
-        const double gpuLimit = o.kernel == "cuda" ? gpu.solve(gpuFree()) : hostLimit;
+        const double gpuLimit = o.kernel == "cuda" ? gpu.solve(gpuFree()) : HUGE_VAL;
         // Face ids hold 31 bits: 12 n^3 + 6 n^2 faces for n^3 cubes.
         double cubes = 1;
         while (12 * std::pow(cubes + 1, 3) + 6 * std::pow(cubes + 1, 2) < 2147483647.0) ++cubes;
@@ -420,7 +420,9 @@ int run(int argc, char** argv) {
                         target, secs.at(target), left, fits);
             target = fits;
         }
-        if (target > b.tetras) {
+        if (target <= b.tetras)
+            std::printf("no size beyond the last probe fits the time left\n");
+        else {
             const Measure m = attempt(target);
             if (!m.ran) ok = false;
             // Over the GPU's limit where the host can still build it: the run must be refused.
