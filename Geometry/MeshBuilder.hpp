@@ -27,6 +27,18 @@ uint32_t paintRegion(const std::vector<RegionShape>& shapes, uint32_t background
                      const Point3& lo, const Point3& hi);
 void checkRegionShapes(const std::vector<RegionShape>& shapes);
 
+// The arrays of a box mesh (index 0 the dummy, as TetraMesh takes them): points on the grid,
+// cube (i, j, k)'s six tetras at 1 + 6 (i + nx (j + ny k)), each tetra's region from its
+// centroid. Built on all threads: `region` must be safe to call concurrently. Throws
+// ParameterError for no divisions, an empty box, or more tetras than 32-bit indices hold.
+struct BoxMeshArrays {
+    std::vector<Point3> points;
+    std::vector<TetraPoints> tetras;
+    std::vector<uint32_t> regions;
+};
+BoxMeshArrays makeBoxMeshArrays(const Point3& lo, const Point3& hi, unsigned nx, unsigned ny, unsigned nz,
+                                const std::function<uint32_t(const Point3&)>& region);
+// The box mesh itself (at most 5e7 cubes: a guard against a typo in a script's divisions).
 TetraMesh makeBoxMesh(const Point3& lo, const Point3& hi, unsigned nx, unsigned ny, unsigned nz,
                       const std::function<uint32_t(const Point3&)>& region);
 

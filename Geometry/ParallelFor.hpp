@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <exception>
 #include <system_error>
 #include <thread>
@@ -96,6 +98,36 @@ void parallelSort(std::vector<T>& v, size_t minChunk = 65536) {
             std::inplace_merge(v.begin() + a, v.begin() + b, v.begin() + e);
         });
     }
+}
+
+// Items grouped by bucket on the load threads (a counting sort), each bucket then sorted by
+// operator<: start[b] .. start[b + 1] are bucket b's items. emit(e, put) calls put(bucket, item)
+// for each item of element e in [begin, end); it is called twice per element (to count, then
+// to place) and must put the same items both times. Within a bucket the order must be a total
+// one, so that the result does not depend on the order the threads filled the bucket in.
+template <class Item, class Emit>
+void parallelBucketSort(size_t buckets, size_t begin, size_t end, Emit&& emit, std::vector<size_t>& start,
+                        std::vector<Item>& items, size_t sortMinChunk) {
+    std::unique_ptr<std::atomic<uint32_t>[]> count(new std::atomic<uint32_t>[buckets]());
+    parallelFor(begin, end, [&](unsigned, size_t lo, size_t hi) {
+        for (size_t e = lo; e < hi; ++e)
+            emit(e, [&](size_t b, const Item&) { count[b].fetch_add(1, std::memory_order_relaxed); });
+    });
+    start.assign(buckets + 1, 0);
+    for (size_t b = 0; b < buckets; ++b) {
+        start[b + 1] = start[b] + count[b].load(std::memory_order_relaxed);
+        count[b].store(0, std::memory_order_relaxed);
+    }
+    items.resize(start.back());
+    parallelFor(begin, end, [&](unsigned, size_t lo, size_t hi) {
+        for (size_t e = lo; e < hi; ++e)
+            emit(e, [&](size_t b, const Item& item) {
+                items[start[b] + count[b].fetch_add(1, std::memory_order_relaxed)] = item;
+            });
+    });
+    parallelFor(0, buckets, [&](unsigned, size_t lo, size_t hi) {
+        for (size_t b = lo; b < hi; ++b) std::sort(items.begin() + start[b], items.begin() + start[b + 1]);
+    }, sortMinChunk);
 }
 
 }  // namespace fm

@@ -85,7 +85,7 @@ public:
         if (queries_.fetch_add(1, std::memory_order_relaxed) < kScans) return scan(mesh, p, idx);
         std::call_once(built_, [&] { build(mesh); });
         size_t c = (size_t(idx[2]) * n_[1] + idx[1]) * n_[0] + idx[0];
-        for (uint32_t i = start_[c]; i < start_[c + 1]; ++i)
+        for (size_t i = start_[c]; i < start_[c + 1]; ++i)
             if (mesh.contains(items_[i], p)) return items_[i];
         return 0;
     }
@@ -93,31 +93,13 @@ public:
 private:
     static constexpr unsigned kScans = 4;
 
-    // Counting sort of (cell, tetra) pairs on all threads; each cell's tetras are then put in
-    // increasing order, the order locate() tries them in.
+    // (cell, tetra) pairs grouped by cell on all threads; each cell's tetras in increasing
+    // order, the order locate() tries them in.
     void build(const TetraMesh& m) const {
         const size_t cells = size_t(n_[0]) * n_[1] * n_[2];
-        std::unique_ptr<std::atomic<uint32_t>[]> count(new std::atomic<uint32_t>[cells]());
-        const size_t tetras = m.tetraCount() + 1;
-        parallelFor(1, tetras, [&](unsigned, size_t lo, size_t hi) {
-            for (size_t t = lo; t < hi; ++t)
-                forEachOverlap(m, uint32_t(t), [&](size_t c) { count[c].fetch_add(1, std::memory_order_relaxed); });
-        });
-        start_.assign(cells + 1, 0);
-        for (size_t c = 0; c < cells; ++c) {
-            start_[c + 1] = start_[c] + count[c].load(std::memory_order_relaxed);
-            count[c].store(0, std::memory_order_relaxed);
-        }
-        items_.resize(start_.back());
-        parallelFor(1, tetras, [&](unsigned, size_t lo, size_t hi) {
-            for (size_t t = lo; t < hi; ++t)
-                forEachOverlap(m, uint32_t(t), [&](size_t c) {
-                    items_[start_[c] + count[c].fetch_add(1, std::memory_order_relaxed)] = uint32_t(t);
-                });
-        });
-        parallelFor(0, cells, [&](unsigned, size_t lo, size_t hi) {
-            for (size_t c = lo; c < hi; ++c) std::sort(items_.begin() + start_[c], items_.begin() + start_[c + 1]);
-        }, 65536);
+        parallelBucketSort(cells, 1, m.tetraCount() + 1, [&](size_t t, auto&& put) {
+            forEachOverlap(m, uint32_t(t), [&](size_t c) { put(c, uint32_t(t)); });
+        }, start_, items_, 65536);
     }
 
     // The lowest tetra whose box overlaps cell idx and that contains p, as the grid finds it.
@@ -168,7 +150,8 @@ private:
     double h_[3];
     mutable std::atomic<unsigned> queries_{0};
     mutable std::once_flag built_;
-    mutable std::vector<uint32_t> start_, items_;
+    mutable std::vector<size_t> start_;
+    mutable std::vector<uint32_t> items_;
 };
 
 TetraMesh::TetraMesh() : points_(1), tetras_(1), regions_(1, 0), volumes_(1, 0), faces_(1),
@@ -289,36 +272,14 @@ struct FaceBuckets {
     std::vector<size_t> start;  // bucket p holds entries[start[p] .. start[p + 1])
     std::vector<FaceEntry> entries;
 
-    FaceBuckets(const std::vector<TetraPoints>& tetras, size_t pointSlots) : start(pointSlots + 1, 0) {
-        const size_t n = tetras.size();
-        std::unique_ptr<std::atomic<uint32_t>[]> count(new std::atomic<uint32_t>[pointSlots]());
-        auto key = [&](size_t t, int i) {
-            auto k = faceOpposite(tetras[t], i);
-            std::sort(k.begin(), k.end());
-            return k;
-        };
-        parallelFor(1, n, [&](unsigned, size_t lo, size_t hi) {
-            for (size_t t = lo; t < hi; ++t)
-                for (int i = 0; i < 4; ++i) count[key(t, i)[0]].fetch_add(1, std::memory_order_relaxed);
-        });
-        for (size_t p = 0; p < pointSlots; ++p) {
-            start[p + 1] = start[p] + count[p].load(std::memory_order_relaxed);
-            count[p].store(0, std::memory_order_relaxed);
-        }
-        entries.resize(start.back());
-        parallelFor(1, n, [&](unsigned, size_t lo, size_t hi) {
-            for (size_t t = lo; t < hi; ++t)
-                for (int i = 0; i < 4; ++i) {
-                    auto k = key(t, i);
-                    size_t at = start[k[0]] + count[k[0]].fetch_add(1, std::memory_order_relaxed);
-                    entries[at] = FaceEntry{k[1], k[2], uint32_t(t), uint32_t(i)};
-                }
-        });
-        // Within a bucket the order is a total one (a tetra has each face once), so the result
-        // does not depend on the order the threads filled the bucket in.
-        parallelFor(0, pointSlots, [&](unsigned, size_t lo, size_t hi) {
-            for (size_t p = lo; p < hi; ++p) std::sort(entries.begin() + start[p], entries.begin() + start[p + 1]);
-        }, 4096);
+    FaceBuckets(const std::vector<TetraPoints>& tetras, size_t pointSlots) {
+        parallelBucketSort(pointSlots, 1, tetras.size(), [&](size_t t, auto&& put) {
+            for (int i = 0; i < 4; ++i) {
+                auto k = faceOpposite(tetras[t], i);
+                std::sort(k.begin(), k.end());
+                put(k[0], FaceEntry{k[1], k[2], uint32_t(t), uint32_t(i)});
+            }
+        }, start, entries, 4096);
     }
 };
 
@@ -353,6 +314,10 @@ void TetraMesh::buildFaces() {
         faceCountOf[c + 1] = nf;
     });
     for (unsigned c = 0; c < chunks; ++c) faceCountOf[c + 1] += faceCountOf[c];
+    // A tetra's face id keeps its side in the top bit: ids must fit in 31 bits.
+    if (faceCountOf[chunks] >= 0x7fffffffu)
+        throw ModelError("mesh: " + std::to_string(faceCountOf[chunks]) + " faces, more than the " +
+                         std::to_string(0x7fffffffu - 1) + " face ids hold (about 1.07e9 tetras); split the model");
     faces_.assign(faceCountOf[chunks] + 1, MeshFace{});
     tetraFaces_.assign(tetras_.size(), {0, 0, 0, 0});
     std::vector<std::vector<uint32_t>> boundary(chunks);

@@ -134,6 +134,7 @@ if (!dcast) {
 %newobject DoseHistogramCollection::forRegion;
 %newobject DoseVolumeHistogramGenerator::result;
 %newobject WeightedMapSum::result;
+%newobject CheckedMeshReader::mesh;
 %newobject TIMOSMeshReader::mesh;
 %newobject BinaryMeshReader::mesh;
 %newobject TIMOSMaterialReader::materials;
@@ -141,6 +142,7 @@ if (!dcast) {
 
 // Objects only C++ creates (reader, kernel and query results): no Tcl constructor.
 %nodefaultctor FileIO;
+%nodefaultctor CheckedMeshReader;
 %nodefaultctor Kernel;
 %nodefaultctor Source;
 %nodefaultctor Partition;

@@ -25,18 +25,23 @@ const std::string& FileIO::need(const char* cls) const {
 
 // ---- TIM-OS ----
 
-void TIMOSMeshReader::read() {
+void CheckedMeshReader::read() {
     fm::MeshCheckOptions check;
     check.allowDefects = allow_;
-    mesh_ = std::make_shared<fm::TetraMesh>(fm::readTIMOSMesh(need("TIMOSMeshReader read"), check));
+    mesh_ = std::make_shared<fm::TetraMesh>(load_(need((std::string(cls_) + " read").c_str()), check));
     fmtcl::reportWarnings(mesh_->checkReport().warnings());
 }
-void TIMOSMeshReader::allowDefects(bool on) { allow_ = on; }
-bool TIMOSMeshReader::allowDefects() const { return allow_; }
-TetraMesh* TIMOSMeshReader::mesh() const {
-    if (!mesh_) throw ParameterError("TIMOSMeshReader mesh: call read first");
+void CheckedMeshReader::allowDefects(bool on) { allow_ = on; }
+bool CheckedMeshReader::allowDefects() const { return allow_; }
+TetraMesh* CheckedMeshReader::mesh() const {
+    if (!mesh_) throw ParameterError(std::string(cls_) + " mesh: call read first");
     return new TetraMesh(mesh_);
 }
+
+TIMOSMeshReader::TIMOSMeshReader()
+    : CheckedMeshReader("TIMOSMeshReader", [](const std::string& path, const fm::MeshCheckOptions& check) {
+          return fm::readTIMOSMesh(path, check);
+      }) {}
 
 void TIMOSMaterialReader::read() {
     mats_ = std::make_shared<fm::MaterialSet>(fm::readTIMOSMaterials(need("TIMOSMaterialReader read")));
@@ -68,18 +73,10 @@ void TIMOSMeshWriter::write() {
 
 // ---- FullMonte binary mesh ----
 
-void BinaryMeshReader::read() {
-    fm::MeshCheckOptions check;
-    check.allowDefects = allow_;
-    mesh_ = std::make_shared<fm::TetraMesh>(fm::readBinaryMesh(need("BinaryMeshReader read"), check));
-    fmtcl::reportWarnings(mesh_->checkReport().warnings());
-}
-void BinaryMeshReader::allowDefects(bool on) { allow_ = on; }
-bool BinaryMeshReader::allowDefects() const { return allow_; }
-TetraMesh* BinaryMeshReader::mesh() const {
-    if (!mesh_) throw ParameterError("BinaryMeshReader mesh: call read first");
-    return new TetraMesh(mesh_);
-}
+BinaryMeshReader::BinaryMeshReader()
+    : CheckedMeshReader("BinaryMeshReader", [](const std::string& path, const fm::MeshCheckOptions& check) {
+          return fm::readBinaryMesh(path, check);
+      }) {}
 
 void BinaryMeshWriter::mesh(TetraMesh* m) { mesh_ = fmtcl::need(m, "BinaryMeshWriter mesh").ptr(); }
 void BinaryMeshWriter::write() {

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "Geometry/MaterialSet.hpp"
+#include "Geometry/MeshCheck.hpp"
 #include "Geometry/Sources.hpp"
 #endif
 
@@ -31,7 +32,9 @@ protected:
 #endif
 };
 
-class TIMOSMeshReader : public FileIO {
+// Shared by the mesh readers: read() runs every mesh check (reporting the warnings), mesh()
+// hands out the mesh read.
+class CheckedMeshReader : public FileIO {
 public:
     void read();
     TetraMesh* mesh() const;
@@ -39,10 +42,21 @@ public:
     void allowDefects(bool on);
     bool allowDefects() const;
 #ifndef SWIG
+protected:
+    using Load = fm::TetraMesh (*)(const std::string& path, const fm::MeshCheckOptions& check);
+    CheckedMeshReader(const char* cls, Load load) : cls_(cls), load_(load) {}
+
 private:
+    const char* cls_;
+    Load load_;
     std::shared_ptr<fm::TetraMesh> mesh_;
     bool allow_ = false;
 #endif
+};
+
+class TIMOSMeshReader : public CheckedMeshReader {
+public:
+    TIMOSMeshReader();
 };
 
 class TIMOSMaterialReader : public FileIO {
@@ -80,17 +94,9 @@ private:
 // Beyond FullMonte: the FullMonte binary mesh (.fmb, docs/BINARY_MESH.md), a mesh that loads
 // without parsing text. The reader runs every mesh check, as TIMOSMeshReader does (which also
 // reads .fmb files, by their content).
-class BinaryMeshReader : public FileIO {
+class BinaryMeshReader : public CheckedMeshReader {
 public:
-    void read();
-    TetraMesh* mesh() const;
-    void allowDefects(bool on);
-    bool allowDefects() const;
-#ifndef SWIG
-private:
-    std::shared_ptr<fm::TetraMesh> mesh_;
-    bool allow_ = false;
-#endif
+    BinaryMeshReader();
 };
 
 class BinaryMeshWriter : public FileIO {

@@ -14,7 +14,8 @@
 #   MESH OPT SOURCE  a TIM-OS model with one point source
 #   defaults: 1e8 GPU packets, 4e6 CPU packets, 2 rounds
 # Environment: OCL_ROOT, a folder holding include/CL/cl.h and lib/libOpenCL.so where the system
-# has no OpenCL development files (MMC links its OpenCL backend always); CUDA_ARCH (default 90).
+# has no OpenCL development files (MMC links its OpenCL backend always); CUDA_ARCH (default 90);
+# MMC_TIMEOUT (300 s: an MMC run still going then is stopped and reported as failed).
 set -uo pipefail
 fm=$1 mmcsrc=$2 mesh=$3 opt=$4 src=$5
 gpuN=${6:-100000000} cpuN=${7:-4000000} rounds=${8:-2}
@@ -64,7 +65,8 @@ mmcrun() { # label backend packets [MMC options...]
   local t0 t1 log=$work/mmc_$1.log label=$1 backend=$2 n=$3
   shift 3
   t0=$(now)
-  (cd "$work" && "$mmc" -f model.json -c "$backend" -n "$n" -S 0 -D T "$@" >"$log" 2>&1) || { echo "$1 MMC FAILED: $(tail -3 "$log")"; return; }
+  (cd "$work" && timeout "${MMC_TIMEOUT:-300}" "$mmc" -f model.json -c "$backend" -n "$n" -S 0 -D T "$@" >"$log" 2>&1) \
+    || { echo "$label MMC FAILED (exit $?; 124: over MMC_TIMEOUT): $(tail -3 "$log")"; return; }
   t1=$(now)
   python3 - "$log" "$label" "$t0" "$t1" "$n" <<'PY'
 import re, sys

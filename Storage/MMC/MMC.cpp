@@ -131,18 +131,27 @@ MaterialSet readMMCMaterials(std::istream& prop, const std::string& propName, do
 }
 
 void writeMMCMesh(const std::string& dir, const std::string& id, const TetraMesh& mesh) {
-    AtomicFile node(dir + "/node_" + id + ".dat"), elem(dir + "/elem_" + id + ".dat");
+    AtomicFile node(dir + "/node_" + id + ".dat"), elem(dir + "/elem_" + id + ".dat"),
+        velem(dir + "/velem_" + id + ".dat");
     node.out.precision(17);
+    velem.out.precision(17);
     node.out << "1 " << mesh.pointCount() << "\n";
     for (size_t i = 1; i <= mesh.pointCount(); ++i)
         node.out << i << " " << mesh.point(i)[0] << " " << mesh.point(i)[1] << " " << mesh.point(i)[2] << "\n";
+    // MMC's orientation is the opposite of FullMonte's (its positive volume is FullMonte's
+    // negative one): the last two points swapped. With the volumes given, MMC does not test the
+    // orientation itself in single precision, which gets the smallest tetras of a fine mesh
+    // wrong (docs/PERFORMANCE.md, MMC on 2-5M tetras).
     elem.out << "1 " << mesh.tetraCount() << "\n";
+    velem.out << "1 " << mesh.tetraCount() << "\n";
     for (size_t t = 1; t <= mesh.tetraCount(); ++t) {
         const TetraPoints& T = mesh.tetra(t);
-        elem.out << t << " " << T[0] << " " << T[1] << " " << T[2] << " " << T[3] << " " << mesh.region(t) << "\n";
+        elem.out << t << " " << T[0] << " " << T[1] << " " << T[3] << " " << T[2] << " " << mesh.region(t) << "\n";
+        velem.out << t << " " << mesh.volume(uint32_t(t)) << "\n";
     }
     node.commit();
     elem.commit();
+    velem.commit();
 }
 
 void writeMMCMaterials(const std::string& dir, const std::string& id, const MaterialSet& mats) {

@@ -32,8 +32,9 @@ TetraMesh readMMCMesh(std::istream& node, const std::string& nodeName, std::istr
 MaterialSet readMMCMaterials(std::istream& prop, const std::string& propName, double exteriorN = 1.0);
 
 // MMC's files for mesh id `id` in folder `dir`: node_<id>.dat, elem_<id>.dat (FullMonte's
-// numbering and regions, 1-based as MMC's) and prop_<id>.dat (media 1..N; a medium with
-// mu_s = 0 is written as MMC's non-scattering g = 1). MMC takes the exterior's refractive index
+// numbering and regions, 1-based as MMC's, each tetra in MMC's orientation), velem_<id>.dat
+// (the tetras' volumes, which MMC then takes instead of computing them) and prop_<id>.dat
+// (media 1..N; a medium with mu_s = 0 is written as MMC's non-scattering g = 1). MMC takes the exterior's refractive index
 // from its own input (-n, Forward.N0 or Media[0]), not from these files.
 void writeMMCMesh(const std::string& dir, const std::string& id, const TetraMesh& mesh);
 void writeMMCMaterials(const std::string& dir, const std::string& id, const MaterialSet& mats);

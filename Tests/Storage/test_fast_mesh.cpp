@@ -365,4 +365,42 @@ BOOST_AUTO_TEST_CASE(truncated_corrupt_and_inconsistent_binary_files_are_refused
     fs::remove(path);
 }
 
+// The box mesher fills its arrays on all threads: the same arrays for any thread count, cube
+// (i, j, k)'s six tetras where its documentation puts them, and regions from their centroids.
+BOOST_AUTO_TEST_CASE(box_mesh_arrays_same_for_one_and_many_threads) {
+    const unsigned nx = 7, ny = 5, nz = 6;
+    auto region = [](const Point3& c) { return c[0] + c[1] < 3 ? 1u : 2u; };
+    BoxMeshArrays serial = [&] {
+        Threads t(1);
+        return makeBoxMeshArrays({0, 0, 0}, {3.5, 2.5, 3}, nx, ny, nz, region);
+    }();
+    Threads t(6);
+    BoxMeshArrays parallel = makeBoxMeshArrays({0, 0, 0}, {3.5, 2.5, 3}, nx, ny, nz, region);
+    BOOST_CHECK(serial.points == parallel.points);
+    BOOST_CHECK(serial.tetras == parallel.tetras);
+    BOOST_CHECK(serial.regions == parallel.regions);
+    BOOST_REQUIRE_EQUAL(parallel.tetras.size(), 1 + 6u * nx * ny * nz);
+    BOOST_REQUIRE_EQUAL(parallel.points.size(), 1 + (nx + 1u) * (ny + 1) * (nz + 1));
+    for (unsigned k = 0; k < nz; ++k)
+        for (unsigned j = 0; j < ny; ++j)
+            for (unsigned i = 0; i < nx; ++i)
+                for (unsigned q = 0; q < 6; ++q) {
+                    const size_t at = 1 + 6 * (i + nx * (j + size_t(ny) * k)) + q;
+                    Point3 c{0, 0, 0};
+                    for (uint32_t p : parallel.tetras[at]) {
+                        const Point3& x = parallel.points[p];
+                        BOOST_REQUIRE(x[0] >= 0.5 * i - 1e-12 && x[0] <= 0.5 * (i + 1) + 1e-12);
+                        BOOST_REQUIRE(x[1] >= 0.5 * j - 1e-12 && x[1] <= 0.5 * (j + 1) + 1e-12);
+                        BOOST_REQUIRE(x[2] >= 0.5 * k - 1e-12 && x[2] <= 0.5 * (k + 1) + 1e-12);
+                        for (int d = 0; d < 3; ++d) c[d] += 0.25 * x[d];
+                    }
+                    BOOST_REQUIRE_EQUAL(parallel.regions[at], region(c));
+                }
+    TetraMesh m(std::move(parallel.points), std::move(parallel.tetras), std::move(parallel.regions));
+    double v = 0;
+    for (uint32_t q = 1; q <= m.tetraCount(); ++q) v += m.volume(q);
+    BOOST_CHECK_CLOSE(v, 3.5 * 2.5 * 3, 1e-9);
+    BOOST_CHECK_EQUAL(m.boundaryFaces().size(), 4u * (nx * ny + ny * nz + nx * nz));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

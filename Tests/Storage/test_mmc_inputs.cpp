@@ -322,6 +322,29 @@ BOOST_AUTO_TEST_CASE(mmc_writers_round_trip) {
         BOOST_REQUIRE(back.tetra(t) == box.tetra(t));
         BOOST_REQUIRE_EQUAL(back.region(t), box.region(t));
     }
+    // Each element in MMC's orientation (its volume, -(b - a) . ((c - a) x (d - a)) / 6, is
+    // positive), and the volumes MMC takes from velem_rt.dat instead of computing them in
+    // single precision (which inverts the smallest tetras of a fine mesh).
+    std::ifstream elem(dir + "/elem_rt.dat"), velem(dir + "/velem_rt.dat");
+    BOOST_REQUIRE_MESSAGE(velem, "no velem_rt.dat");
+    size_t one = 0, count = 0, vone = 0, vcount = 0;
+    elem >> one >> count;
+    velem >> vone >> vcount;
+    BOOST_REQUIRE_EQUAL(count, box.tetraCount());
+    BOOST_REQUIRE_EQUAL(vcount, box.tetraCount());
+    for (uint32_t t = 1; t <= box.tetraCount(); ++t) {
+        uint32_t id = 0, p[4] = {}, region = 0, vid = 0;
+        double v = 0;
+        elem >> id >> p[0] >> p[1] >> p[2] >> p[3] >> region;
+        velem >> vid >> v;
+        BOOST_REQUIRE(elem && velem);
+        BOOST_REQUIRE_EQUAL(id, t);
+        BOOST_REQUIRE_EQUAL(vid, t);
+        const Point3 &a = box.point(p[0]), &b = box.point(p[1]), &c = box.point(p[2]), &d = box.point(p[3]);
+        const double mmcVolume = -dotP(sub(b, a), crossP(sub(c, a), sub(d, a))) / 6;
+        BOOST_CHECK_CLOSE(mmcVolume, box.volume(t), 1e-9);
+        BOOST_CHECK_CLOSE(v, box.volume(t), 1e-12);
+    }
     MaterialSet m = readMMCMaterials(dir + "/prop_rt.dat", 1.0);
     BOOST_REQUIRE_EQUAL(m.size(), mats.size());
     for (size_t i = 1; i < m.size(); ++i) {
