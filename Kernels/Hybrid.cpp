@@ -141,7 +141,8 @@ private:
         return true;
     }
 
-    // Half of this GPU's share of what is left, at least gpuMinChunkSeconds of its work.
+    // gpuShareFraction of this GPU's share of what is left, at least gpuMinChunkSeconds of its
+    // work; its first chunk measures its rate.
     uint64_t gpuChunk(const Taker& t, uint64_t rest) const {
         const double gpus = double(gpu_.size());
         double size;
@@ -149,7 +150,7 @@ private:
             size = std::min(double(p_.gpuFirstChunk), std::ceil(double(rest) / (2 * gpus)));
         } else {
             const double rg = rate(gpu_), rc = rate(cpu_);
-            size = std::max(double(rest) * rg / (rg + rc) / (2 * gpus), t.rate * p_.gpuMinChunkSeconds);
+            size = std::max(double(rest) * rg / (rg + rc) / gpus * p_.gpuShareFraction, t.rate * p_.gpuMinChunkSeconds);
         }
         return uint64_t(std::clamp(size, 1.0, double(std::min(rest, gpuMaxChunk_))));
     }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // One run on the host's CPU threads and its GPUs together (kernel "hybrid"). Both sides take
 // blocks of packet indices from one counter (Kernels/PacketSource.hpp), sized from the rates
-// measured during the run: each GPU takes half of its share of what is left (guided
-// self-scheduling), each CPU worker a block it finishes well before the run's predicted end, so
-// the CPU never holds the GPUs up. The CPU joins only once the GPUs' rate is known and the run
+// measured during the run: each GPU takes most of its share of what is left (guided
+// self-scheduling with few, large GPU chunks), each CPU worker a block it finishes well before
+// the run's predicted end, so the CPU never holds the GPUs up. The CPU joins only once the GPUs' rate is known and the run
 // is long enough to pay for the CPU's fixed cost (its tallies allocated and summed); otherwise
 // the GPUs run everything. Each side's tallies, ledger, events and standard errors are added as
 // split runs add them (accumulateResult, Kernels/MPI/MpiRun.hpp): every packet keeps its index
@@ -22,8 +22,12 @@ struct HybridPolicy {
     double cpuMinBlockSeconds = 0.005; // a CPU worker stops once its block would be shorter
     double cpuMaxBlockSeconds = 0.25;  // longer blocks would adapt too slowly to the rates
     uint64_t cpuFirstBlock = 1024;     // packets of a CPU worker's first block (measures its rate)
-    uint64_t gpuFirstChunk = 1u << 22; // packets of a GPU's first chunk (measures its rate)
-    double gpuMinChunkSeconds = 0.02;  // shorter GPU chunks would pay their launch tails too often
+    uint64_t gpuFirstChunk = 1u << 21; // packets of a GPU's first chunk (measures its rate)
+    // A GPU takes this part of its share of the rest (by the measured rates), at least
+    // gpuMinChunkSeconds of its work: each chunk ends with a drain of the GPU (its last packets'
+    // tail), so fewer, larger chunks cost less; the CPU's blocks adapt instead.
+    double gpuShareFraction = 0.75;
+    double gpuMinChunkSeconds = 0.05;
     // The CPU's fixed cost: thread start plus its tallies allocated, summed over its threads and
     // added to the GPUs', at hostBytesPerSecond. The CPU joins only where the GPUs' predicted rest
     // is cpuWorthFactor times that cost.

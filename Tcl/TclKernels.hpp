@@ -120,7 +120,7 @@ protected:
     std::string className_;
     std::string device_;
     bool hybrid_ = false;
-    std::atomic<uint64_t> cpuPackets_{0};  // written by the run's worker
+    mutable std::atomic<uint64_t> cpuPackets_{0};  // set by the run's job (makeJob is const)
 
 private:
     void launch(Job job);
