@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -197,7 +198,6 @@ struct SideThread {
     bool started = false;
     template <class Fn>
     void start(Fn fn) {
-        started = true;
         thread = std::thread([this, fn] {
             try {
                 result = fn();
@@ -205,6 +205,7 @@ struct SideThread {
                 error = std::current_exception();
             }
         });
+        started = true;
     }
     void join() {
         if (thread.joinable()) thread.join();
@@ -256,15 +257,19 @@ RunResult runHybridWith(const KernelInput& in, const RunOptions& opt, const Hybr
         }
     });
     const double gpuRest = counter.waitForGpuRate(opt.cancel);
-    if (gpuRest > policy.cpuWorthFactor * fixedSeconds)
-        cpu.start([&] {
-            try {
-                return sides.cpu(in, c);
-            } catch (...) {
-                counter.stop();
-                throw;
-            }
-        });
+    if (gpuRest > policy.cpuWorthFactor * fixedSeconds) {
+        try {
+            cpu.start([&] {
+                try {
+                    return sides.cpu(in, c);
+                } catch (...) {
+                    counter.stop();
+                    throw;
+                }
+            });
+        } catch (const std::system_error&) {  // no thread to spare: the GPUs run everything
+        }
+    }
     // Progress every 50 ms until the GPU side ends; then the CPU's last blocks.
     while (!counter.waitForGpuEnd(std::chrono::milliseconds(50)))
         if (opt.progress) opt.progress(counter.completed(), opt.packets);
@@ -286,7 +291,8 @@ RunResult runHybridWith(const KernelInput& in, const RunOptions& opt, const Hybr
     r.packetsRequested = opt.packets;
     r.cancelled = r.packetsDone < opt.packets;
     if (r.cancelled) r.standardError = TallyErrors{};
-    r.kernel = "hybrid (" + gpu.result.kernel + " + cpu x" + std::to_string(sides.cpuThreads) + ")";
+    r.kernel = "hybrid (" + gpu.result.kernel +
+               (cpu.started ? " + cpu x" + std::to_string(sides.cpuThreads) : std::string("; the CPU did not join")) + ")";
     if (opt.progress) opt.progress(r.packetsDone, opt.packets);
     r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     return r;
