@@ -48,7 +48,8 @@ const char* kUsage =
     "options:\n"
     "  --packets N        packets to launch (default: the source file's count, else 1e6)\n"
     "  --seed K           random seed (default 1)\n"
-    "  --threads T        CPU threads of --kernel cpu and of loading the mesh (default: all cores)\n"
+    "  --threads T        CPU threads of --kernel cpu or hybrid and of loading the mesh (default: all\n"
+    "                     cores; hybrid: all but one per GPU)\n"
     "  --wmin W           roulette threshold (default 1e-5)\n"
     "  --prwin P          roulette survival probability (default 0.1)\n"
     "  --max-steps N      interactions per packet before it is booked abnormal (default 1e5)\n"
@@ -59,7 +60,8 @@ const char* kUsage =
     "                     most one per packet; on the GPU 10 from 1e8 packets, else 1; 1: none):\n"
     "                     *_stderr.txt, surface_exit.txt columns,\n"
     "                     summary.json \"standard_error\" (docs/USER_GUIDE.md)\n"
-    "  --kernel cpu|cuda  kernel (default cpu)\n"
+    "  --kernel cpu|cuda|hybrid  kernel (default cpu); hybrid: the GPUs and the CPU's threads share\n"
+    "                     one run, the CPU joining where it pays (docs/USER_GUIDE.md)\n"
     "  --devices LIST     CUDA devices: comma-separated ids or 'all' (default 0); packets are\n"
     "                     shared out in chunks, results equal a single-device run\n"
     "  --power P          source power (W) or energy (J) that scales fluence.txt (default 1)\n"
@@ -183,7 +185,7 @@ void showWarnings(const std::vector<std::string>& w) {
 std::vector<int> deviceList(const Args& a, const std::string& kernel) {
     std::vector<int> devices;
     if (!a.has("--devices")) return devices;
-    if (kernel != "cuda") throw ParameterError("--devices needs --kernel cuda");
+    if (kernel != "cuda" && kernel != "hybrid") throw ParameterError("--devices needs --kernel cuda or hybrid");
     if (a.get("--devices") == "all") return {-1};
     std::stringstream ss(a.get("--devices"));
     for (std::string item; std::getline(ss, item, ',');)
@@ -278,7 +280,7 @@ void refuseThreadsWithCuda(const Args& a) {
 std::vector<int> sessionDevices(const Args& a) {
     refuseThreadsWithCuda(a);
     const std::string kernel = a.get("--kernel", "cpu");
-    return kernel == "cuda" ? restrictVisibleDevices(deviceList(a, kernel)) : deviceList(a, kernel);
+    return kernel == "cuda" || kernel == "hybrid" ? restrictVisibleDevices(deviceList(a, kernel)) : deviceList(a, kernel);
 }
 
 // --mesh FILE, read once per session when serving.
@@ -455,6 +457,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
         std::string w = abnormalWarning(r.ledger);
         if (!w.empty()) warnings.push_back(w), std::cerr << "fullmonte-run: warning: " << w << "\n";
     }
+    if (kernel == "hybrid") extra["cpu_packets"] = std::to_string(r.cpuPackets);
     extra["standard_error"] = standardErrorJson(r, [&](size_t t) { return mesh.region(uint32_t(t)); });
     extra["abnormal_warning_threshold"] = jsonNumber(kAbnormalWarningFraction);
     extra["warnings"] = jsonStringList(warnings);
@@ -476,7 +479,9 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     }
     const Ledger& L = r.ledger;
     std::cout << "fullmonte-run: " << r.packetsDone << " packets in " << r.seconds << " s ("
-              << (r.packetsDone / r.seconds) << " packets/s, kernel " << r.kernel << ")\n"
+              << (r.packetsDone / r.seconds) << " packets/s, kernel " << r.kernel << ")\n";
+    if (kernel == "hybrid") std::cout << "  " << r.cpuPackets << " packets on the CPU's threads\n";
+    std::cout
               << "  absorbed " << L.absorbed / L.launched << ", exited " << L.exited / L.launched
               << ", specular " << L.specular / L.launched << ", abnormal " << L.abnormal / L.launched
               << "\n  outputs in " << out->dir() << "\n";

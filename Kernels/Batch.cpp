@@ -373,6 +373,8 @@ std::unique_ptr<BatchTransport> makeLocalBatchTransport(size_t runs, const Batch
 BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& runs, const BatchOptions& opt,
                       const BatchResultFn& onResult, const MpiSession* mpi) {
     auto t0 = std::chrono::steady_clock::now();
+    if (opt.kernel == "hybrid")  // a batch already keeps the CPU and every GPU busy with whole runs
+        throw ParameterError("kernel hybrid runs one run at a time; a batch takes kernel cpu or cuda");
     if (opt.kernel != "cpu" && opt.kernel != "cuda")
         throw ParameterError("unknown kernel '" + opt.kernel + "' (use cpu or cuda)");
     if (mesh.cells.size() < 2) throw ParameterError("batch: the mesh has no tetras");

@@ -6,6 +6,7 @@
 #include "Kernels/BatchMeans.hpp"
 #include "Common/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
+#include "Kernels/Hybrid.hpp"
 #include "fm_config.h"
 #if FM_HAVE_CUDA
 #include "Kernels/CUDA/CudaKernel.hpp"
@@ -24,7 +25,7 @@ bool cudaAvailable(std::string* why) {
 
 KernelWarmUp::KernelWarmUp(const std::string& kind, const std::vector<int>& devices) {
 #if FM_HAVE_CUDA
-    if (kind == "cuda") t_ = std::thread([devices] { warmUpCudaDevices(devices); });
+    if (kind == "cuda" || kind == "hybrid") t_ = std::thread([devices] { warmUpCudaDevices(devices); });
 #else
     (void)kind;
     (void)devices;
@@ -61,7 +62,8 @@ RunResult runKernel(const std::string& kind, const KernelInput& in, const RunOpt
         throw ParameterError("kernel cuda: " + why);
 #endif
     }
-    throw ParameterError("unknown kernel '" + kind + "' (use cpu or cuda)");
+    if (kind == "hybrid") return runHybrid(in, opt);
+    throw ParameterError("unknown kernel '" + kind + "' (use cpu, cuda or hybrid)");
 }
 
 }  // namespace fm

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Choose a kernel by name ("cpu" or "cuda") at run time.
+// Choose a kernel by name ("cpu", "cuda" or "hybrid": both at once, Kernels/Hybrid.hpp) at run time.
 #pragma once
 #include <string>
 #include <thread>

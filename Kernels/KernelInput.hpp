@@ -13,6 +13,8 @@
 
 namespace fm {
 
+class PacketSource;  // Kernels/PacketSource.hpp
+
 struct KernelInput {
     std::vector<TetraRecord> cells;         // index 0 is a dummy (the exterior)
     std::vector<MaterialRecord> materials;  // index 0 = exterior material
@@ -63,6 +65,10 @@ struct RunOptions {
     std::function<void(uint64_t done, uint64_t total)> progress;
     const std::atomic<bool>* cancel = nullptr;  // set to true to stop early
     TuningKnobs tuning;         // speed only: results do not depend on them (Kernels/Tuning.hpp)
+    // Set by a hybrid run (Kernels/Hybrid.hpp) for each side: the packets come from it, block by
+    // block; `packets` stays the run's total (batch sizes). The result's packetsRequested is
+    // then what the side took.
+    PacketSource* packetSource = nullptr;
 };
 
 // Batch-means standard errors (Kernels/BatchMeans.hpp) of RunResult's tallies, element by
@@ -93,7 +99,8 @@ struct RunResult {
     int gpuBlocksPerSm = 0;      // GPU only: thread blocks per SM of the packet kernel (the
                                  // first device's: as many as fit, or tuning.cudaBlocksPerSm)
     bool cancelled = false;
-    std::string kernel;            // "cpu" or "cuda"
+    uint64_t cpuPackets = 0;       // hybrid runs: packets the CPU's threads ran (the rest: GPUs)
+    std::string kernel;            // "cpu", "cuda" or "hybrid"
 };
 
 }  // namespace fm

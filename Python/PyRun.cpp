@@ -63,10 +63,10 @@ public:
                const std::vector<uint32_t>& directed)
         : mesh_(std::move(mesh)), mats_(std::move(mats)), opt_(opt), kernel_(kernel) {
         if (!source) throw py::value_error("Simulation: source is None");
-        if (kernel_ != "cpu" && kernel_ != "cuda")
-            throw py::value_error("Simulation: kernel must be 'cpu' or 'cuda', got '" + kernel_ + "'");
+        if (kernel_ != "cpu" && kernel_ != "cuda" && kernel_ != "hybrid")
+            throw py::value_error("Simulation: kernel must be 'cpu', 'cuda' or 'hybrid', got '" + kernel_ + "'");
         std::string why;
-        if (kernel_ == "cuda" && !fm::cudaAvailable(&why))
+        if (kernel_ != "cpu" && !fm::cudaAvailable(&why))
             throw fm::ParameterError("Simulation: CUDA is not available: " + why);
         opt_.outputs.directed = !directed.empty();
         fm::validateRunOptions(opt_);
@@ -247,7 +247,9 @@ read-only numpy views. Normalise with fluence(energy=...) or scale = energy / pa
                                "Event counts of the packet loop (launch, absorb, scatter, boundary, tir, ...)")
         .def_property_readonly("packets", [](const Result& r) { return r.run.packetsDone; }, "Packets run")
         .def_property_readonly("seconds", [](const Result& r) { return r.run.seconds; }, "Wall-clock time of the run")
-        .def_property_readonly("kernel", [](const Result& r) { return r.run.kernel; }, "'cpu' or 'cuda'")
+        .def_property_readonly("kernel", [](const Result& r) { return r.run.kernel; }, "'cpu', 'cuda' or 'hybrid (...)'")
+        .def_property_readonly("cpu_packets", [](const Result& r) { return r.run.cpuPackets; },
+                               "kernel='hybrid': packets the CPU's threads ran (the GPUs ran the rest)")
         .def_property_readonly("mesh", [](const Result& r) { return std::const_pointer_cast<fm::TetraMesh>(r.mesh); },
                                "The mesh the tallies belong to (None for an MCML trace run)")
         .def("fluence", [](const Result& r, double energy) {
@@ -335,6 +337,9 @@ volume=True, surface=True, directed_faces=[], batches=0).
 
 batches: contiguous packet batches behind the standard errors (Result.*_stderr); 0 = the
 default (10; on the GPU 10 from 1e8 packets, else 1), 1 = no standard errors.
+
+kernel='hybrid' runs on the GPUs (devices) and `threads` CPU threads at once (0: all cores but
+one per GPU); the CPU joins only where it pays. Result.cpu_packets says what it ran.
 
 The model is checked and packed at construction (errors raise there). start() runs it on a
 worker thread without holding the GIL; progress, running, done, cancel() and wait(timeout)

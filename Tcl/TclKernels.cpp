@@ -170,6 +170,14 @@ void Kernel::devices(const std::string& list) {
     opt_.devices = fmtcl::parseDeviceList(list, className_ + " devices");
 }
 std::string Kernel::devices() const { return device_ == "cuda" ? fmtcl::formatDeviceList(opt_.devices) : ""; }
+void Kernel::hybrid(bool on) {
+    notRunning("hybrid");
+    if (on && device_ != "cuda")
+        throw ParameterError(className_ + " hybrid: only the TetraCUDA* kernels run on GPUs and CPU threads together");
+    hybrid_ = on;
+}
+bool Kernel::hybrid() const { return hybrid_; }
+unsigned long long Kernel::cpuPacketsDone() const { return cpuPackets_.load(); }
 
 // ---- Kernel: running ----
 
@@ -203,12 +211,14 @@ std::shared_ptr<Kernel::Prepared> Kernel::prepare() const {
 // The tetra-mesh run. The raw result is collected into output items later, on the Tcl thread.
 Kernel::Job Kernel::makeJob() const {
     std::shared_ptr<Prepared> p = prepare();
-    return [this, p](const fm::RunOptions& o) {
+    const std::string kind = hybrid_ ? "hybrid" : device_;
+    return [this, p, kind](const fm::RunOptions& o) {
         fm::RunOptions opt = p->opt;
         opt.progress = o.progress;
         opt.cancel = o.cancel;
         opt.tuning = o.tuning;
-        auto r = std::make_shared<fm::RunResult>(fm::runKernel(device_, p->in, opt));
+        auto r = std::make_shared<fm::RunResult>(fm::runKernel(kind, p->in, opt));
+        cpuPackets_ = r->cpuPackets;
         Outcome out;
         out.cancelled = r->cancelled;
         out.done = r->packetsDone;

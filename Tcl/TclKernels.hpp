@@ -75,6 +75,11 @@ public:
     // GPUs a TetraCUDA* kernel's run is split over (issue 9): "0 1", "all"; default "0".
     void devices(const std::string& list);
     std::string devices() const;
+    // TetraCUDA* kernels: the CPU's threads (threadCount; 0 = all but one per GPU) run packets of
+    // the same run beside the GPUs where that pays (Kernels/Hybrid.hpp); default off.
+    void hybrid(bool on);
+    bool hybrid() const;
+    unsigned long long cpuPacketsDone() const;  // of the last hybrid run: packets the CPU ran
 #ifndef SWIG
     Kernel(const Kernel&) = delete;
     Kernel& operator=(const Kernel&) = delete;
@@ -114,6 +119,8 @@ protected:
     const fm::RunOptions& options() const { return opt_; }
     std::string className_;
     std::string device_;
+    bool hybrid_ = false;
+    mutable std::atomic<uint64_t> cpuPackets_{0};  // set by the run's job (makeJob is const)
 
 private:
     void launch(Job job);

@@ -13,6 +13,7 @@
 #include "Kernels/BatchMeans.hpp"
 #include "Common/Errors.hpp"
 #include "Kernels/CPU/CpuLanes.hpp"
+#include "Kernels/PacketSource.hpp"
 #include "Kernels/ResourceLimits.hpp"
 
 namespace fm {
@@ -145,14 +146,19 @@ uint64_t forEachWorkerRange(const RunOptions& opt, unsigned threads,
         const unsigned count = shared.waitForStart();
         // In 128 bits: n (up to 2^53) times w (up to 4096) does not fit in 64.
         auto split = [&](unsigned k) { return uint64_t((unsigned __int128)n * k / count); };
-        const uint64_t b = first + split(w), e = first + split(w + 1);
-        WorkerChunks chunks(opt, shared.failed, done, dropped, b, e);
-        try {
-            body(w, b, e, chunks);
-        } catch (...) {
-            shared.fail(std::current_exception());
-        }
-        chunks.settle();
+        auto runRange = [&](uint64_t b, uint64_t e) {
+            WorkerChunks chunks(opt, shared.failed, done, dropped, b, e);
+            try {
+                body(w, b, e, chunks);
+            } catch (...) {
+                shared.fail(std::current_exception());
+            }
+            chunks.settle();
+            return !chunks.stopping();
+        };
+        if (!opt.packetSource) runRange(first + split(w), first + split(w + 1));
+        else  // blocks from a shared source (Kernels/PacketSource.hpp), each run as a range
+            for (uint64_t b, e; opt.packetSource->take(w, b, e) && runRange(b, e);) {}
         finishWorker();
     };
     std::string why;
@@ -271,10 +277,12 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
                 run(chunks);
             } else {
                 WorkerFolds& f = folds[w];
-                f.volume.reset(vol[w].size());
-                f.surface.reset(surf[w].size());
-                f.directed.reset(dir[w].size());
-                f.ledger.reset(7);
+                if (f.ledger.q().empty()) {  // the worker's first range (a packet source gives several)
+                    f.volume.reset(vol[w].size());
+                    f.surface.reset(surf[w].size());
+                    f.directed.reset(dir[w].size());
+                    f.ledger.reset(7);
+                }
                 runWorkerBatches(chunks, b, e, workerBatches(batches, e - b, opt.packets), run, [&](uint64_t n) {
                     f.volume.fold(vol[w].data(), n);
                     f.surface.fold(surf[w].data(), n);
@@ -285,6 +293,7 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
             }
             scorers[w] = sc;
         });
+        if (opt.packetSource) r.packetsRequested = r.packetsDone;  // a side of a hybrid run: what it took
         auto reduce = [&](std::vector<std::vector<double>>& parts, std::vector<double>& out) {
             if (parts.empty() || parts[0].empty()) return;
             out = std::move(parts[0]);
@@ -305,7 +314,7 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
             setTallyErrors(r, q);
         }
     });
-    r.cancelled = r.packetsDone < opt.packets;
+    r.cancelled = r.packetsDone < r.packetsRequested;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
 }

@@ -15,6 +15,7 @@
 #include "Kernels/Core/TallyScorer.hpp"
 #include "Kernels/DeviceModelCache.hpp"
 #include "Kernels/DeviceVisibility.hpp"
+#include "Kernels/PacketSource.hpp"
 
 namespace fm {
 
@@ -301,7 +302,14 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     const uint64_t minChunk = std::min(maxChunk, devices.size() == 1 ? opt.packets
                                                   : std::max<uint64_t>(1u << 20, opt.packets / (64 * devices.size())));
     std::atomic<uint64_t> nextChunk{0}, done{0};
-    auto takeChunk = [&](uint64_t& begin, uint64_t& n) {
+    auto takeChunk = [&](size_t device, uint64_t& begin, uint64_t& n) {
+        if (opt.packetSource) {  // a side of a hybrid run (Kernels/PacketSource.hpp)
+            uint64_t b = 0, e = 0;
+            if (!opt.packetSource->take(unsigned(device), b, e)) return false;
+            begin = b - opt.firstPacket;
+            n = e - b;
+            return true;
+        }
         uint64_t cur = nextChunk.load();
         for (;;) {
             if (cur >= opt.packets) return false;
@@ -332,7 +340,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
             for (;;) {
                 if (opt.cancel && opt.cancel->load()) break;
                 uint64_t begin = 0, n = 0;
-                if (!takeChunk(begin, n)) break;
+                if (!takeChunk(k, begin, n)) break;
                 RunOptions part = opt;
                 part.firstPacket = opt.firstPacket + begin;
                 part.packets = n;
@@ -390,7 +398,8 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     r.gpuBlocksPerSm = blocksPerSm[0];
     r.downloadSeconds = since(t1);
     r.packetsDone = done.load();
-    r.cancelled = r.packetsDone < opt.packets;
+    if (opt.packetSource) r.packetsRequested = r.packetsDone;  // a side of a hybrid run: what it took
+    r.cancelled = r.packetsDone < r.packetsRequested;
     if (batches > 1) setTallyErrors(r, q);
     r.seconds = since(t0);
     return r;

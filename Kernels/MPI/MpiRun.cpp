@@ -30,6 +30,7 @@ void accumulateResult(RunResult& into, const RunResult& part) {
     into.ledger.add(part.ledger);
     into.events.add(part.events);
     into.packetsDone += part.packetsDone;
+    into.cpuPackets += part.cpuPackets;
     into.cancelled = into.cancelled || part.cancelled;
     into.kernel = part.kernel;
 }
@@ -121,10 +122,10 @@ void reduceResult(RunResult& r, int rank) {
                                r.ledger.rouletteGained, r.ledger.rouletteLost, r.ledger.abnormal};
     reduceVector(ledger, rank);
     Events& e = r.events;
-    uint64_t ev[14] = {e.launch, e.absorb, e.scatter, e.boundary, e.tir, e.fresnel, e.refract,
-                       e.interface, e.exit, e.die, e.win, e.abnormal, r.packetsDone, r.cancelled ? 1u : 0u};
-    uint64_t sum[14];
-    MPI_Reduce(ev, sum, 14, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    uint64_t ev[15] = {e.launch, e.absorb, e.scatter, e.boundary, e.tir, e.fresnel, e.refract, e.interface,
+                       e.exit, e.die, e.win, e.abnormal, r.packetsDone, r.cancelled ? 1u : 0u, r.cpuPackets};
+    uint64_t sum[15];
+    MPI_Reduce(ev, sum, 15, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank != 0) return;
     Ledger& L = r.ledger;
     L.launched = ledger[0]; L.specular = ledger[1]; L.absorbed = ledger[2]; L.exited = ledger[3];
@@ -132,6 +133,7 @@ void reduceResult(RunResult& r, int rank) {
     e = Events{sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7], sum[8], sum[9], sum[10], sum[11]};
     r.packetsDone = sum[12];
     r.cancelled = sum[13] > 0;
+    r.cpuPackets = sum[14];
 }
 
 }  // namespace
@@ -166,7 +168,7 @@ RunResult runDistributed(const MpiSession& mpi, const std::string& kernel, const
         RunOptions part = opt;
         part.firstPacket = opt.firstPacket + begin;
         part.packets = std::min(chunk, opt.packets - begin);
-        part.batches = std::min(effectiveBatches(opt, kernel == "cuda"), part.packets);
+        part.batches = std::min(effectiveBatches(opt, kernel != "cpu"), part.packets);
         if (mpi.rank() != 0) part.progress = nullptr;
         accumulateResult(mine, runKernel(kernel, in, part));
         if (mine.cancelled) break;

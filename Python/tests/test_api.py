@@ -198,6 +198,23 @@ def test_cuda_kernel_runs_or_says_why(slab_model):
     assert l1 < 1e-3  # same streams: float rounding only
 
 
+def test_hybrid_kernel_runs_or_says_why(slab_model):
+    mesh, mats = slab_model
+    with pytest.raises(ValueError, match="'cpu', 'cuda' or 'hybrid'"):
+        fm.Simulation(mesh, mats, fm.PointSource((0, 0, 0)), kernel="gpu")
+    ok, why = fm.cuda_available()
+    if not ok:
+        with pytest.raises(ValueError, match="CUDA"):
+            fm.Simulation(mesh, mats, fm.PointSource((0, 0, 0)), kernel="hybrid")
+        pytest.skip("no CUDA device here: " + why)
+    cpu = fm.run(mesh, mats, fm.PointSource((0, 0, 0)), packets=100000, seed=3)
+    both = fm.run(mesh, mats, fm.PointSource((0, 0, 0)), packets=100000, seed=3, kernel="hybrid")
+    assert both.kernel.startswith("hybrid") and 0 <= both.cpu_packets <= 100000
+    assert both.events["launch"] == 100000
+    l1 = np.abs(both.volume_energy - cpu.volume_energy).sum() / np.abs(cpu.volume_energy).sum()
+    assert l1 < 1e-3  # same streams whoever runs a packet: float rounding only
+
+
 def test_timos_files_and_text_output(slab_model, tmp_path):
     mesh, mats = slab_model
     path = str(tmp_path / "m.mesh")

@@ -77,6 +77,20 @@ expect_fail "max-steps beyond uint32" "--max-steps = 4294967296 is larger than" 
 # The CUDA kernel has no thread count: --threads with it is refused rather than ignored.
 expect_fail "threads with cuda" "--threads sets the CPU kernel's threads; --kernel cuda runs on the GPU" "${m[@]}" --kernel cuda --threads 4
 expect_fail "devices fractional" "--devices: '0.5' is not a whole number" "${m[@]}" --kernel cuda --devices 0,0.5
+expect_fail "devices with cpu" "--devices needs --kernel cuda or hybrid" "${m[@]}" --kernel cpu --devices 0
+expect_fail "unknown kernel" "unknown kernel 'gpu' (use cpu, cuda or hybrid)" "${m[@]}" --kernel gpu
+expect_fail "batch with hybrid" "kernel hybrid runs one run at a time; a batch takes kernel cpu or cuda" \
+  --mesh "$dir/m.mesh" --opt "$dir/m.opt" --batch-sources "$dir/m.source" --output "$dir/out" --quiet --kernel hybrid
+# --kernel hybrid: without a GPU an error naming the kernel; with one, a run saying the CPU's share.
+rm -rf "$dir/out"
+if "$exe" "${m[@]}" --packets 1000 --kernel hybrid --threads 1 >"$dir/stdout" 2>"$dir/stderr"; then
+  if grep -q '"cpu_packets": ' "$dir/out/summary.json"; then echo "ok   hybrid run"; else
+    echo "FAIL hybrid run: no cpu_packets in summary.json"; failures=$((failures + 1)); fi
+elif [ $? = 1 ] && grep -qF "kernel hybrid: " "$dir/stderr" && [ ! -e "$dir/out/summary.json" ]; then
+  echo "ok   hybrid without a GPU: $(cat "$dir/stderr")"
+else
+  echo "FAIL hybrid: $(cat "$dir/stderr")"; failures=$((failures + 1))
+fi
 expect_fail "wmin out of range" "--wmin must be in [0, 1)" "${m[@]}" --wmin 1e300
 expect_fail "prwin out of range" "--prwin must be in (0, 1]" "${m[@]}" --prwin 0
 expect_fail "max-steps 0" "--max-steps and --max-hits must be at least 1" "${m[@]}" --max-steps 0

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Packet indices handed out on request: a kernel given one in RunOptions::packetSource takes its
+// packets from it, block by block, instead of running [firstPacket, firstPacket + packets)
+// itself. A hybrid run (Kernels/Hybrid.hpp) gives the CPU's workers and the GPUs views of one
+// counter, so each side runs what it has time for; every packet keeps its index and random
+// stream, so the tallies do not depend on who ran it.
+#pragma once
+#include <cstdint>
+
+namespace fm {
+
+class PacketSource {
+public:
+    virtual ~PacketSource() = default;
+    // The next block [begin, end) of absolute packet indices for `taker` (a CPU worker's or a
+    // GPU's index within its kernel); false when this taker is to stop: none left, or the rest is
+    // left to others. A taker asks again only after its previous block is done. Thread-safe.
+    virtual bool take(unsigned taker, uint64_t& begin, uint64_t& end) = 0;
+};
+
+}  // namespace fm
