@@ -54,8 +54,6 @@ void validateRunOptions(const RunOptions& o) {
 RunResult runKernel(const std::string& kind, const KernelInput& in, const RunOptions& opt) {
     validateRunOptions(opt);
     checkGatedRun(in, opt);
-    if (opt.outputs.gated())  // until the kernels keep the packet clock (issue 28 item 1)
-        throw ParameterError("time-gated tallies: the " + kind + " kernel of this build does not keep them yet");
     if (kind == "cpu") return runCpu(in, opt);
     if (kind == "cuda") {
 #if FM_HAVE_CUDA

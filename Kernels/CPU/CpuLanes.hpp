@@ -18,6 +18,7 @@
 #include "Kernels/Core/ArrayModel.hpp"
 #include "Kernels/Core/Packet.hpp"
 #include "Kernels/Core/TallyScorer.hpp"
+#include "Kernels/GatedTally.hpp"
 #include "Kernels/KernelInput.hpp"
 
 namespace fm {
@@ -39,6 +40,10 @@ struct HostAdd {
 // The standard tallies that are on, then the tallies Extra (Core/Tally.hpp), on the host.
 template <bool V, bool S, bool D, class... Extra>
 using HostTallyScorer = TallyScorer<V, S, D, HostAdd, uint64_t, Extra...>;
+// Time-resolved runs (Kernels/GatedTally.hpp): the volume and exit tallies with their gated
+// copies, with or without the directed tally.
+using TimeGatedHostScorer = HostTallyScorer<true, true, false, TimeGatedTally<HostAdd>>;
+using TimeGatedDirectedHostScorer = HostTallyScorer<true, true, true, TimeGatedTally<HostAdd>>;
 // X(V, S, D) for each of runCpu's eight output choices: the HostTallyScorer instantiations.
 #define FM_FOR_EACH_HOST_OUTPUTS(X) \
     X(false, false, false) X(false, false, true) X(false, true, false) X(false, true, true) \
@@ -46,7 +51,7 @@ using HostTallyScorer = TallyScorer<V, S, D, HostAdd, uint64_t, Extra...>;
 // X(Scorer) for each further scorer the lane loops (runPacketLanes) are compiled for: a tally
 // that runs through runCpu registers its pack here by a name without commas (a using-alias,
 // its header included above), e.g. X(TimeGatedHostScorer).
-#define FM_FOR_EACH_EXTRA_LANE_SCORER(X)
+#define FM_FOR_EACH_EXTRA_LANE_SCORER(X) X(TimeGatedHostScorer) X(TimeGatedDirectedHostScorer)
 
 // A worker's packet indices, handed out a chunk at a time: next() sets [begin, end) to the next
 // chunk and returns true, or returns false when there is none (range done, or run cancelled).

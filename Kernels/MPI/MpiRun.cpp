@@ -101,8 +101,10 @@ void reduceErrors(RunResult& r, int rank) {
     se.directed.resize(r.directed.size());
     se.gatedVolume.resize(r.gatedVolume.size());
     se.gatedSurface.resize(r.gatedSurface.size());
-    se.gatedVolumeTotals.resize(r.gatedVolume.empty() ? 0 : r.gates.bins());
-    se.gatedSurfaceTotals.resize(r.gatedSurface.empty() ? 0 : r.gates.bins());
+    // The per-bin totals' errors: kept by the CPU kernel only (every rank runs the same kernel).
+    const bool totals = r.kernel == "cpu";
+    se.gatedVolumeTotals.resize(totals && !r.gatedVolume.empty() ? r.gates.bins() : 0);
+    se.gatedSurfaceTotals.resize(totals && !r.gatedSurface.empty() ? r.gates.bins() : 0);
     uint64_t mine[2] = {se.batches, none ? 1u : 0u}, all[2] = {0, 0};
     MPI_Reduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     std::array<double, 7> l = ledgerFields(se.ledger);

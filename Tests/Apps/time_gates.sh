@@ -34,9 +34,9 @@ def fmtg(name):
 qty, se, n, g = fmtg("fluence_gated.fmtg")
 cw = values("fluence.txt")
 assert qty == 1 and se == 1 and n == len(cw) == 2
-for i in range(n):  # the bins sum to the CW fluence (written to 17 digits)
+for i in range(n):  # the bins sum to the CW fluence (fluence.txt: 9 significant digits)
     s = sum(g[b][i] for b in range(len(g)))
-    assert abs(s - cw[i]) <= 1e-12 * cw[i], (i, s, cw[i])
+    assert abs(s - cw[i]) <= 1e-8 * cw[i], (i, s, cw[i])
 assert sum(g[b][i] for b in range(20) for i in range(n)) > 0.5 * sum(cw)  # most within 20 ps
 qty, se, nf, gs = fmtg("surface_exit_gated.fmtg")
 rows = [l.split() for l in open(f"{d}/surface_exit.txt") if not l.startswith("#")]
@@ -44,7 +44,7 @@ assert qty == 2 and nf >= max(int(r[0]) for r in rows)
 for r in rows:  # boundary faces: the bins sum to the CW exit fluence
     f, cwf = int(r[0]), float(r[5])
     s = sum(gs[b][f - 1] for b in range(len(gs)))
-    assert abs(s - cwf) <= 1e-12 * max(cwf, 1e-300), (f, s, cwf)
+    assert abs(s - cwf) <= 1e-8 * max(cwf, 1e-300), (f, s, cwf)
 j = json.load(open(f"{d}/summary.json"))
 t = j["time_gates"]
 assert (t["gates"], t["start_ns"], t["stop_ns"], t["step_ns"]) == (20, 0, 0.02, 0.001), t
