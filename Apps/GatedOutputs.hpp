@@ -39,28 +39,24 @@ inline void writeGatedOutputs(const OutputFolder& out, const TetraMesh& mesh, co
     if (!r.gates.on()) return;
     const double scale = power / double(r.packetsDone);
     const TallyErrors& se = r.standardError;
-    if (!r.gatedVolume.empty()) {
-        auto toFluence = [&](const std::vector<double>& e) { return volumeFluence(mesh, mats, e, scale); };
+    // One .fmtg file of a gated energy array converted bin by bin (the gates' fluence is the
+    // time integral over each gate, in J/mm^2 for --power in J).
+    auto writeArray = [&](const char* name, GatedQuantity q, uint64_t elements, const std::vector<double>& gated,
+                          const std::vector<double>& errors, auto convert) {
+        if (gated.empty()) return;
         TimeGatedArray a;
         a.gates = r.gates;
-        a.quantity = GatedQuantity::volumeFluence;
-        a.elements = mesh.tetraCount();
-        a.units = "J/mm^2 per --power J";
-        a.values = convertGated(r.gates, r.gatedVolume, toFluence);
-        if (!se.gatedVolume.empty()) a.stderrs = convertGated(r.gates, se.gatedVolume, toFluence);
-        writeTimeGated(out.staged("fluence_gated.fmtg"), a);
-    }
-    if (!r.gatedSurface.empty()) {
-        auto toFluence = [&](const std::vector<double>& e) { return surfaceFluence(mesh, e, scale); };
-        TimeGatedArray a;
-        a.gates = r.gates;
-        a.quantity = GatedQuantity::exitFluence;
-        a.elements = mesh.faceCount();
-        a.units = "J/mm^2 per --power J";
-        a.values = convertGated(r.gates, r.gatedSurface, toFluence);
-        if (!se.gatedSurface.empty()) a.stderrs = convertGated(r.gates, se.gatedSurface, toFluence);
-        writeTimeGated(out.staged("surface_exit_gated.fmtg"), a);
-    }
+        a.quantity = q;
+        a.elements = elements;
+        a.units = "J/mm^2 (--power in J)";
+        a.values = convertGated(r.gates, gated, convert);
+        if (!errors.empty()) a.stderrs = convertGated(r.gates, errors, convert);
+        writeTimeGated(out.staged(name), a);
+    };
+    writeArray("fluence_gated.fmtg", GatedQuantity::volumeFluence, mesh.tetraCount(), r.gatedVolume, se.gatedVolume,
+               [&](const std::vector<double>& e) { return volumeFluence(mesh, mats, e, scale); });
+    writeArray("surface_exit_gated.fmtg", GatedQuantity::exitFluence, mesh.faceCount(), r.gatedSurface,
+               se.gatedSurface, [&](const std::vector<double>& e) { return surfaceFluence(mesh, e, scale); });
     // The per-gate totals (the TPSF of the whole model), as fractions of the launched weight.
     const double n = r.ledger.launched > 0 ? r.ledger.launched : 1.0;
     const std::vector<double> abs = gateBinTotals(r.gates, r.gatedVolume), ex = gateBinTotals(r.gates, r.gatedSurface);

@@ -75,6 +75,33 @@ double overFace(const TetraMesh& m, uint32_t face, F f) {
     return s / (n * n) * m.face(face).area;
 }
 
+// Eight independent runs of `packets` packets (consecutive packet ranges; roulette at 1e-2,
+// unbiased) keeping the gated volume (or exit) tally only: per gate, the sum over `elements`
+// (tetras or faces) times `factor` per launched packet, their mean within 4 standard errors of
+// the spread of the runs from expected[gate].
+void checkGatesOverRuns(const std::string& what, const KernelInput& in, const TimeGates& g, uint64_t packets,
+                        bool volume, const std::vector<uint32_t>& elements, double factor,
+                        const std::vector<double>& expected) {
+    std::vector<std::vector<double>> perGate(g.count);
+    for (int j = 0; j < 8; ++j) {
+        RunOptions o = gatedOptions(g, packets, uint64_t(j) * packets);
+        (volume ? o.outputs.surface : o.outputs.volume) = false;
+        (volume ? o.outputs.gatedSurface : o.outputs.gatedVolume) = false;
+        o.params.wmin = 1e-2f;
+        o.batches = 1;
+        const RunResult r = runCpu(in, o);
+        const std::vector<double>& gated = volume ? r.gatedVolume : r.gatedSurface;
+        const size_t stride = gated.size() / g.bins();
+        for (uint32_t k = 0; k < g.count; ++k) {
+            double e = 0;
+            for (uint32_t i : elements) e += gated[k * stride + i];
+            perGate[k].push_back(e * factor / double(packets));
+        }
+    }
+    for (uint32_t k = 0; k < g.count; ++k)
+        fmtest::checkWithinSigma(what + ", gate " + std::to_string(k), fmtest::meanSd(perGate[k]), expected[k], 4);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(time_resolved)
@@ -152,23 +179,8 @@ BOOST_AUTO_TEST_CASE(infinite_medium_green_function) {
             expected[k] += overTetra(m, t, [&](const Point3& x) {
                 return dif::overGate([&](double s) { return dif::infiniteFluenceRate(med, norm(x), s); }, g, k);
             });
-    const int runs = 8;
-    const uint64_t packets = 8000;
-    std::vector<std::vector<double>> perGate(g.count);
-    for (int j = 0; j < runs; ++j) {
-        RunOptions o = gatedOptions(g, packets, uint64_t(j) * packets);
-        o.outputs.surface = o.outputs.gatedSurface = false;
-        o.params.wmin = 1e-2f;
-        o.batches = 1;
-        const RunResult r = runCpu(in, o);
-        for (uint32_t k = 0; k < g.count; ++k) {
-            double e = 0;
-            for (uint32_t t : shell) e += r.gatedVolume[k * r.volume.size() + t];
-            perGate[k].push_back(e / med.mua / double(packets));  // fluence x volume per launched packet
-        }
-    }
-    for (uint32_t k = 0; k < g.count; ++k)
-        fmtest::checkWithinSigma("infinite medium, gate " + std::to_string(k), fmtest::meanSd(perGate[k]), expected[k], 4);
+    // The gated volume tally over the shell / mu_a: fluence x volume.
+    checkGatesOverRuns("infinite medium", in, g, 8000, true, shell, 1 / med.mua, expected);
 }
 
 // The time-resolved diffuse reflectance (TPSF) of a semi-infinite medium (a 50 x 50 x 25 mm
@@ -201,23 +213,8 @@ BOOST_AUTO_TEST_CASE(semi_infinite_tpsf) {
                 const double rho = std::hypot(x[0], x[1]);
                 return dif::overGate([&](double s) { return dif::semiInfiniteReflectance(med, rho, s); }, g, k);
             });
-    const int runs = 8;
-    const uint64_t packets = 40000;
-    std::vector<std::vector<double>> perGate(g.count);
-    for (int j = 0; j < runs; ++j) {
-        RunOptions o = gatedOptions(g, packets, uint64_t(j) * packets);
-        o.outputs.volume = o.outputs.gatedVolume = false;
-        o.params.wmin = 1e-2f;
-        o.batches = 1;
-        const RunResult r = runCpu(in, o);
-        for (uint32_t k = 0; k < g.count; ++k) {
-            double e = 0;
-            for (uint32_t f : ring) e += r.gatedSurface[k * r.surface.size() + f];
-            perGate[k].push_back(e / double(packets));
-        }
-    }
-    for (uint32_t k = 0; k < g.count; ++k)
-        fmtest::checkWithinSigma("semi-infinite TPSF, gate " + std::to_string(k), fmtest::meanSd(perGate[k]), expected[k], 4);
+    // The gated exit tally over the ring.
+    checkGatesOverRuns("semi-infinite TPSF", in, g, 40000, false, ring, 1.0, expected);
 }
 
 // The invariance law (Blanco and Fournier 2003): under uniform Lambertian illumination of a closed
