@@ -4,9 +4,11 @@
 # (fluence_gated.fmtg, surface_exit_gated.fmtg, tpsf.txt, summary.json "time_gates") are written
 # with the documented layout; each tetra's and face's bins sum to its CW value; the per-gate totals
 # sum to the ledger; bad gates exit 1 with an error naming --time-gates and write no outputs.
-# Usage: time_gates.sh path/to/fullmonte-run
+# With fullmonte-vtk given, its --results adds one cell array per bin of fluence_gated.fmtg.
+# Usage: time_gates.sh path/to/fullmonte-run [path/to/fullmonte-vtk]
 set -u
 exe=$1
+vtk=${2:-}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 . "$(dirname "$0")/model.sh"
@@ -58,6 +60,16 @@ assert len(rows) == 22 and rows[20][0] == "early" and rows[21][0] == "late" and 
 assert abs(float(rows[3][3]) - t["absorbed"][3]) < 1e-9 and float(rows[3][1]) == 0.003
 PY
 then ok "gated outputs: layout, bins sum to CW, totals to the ledger"; else fail "gated outputs"; fi
+
+if [ -n "$vtk" ]; then
+  if "$vtk" --mesh "$dir/m.mesh" --results "$dir/on" --output "$dir/on.vtu" >/dev/null 2>"$dir/err" &&
+     grep -q 'Name="Fluence gate 0 \[0-0.001 ns\] (W/mm^2)"' "$dir/on.vtu" &&
+     grep -q 'Name="Fluence gate 19 ' "$dir/on.vtu" && grep -q 'Name="Fluence after the gates' "$dir/on.vtu"; then
+    ok "fullmonte-vtk: a cell array per bin"
+  else
+    fail "fullmonte-vtk gated arrays: $(cat "$dir/err")"
+  fi
+fi
 
 "$exe" "${m[@]}" --time-gates 0,0.02,0.001 --no-gated-volume --output "$dir/exitonly" >/dev/null 2>"$dir/err" ||
   fail "--no-gated-volume: $(cat "$dir/err")"
