@@ -15,6 +15,7 @@
 
 #include "Apps/AppMain.hpp"
 #include "Apps/BatchCommand.hpp"
+#include "Apps/GatedOutputs.hpp"
 #include "Common/ProgressBar.hpp"
 #include "Apps/RunSummary.hpp"
 #include "Geometry/ModelPacker.hpp"
@@ -67,6 +68,13 @@ const char* kUsage =
     "  --power P          source power (W) or energy (J) that scales fluence.txt (default 1)\n"
     "  --exterior-n N     exterior refractive index for MMC prop files and .inp (default 1)\n"
     "  --no-surface       do not score surface exit energy\n"
+    "  --time-gates START,STOP,STEP  time-resolved tallies (docs/TIME_DOMAIN.md): gates of STEP ns\n"
+    "                     from START to STOP ns; fluence per tetra and exit fluence per face per gate\n"
+    "                     (fluence_gated.fmtg, surface_exit_gated.fmtg), per-gate totals (tpsf.txt,\n"
+    "                     summary.json \"time_gates\"); what arrives before START or after STOP is\n"
+    "                     kept in an early and a late bin, so the bins sum to the CW tallies\n"
+    "  --no-gated-volume  with --time-gates: gate only the exit tally (the volume one takes\n"
+    "                     8 bytes x tetras x (gates + 2))\n"
     "  --allow-defects    run on a mesh with cracks or folded tetras (docs/MESH_CHECKS.md): they\n"
     "                     become warnings instead of errors\n"
     "  --no-entry-specular  pencil beams and fibres entering from outside are not Fresnel-reflected\n"
@@ -106,12 +114,14 @@ Args parse(int argc, char** argv) {
 }
 
 void parseInto(Args& a, int argc, char** argv) {
-    static const char* kFlags[] = {"--no-surface", "--quiet", "--help", "--allow-defects", "--no-entry-specular"};
+    static const char* kFlags[] = {"--no-surface", "--quiet", "--help", "--allow-defects", "--no-entry-specular",
+                                   "--no-gated-volume"};
     static const char* const kValues[] = {"--mesh", "--opt", "--source", "--packets", "--seed", "--threads",
                                     "--wmin", "--prwin", "--kernel", "--output", "--power", "--mmc-node",
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
                                     "--max-steps", "--max-hits", "--devices", "--batch-sources", "--batch-opt",
-                                    "--mmc", "--batches", "--serve", "--save-mesh"};
+                                    "--mmc", "--batches", "--serve", "--save-mesh",
+                                    "--time-gates"};
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
         bool known = false;
@@ -196,8 +206,27 @@ std::vector<int> deviceList(const Args& a, const std::string& kernel) {
 
 // The text outputs' size: two values of up to 17 characters a tetra, a line of ~80 a boundary face.
 double outputBytes(const TetraMesh& mesh, const RunOptions& opt) {
+    const double gated = (opt.outputs.gatedVolume ? gatedArrayBytes(opt.gates, mesh.tetraCount()) : 0) +
+                         (opt.outputs.gatedSurface ? gatedArrayBytes(opt.gates, mesh.faceCount()) : 0);
     return 36.0 * double(mesh.tetraCount()) + (opt.outputs.surface ? 80.0 * double(mesh.boundaryFaces().size()) : 0) +
-           4096.0;
+           2 * gated + 4096.0;
+}
+
+// --time-gates and --no-gated-volume into opt (after --no-surface): the gated volume tally,
+// and the gated exit tally where the exit tally is kept.
+void applyTimeGates(const Args& a, RunOptions& opt) {
+    const bool noVolume = a.flags.count("--no-gated-volume") > 0;
+    if (!a.has("--time-gates")) {
+        if (noVolume) throw ParameterError("--no-gated-volume needs --time-gates");
+        return;
+    }
+    if (a.has("--batch-sources"))
+        throw ParameterError("--time-gates applies to single runs; a batch (--batch-sources) writes CW fluence only");
+    opt.gates = parseTimeGates(a.get("--time-gates"), "--time-gates");
+    opt.outputs.gatedVolume = !noVolume;
+    opt.outputs.gatedSurface = opt.outputs.surface;
+    if (!opt.outputs.gated())
+        throw ParameterError("--time-gates with --no-gated-volume and --no-surface leaves no tally to gate");
 }
 
 // The tallies of a complete run, written into the staging folder; with standard errors, each
@@ -393,6 +422,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     if (opt.params.maxSteps == 0 || opt.params.maxHits == 0)
         throw ParameterError("--max-steps and --max-hits must be at least 1");
     opt.outputs.surface = !a.flags.count("--no-surface");
+    applyTimeGates(a, opt);
     double power = number(a, "--power", 1.0);
     if (!(power > 0)) throw ParameterError("--power must be > 0");
     opt.devices = devices;
@@ -417,6 +447,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
 
     if (a.flags.count("--no-entry-specular")) setSpecularAtEntry(*src, false);
     KernelInput in = packWithContext(a, mesh, mats, *src);
+    checkGatedRun(in, opt);
     if (mpi.rank() == 0) showWarnings(in.warnings);
     warnings.insert(warnings.end(), in.warnings.begin(), in.warnings.end());
     warm.join();
@@ -461,9 +492,11 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     extra["standard_error"] = standardErrorJson(r, [&](size_t t) { return mesh.region(uint32_t(t)); });
     extra["abnormal_warning_threshold"] = jsonNumber(kAbnormalWarningFraction);
     extra["warnings"] = jsonStringList(warnings);
+    if (opt.gates.on()) extra["time_gates"] = gatedSummaryJson(r);
     if (!r.cancelled) {
         try {
             writeOutputs(*out, mesh, mats, r, power);
+            writeGatedOutputs(*out, mesh, mats, r, power);
             writeRunSummary(out->staged("summary.json"), r, extra);
             out->publish();
         } catch (const Interrupted&) {

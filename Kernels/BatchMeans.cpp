@@ -91,6 +91,10 @@ void BatchSums::add(const BatchSums& o) {
     add(volume, o.volume);
     add(surface, o.surface);
     add(directed, o.directed);
+    add(gatedVolume, o.gatedVolume);
+    add(gatedSurface, o.gatedSurface);
+    add(gatedVolumeTotals, o.gatedVolumeTotals);
+    add(gatedSurfaceTotals, o.gatedSurfaceTotals);
     add(ledger, o.ledger);
     batches += o.batches;
 }
@@ -104,6 +108,12 @@ void setTallyErrors(RunResult& r, const BatchSums& q) {
     se.volume = batchTotalErrors(q.volume, r.volume, N, B);
     se.surface = batchTotalErrors(q.surface, r.surface, N, B);
     se.directed = batchTotalErrors(q.directed, r.directed, N, B);
+    se.gatedVolume = batchTotalErrors(q.gatedVolume, r.gatedVolume, N, B);
+    se.gatedSurface = batchTotalErrors(q.gatedSurface, r.gatedSurface, N, B);
+    if (r.gates.on()) {
+        se.gatedVolumeTotals = batchTotalErrors(q.gatedVolumeTotals, gateBinTotals(r.gates, r.gatedVolume), N, B);
+        se.gatedSurfaceTotals = batchTotalErrors(q.gatedSurfaceTotals, gateBinTotals(r.gates, r.gatedSurface), N, B);
+    }
     const std::array<double, 7> total = ledgerFields(r.ledger);
     std::array<double, 7> l{};
     for (size_t i = 0; i < l.size(); ++i) l[i] = batchTotalError(q.ledger[i], total[i], N, B);
@@ -134,6 +144,10 @@ void addIndependentErrors(TallyErrors& into, const TallyErrors& part, bool intoI
     add(into.volume, part.volume);
     add(into.surface, part.surface);
     add(into.directed, part.directed);
+    add(into.gatedVolume, part.gatedVolume);
+    add(into.gatedSurface, part.gatedSurface);
+    add(into.gatedVolumeTotals, part.gatedVolumeTotals);
+    add(into.gatedSurfaceTotals, part.gatedSurfaceTotals);
     std::array<double, 7> a = ledgerFields(into.ledger), b = ledgerFields(part.ledger);
     for (size_t i = 0; i < a.size(); ++i) a[i] = std::hypot(a[i], b[i]);
     into.ledger = ledgerFromFields(a);

@@ -77,6 +77,8 @@ std::vector<double> batchTotalErrors(const std::vector<double>& q, const std::ve
 struct BatchSums {
     std::vector<double> volume, surface, directed, ledger;
     uint64_t batches = 0;
+    // The time-gated tallies and their per-bin totals over the elements (gateBinTotals).
+    std::vector<double> gatedVolume, gatedSurface, gatedVolumeTotals, gatedSurfaceTotals;
     void add(const BatchSums& o);  // another worker's or device's batches
 };
 // Sets r.standardError from the q sums of its batches and its totals; none when fewer than two

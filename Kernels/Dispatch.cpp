@@ -48,10 +48,13 @@ void validateRunOptions(const RunOptions& o) {
     if (p.maxSteps == 0 || p.maxHits == 0) throw ParameterError("maxSteps and maxHits must be at least 1");
     if (o.batches) validateBatches(o.batches, o.packets);
     if (o.threads > 4096) throw ParameterError("threads = " + std::to_string(o.threads) + " is unreasonable");
+    if (o.outputs.gated() && !o.gates.on())
+        throw ParameterError("time-gated outputs need time gates: give the gates' start, stop and step in ns");
 }
 
 RunResult runKernel(const std::string& kind, const KernelInput& in, const RunOptions& opt) {
     validateRunOptions(opt);
+    checkGatedRun(in, opt);
     if (kind == "cpu") return runCpu(in, opt);
     if (kind == "cuda") {
 #if FM_HAVE_CUDA

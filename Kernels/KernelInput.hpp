@@ -9,6 +9,7 @@
 #include <vector>
 #include "Kernels/Core/ArrayModel.hpp"
 #include "Kernels/Core/SlabModel.hpp"
+#include "Kernels/TimeGates.hpp"
 #include "Kernels/Tuning.hpp"
 
 namespace fm {
@@ -47,6 +48,11 @@ struct OutputSelection {
     bool volume = true;    // VolumeEnergy per tetra
     bool surface = true;   // SurfaceExitEnergy per face id (boundary faces only are non-zero)
     bool directed = false; // DirectedSurfaceEnergy per face id and side (faces flagged in cells)
+    // Per time gate (RunOptions::gates; Kernels/TimeGates.hpp): volume energy per tetra and
+    // exit energy per face, each of the gates plus an early and a late bin.
+    bool gatedVolume = false;
+    bool gatedSurface = false;
+    bool gated() const { return gatedVolume || gatedSurface; }
 };
 
 struct RunOptions {
@@ -69,6 +75,7 @@ struct RunOptions {
     // block; `packets` stays the run's total (batch sizes). The result's packetsRequested is
     // then what the side took.
     PacketSource* packetSource = nullptr;
+    TimeGates gates;            // of the gated outputs (outputs.gatedVolume, gatedSurface)
 };
 
 // Batch-means standard errors (Kernels/BatchMeans.hpp) of RunResult's tallies, element by
@@ -79,6 +86,10 @@ struct TallyErrors {
     std::vector<double> volume;       // [tetra]
     std::vector<double> surface;      // [face id]
     std::vector<double> directed;     // [2*face id + side]
+    std::vector<double> gatedVolume;  // as RunResult::gatedVolume
+    std::vector<double> gatedSurface; // as RunResult::gatedSurface
+    std::vector<double> gatedVolumeTotals;   // [bin]: of the gated volume tally's sum over tetras
+    std::vector<double> gatedSurfaceTotals;  // [bin]: of the gated exit tally's sum over faces
     Ledger ledger;                    // of each ledger field
     bool available() const { return batches >= 2; }
 };
@@ -87,6 +98,13 @@ struct RunResult {
     std::vector<double> volume;    // [tetra], energy in packet-weight units
     std::vector<double> surface;   // [face id]
     std::vector<double> directed;  // [2*face id + side]
+    // Time-resolved tallies (empty unless selected): bin-major, bin b of element i at
+    // [b * elements + i], elements = cells (tetras, index 0 the exterior) or faceCount (face
+    // ids); bins as TimeGates (the gates, then early, then late), so the sum over the bins of an
+    // element is its CW tally.
+    TimeGates gates;
+    std::vector<double> gatedVolume;   // [bin * cells + tetra]
+    std::vector<double> gatedSurface;  // [bin * faceCount + face id]
     Ledger ledger;
     Events events;
     TallyErrors standardError;   // of volume, surface, directed and ledger

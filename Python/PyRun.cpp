@@ -48,6 +48,17 @@ py::dict eventsDict(const fm::Events& e) {
     return d;
 }
 
+// A bin-major gated array ([bin * stride + index], index 0 a dummy) as a read-only (bins,
+// stride - 1) view without the dummies; None when empty.
+py::object gatedView(const fm::TimeGates& g, const std::vector<double>& v, py::handle owner) {
+    if (v.empty() || !g.on()) return py::none();
+    const size_t stride = v.size() / g.bins();
+    py::array_t<double> a({py::ssize_t(g.bins()), py::ssize_t(stride - 1)},
+                          {py::ssize_t(stride * sizeof(double)), py::ssize_t(sizeof(double))}, v.data() + 1, owner);
+    py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    return std::move(a);
+}
+
 // Energy (or power) per unit packet weight for a run normalised to `total` J (or W).
 double scaleFor(const Result& r, double total) {
     if (!r.mesh) throw py::value_error("fluence: this Result has no tetra mesh (a trace of a layered MCML model)");
@@ -74,6 +85,7 @@ public:
             py::gil_scoped_release nogil;
             in_ = fm::packModel(*mesh_, *mats_, *source, directed);
         }
+        fm::checkGatedRun(in_, opt_);
         // What the mesh checks and the source compiler found, shown as fullmonte-run shows them.
         warnings_ = mesh_->checkReport().warnings();
         warnings_.insert(warnings_.end(), in_.warnings.begin(), in_.warnings.end());
@@ -185,13 +197,22 @@ std::unique_ptr<Simulation> makeSimulation(std::shared_ptr<const fm::TetraMesh> 
                                            const std::string& kernel, const std::vector<int>& devices, double wmin,
                                            double prwin, uint32_t maxSteps, uint32_t maxHits, bool volume,
                                            bool surface, const std::vector<int64_t>& directedFaces,
-                                           py::handle batches) {
+                                           py::handle batches, py::handle timeGates) {
     if (!mesh) throw py::value_error("Simulation: mesh is None");
     if (!mats) throw py::value_error("Simulation: materials is None");
     fm::RunOptions opt = runOptions(packets, seed, threads, devices, wmin, prwin, maxSteps, maxHits);
     opt.outputs.volume = volume;
     opt.outputs.surface = surface;
     opt.batches = countArg(batches, "batches", 0);
+    if (!timeGates.is_none()) {
+        // (start, stop, step) in ns: the gated volume and exit tallies of the tallies kept.
+        const auto g = timeGates.cast<std::vector<double>>();
+        if (g.size() != 3) throw py::value_error("time_gates: needs (start, stop, step) in ns");
+        opt.gates = fm::makeTimeGates(g[0], g[1], g[2], "time_gates");
+        opt.outputs.gatedVolume = volume;
+        opt.outputs.gatedSurface = surface;
+        if (!opt.outputs.gated()) throw py::value_error("time_gates: volume and surface are both off, nothing to gate");
+    }
     std::vector<uint32_t> directed;
     for (int64_t f : directedFaces) {
         if (f < 0 || uint64_t(f) + 1 >= mesh->faceCount() + 1)
@@ -231,6 +252,29 @@ read-only numpy views. Normalise with fluence(energy=...) or scale = energy / pa
             if (!se.available() || se.surface.empty()) return py::none();
             return view(se.surface.data() + 1, se.surface.size() - 1, self);
         }, "Batch-means standard error of surface_energy (None when the run had one batch)")
+        .def_property_readonly("time_gates", [](const Result& r) -> py::object {
+            const fm::TimeGates& g = r.run.gates;
+            if (!g.on()) return py::none();
+            return py::make_tuple(g.startNs, g.stopNs, g.stepNs, g.count);
+        }, "(start_ns, stop_ns, step_ns, gates) of a time-resolved run, else None")
+        .def_property_readonly("gated_volume_energy", [](py::object self) -> py::object {
+            const auto& r = self.cast<const Result&>();
+            return gatedView(r.run.gates, r.run.gatedVolume, self);
+        }, "(gates + 2, tetras) absorbed packet weight per time gate, then before the first gate and after "
+           "the last (None without time_gates); the rows sum to volume_energy")
+        .def_property_readonly("gated_surface_energy", [](py::object self) -> py::object {
+            const auto& r = self.cast<const Result&>();
+            return gatedView(r.run.gates, r.run.gatedSurface, self);
+        }, "(gates + 2, faces) exiting packet weight per time gate, early and late bins last (None without "
+           "time_gates); the rows sum to surface_energy")
+        .def_property_readonly("gated_volume_energy_stderr", [](py::object self) -> py::object {
+            const auto& r = self.cast<const Result&>();
+            return gatedView(r.run.gates, r.run.standardError.gatedVolume, self);
+        }, "Batch-means standard error of gated_volume_energy (None with one batch)")
+        .def_property_readonly("gated_surface_energy_stderr", [](py::object self) -> py::object {
+            const auto& r = self.cast<const Result&>();
+            return gatedView(r.run.gates, r.run.standardError.gatedSurface, self);
+        }, "Batch-means standard error of gated_surface_energy (None with one batch)")
         .def_property_readonly("ledger_stderr", [](const Result& r) -> py::object {
             const auto& se = r.run.standardError;
             if (!se.available()) return py::none();
@@ -333,7 +377,10 @@ void bindRun(py::module_& m) {
     py::class_<Simulation>(m, "Simulation", R"doc(
 One run of a model: Simulation(mesh, materials, source, packets=1000000, seed=1, threads=0,
 kernel='cpu', devices=[], wmin=1e-5, prwin=0.1, max_steps=100000, max_hits=100000,
-volume=True, surface=True, directed_faces=[], batches=0).
+volume=True, surface=True, directed_faces=[], batches=0, time_gates=None).
+
+time_gates: (start, stop, step) in ns: also keep the kept tallies per time gate
+(Result.gated_volume_energy, gated_surface_energy; docs/TIME_DOMAIN.md).
 
 batches: contiguous packet batches behind the standard errors (Result.*_stderr); 0 = the
 default (10; on the GPU 10 from 1e8 packets, else 1), 1 = no standard errors.
@@ -350,7 +397,8 @@ As a context manager, leaving the block cancels a run still going.)doc")
              py::arg("kernel") = "cpu", py::arg("devices") = std::vector<int>{}, py::arg("wmin") = 1e-5,
              py::arg("prwin") = 0.1, py::arg("max_steps") = 100000, py::arg("max_hits") = 100000,
              py::arg("volume") = true, py::arg("surface") = true,
-             py::arg("directed_faces") = std::vector<int64_t>{}, py::arg("batches") = 0)
+             py::arg("directed_faces") = std::vector<int64_t>{}, py::arg("batches") = 0,
+             py::arg("time_gates") = py::none())
         .def("start", &Simulation::start, "Starts the run on a worker thread (once per Simulation)")
         .def("wait", &Simulation::wait, py::arg("timeout") = -1.0,
              "Waits up to timeout seconds (< 0: until done); True when the run has ended")

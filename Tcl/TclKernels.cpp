@@ -109,6 +109,16 @@ void Kernel::batchCount(double n) {
     notRunning("batchCount");
     opt_.batches = fmtcl::wholeNumber(n, className_ + " batchCount", 1, 9007199254740992.0);
 }
+void Kernel::timeGates(double start, double stop, double step) {
+    notRunning("timeGates");
+    if (className_.rfind("TetraTrace", 0) == 0 || className_.rfind("MCML", 0) == 0)
+        throw ParameterError(className_ + " timeGates: only the tetra kernels (TetraVolumeKernel, TetraSVKernel, "
+                             "...) keep time-resolved tallies");
+    opt_.gates = (start == 0 && stop == 0 && step == 0) ? fm::TimeGates{}
+                                                         : fm::makeTimeGates(start, stop, step, className_ + " timeGates");
+}
+std::string Kernel::timeGates() const { return fm::describeTimeGates(opt_.gates); }
+unsigned Kernel::timeGateCount() const { return opt_.gates.count; }
 unsigned long long Kernel::batchCount() const { return fm::effectiveBatches(opt_, device_ == "cuda"); }
 void Kernel::threadCount(unsigned n) {
     notRunning("threadCount");
@@ -204,7 +214,10 @@ std::shared_ptr<Kernel::Prepared> Kernel::prepare() const {
     p->opt = opt_;
     p->opt.outputs = outputs_;
     p->opt.outputs.directed = !directed.empty();
+    p->opt.outputs.gatedVolume = p->opt.gates.on() && outputs_.volume;
+    p->opt.outputs.gatedSurface = p->opt.gates.on() && outputs_.surface;
     fm::validateRunOptions(p->opt);
+    fm::checkGatedRun(p->in, p->opt);
     return p;
 }
 
@@ -336,6 +349,26 @@ void Kernel::addMaps(OutputDataCollection::Items& items, const fm::RunResult& r,
     if (outputs_.surface)
         items.push_back(std::make_shared<SpatialMap>(
             makeMap("SurfaceExitEnergy", "Surface", r.surface, p, r.packetsDone, se.surface, se.batches)));
+    addGatedMaps(items, "VolumeEnergy", "Volume", r.gatedVolume, se.gatedVolume, r, p);
+    addGatedMaps(items, "SurfaceExitEnergy", "Surface", r.gatedSurface, se.gatedSurface, r, p);
+}
+
+// A gated tally as one map per bin: <name>Gate<k> for gate k, <name>GateEarly and
+// <name>GateLate for what arrived before the first and after the last gate.
+void Kernel::addGatedMaps(OutputDataCollection::Items& items, const std::string& name, const std::string& type,
+                          const std::vector<double>& gated, const std::vector<double>& se, const fm::RunResult& r,
+                          const Prepared& p) const {
+    if (gated.empty() || !r.gates.on()) return;
+    const fm::TimeGates& g = r.gates;
+    const size_t stride = gated.size() / g.bins();
+    auto slice = [&](const std::vector<double>& v, uint32_t b) {
+        return v.empty() ? std::vector<double>{} : std::vector<double>(v.begin() + b * stride, v.begin() + (b + 1) * stride);
+    };
+    for (uint32_t b = 0; b < g.bins(); ++b) {
+        const std::string suffix = b < g.count ? std::to_string(b) : b == g.earlyBin() ? "Early" : "Late";
+        items.push_back(std::make_shared<SpatialMap>(makeMap(name + "Gate" + suffix, type, slice(gated, b), p,
+                                                             r.packetsDone, slice(se, b), r.standardError.batches)));
+    }
 }
 
 OutputDataCollection* Kernel::results() const { return new OutputDataCollection(results_); }

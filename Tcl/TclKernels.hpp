@@ -40,6 +40,12 @@ public:
     // (at most one per packet); 1 turns them off; more than packetCount is an error at run.
     void batchCount(double n);
     unsigned long long batchCount() const;
+    // Time-resolved tallies (docs/TIME_DOMAIN.md): gates of `step` ns from `start` to `stop`;
+    // the run then also keeps its volume and exit tallies per gate (maps VolumeEnergyGate<k>,
+    // ...Early, ...Late). timeGates 0 0 0 turns them off; timeGateCount is 0 then.
+    void timeGates(double start, double stop, double step);
+    std::string timeGates() const;
+    unsigned timeGateCount() const;
     void threadCount(unsigned n);  // 0 = all hardware threads (the default)
     unsigned threadCount() const;
     void randSeed(unsigned long long s);
@@ -111,6 +117,9 @@ protected:
     virtual std::vector<uint32_t> directedFaces(const fm::TetraMesh& mesh) const;
     // Appends this kernel's maps after EventCounts and ConservationCounts.
     virtual void addMaps(OutputDataCollection::Items& items, const fm::RunResult& r, const Prepared& p) const;
+    void addGatedMaps(OutputDataCollection::Items& items, const std::string& name, const std::string& type,
+                      const std::vector<double>& gated, const std::vector<double>& se, const fm::RunResult& r,
+                      const Prepared& p) const;
     virtual void checkRunnable() const {}
     void notRunning(const char* what) const;
     void checkDevice() const;

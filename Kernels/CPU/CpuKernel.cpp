@@ -216,6 +216,8 @@ struct BatchChunks final : PacketChunks {
 // batches.
 struct WorkerFolds {
     BatchFold volume, surface, directed, ledger;
+    // Time-resolved runs: the gated tallies and their per-bin totals (gateBinTotals).
+    BatchFold gatedVolume, gatedSurface, gatedVolumeTotals, gatedSurfaceTotals;
     uint64_t batches = 0;
 };
 
@@ -245,8 +247,11 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
     // With batches, each thread also keeps two fold arrays per tally (BatchFold).
     const uint64_t batches = effectiveBatches(opt);
     const bool batched = batches > 1;
-    const double tallyBytes =
-        8.0 * double((sel.volume ? nv : 0) + (sel.surface ? ns : 0) + (sel.directed ? nd : 0));
+    const bool gated = sel.gated();  // runs the time-gated pack: the volume and exit tallies on
+    checkGatedRun(in, opt);
+    const size_t ngv = sel.gatedVolume ? opt.gates.bins() * nv : 0, ngs = sel.gatedSurface ? opt.gates.bins() * ns : 0;
+    const double tallyBytes = 8.0 * double((sel.volume || gated ? nv : 0) + (sel.surface || gated ? ns : 0) +
+                                           (sel.directed ? nd : 0) + ngv + ngs);
     requireMemory(tallyBytes * ((batched ? 3 : 1) * threads + 2),
                   "a CPU run over " + std::to_string(nv - 1) + " tetras with " + std::to_string(threads) + " threads",
                   "use fewer threads");
@@ -255,17 +260,30 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
     r.kernel = "cpu";
     r.packetsRequested = opt.packets;
     const auto& o = opt.outputs;
-    dispatchOutputs(o.volume, o.surface, o.directed, [&](auto V, auto S, auto D) {
-        using Scorer = HostTallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value>;
-        std::vector<std::vector<double>> vol(threads), surf(threads), dir(threads);
+    // The standard pack for V, S, D, or (G) the time-gated one (TimeGatedHostScorer: volume and
+    // exit on, then dropped from the result where not selected).
+    auto body = [&](auto V, auto S, auto D, auto G) {
+        using Scorer = std::conditional_t<decltype(G)::value,
+                                          std::conditional_t<decltype(D)::value, TimeGatedDirectedHostScorer, TimeGatedHostScorer>,
+                                          HostTallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value>>;
+        std::vector<std::vector<double>> vol(threads), surf(threads), dir(threads), gvol(threads), gsurf(threads);
         std::vector<Scorer> scorers(threads);
         for (unsigned w = 0; w < threads; ++w) {
             if (V) vol[w].assign(nv, 0.0);
             if (S) surf[w].assign(ns, 0.0);
             if (D) dir[w].assign(nd, 0.0);
-            scorers[w].volume = vol[w].data();
-            scorers[w].surface = surf[w].data();
-            scorers[w].directed = dir[w].data();
+            if constexpr (decltype(V)::value) scorers[w].volume = vol[w].data();
+            if constexpr (decltype(S)::value) scorers[w].surface = surf[w].data();
+            if constexpr (decltype(D)::value) scorers[w].directed = dir[w].data();
+            if constexpr (decltype(G)::value) {
+                gvol[w].assign(ngv, 0.0);
+                gsurf[w].assign(ngs, 0.0);
+                scorers[w].gatedVolume = ngv ? gvol[w].data() : nullptr;
+                scorers[w].gatedSurface = ngs ? gsurf[w].data() : nullptr;
+                scorers[w].gatedCells = uint32_t(nv);
+                scorers[w].gatedFaces = uint32_t(ns);
+                scorers[w].gates = gateBins(opt.gates);
+            }
         }
         std::vector<WorkerFolds> folds(batched ? threads : 0);
         r.packetsDone = forEachWorkerRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e, PacketChunks& chunks) {
@@ -282,12 +300,20 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
                     f.surface.reset(surf[w].size());
                     f.directed.reset(dir[w].size());
                     f.ledger.reset(7);
+                    f.gatedVolume.reset(gvol[w].size());
+                    f.gatedSurface.reset(gsurf[w].size());
+                    f.gatedVolumeTotals.reset(ngv ? opt.gates.bins() : 0);
+                    f.gatedSurfaceTotals.reset(ngs ? opt.gates.bins() : 0);
                 }
                 runWorkerBatches(chunks, b, e, workerBatches(batches, e - b, opt.packets), run, [&](uint64_t n) {
                     f.volume.fold(vol[w].data(), n);
                     f.surface.fold(surf[w].data(), n);
                     f.directed.fold(dir[w].data(), n);
                     f.ledger.fold(ledgerFields(sc.ledger).data(), n);
+                    f.gatedVolume.fold(gvol[w].data(), n);
+                    f.gatedSurface.fold(gsurf[w].data(), n);
+                    f.gatedVolumeTotals.fold(gateBinTotals(opt.gates, gvol[w]).data(), n);
+                    f.gatedSurfaceTotals.fold(gateBinTotals(opt.gates, gsurf[w]).data(), n);
                     ++f.batches;
                 });
             }
@@ -303,17 +329,40 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
         reduce(vol, r.volume);
         reduce(surf, r.surface);
         reduce(dir, r.directed);
+        reduce(gvol, r.gatedVolume);
+        reduce(gsurf, r.gatedSurface);
+        if (G) r.gates = opt.gates;
         for (auto& sc : scorers) {
             r.ledger.add(sc.ledger);
             r.events.add(sc.events);
         }
         if (batched) {
             BatchSums q;
-            for (WorkerFolds& f : folds)
-                q.add(BatchSums{f.volume.q(), f.surface.q(), f.directed.q(), f.ledger.q(), f.batches});
+            for (WorkerFolds& f : folds) {
+                BatchSums s;
+                s.volume = f.volume.q();
+                s.surface = f.surface.q();
+                s.directed = f.directed.q();
+                s.ledger = f.ledger.q();
+                s.batches = f.batches;
+                s.gatedVolume = f.gatedVolume.q();
+                s.gatedSurface = f.gatedSurface.q();
+                s.gatedVolumeTotals = f.gatedVolumeTotals.q();
+                s.gatedSurfaceTotals = f.gatedSurfaceTotals.q();
+                q.add(s);
+            }
             setTallyErrors(r, q);
         }
-    });
+    };
+    if (gated) {
+        if (o.directed) body(std::true_type{}, std::true_type{}, std::true_type{}, std::true_type{});
+        else body(std::true_type{}, std::true_type{}, std::false_type{}, std::true_type{});
+        // The CW tallies the gated pack keeps but the run did not select.
+        if (!o.volume) r.volume.clear(), r.standardError.volume.clear();
+        if (!o.surface) r.surface.clear(), r.standardError.surface.clear();
+    } else {
+        dispatchOutputs(o.volume, o.surface, o.directed, [&](auto V, auto S, auto D) { body(V, S, D, std::false_type{}); });
+    }
     r.cancelled = r.packetsDone < r.packetsRequested;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;

@@ -14,6 +14,7 @@
 
 #include "Kernels/Core/TallyScorer.hpp"
 #include "Kernels/DeviceModelCache.hpp"
+#include "Kernels/GatedTally.hpp"
 #include "Kernels/DeviceVisibility.hpp"
 #include "Kernels/PacketSource.hpp"
 
@@ -99,16 +100,51 @@ public:
         clear();
     }
     void load(const KernelInput& in) { load(in.materials, in.emitters, in.emitterCdf, in.pieces, in.pieceCdf); }
+    // The time gates of the next runs (Kernels/GatedTally.hpp): their arrays allocated (or kept,
+    // at the same size) and zeroed; none when opt selects no gated output. A gated run's DeviceRun
+    // keeps the volume and exit tallies (gatedOutputs).
+    void setGates(const RunOptions& opt, const KernelInput& in) {
+        gates_ = opt.gates;
+        nGV_ = opt.outputs.gatedVolume ? size_t(gates_.bins()) * in.cells.size() : 0;
+        nGS_ = opt.outputs.gatedSurface ? size_t(gates_.bins()) * in.faceCount : 0;
+        if (!gated_ || gated_->size() != nGV_ + nGS_) {
+            gated_.reset();
+            gatedFolds_.reset();
+            if (nGV_ + nGS_) gated_ = std::make_unique<DeviceBuffer<double>>(nGV_ + nGS_, "time-gated tallies");
+        }
+        if (gated_) gated_->zero(s_);
+        if (gatedFolds_) gatedFolds_->clear(s_);
+    }
     BatchRun run(const RunOptions& part) {
         BatchRun b;
+        if (nGV_ + nGS_) {
+            auto gatedRun = [&](auto D) {
+                TallyScorer<true, true, decltype(D)::value, DeviceAtomicAdd, uint32_t, TimeGatedTally<DeviceAtomicAdd>> sc;
+                sc.volume = tallies_.get();
+                sc.surface = tallies_.get() + nVol_;
+                if constexpr (decltype(D)::value) sc.directed = tallies_.get() + nVol_ + nSurf_;
+                sc.setReplicas(copies_ - 1, uint32_t(stride_));
+                sc.gatedVolume = nGV_ ? gated_->get() : nullptr;
+                sc.gatedSurface = nGS_ ? gated_->get() + nGV_ : nullptr;
+                sc.gatedCells = uint32_t(nVol_);
+                sc.gatedFaces = uint32_t(nSurf_);
+                sc.gates = gateBins(gates_);
+                const BlockTallies bt = BlockTallies::rows(sc.volume, nVol_, sc.surface, nSurf_);
+                b = launchBatches(deviceModel(mesh_, *src_), part, sc, totals_.get(), nMaterials_, s_, bt, rare_.get());
+            };
+            if (o_.directed) gatedRun(std::true_type{});
+            else gatedRun(std::false_type{});
+            return b;
+        }
         dispatchOutputs(o_.volume, o_.surface, o_.directed, [&](auto V, auto S, auto D) {
             TallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value, DeviceAtomicAdd, uint32_t> sc;
-            sc.volume = nVol_ ? tallies_.get() : nullptr;
-            sc.surface = nSurf_ ? tallies_.get() + nVol_ : nullptr;
-            sc.directed = nDir_ ? tallies_.get() + nVol_ + nSurf_ : nullptr;
-            sc.replicaMask = copies_ - 1;
-            sc.replicaStride = uint32_t(stride_);
-            const BlockTallies bt = BlockTallies::rows(sc.volume, nVol_, sc.surface, nSurf_);
+            double* vol = nVol_ ? tallies_.get() : nullptr;
+            double* surf = nSurf_ ? tallies_.get() + nVol_ : nullptr;
+            if constexpr (decltype(V)::value) sc.volume = vol;
+            if constexpr (decltype(S)::value) sc.surface = surf;
+            if constexpr (decltype(D)::value) sc.directed = nDir_ ? tallies_.get() + nVol_ + nSurf_ : nullptr;
+            sc.setReplicas(copies_ - 1, uint32_t(stride_));
+            const BlockTallies bt = BlockTallies::rows(vol, nVol_, surf, nSurf_);
             b = launchBatches(deviceModel(mesh_, *src_), part, sc, totals_.get(), nMaterials_, s_, bt, rare_.get());
         });
         return b;
@@ -117,16 +153,28 @@ public:
     // it completes.
     BatchRun runBatch(const RunOptions& part) {
         BatchRun b = run(part);
-        if (b.packetsDone == part.packets) folds().fold(tallies_, copies_, ledgerNow(), b.packetsDone, s_);
+        if (b.packetsDone == part.packets) {
+            folds().fold(tallies_, copies_, ledgerNow(), b.packetsDone, s_);
+            if (gated_) gatedFolds().fold(*gated_, 1, Ledger{}, b.packetsDone, s_);
+        }
         return b;
     }
     // This device's batch sums, for the standard errors.
     BatchSums batchSums() {
         DeviceBatchFold& f = folds();
         const std::vector<double> q = f.q(s_);
-        return BatchSums{std::vector<double>(q.begin(), q.begin() + nVol_),
-                         std::vector<double>(q.begin() + nVol_, q.begin() + nVol_ + nSurf_),
-                         std::vector<double>(q.begin() + nVol_ + nSurf_, q.end()), f.ledgerQ(), f.batches()};
+        BatchSums sums;
+        sums.volume.assign(q.begin(), q.begin() + nVol_);
+        sums.surface.assign(q.begin() + nVol_, q.begin() + nVol_ + nSurf_);
+        sums.directed.assign(q.begin() + nVol_ + nSurf_, q.end());
+        sums.ledger = f.ledgerQ();
+        sums.batches = f.batches();
+        if (gated_) {
+            const std::vector<double> g = gatedFolds().q(s_);
+            sums.gatedVolume.assign(g.begin(), g.begin() + nGV_);
+            sums.gatedSurface.assign(g.begin() + nGV_, g.end());
+        }
+        return sums;
     }
     void addTo(RunResult& r) {
         auto add = [](std::vector<double>& into, std::vector<double> v) {
@@ -137,6 +185,12 @@ public:
         add(r.volume, std::vector<double>(t.begin(), t.begin() + nVol_));
         add(r.surface, std::vector<double>(t.begin() + nVol_, t.begin() + nVol_ + nSurf_));
         add(r.directed, std::vector<double>(t.begin() + nVol_ + nSurf_, t.end()));
+        if (gated_) {
+            const std::vector<double> g = gated_->download(s_);
+            add(r.gatedVolume, std::vector<double>(g.begin(), g.begin() + nGV_));
+            add(r.gatedSurface, std::vector<double>(g.begin() + nGV_, g.end()));
+            r.gates = gates_;
+        }
         RunResult part;
         totalsToResult(totals_.download(s_)[0], part);
         r.ledger.add(part.ledger);
@@ -156,6 +210,8 @@ private:
         totals_.zero(s_);
         rare_.zero(s_);
         if (folds_) folds_->clear(s_);
+        if (gated_) gated_->zero(s_);
+        if (gatedFolds_) gatedFolds_->clear(s_);
         cudaCheck(cudaStreamSynchronize(s_), "upload");
     }
     OutputSelection o_;
@@ -176,6 +232,19 @@ private:
     // The standard errors' sums, allocated by the first batched run: a run without batches
     // leaves the device's memory as it was without them.
     std::unique_ptr<DeviceBatchFold> folds_;
+    // Time-gated runs (setGates): the gated volume then exit arrays, one copy (no replicas), and
+    // their folds.
+    TimeGates gates_;
+    size_t nGV_ = 0, nGS_ = 0;
+    std::unique_ptr<DeviceBuffer<double>> gated_;
+    std::unique_ptr<DeviceBatchFold> gatedFolds_;
+    DeviceBatchFold& gatedFolds() {
+        if (!gatedFolds_) {
+            gatedFolds_ = std::make_unique<DeviceBatchFold>(nGV_ + nGS_);
+            gatedFolds_->clear(s_);
+        }
+        return *gatedFolds_;
+    }
     DeviceBatchFold& folds() {
         if (!folds_) {
             folds_ = std::make_unique<DeviceBatchFold>(stride_);
@@ -215,7 +284,7 @@ DeviceModelKey deviceRunKey(int device, const KernelInput& mesh, const OutputSel
     k.device = device;
     k.cells = mesh.cells.size();
     k.faces = mesh.faceCount;
-    k.outputs = (o.volume ? 1u : 0u) | (o.surface ? 2u : 0u) | (o.directed ? 4u : 0u);
+    k.outputs = (o.volume ? 1u : 0u) | (o.surface ? 2u : 0u) | (o.directed ? 4u : 0u) | (o.gated() ? 8u : 0u);
     return k;
 }
 // The cells' content hash, computed on another thread while the mesh uploads and the run goes:
@@ -324,9 +393,14 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     };
     std::vector<std::unique_ptr<DeviceRun>> runs(devices.size());
     std::vector<DeviceModelKey> keys(devices.size());
+    // A time-gated run keeps the volume and exit tallies (TimeGatedTally's pack), dropped below
+    // where not selected.
+    checkGatedRun(in, opt);
+    OutputSelection kept = opt.outputs;
+    if (kept.gated()) kept.volume = kept.surface = true;
     const std::shared_future<uint64_t> hash = cellsHash(in);
     std::vector<std::shared_future<uint64_t>> hashes(devices.size(), hash);  // a copy per device thread
-    for (size_t k = 0; k < devices.size(); ++k) keys[k] = deviceRunKey(devices[k], in, opt.outputs);
+    for (size_t k = 0; k < devices.size(); ++k) keys[k] = deviceRunKey(devices[k], in, kept);
     std::vector<std::string> errors(devices.size());
     std::vector<double> upload(devices.size()), kernel(devices.size());
     std::vector<int> blocksPerSm(devices.size());
@@ -334,8 +408,9 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         try {
             cudaCheck(cudaSetDevice(devices[k]), "select device");
             auto tu = Clock::now();
-            runs[k] = takeDeviceRun(keys[k], hashes[k], in, opt.outputs);  // the mesh kept from an earlier run, if any
+            runs[k] = takeDeviceRun(keys[k], hashes[k], in, kept);  // the mesh kept from an earlier run, if any
             runs[k]->load(in);
+            runs[k]->setGates(opt, in);
             upload[k] = since(tu);
             for (;;) {
                 if (opt.cancel && opt.cancel->load()) break;
@@ -401,6 +476,8 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     if (opt.packetSource) r.packetsRequested = r.packetsDone;  // a side of a hybrid run: what it took
     r.cancelled = r.packetsDone < r.packetsRequested;
     if (batches > 1) setTallyErrors(r, q);
+    if (!opt.outputs.volume) r.volume.clear(), r.standardError.volume.clear();
+    if (!opt.outputs.surface) r.surface.clear(), r.standardError.surface.clear();
     r.seconds = since(t0);
     return r;
 }

@@ -27,6 +27,9 @@ void accumulateResult(RunResult& into, const RunResult& part) {
     add(into.volume, part.volume);
     add(into.surface, part.surface);
     add(into.directed, part.directed);
+    add(into.gatedVolume, part.gatedVolume);
+    add(into.gatedSurface, part.gatedSurface);
+    if (part.gates.on()) into.gates = part.gates;
     into.ledger.add(part.ledger);
     into.events.add(part.events);
     into.packetsDone += part.packetsDone;
@@ -97,11 +100,18 @@ void reduceErrors(RunResult& r, int rank) {
     se.volume.resize(r.volume.size());  // the same sizes on every rank for the reductions
     se.surface.resize(r.surface.size());
     se.directed.resize(r.directed.size());
+    se.gatedVolume.resize(r.gatedVolume.size());
+    se.gatedSurface.resize(r.gatedSurface.size());
+    // The per-bin totals' errors: kept by the CPU kernel only (every rank runs the same kernel).
+    const bool totals = r.kernel == "cpu";
+    se.gatedVolumeTotals.resize(totals && !r.gatedVolume.empty() ? r.gates.bins() : 0);
+    se.gatedSurfaceTotals.resize(totals && !r.gatedSurface.empty() ? r.gates.bins() : 0);
     uint64_t mine[2] = {se.batches, none ? 1u : 0u}, all[2] = {0, 0};
     MPI_Reduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     std::array<double, 7> l = ledgerFields(se.ledger);
     std::vector<double> ledger(l.begin(), l.end());
-    for (std::vector<double>* v : {&se.volume, &se.surface, &se.directed, &ledger}) {
+    for (std::vector<double>* v : {&se.volume, &se.surface, &se.directed, &se.gatedVolume, &se.gatedSurface,
+                                     &se.gatedVolumeTotals, &se.gatedSurfaceTotals, &ledger}) {
         for (double& x : *v) x *= x;
         reduceVector(*v, rank);
         for (double& x : *v) x = std::sqrt(x);
@@ -118,6 +128,8 @@ void reduceResult(RunResult& r, int rank) {
     reduceVector(r.volume, rank);
     reduceVector(r.surface, rank);
     reduceVector(r.directed, rank);
+    reduceVector(r.gatedVolume, rank);
+    reduceVector(r.gatedSurface, rank);
     std::vector<double> ledger{r.ledger.launched, r.ledger.specular, r.ledger.absorbed, r.ledger.exited,
                                r.ledger.rouletteGained, r.ledger.rouletteLost, r.ledger.abnormal};
     reduceVector(ledger, rank);

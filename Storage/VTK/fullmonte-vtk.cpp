@@ -12,6 +12,7 @@
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Storage/Text/TextFile.hpp"
 #include "Storage/TextReader.hpp"
+#include "Storage/TimeGated/TimeGatedFile.hpp"
 #include "Storage/VTK/FluenceRenderer.hpp"
 #include "Storage/VTK/VTKMeshReader.hpp"
 #include "Storage/VTK/VTKMeshWriter.hpp"
@@ -31,6 +32,8 @@ const char* kUsage =
     "  --allow-defects      accept a mesh with cracks or folded tetras (docs/MESH_CHECKS.md)\n"
     "  --output FILE        .vtu (XML) or .vtk (legacy binary): cell data Region + the arrays below\n"
     "  --results DIR        a fullmonte-run output folder: adds its fluence.txt and volume_energy.txt\n"
+    "                       (and the fluence per time gate of fluence_gated.fmtg: Fluence gate K\n"
+    "                       [t0-t1 ns], Fluence before/after the gates; docs/TIME_DOMAIN.md)\n"
     "                       (and surface_exit.txt to --surface)\n"
     "  --fluence FILE       per-tetra fluence, one value per line (as fullmonte-run writes)\n"
     "  --energy FILE        per-tetra absorbed energy, one value per line (packet weight)\n"
@@ -122,6 +125,19 @@ SurfaceExit readSurfaceExit(const std::string& path, const TetraMesh& mesh) {
     return s;
 }
 
+// One cell array per bin of a time-gated fluence file.
+void addGatedData(VTKMeshWriter& w, const TimeGatedArray& g, const std::string& unit) {
+    for (uint32_t b = 0; b < g.gates.bins(); ++b) {
+        std::ostringstream name;
+        if (b < g.gates.count)
+            name << "Fluence gate " << b << " [" << g.gates.gateStart(b) << "-" << g.gates.gateStop(b) << " ns]";
+        else
+            name << "Fluence " << (b == g.gates.earlyBin() ? "before" : "after") << " the gates";
+        name << " (" << unit << "/mm^2)";
+        w.addData(name.str(), std::vector<double>(g.values.begin() + b * g.elements, g.values.begin() + (b + 1) * g.elements));
+    }
+}
+
 void addFileData(VTKMeshWriter& w, std::vector<double>& fluence, const Args& a, const std::string& unit) {
     std::string dir = a.count("--results") ? a.at("--results") : "";
     std::string fl = a.count("--fluence") ? a.at("--fluence") : (dir.empty() ? "" : dir + "/fluence.txt");
@@ -132,6 +148,7 @@ void addFileData(VTKMeshWriter& w, std::vector<double>& fluence, const Args& a, 
     }
     if (!en.empty() && (a.count("--energy") || fs::exists(en)))
         w.addData("Absorbed energy (packet weight)", readValues(en));
+    if (!dir.empty() && fs::exists(dir + "/fluence_gated.fmtg")) addGatedData(w, readTimeGated(dir + "/fluence_gated.fmtg"), unit);
 }
 
 void writeSurface(const Args& a, const TetraMesh& mesh, const std::string& unit) {

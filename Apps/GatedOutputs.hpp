@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// fullmonte-run's time-resolved outputs (docs/TIME_DOMAIN.md): fluence per tetra and exit
+// fluence per face per time gate (.fmtg files), the per-gate totals (tpsf.txt) and summary.json's
+// "time_gates".
+#pragma once
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "Apps/RunSummary.hpp"
+#include "Geometry/Queries.hpp"
+#include "Storage/OutputFolder.hpp"
+#include "Storage/Text/TextFile.hpp"
+#include "Storage/TimeGated/TimeGatedFile.hpp"
+
+namespace fm {
+
+// Bin b of a bin-major gated array of `stride` values per bin, as its own per-index vector.
+inline std::vector<double> gateSlice(const std::vector<double>& gated, size_t stride, uint32_t b) {
+    return std::vector<double>(gated.begin() + b * stride, gated.begin() + (b + 1) * stride);
+}
+
+// A bin-major gated energy array turned bin by bin with `convert` (volumeFluence or
+// surfaceFluence, index 0 a dummy), without the dummies: TimeGatedArray's values.
+template <class Convert>
+std::vector<double> convertGated(const TimeGates& g, const std::vector<double>& gated, Convert convert) {
+    const size_t stride = gated.size() / g.bins();
+    std::vector<double> out;
+    out.reserve(g.bins() * (stride - 1));
+    for (uint32_t b = 0; b < g.bins(); ++b) {
+        std::vector<double> v = convert(gateSlice(gated, stride, b));
+        out.insert(out.end(), v.begin() + 1, v.end());
+    }
+    return out;
+}
+
+inline void writeGatedOutputs(const OutputFolder& out, const TetraMesh& mesh, const MaterialSet& mats,
+                              const RunResult& r, double power) {
+    if (!r.gates.on()) return;
+    const double scale = power / double(r.packetsDone);
+    const TallyErrors& se = r.standardError;
+    // One .fmtg file of a gated energy array converted bin by bin (the gates' fluence is the
+    // time integral over each gate, in J/mm^2 for --power in J).
+    auto writeArray = [&](const char* name, GatedQuantity q, uint64_t elements, const std::vector<double>& gated,
+                          const std::vector<double>& errors, auto convert) {
+        if (gated.empty()) return;
+        TimeGatedArray a;
+        a.gates = r.gates;
+        a.quantity = q;
+        a.elements = elements;
+        a.units = "J/mm^2 (--power in J)";
+        a.values = convertGated(r.gates, gated, convert);
+        if (!errors.empty()) a.stderrs = convertGated(r.gates, errors, convert);
+        writeTimeGated(out.staged(name), a);
+    };
+    writeArray("fluence_gated.fmtg", GatedQuantity::volumeFluence, mesh.tetraCount(), r.gatedVolume, se.gatedVolume,
+               [&](const std::vector<double>& e) { return volumeFluence(mesh, mats, e, scale); });
+    writeArray("surface_exit_gated.fmtg", GatedQuantity::exitFluence, mesh.faceCount(), r.gatedSurface,
+               se.gatedSurface, [&](const std::vector<double>& e) { return surfaceFluence(mesh, e, scale); });
+    // The per-gate totals (the TPSF of the whole model), as fractions of the launched weight.
+    const double n = r.ledger.launched > 0 ? r.ledger.launched : 1.0;
+    const std::vector<double> abs = gateBinTotals(r.gates, r.gatedVolume), ex = gateBinTotals(r.gates, r.gatedSurface);
+    AtomicFile f(out.staged("tpsf.txt"));
+    f.out << "# gate t_start_ns t_stop_ns absorbed exited absorbed_stderr exited_stderr (fractions of the launched "
+             "weight; gate 'early': before the first gate, 'late': after the last; - where not kept)\n";
+    auto put = [&](const std::vector<double>& v, uint32_t b) {
+        f.out << ' ';
+        if (b < v.size()) putValue(f.out, v[b] / n);
+        else f.out << '-';
+    };
+    for (uint32_t b = 0; b < r.gates.bins(); ++b) {
+        const bool gate = b < r.gates.count;
+        f.out << (gate ? std::to_string(b) : b == r.gates.earlyBin() ? std::string("early") : std::string("late"));
+        f.out << ' ' << (gate ? r.gates.gateStart(b) : b == r.gates.earlyBin() ? 0.0 : r.gates.stopNs) << ' ';
+        if (gate) f.out << r.gates.gateStop(b);
+        else if (b == r.gates.earlyBin()) f.out << r.gates.startNs;
+        else f.out << "inf";
+        put(abs, b);
+        put(ex, b);
+        put(se.gatedVolumeTotals, b);
+        put(se.gatedSurfaceTotals, b);
+        f.out << '\n';
+    }
+    f.commit();
+}
+
+// summary.json's "time_gates": the gates, and per gate the absorbed and exited fractions of the
+// launched weight (with the early and late bins apart), with their standard errors where kept.
+inline std::string gatedSummaryJson(const RunResult& r) {
+    if (!r.gates.on()) return "null";
+    const double n = r.ledger.launched > 0 ? r.ledger.launched : 1.0;
+    const TimeGates& g = r.gates;
+    std::ostringstream o;
+    o << "{\"start_ns\": " << jsonNumber(g.startNs) << ", \"stop_ns\": " << jsonNumber(g.stopNs)
+      << ", \"step_ns\": " << jsonNumber(g.stepNs) << ", \"gates\": " << g.count;
+    auto field = [&](const char* name, const std::vector<double>& v) {
+        if (v.empty()) return;
+        o << ", \"" << name << "\": [";
+        for (uint32_t b = 0; b < g.count; ++b) o << (b ? ", " : "") << jsonNumber(v[b] / n);
+        o << "], \"" << name << "_early\": " << jsonNumber(v[g.earlyBin()] / n) << ", \"" << name
+          << "_late\": " << jsonNumber(v[g.lateBin()] / n);
+    };
+    field("absorbed", gateBinTotals(g, r.gatedVolume));
+    field("exited", gateBinTotals(g, r.gatedSurface));
+    field("absorbed_stderr", r.standardError.gatedVolumeTotals);
+    field("exited_stderr", r.standardError.gatedSurfaceTotals);
+    o << "}";
+    return o.str();
+}
+
+}  // namespace fm

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The time-resolved tallies (Kernels/TimeGates.hpp) as one tally of the loops' pack
+// (Kernels/Core/Tally.hpp): volume energy per tetra per gate and exit energy per face per gate,
+// binned by the packet clock (st.opl, the optical path length since launch). Each adds exactly
+// the value the CW tally adds for the same event, into bin-major arrays ([bin * stride + index],
+// stride = cells or face ids), so that the sum over the bins of an element is its CW tally. A
+// null array is a gated tally that is off (a predictable branch, paid only by gated runs). Acc
+// as for the standard tallies (plain adds on the CPU, atomics on the GPU).
+#pragma once
+#include "Kernels/Core/Tally.hpp"
+#include "Kernels/TimeGates.hpp"
+
+namespace fm {
+
+template <class Acc>
+struct TimeGatedTally {
+    static constexpr bool kNeedsClock = true;
+    static constexpr bool kScoresFaces = true;
+    double* gatedVolume = nullptr;   // [bin * cells + tetra], or null: off
+    double* gatedSurface = nullptr;  // [bin * faces + face id], or null: off
+    uint32_t gatedCells = 0, gatedFaces = 0;
+    GateBins gates;
+
+    FM_HD void absorb(const PacketState& st, double dw) {
+        if (gatedVolume) Acc::add(gatedVolume + (uint64_t(gates.bin(st.opl)) * gatedCells + st.pk.tetra), dw);
+    }
+    FM_HD void exit(const PacketState& st, uint32_t face) {
+        if (gatedSurface)
+            Acc::add(gatedSurface + (uint64_t(gates.bin(st.opl)) * gatedFaces + (face & ~kFaceSideBit)), st.pk.w);
+    }
+};
+
+}  // namespace fm

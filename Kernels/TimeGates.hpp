@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Time gates of the time-resolved tallies (time of flight, TPSF): gates of equal width from a
+// start to a stop time in ns, checked when given, and GateBins, the device-side lookup of a
+// packet's gate from its clock (the optical path length since launch, n * length summed, in mm).
+//
+// Every gated tally has count + 2 bins per element: the gates 0..count-1, then bin `count` for
+// what arrives before the first gate opens (t < start) and bin count + 1 for what arrives at or
+// after the last gate closes (t >= stop, the late bin). Nothing is dropped, so the sum over the
+// bins of an element is its continuous-wave (CW) tally.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "Kernels/Core/Config.hpp"
+
+namespace fm {
+
+// Speed of light in vacuum, mm per ns: a packet's time of flight is its optical path / this.
+constexpr double kLightMmPerNs = 299.792458;
+
+// At most this many gates (each gate is a copy of the tallies it applies to).
+constexpr uint32_t kMaxTimeGates = 100000;
+
+// The bytes one gated array may take (per-tetra or per-face values x bins, doubles); above it
+// a run is refused with the size and what to change (checkGatedSize).
+constexpr double kMaxGatedArrayBytes = 8e9;
+
+struct TimeGates {
+    double startNs = 0, stopNs = 0, stepNs = 0;
+    uint32_t count = 0;  // 0: no gates (a continuous-wave run)
+
+    bool on() const { return count > 0; }
+    uint32_t bins() const { return count + 2; }  // the gates, the early bin, the late bin
+    uint32_t earlyBin() const { return count; }
+    uint32_t lateBin() const { return count + 1; }
+    double gateStart(uint32_t k) const { return startNs + k * stepNs; }
+    double gateStop(uint32_t k) const { return k + 1 == count ? stopNs : startNs + (k + 1) * stepNs; }
+};
+
+// The gates from start to stop (ns) by step: start >= 0, stop > start, step > 0, all finite,
+// (stop - start) / step a whole number (within 1e-9 of one) of at most kMaxTimeGates. `what`
+// names the parameter in the ParameterError thrown otherwise ("--time-gates", "timeGates").
+TimeGates makeTimeGates(double startNs, double stopNs, double stepNs, const std::string& what);
+
+// "START,STOP,STEP" (commas or spaces between the three numbers, ns) through makeTimeGates.
+TimeGates parseTimeGates(const std::string& text, const std::string& what);
+
+// "0:5:0.1 ns (50 gates)", or "off".
+std::string describeTimeGates(const TimeGates& g);
+
+// Bytes of one gated array of `elements` values per bin.
+double gatedArrayBytes(const TimeGates& g, uint64_t elements);
+
+// Throws ParameterError when a gated array of `elements` values per bin (`what`: "the gated
+// volume tally over 1200000 tetras") exceeds kMaxGatedArrayBytes, with its size and `advice`.
+void checkGatedSize(const TimeGates& g, uint64_t elements, const std::string& what, const std::string& advice);
+
+// The sums over the elements of each bin of a bin-major gated array (empty for an empty array).
+std::vector<double> gateBinTotals(const TimeGates& g, const std::vector<double>& gated);
+
+struct KernelInput;
+struct RunOptions;
+// The gated outputs a run selects (opt.outputs.gatedVolume, gatedSurface) against its gates
+// (opt.gates, which they need) and the model's size (checkGatedSize): ParameterError otherwise.
+void checkGatedRun(const KernelInput& in, const RunOptions& opt);
+
+// A packet's bin from its clock, in the kernels (CPU and GPU): the gate edges as optical path
+// lengths (mm), compared in float as the clock is kept.
+struct GateBins {
+    float start = 0.f;    // start * c (mm)
+    float invStep = 0.f;  // 1 / (step * c) (1/mm)
+    uint32_t count = 0;   // gates; bins count and count + 1: early and late
+
+    // The bin of a packet whose optical path since launch is opl (mm); NaN goes late.
+    FM_HD uint32_t bin(float opl) const {
+        const float x = (opl - start) * invStep;
+        if (x < 0.f) return count;
+        if (!(x < float(count))) return count + 1;
+        const uint32_t k = uint32_t(x);
+        return k < count ? k : count - 1;
+    }
+};
+
+inline GateBins gateBins(const TimeGates& g) {
+    GateBins b;
+    b.start = float(g.startNs * kLightMmPerNs);
+    b.invStep = g.on() ? float(1.0 / (g.stepNs * kLightMmPerNs)) : 0.f;
+    b.count = g.count;
+    return b;
+}
+
+}  // namespace fm

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The time-gated tally file (.fmtg, docs/TIME_DOMAIN.md): one gated array (fluence per tetra or
+// exit fluence per face, per time gate, with the early and late bins) and its standard errors,
+// as float64 after a 128-byte header. Written through AtomicFile; the reader checks the header
+// and the size and names the file in its FormatError.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "Kernels/KernelInput.hpp"
+
+namespace fm {
+
+enum class GatedQuantity : uint32_t {
+    volumeFluence = 1,  // per tetra (element i = tetra i + 1)
+    exitFluence = 2,    // per face id (element i = face i + 1; boundary faces only non-zero)
+};
+
+struct TimeGatedArray {
+    TimeGates gates;
+    GatedQuantity quantity = GatedQuantity::volumeFluence;
+    uint64_t elements = 0;         // values per bin
+    std::string units;             // at most 31 ASCII characters, e.g. "J/mm^2"
+    std::vector<double> values;    // [bin * elements + element], bins = gates.bins()
+    std::vector<double> stderrs;   // empty, or as values: the batch-means standard errors
+
+    double at(uint32_t bin, uint64_t element) const { return values[bin * elements + element]; }
+};
+
+// The array of bin-major per-index values `perIndex` ([bin * (elements + 1) + index], index 0 a
+// dummy, as RunResult's gated tallies hold them) without the dummies, each value times `scale`
+// and, where `divisor` is given, divided by divisor[index] (V mu_a for fluence, the area for
+// exit fluence; NaN where the divisor is 0).
+std::vector<double> gatedValues(const TimeGates& g, const std::vector<double>& perIndex, double scale,
+                                const std::vector<double>& divisor = {});
+
+void writeTimeGated(const std::string& path, const TimeGatedArray& a);
+TimeGatedArray readTimeGated(const std::string& path);
+
+}  // namespace fm

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# fullmonte-run --time-gates (issue 28 item 3, docs/TIME_DOMAIN.md): the gated outputs
+# (fluence_gated.fmtg, surface_exit_gated.fmtg, tpsf.txt, summary.json "time_gates") are written
+# with the documented layout; each tetra's and face's bins sum to its CW value; the per-gate totals
+# sum to the ledger; bad gates exit 1 with an error naming --time-gates and write no outputs.
+# With fullmonte-vtk given, its --results adds one cell array per bin of fluence_gated.fmtg.
+# Usage: time_gates.sh path/to/fullmonte-run [path/to/fullmonte-vtk]
+set -u
+exe=$1
+vtk=${2:-}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/model.sh"
+write_model "$dir"
+m=(--mesh "$dir/m.mesh" --opt "$dir/m.opt" --source "$dir/m.source" --packets 4000 --threads 2 --quiet)
+py=/usr/bin/python3
+failures=0
+ok() { echo "ok   $1"; }
+fail() { echo "FAIL $1"; failures=$((failures + 1)); }
+
+"$exe" "${m[@]}" --time-gates 0,0.02,0.001 --output "$dir/on" >/dev/null 2>"$dir/err" || fail "gated run: $(cat "$dir/err")"
+if "$py" - "$dir/on" <<'PY'
+import json, struct, sys, math
+d = sys.argv[1]
+def values(name): return [float(x) for x in open(f"{d}/{name}").read().split()]
+def fmtg(name):
+    raw = open(f"{d}/{name}", "rb").read()
+    magic, ver, bom, qty, gates, bins, has_se, n, t0, t1, dt = struct.unpack_from("<8s6IQ3d", raw, 0)
+    assert magic == b"FMTGATED" and ver == 1 and bom == 0x01020304 and bins == gates + 2, (magic, ver, bins)
+    assert (gates, t0, t1, dt) == (20, 0.0, 0.02, 0.001), (gates, t0, t1, dt)
+    assert struct.unpack_from("<Q", raw, 96)[0] == 128
+    assert len(raw) == 128 + 8 * bins * n * (1 + has_se), len(raw)
+    v = struct.unpack_from(f"<{bins * n}d", raw, 128)
+    return qty, has_se, n, [v[b * n:(b + 1) * n] for b in range(bins)]
+qty, se, n, g = fmtg("fluence_gated.fmtg")
+cw = values("fluence.txt")
+assert qty == 1 and se == 1 and n == len(cw) == 2
+for i in range(n):  # the bins sum to the CW fluence (fluence.txt: 9 significant digits)
+    s = sum(g[b][i] for b in range(len(g)))
+    assert abs(s - cw[i]) <= 1e-8 * cw[i], (i, s, cw[i])
+assert sum(g[b][i] for b in range(20) for i in range(n)) > 0.5 * sum(cw)  # most within 20 ps
+qty, se, nf, gs = fmtg("surface_exit_gated.fmtg")
+rows = [l.split() for l in open(f"{d}/surface_exit.txt") if not l.startswith("#")]
+assert qty == 2 and nf >= max(int(r[0]) for r in rows)
+for r in rows:  # boundary faces: the bins sum to the CW exit fluence
+    f, cwf = int(r[0]), float(r[5])
+    s = sum(gs[b][f - 1] for b in range(len(gs)))
+    assert abs(s - cwf) <= 1e-8 * max(cwf, 1e-300), (f, s, cwf)
+j = json.load(open(f"{d}/summary.json"))
+t = j["time_gates"]
+assert (t["gates"], t["start_ns"], t["stop_ns"], t["step_ns"]) == (20, 0, 0.02, 0.001), t
+led = j["ledger"]
+tot_a = sum(t["absorbed"]) + t["absorbed_early"] + t["absorbed_late"]
+tot_e = sum(t["exited"]) + t["exited_early"] + t["exited_late"]
+assert abs(tot_a - led["absorbed"]) < 1e-9 and abs(tot_e - led["exited"]) < 1e-9, (tot_a, tot_e, led)
+assert t["absorbed_early"] == 0 and len(t["absorbed_stderr"]) == 20
+rows = [l.split() for l in open(f"{d}/tpsf.txt") if not l.startswith("#")]
+assert len(rows) == 22 and rows[20][0] == "early" and rows[21][0] == "late" and rows[21][2] == "inf", rows[-2:]
+assert abs(float(rows[3][3]) - t["absorbed"][3]) < 1e-9 and float(rows[3][1]) == 0.003
+PY
+then ok "gated outputs: layout, bins sum to CW, totals to the ledger"; else fail "gated outputs"; fi
+
+if [ -n "$vtk" ]; then
+  if "$vtk" --mesh "$dir/m.mesh" --results "$dir/on" --output "$dir/on.vtu" >/dev/null 2>"$dir/err" &&
+     grep -q 'Name="Fluence gate 0 \[0-0.001 ns\] (W/mm^2)"' "$dir/on.vtu" &&
+     grep -q 'Name="Fluence gate 19 ' "$dir/on.vtu" && grep -q 'Name="Fluence after the gates' "$dir/on.vtu"; then
+    ok "fullmonte-vtk: a cell array per bin"
+  else
+    fail "fullmonte-vtk gated arrays: $(cat "$dir/err")"
+  fi
+fi
+
+"$exe" "${m[@]}" --time-gates 0,0.02,0.001 --no-gated-volume --output "$dir/exitonly" >/dev/null 2>"$dir/err" ||
+  fail "--no-gated-volume: $(cat "$dir/err")"
+if [ -e "$dir/exitonly/surface_exit_gated.fmtg" ] && [ ! -e "$dir/exitonly/fluence_gated.fmtg" ] &&
+   grep -q ' - ' "$dir/exitonly/tpsf.txt"; then
+  ok "--no-gated-volume: exit gated only"
+else
+  fail "--no-gated-volume outputs"
+fi
+
+# A run without gates leaves no gated output of an earlier run behind.
+"$exe" "${m[@]}" --output "$dir/on" >/dev/null 2>"$dir/err" || fail "CW rerun: $(cat "$dir/err")"
+if [ ! -e "$dir/on/fluence_gated.fmtg" ] && [ ! -e "$dir/on/tpsf.txt" ] && ! grep -q time_gates "$dir/on/summary.json"; then
+  ok "a CW run into the folder removes the gated outputs"
+else
+  fail "gated outputs left by an earlier run"
+fi
+
+bad() {  # expected-message then arguments
+  local want=$1
+  shift
+  rm -rf "$dir/bad"
+  "$exe" "${m[@]}" "$@" --output "$dir/bad" >/dev/null 2>"$dir/err"
+  local rc=$?
+  if [ "$rc" = 1 ] && grep -q -- "$want" "$dir/err" && [ ! -e "$dir/bad/summary.json" ]; then
+    ok "$* refused: $(cat "$dir/err")"
+  else
+    fail "$*: exit $rc, $(cat "$dir/err")"
+  fi
+}
+bad "--time-gates: step must be > 0" --time-gates 0,1,0
+bad "--time-gates: start must be >= 0" --time-gates -1,1,0.1
+bad "--time-gates: stop (1 ns) must be after start" --time-gates 2,1,0.1
+bad "--time-gates: (stop - start) / step = 3.33" --time-gates 0,1,0.3
+bad "--time-gates: needs three numbers" --time-gates 0,1
+bad "--time-gates: 'x' is not a number" --time-gates 0,x,0.1
+bad "more than the 100000 allowed" --time-gates 0,1000,0.001
+bad "--no-gated-volume needs --time-gates" --no-gated-volume
+bad "leaves no tally to gate" --time-gates 0,1,0.1 --no-gated-volume --no-surface
+
+echo "$failures failure(s)"
+[ "$failures" = 0 ]

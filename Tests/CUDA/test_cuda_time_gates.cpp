@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Time-resolved tallies on the GPU (issue 28 items 3 and 6) against the CPU's: the bins sum to
+// the GPU's CW tallies, gating leaves the CW tallies (same histories), and the per-gate totals
+// equal the CPU's within their standard errors. Skips (with a message) when no GPU is present.
+#include <boost/test/unit_test.hpp>
+
+#include <cfloat>
+#include <cmath>
+
+#include "Geometry/MeshBuilder.hpp"
+#include "Geometry/ModelPacker.hpp"
+#include "Kernels/BatchMeans.hpp"
+#include "Kernels/Dispatch.hpp"
+#include "Tests/TestUtil.hpp"
+
+using namespace fm;
+using fmtest::haveGpu;
+
+namespace {
+struct Model {
+    TetraMesh mesh = makeBoxMesh({-5, -5, -5}, {5, 5, 5}, 8, 8, 8, [](const Point3& c) {
+        return c[0] * c[0] + c[1] * c[1] + c[2] * c[2] < 9 ? 2u : 1u;
+    });
+    MaterialSet mats;
+    KernelInput in;
+    TimeGates gates = makeTimeGates(0.01, 0.21, 0.01, "gates");
+    Model() {
+        mats.exterior(Material(0, 0, 0, 1.0));
+        mats.append(Material(0.05, 5, 0.8, 1.4));
+        mats.append(Material(0.5, 20, 0.9, 1.37));
+        PointSource P;
+        P.position = {0.1, 0.2, 0.3};
+        in = packModel(mesh, mats, P);
+    }
+    RunOptions options(bool gated) const {
+        RunOptions o;
+        o.packets = 400000;
+        o.batches = 20;
+        o.params.seed = 11;
+        if (gated) {
+            o.gates = gates;
+            o.outputs.gatedVolume = o.outputs.gatedSurface = true;
+        }
+        return o;
+    }
+};
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(cuda_time_gates, Model)
+
+BOOST_AUTO_TEST_CASE(gpu_bins_sum_to_cw_and_gating_changes_no_history) {
+    if (!haveGpu()) return;
+    const RunResult g = runKernel("cuda", in, options(true)), cw = runKernel("cuda", in, options(false));
+    BOOST_REQUIRE_EQUAL(g.gatedVolume.size(), gates.bins() * g.volume.size());
+    BOOST_REQUIRE_EQUAL(g.gatedSurface.size(), gates.bins() * g.surface.size());
+    fmtest::checkSameEvents(g.events, cw.events);
+    const double l1 = fmtest::l1(cw.volume, g.volume);
+    BOOST_TEST_MESSAGE("L1 of the CW volume tally, gated - not gated: " << l1);
+    BOOST_CHECK_LT(l1, 1e-9);  // atomics' summation order only
+    const double bound = 2.0 * double(g.events.absorb + g.events.exit) * DBL_EPSILON;
+    size_t bad = 0;
+    for (size_t i = 0; i < g.volume.size(); ++i) {
+        double s = 0;
+        for (uint32_t b = 0; b < gates.bins(); ++b) s += g.gatedVolume[b * g.volume.size() + i];
+        if (std::fabs(s - g.volume[i]) > bound * g.volume[i]) ++bad;
+    }
+    for (size_t i = 0; i < g.surface.size(); ++i) {
+        double s = 0;
+        for (uint32_t b = 0; b < gates.bins(); ++b) s += g.gatedSurface[b * g.surface.size() + i];
+        if (std::fabs(s - g.surface[i]) > bound * g.surface[i]) ++bad;
+    }
+    BOOST_CHECK_EQUAL(bad, 0u);
+}
+
+// Per gate, the absorbed and exited totals of the GPU and the CPU within 4 combined standard
+// errors: the two estimates have the same distribution, so the combined error is sqrt(2) times
+// the CPU's (the GPU keeps no per-bin total errors). The GPU's per-element errors exist.
+BOOST_AUTO_TEST_CASE(gpu_gates_equal_cpu_gates) {
+    if (!haveGpu()) return;
+    const RunResult g = runKernel("cuda", in, options(true)), c = runKernel("cpu", in, options(true));
+    BOOST_REQUIRE(g.standardError.available() && c.standardError.available());
+    BOOST_CHECK_EQUAL(g.standardError.gatedVolume.size(), g.gatedVolume.size());
+    BOOST_CHECK_EQUAL(g.standardError.gatedSurface.size(), g.gatedSurface.size());
+    auto check = [&](const std::vector<double>& gv, const std::vector<double>& cv, const std::vector<double>& cs,
+                     const char* what) {
+        const std::vector<double> gt = gateBinTotals(gates, gv), ct = gateBinTotals(gates, cv);
+        BOOST_REQUIRE_EQUAL(cs.size(), gates.bins());
+        for (uint32_t b = 0; b < gates.bins(); ++b) {
+            const double se = std::sqrt(2.0) * cs[b];
+            BOOST_TEST_MESSAGE(what << " bin " << b << ": gpu " << gt[b] << ", cpu " << ct[b] << " +- " << se);
+            BOOST_CHECK_MESSAGE(std::fabs(gt[b] - ct[b]) <= 4 * se + 1e-12 * ct[b],
+                                what << " bin " << b << ": gpu " << gt[b] << " cpu " << ct[b] << " se " << se);
+        }
+    };
+    check(g.gatedVolume, c.gatedVolume, c.standardError.gatedVolumeTotals, "absorbed");
+    check(g.gatedSurface, c.gatedSurface, c.standardError.gatedSurfaceTotals, "exited");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
