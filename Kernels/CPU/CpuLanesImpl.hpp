@@ -378,9 +378,9 @@ struct LaneRun {
         }
         if constexpr (AbsorbsUnmasked<Scorer>::value) {
             for (int l = 0; l < kLanes; ++l) {
-                PacketState st;  // the cell and position: all that the standard tallies read
-                st.pk.tetra = L.tetra[l];
-                st.pk.pos = Vec3{L.px[l], L.py[l], L.pz[l]};
+                // The cell and position: all that the standard tallies read.
+                const PacketState st{Packet{Vec3{L.px[l], L.py[l], L.pz[l]}, Vec3{0.f, 0.f, 0.f}, L.tetra[l], 0.f},
+                                     PacketRng(PacketRng::State{0u, 0u, 0u, 1u})};
                 sc[l].absorb(st, dw[l]);
             }
         } else {
