@@ -275,6 +275,9 @@ template <class Scorer>
 struct BooksCrossings : std::true_type {};
 template <bool V, bool S, bool D>
 struct BooksCrossings<HostTallyScorer<V, S, D>> : std::bool_constant<D> {};
+static_assert(AbsorbsUnmasked<HostTallyScorer<true, true, false>>::value &&
+                  !BooksCrossings<HostTallyScorer<true, true, false>>::value,
+              "runCpu's scorers take the lanes' unmasked drops and plain crossings");
 
 // The vector phase: one event of every lane's packet (idle lanes compute on stale state,
 // which is harmless: their cell index stays valid and their results are never booked). The
