@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// MCML's grid (McmlGrid: the bins every MCML kernel uses) and MCML's tallies as a scorer of the
-// common packet loop (McmlScorer, same hooks as TallyScorer): absorbed weight on the (r, z) grid
-// and per layer cell, exit weight on the (r, angle) grid for the top surface (diffuse
-// reflectance) and for the bottom one (transmittance). Raw sums of packet weight; MCML's
+// MCML's grid (McmlGrid: the bins every MCML kernel uses) and MCML's tallies as tally types of
+// the common packet loop (Core/Tally.hpp): absorbed weight on the (r, z) grid and per layer
+// cell, exit weight on the (r, angle) grid for the top surface (diffuse reflectance) and for the
+// bottom one (transmittance); McmlScorer packs them. Raw sums of packet weight; MCML's
 // normalisations are applied on the host (Kernels/McmlKernel.cpp). The MCML kernels run the
-// slab photon loop (Kernels/McmlSlabLoop.hpp), which books the same tallies through a sink;
-// runPacket(SlabModel, McmlScorer) is the reference the tests compare it with.
+// slab photon loop (Kernels/McmlSlabLoop.hpp) over the same pack; runPacket(SlabModel,
+// McmlScorer) is the reference the tests compare it with.
 //
 // Plain pointers and sizes only (no std containers), so it can run in device code with an
 // atomic Acc. Out-of-grid values go to the last bin of their axis, as MCML does.
@@ -40,43 +40,73 @@ struct McmlGrid {
     }
 };
 
-// The (r, z) bin is added to directly: a one-entry cache for it is no faster (its compare is
-// hard to predict). The layer cell has one: successive deposits nearly always share it.
-// Count is the event counter type, as in TallyScorer (32 bits per GPU thread).
-template <class Acc, class Count = uint64_t>
-struct McmlScorer {
+// A(r, z): absorbed weight on the (r, z) grid, added to directly (a one-entry cache for the bin
+// is no faster on the host: its compare is hard to predict; the GPU's slab loop has its own
+// accumulation, Kernels/CUDA/McmlCuda.cu).
+template <class Acc>
+struct McmlAbsorbTally {
+    double* absorbedRZ = nullptr;  // [ir*nz + iz]
+    McmlGrid rzGrid;
+
+    FM_HD void absorb(const PacketState& st, double dw) { Acc::add(absorbedRZ + rzGrid.rzBin(st.pk.pos), dw); }
+};
+
+// Rd(r, a) and Tt(r, a): exit weight on the (r, angle) grid of the top surface (diffuse
+// reflectance) and of the bottom one (transmittance).
+template <class Acc>
+struct McmlExitTally {
     static constexpr bool kScoresFaces = true;  // exits are binned (Core/Packet.hpp crossFace)
-    double* absorbedRZ = nullptr;   // [ir*nz + iz]
     double* reflectedRA = nullptr;  // [ir*na + ia]
     double* transmittedRA = nullptr;
-    double* absorbedCell = nullptr; // [cell]: per layer, exact whatever the grid
-    McmlGrid grid;
-    Ledger ledger;
-    EventCounts<Count> events;
-    // One-entry cache of the layer: successive deposits nearly always share it.
+    McmlGrid raGrid;
+
+    FM_HD void exit(const PacketState& st, uint32_t face) {
+        double* t = (face & ~kFaceSideBit) == raGrid.topFace ? reflectedRA : transmittedRA;
+        Acc::add(t + raGrid.raBin(st.pk.pos, st.pk.dir), st.pk.w);
+    }
+};
+
+// Absorbed weight per layer cell, exact whatever the grid. Per cell visit (kVisitSums): the slab
+// loops sum a visit themselves; the generic loop's absorbs go through a one-entry cache of the
+// cell (successive deposits nearly always share it).
+template <class Acc>
+struct McmlLayerTally {
+    static constexpr bool kVisitSums = true;
+    double* absorbedCell = nullptr;  // [cell]
     uint32_t cacheCell = 0;
     double cacheCellWeight = 0;
 
+    FM_HD void visit(const PacketState& st, double w) { Acc::add(absorbedCell + st.pk.tetra, w); }
     FM_HD void absorb(const PacketState& st, double dw) {
-        const uint32_t cell = st.pk.tetra;
-        Acc::add(absorbedRZ + grid.rzBin(st.pk.pos), dw);
-        if (cell != cacheCell) {
-            flushCell();
-            cacheCell = cell;
+        if (st.pk.tetra != cacheCell) {
+            flush();
+            cacheCell = st.pk.tetra;
         }
         cacheCellWeight += dw;
     }
-    FM_HD void exit(const PacketState& st, uint32_t face) {
-        double* t = (face & ~kFaceSideBit) == grid.topFace ? reflectedRA : transmittedRA;
-        Acc::add(t + grid.raBin(st.pk.pos, st.pk.dir), st.pk.w);
-    }
-    FM_HD void flush() { flushCell(); }
-
-private:
-    FM_HD void flushCell() {
+    FM_HD void flush() {
         if (cacheCellWeight != 0.0) Acc::add(absorbedCell + cacheCell, cacheCellWeight);
         cacheCellWeight = 0.0;
     }
 };
+
+// MCML's tallies as a pack (Core/Tally.hpp): what every MCML loop books into (Count is the event
+// counter type, as in TallyScorer: 32 bits per GPU thread).
+template <class Acc, class Count = uint64_t>
+using McmlScorer = TallyPack<Count, McmlAbsorbTally<Acc>, McmlExitTally<Acc>, McmlLayerTally<Acc>>;
+
+// An McmlScorer on grid g over the given arrays.
+template <class Acc, class Count = uint64_t>
+FM_HD McmlScorer<Acc, Count> mcmlScorer(const McmlGrid& g, double* absorbedRZ, double* reflectedRA,
+                                        double* transmittedRA, double* absorbedCell) {
+    McmlScorer<Acc, Count> s;
+    s.absorbedRZ = absorbedRZ;
+    s.rzGrid = g;
+    s.reflectedRA = reflectedRA;
+    s.transmittedRA = transmittedRA;
+    s.raGrid = g;
+    s.absorbedCell = absorbedCell;
+    return s;
+}
 
 }  // namespace fm

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // MCML's photon loop over slabs, run by the GPU's and the CPU's MCML kernels: the common packet
-// loop (Core/Packet.hpp) with McmlScorer over Core/SlabModel.hpp, written out for a layered model. A
-// photon keeps its layer (properties and both bounds) in registers, so an event reads nothing but
-// its own state; the layer's absorbed weight is added up in one register and booked when the
-// photon leaves the layer or ends, instead of through the scorer's per-event cell cache; and the
-// event kinds need no Event record. Same physics functions, same arithmetic, same order of
-// random draws: the same histories as runPacket(SlabModel, McmlScorer) (test_mcml checks every
-// event count and the grids against it). It executes fewer instructions than the generic loop,
-// and lets the GPU sink add deposits up per bin (CUDA/McmlCuda.cu).
+// loop (Core/Packet.hpp) over Core/SlabModel.hpp, written out for a layered model: the event step
+// of the slab geometry model. A photon keeps its layer (properties and both bounds) in
+// registers, so an event reads nothing but its own state; the layer's absorbed weight is added
+// up in one register and booked when the photon leaves the layer or ends (the visit hook of
+// kVisitSums tallies, Core/Tally.hpp), instead of through a per-event cell cache; and the event
+// kinds need no Event record. Same physics functions, same arithmetic, same order of random
+// draws: the same histories as runPacket(SlabModel, McmlScorer) (test_mcml checks every event
+// count and the grids against it). It executes fewer instructions than the generic loop, and
+// lets the GPU's (r, z) tally add deposits up per bin (CUDA/McmlCuda.cu).
 #pragma once
 #include "Kernels/Core/Packet.hpp"
 #include "Kernels/Core/SlabModel.hpp"
@@ -22,13 +23,12 @@ struct SlabPhoton {
     double absorbed = 0;   // weight absorbed in this layer since the photon entered it
 };
 
-// Sink: where the loop books, on the host plain arrays, on the GPU atomics. It provides
-//   ledger, events: a Ledger and EventCounts (members or references; as the scorers:
-//   launchPacket books into them). Only rare events touch them (launches, crossings, ends,
-//   roulette): interactions are counted per photon, absorption per layer visit.
-//   void deposit(uint32_t rzBin, double dw);  (A(r,z))
-//   void layer(uint32_t layer, double w);     (absorbed in a layer: one call per visit)
-//   void exit(bool top, uint32_t raBin, double w);  (Rd(r,a) when top, else Tt(r,a))
+// Sink: the scorer the loop books into, a TallyPack (McmlScorer, Kernels/McmlScorer.hpp) or one
+// with its hooks and members: ledger, events (members or references). Only rare events touch
+// those (launches, crossings, ends, roulette): interactions are counted per photon, absorption
+// per layer visit. Interactions go to absorbStep (the tallies without kVisitSums), layer visits
+// to visit, exits to exit; launch and end bracket each photon, and the clock and moves are kept
+// when the sink says kNeedsClock / kNeedsMoves.
 // Events counted: everything but scatter, which is absorb - die (slabScatterCount).
 
 template <class Model>
@@ -43,13 +43,19 @@ FM_HD void enterLayer(const Model& m, uint32_t layer, SlabPhoton& p) {
 // interactions not lost at roulette are the steps the maxSteps guard counts; the caller adds a
 // lost one). Returns false (not live).
 template <class Sink>
-FM_HD bool endSlabPhoton(SlabPhoton& p, Sink& sk) {
-    sk.events.absorb += p.st.steps;
+FM_HD void bookLayerVisit(SlabPhoton& p, Sink& sk) {
     if (p.absorbed != 0.0) {
-        sk.layer(p.st.pk.tetra, p.absorbed);
+        onVisit(sk, p.st, p.absorbed);
         sk.ledger.absorbed += p.absorbed;
     }
     p.absorbed = 0.0;
+}
+
+template <class Sink>
+FM_HD bool endSlabPhoton(SlabPhoton& p, Sink& sk) {
+    sk.events.absorb += p.st.steps;
+    bookLayerVisit(p, sk);
+    onEnd(sk, p.st);
     return false;
 }
 
@@ -69,7 +75,7 @@ FM_HD bool startSlabPhoton(const Model& m, const KernelParams& kp, uint64_t inde
 // normal's zeros and ones are exact); and the neighbour is outside at the stack's first and
 // last layer (SlabModel::adjacent).
 template <class Model, class Sink>
-FM_HD bool crossSlab(const Model& m, const McmlGrid& g, SlabPhoton& p, Sink& sk) {
+FM_HD bool crossSlab(const Model& m, SlabPhoton& p, Sink& sk) {
     Packet& pk = p.st.pk;
     const uint32_t layer = pk.tetra;
     const bool down = pk.dir.z > 0.f;
@@ -89,17 +95,13 @@ FM_HD bool crossSlab(const Model& m, const McmlGrid& g, SlabPhoton& p, Sink& sk)
         ++sk.events.refract;
     }
     if (down ? layer == m.layers : layer == 1u) {
-        sk.exit((m.faceId(layer, face) & ~kFaceSideBit) == g.topFace, g.raBin(pk.pos, pk.dir), pk.w);
+        if constexpr (ScoresFaces<Sink>::value) onExit(sk, p.st, m.faceId(layer, face));
         sk.ledger.exited += pk.w;
         ++sk.events.exit;
         return endSlabPhoton(p, sk);
     }
     ++sk.events.interface;
-    if (p.absorbed != 0.0) {
-        sk.layer(layer, p.absorbed);
-        sk.ledger.absorbed += p.absorbed;
-        p.absorbed = 0.0;
-    }
+    bookLayerVisit(p, sk);
     enterLayer(m, next, p);
     return true;
 }
@@ -121,14 +123,14 @@ FM_HD SlabState endSlabAbnormal(SlabPhoton& p, Sink& sk) {
 // interact()'s drop, roulette and spin, deposited and booked. The common case is written out
 // in slabStep (and in the CPU's lane loop, Kernels/CPU/McmlLanesImpl.hpp).
 template <class Sink>
-FM_HD SlabState slabInteractBelowRoulette(const McmlGrid& g, const KernelParams& kp, SlabPhoton& p, Sink& sk) {
+FM_HD SlabState slabInteractBelowRoulette(const KernelParams& kp, SlabPhoton& p, Sink& sk) {
     PacketState& st = p.st;
     Packet& pk = st.pk;
     float w0, w1;
     uint32_t kind = interact(kp, p.M, pk, st.rng, w0, w1);
     if (!(kind & kEventLost) && ++st.steps >= kp.maxSteps) kind |= kEventTooLong;
     const double dw = widen(w0) - widen(w1);
-    sk.deposit(g.rzBin(pk.pos), dw);
+    onAbsorbStep(sk, st, dw);
     p.absorbed += dw;
     if (kind & kEventLost) {
         sk.ledger.rouletteLost += w1;
@@ -145,11 +147,19 @@ FM_HD SlabState slabInteractBelowRoulette(const McmlGrid& g, const KernelParams&
     return endSlabAbnormal(p, sk);
 }
 
+// After a photon's move of dist in its layer: the packet clock and the move hook, for sinks that
+// need them (nothing otherwise).
+template <class Model, class Sink>
+FM_HD void slabMoved(const Model& m, SlabPhoton& p, float dist, Sink& sk) {
+    if constexpr (NeedsClock<Sink>::value) p.st.opl += dist * p.M.n;
+    if constexpr (NeedsMoves<Sink>::value) onMove(sk, p.st, m.cellMaterial(p.st.pk.tetra), dist);
+}
+
 // One event of a live photon up to a face crossing: moveEvent, then interactEvent and
 // bookInteraction, or the hop's move onto the face, as advance() does them. The crossing itself
 // is left to the caller (crossSlab), so the GPU can run the crossings of several lanes at once.
 template <class Model, class Sink>
-FM_HD SlabState slabStep(const Model&, const McmlGrid& g, const KernelParams& kp, SlabPhoton& p, Sink& sk) {
+FM_HD SlabState slabStep(const Model& m, const KernelParams& kp, SlabPhoton& p, Sink& sk) {
     PacketState& st = p.st;
     Packet& pk = st.pk;
     if (st.s < 0.f) st.s = drawStep(st.rng);
@@ -160,20 +170,22 @@ FM_HD SlabState slabStep(const Model&, const McmlGrid& g, const KernelParams& kp
     const float dist = st.s * p.M.mfp;  // as in moveEvent: +inf or NaN where mu_t = 0
     if (dist < t) {
         pk.pos = pk.pos + dist * pk.dir;
+        slabMoved(m, p, dist, sk);
         st.s = -1.f;
         st.hits = 0;
         float w0, w1;
         if (interactAboveRoulette(kp, p.M, pk, st.rng, w0, w1)) {  // the common case on its own path
             const double dw = widen(w0) - widen(w1);
-            sk.deposit(g.rzBin(pk.pos), dw);
+            onAbsorbStep(sk, st, dw);
             p.absorbed += dw;
             if (++st.steps < kp.maxSteps) return kSlabLive;
             return endSlabAbnormal(p, sk);
         }
-        return slabInteractBelowRoulette(g, kp, p, sk);
+        return slabInteractBelowRoulette(kp, p, sk);
     }
     if (t < kInfinity && ++st.hits < kp.maxHits) {
         pk.pos = pk.pos + t * pk.dir;
+        slabMoved(m, p, t, sk);
         st.s = positivePart(st.s - t * p.M.mu_t);
         ++sk.events.boundary;
         return kSlabAtFace;
@@ -184,9 +196,9 @@ FM_HD SlabState slabStep(const Model&, const McmlGrid& g, const KernelParams& kp
 // One whole event of a live photon: the step, and the crossing when it reached a face. Returns
 // false when the photon has ended.
 template <class Model, class Sink>
-FM_HD bool slabEvent(const Model& m, const McmlGrid& g, const KernelParams& kp, SlabPhoton& p, Sink& sk) {
-    const SlabState s = slabStep(m, g, kp, p, sk);
-    if (s == kSlabAtFace) return crossSlab(m, g, p, sk);
+FM_HD bool slabEvent(const Model& m, const KernelParams& kp, SlabPhoton& p, Sink& sk) {
+    const SlabState s = slabStep(m, kp, p, sk);
+    if (s == kSlabAtFace) return crossSlab(m, p, sk);
     return s == kSlabLive;
 }
 
@@ -198,10 +210,10 @@ FM_HD void slabScatterCount(EventCounts<Count>& e) {
 
 // Photon `index` from start to end (the host's form; the GPU interleaves photons per thread).
 template <class Model, class Sink>
-FM_HD void runSlabPhoton(const Model& m, const McmlGrid& g, const KernelParams& kp, uint64_t index, Sink& sk) {
+FM_HD void runSlabPhoton(const Model& m, const KernelParams& kp, uint64_t index, Sink& sk) {
     SlabPhoton p;
     if (!startSlabPhoton(m, kp, index, p, sk)) return;
-    while (slabEvent(m, g, kp, p, sk)) {
+    while (slabEvent(m, kp, p, sk)) {
     }
 }
 

@@ -11,7 +11,7 @@ namespace fm {
     template <class Scorer>                                                                    \
     void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks,          \
                   Scorer& sc, uint32_t materialCount, const uint8_t* crossing);                \
-    void runSlabLanes(const SlabModel& m, const McmlGrid& g, const KernelParams& kp, PacketChunks& chunks, \
+    void runSlabLanes(const SlabModel& m, const KernelParams& kp, PacketChunks& chunks,       \
                       HostSlabSink& sk);                                                       \
     }
 FM_LANES_DECLARE(lanes_generic)
@@ -63,12 +63,11 @@ void runPacketLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& c
     lanes_generic::runLanes(m, kp, chunks, sc, materialCount, crossing);
 }
 
-void runSlabLanes(const SlabModel& m, const McmlGrid& g, const KernelParams& kp, PacketChunks& chunks,
-                  HostSlabSink& sk, CpuIsa isa) {
+void runSlabLanes(const SlabModel& m, const KernelParams& kp, PacketChunks& chunks, HostSlabSink& sk, CpuIsa isa) {
 #if FM_HAVE_AVX2_LANES
-    if (useAvx2(isa)) return lanes_avx2::runSlabLanes(m, g, kp, chunks, sk);
+    if (useAvx2(isa)) return lanes_avx2::runSlabLanes(m, kp, chunks, sk);
 #endif
-    lanes_generic::runSlabLanes(m, g, kp, chunks, sk);
+    lanes_generic::runSlabLanes(m, kp, chunks, sk);
 }
 
 namespace {

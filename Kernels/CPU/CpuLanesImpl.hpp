@@ -275,6 +275,9 @@ template <class Scorer>
 struct BooksCrossings : std::true_type {};
 template <bool V, bool S, bool D>
 struct BooksCrossings<HostTallyScorer<V, S, D>> : std::bool_constant<D> {};
+static_assert(AbsorbsUnmasked<HostTallyScorer<true, true, false>>::value &&
+                  !BooksCrossings<HostTallyScorer<true, true, false>>::value,
+              "runCpu's scorers take the lanes' unmasked drops and plain crossings");
 
 // The vector phase: one event of every lane's packet (idle lanes compute on stale state,
 // which is harmless: their cell index stays valid and their results are never booked). The
@@ -378,9 +381,9 @@ struct LaneRun {
         }
         if constexpr (AbsorbsUnmasked<Scorer>::value) {
             for (int l = 0; l < kLanes; ++l) {
-                PacketState st;  // the cell and position: all that the standard tallies read
-                st.pk.tetra = L.tetra[l];
-                st.pk.pos = Vec3{L.px[l], L.py[l], L.pz[l]};
+                // The cell and position: all that the standard tallies read.
+                const PacketState st{Packet{Vec3{L.px[l], L.py[l], L.pz[l]}, Vec3{0.f, 0.f, 0.f}, L.tetra[l], 0.f},
+                                     PacketRng(PacketRng::State{0u, 0u, 0u, 1u})};
                 sc[l].absorb(st, dw[l]);
             }
         } else {

@@ -19,10 +19,7 @@ struct WorkerTallies {
     WorkerTallies(const McmlGrid& g, size_t cellCount)
         : rz(size_t(g.nr) * g.nz), reflected(size_t(g.nr) * g.na),
           transmitted(size_t(g.nr) * g.na), cells(cellCount) {
-        sink.rz = rz.data();
-        sink.reflected = reflected.data();
-        sink.transmitted = transmitted.data();
-        sink.cells = cells.data();
+        sink = mcmlScorer<HostAdd>(g, rz.data(), reflected.data(), transmitted.data(), cells.data());
     }
     WorkerTallies(WorkerTallies&&) = default;  // vectors keep their buffers: pointers stay valid
 };
@@ -50,7 +47,7 @@ McmlTallies runMcmlCpu(const KernelInput& in, const McmlGrid& grid, const RunOpt
     t.packetsRequested = opt.packets;
     t.packetsDone = forEachWorker(opt, threads, [&](unsigned w, PacketChunks& chunks) {
         HostSlabSink sk = workers[w].sink;  // a local copy: no false sharing between workers
-        runSlabLanes(model, grid, opt.params, chunks, sk, opt.tuning.cpuIsa);
+        runSlabLanes(model, opt.params, chunks, sk, opt.tuning.cpuIsa);
         slabScatterCount(sk.events);
         workers[w].sink = sk;
     });

@@ -15,23 +15,14 @@
 
 namespace fm {
 
-// The slab loop's sink on the host: plain adds into one worker's arrays.
-struct HostSlabSink {
-    double* rz = nullptr;           // A(r,z): [ir*nz + iz]
-    double* reflected = nullptr;    // Rd(r,a)
-    double* transmitted = nullptr;  // Tt(r,a)
-    double* cells = nullptr;        // per layer cell
-    Ledger ledger;
-    Events events;
-    void deposit(uint32_t i, double dw) { rz[i] += dw; }
-    void layer(uint32_t l, double w) { cells[l] += w; }
-    void exit(bool top, uint32_t i, double w) { (top ? reflected : transmitted)[i] += w; }
-};
+// The slab loop's sink on the host: MCML's tallies (McmlScorer.hpp), plain adds into one
+// worker's arrays.
+using HostSlabSink = McmlScorer<HostAdd>;
 
 // Runs the photons of every chunk through the slab loop into sk (its ledger and events
 // accumulate; events.scatter is left to the caller: slabScatterCount). `isa`: which loop
 // (CpuLanes.hpp cpuLaneIsa).
-void runSlabLanes(const SlabModel& m, const McmlGrid& g, const KernelParams& kp, PacketChunks& chunks,
+void runSlabLanes(const SlabModel& m, const KernelParams& kp, PacketChunks& chunks,
                   HostSlabSink& sk, CpuIsa isa = CpuIsa::Best);
 
 }  // namespace fm

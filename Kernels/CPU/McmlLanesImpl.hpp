@@ -139,12 +139,13 @@ FM_LANE_INLINE unsigned slabKindMask(const SlabLaneState& L, uint32_t bits, uint
 }
 
 struct SlabLaneRun {
-    SlabLaneRun(const SlabModel& model, const McmlGrid& grid, const KernelParams& params, PacketChunks& source,
-                HostSlabSink& sink)
-        : m(model), g(grid), kp(params), packets(source), sk(sink) {}
+    // The vector phase keeps no packet clock and calls no move hook (moveSlabLane).
+    static_assert(!NeedsClock<HostSlabSink>::value && !NeedsMoves<HostSlabSink>::value,
+                  "the MCML lane loop keeps no clock and has no move hook");
+    SlabLaneRun(const SlabModel& model, const KernelParams& params, PacketChunks& source, HostSlabSink& sink)
+        : m(model), kp(params), packets(source), sk(sink) {}
 
     const SlabModel& m;
-    const McmlGrid& g;
     const KernelParams& kp;
     PacketCursor packets;  // the worker's chunks, a photon at a time
     HostSlabSink& sk;
@@ -166,16 +167,17 @@ struct SlabLaneRun {
         if (!launch(l)) liveMask &= ~(1u << l);
     }
 
-    // The deposits of the common interactions (mask `in`) of all lanes at once: bins and weights
-    // in vector registers, then one add per lane (a lane not in `in` adds 0.0 to its bin, which
-    // changes nothing: no branch on the random mask). The layer's absorbed weight is added up
+    // The deposits of the common interactions (mask `in`) of all lanes at once: the absorb of
+    // McmlAbsorbTally (the (r, z) grid) with bins and weights in vector registers, then one add
+    // per lane (a lane not in `in` adds 0.0 to its bin, which changes nothing: no branch on the
+    // random mask); McmlLayerTally books per visit (kVisitSums). The layer's absorbed weight is added up
     // per lane (SlabPhoton::absorbed).
     // Returns the lanes of `in` whose photon is now over maxSteps.
     unsigned deposit(unsigned in) {
         alignas(32) double dw[kLanes];
         alignas(32) uint32_t bin[kLanes];
         alignas(32) uint32_t over[kLanes];
-        const McmlGrid grid = g;
+        const McmlGrid grid = sk.rzGrid;
         const uint32_t maxSteps = kp.maxSteps;
 #pragma omp simd
         for (int l = 0; l < kLanes; ++l) {
@@ -189,7 +191,7 @@ struct SlabLaneRun {
         }
         unsigned o = 0;
         for (int l = 0; l < kLanes; ++l) {
-            sk.rz[bin[l]] += dw[l];
+            sk.absorbedRZ[bin[l]] += dw[l];
             o |= over[l] << l;
         }
         return o;
@@ -231,7 +233,7 @@ struct SlabLaneRun {
             for (unsigned b = slabKindMask(L, kEventInteract, kCommonInteraction) & live; b; b &= b - 1) {
                 const int l = __builtin_ctz(b);
                 SlabPhoton p = L.get(m, l);
-                if (slabInteractBelowRoulette(g, kp, p, sk) == kSlabLive) L.put(l, p);
+                if (slabInteractBelowRoulette(kp, p, sk) == kSlabLive) L.put(l, p);
                 else finish(l);
             }
             const unsigned hops = slabKindMask(L, kEventHop) & live;
@@ -239,7 +241,7 @@ struct SlabLaneRun {
             for (unsigned b = hops; b; b &= b - 1) {
                 const int l = __builtin_ctz(b);
                 SlabPhoton p = L.get(m, l);
-                if (crossSlab(m, g, p, sk)) L.put(l, p);
+                if (crossSlab(m, p, sk)) L.put(l, p);
                 else finish(l);
             }
             for (unsigned b = slabKindMask(L, kEventStuck) & live; b; b &= b - 1) {
@@ -253,16 +255,16 @@ struct SlabLaneRun {
 };
 #endif
 
-void runSlabLanes(const SlabModel& m, const McmlGrid& g, const KernelParams& kp, PacketChunks& chunks,
+void runSlabLanes(const SlabModel& m, const KernelParams& kp, PacketChunks& chunks,
                   HostSlabSink& sk) {
 #if FM_LANES_SCALAR
     // One photon at a time (as the mesh loop without AVX2): the same histories.
     SlabPhoton p;
     runOneByOne(
         chunks, [&](uint64_t i) { return startSlabPhoton(m, kp, i, p, sk); },
-        [&] { return slabEvent(m, g, kp, p, sk); }, [&] { endSlabAbnormal(p, sk); });
+        [&] { return slabEvent(m, kp, p, sk); }, [&] { endSlabAbnormal(p, sk); });
 #else
-    SlabLaneRun r(m, g, kp, chunks, sk);
+    SlabLaneRun r(m, kp, chunks, sk);
     r.run();
 #endif
 }

@@ -23,37 +23,64 @@ struct DeviceSlabTallies {
     double* cells = nullptr;
 };
 
-// The slab loop's sink (McmlSlabLoop.hpp): A(r,z) and the layer cells into this block's
-// replicas, exits into the (r, angle) grids; the ledger and event counts it books only at rare
-// events (launches, crossings, ends, roulette), so they live in shared memory, one slot per
-// thread, instead of in registers.
+// A(r,z) on the GPU (McmlAbsorbTally with its own accumulation), into this block's replica.
 // One `red.global.add.f64` per interaction would hold the kernel at the L2's atomic
 // throughput. A thread adds successive deposits into the same bin in a register and sends the
 // sum when the bin changes (about a third of deposits share the previous one's bin): fewer
 // atomics, the same tallies to rounding.
-struct DeviceSlabSink {
-    DeviceSlabTallies t;
-    Ledger& ledger;
-    EventCounts<uint32_t>& events;
+struct DeviceRzTally {
+    double* absorbedRZ = nullptr;
+    McmlGrid rzGrid;
     uint32_t rzBin = 0;  // the bin being added up, and its sum so far
     double rzSum = 0.0;
 
     __device__ void deposit(uint32_t i, double dw) {
         if (i != rzBin) {
-            if (rzSum != 0.0) DeviceAtomicAdd::add(t.rz + rzBin, rzSum);
+            if (rzSum != 0.0) DeviceAtomicAdd::add(absorbedRZ + rzBin, rzSum);
             rzBin = i;
             rzSum = 0.0;
         }
         rzSum += dw;
     }
+    __device__ void absorb(const PacketState& st, double dw) { deposit(rzGrid.rzBin(st.pk.pos), dw); }
     __device__ void flush() {
-        if (rzSum != 0.0) DeviceAtomicAdd::add(t.rz + rzBin, rzSum);
+        if (rzSum != 0.0) DeviceAtomicAdd::add(absorbedRZ + rzBin, rzSum);
         rzSum = 0.0;
     }
-    __device__ void layer(uint32_t l, double w) { DeviceAtomicAdd::add(t.cells + l, w); }
-    __device__ void exit(bool top, uint32_t i, double w) {
-        DeviceAtomicAdd::add((top ? t.reflected : t.transmitted) + i, w);
-    }
+};
+
+// MCML's tallies on the GPU (Kernels/McmlScorer.hpp): A(r,z) as above, the layer cells (into
+// this block's replica) and the exits into the (r, angle) grids by atomics.
+using DeviceMcmlTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>, McmlLayerTally<DeviceAtomicAdd>>;
+
+__device__ DeviceMcmlTallies deviceMcmlTallies(const DeviceSlabTallies& t, const McmlGrid& g) {
+    DeviceMcmlTallies p;
+    p.absorbedRZ = t.rz;
+    p.rzGrid = g;
+    p.reflectedRA = t.reflected;
+    p.transmittedRA = t.transmitted;
+    p.raGrid = g;
+    p.absorbedCell = t.cells;
+    return p;
+}
+
+// The slab loop's sink (McmlSlabLoop.hpp): the tallies' hooks; the ledger and event counts it
+// books only at rare events (launches, crossings, ends, roulette), so they live in shared
+// memory, one slot per thread, instead of in registers.
+struct DeviceSlabSink {
+    static constexpr bool kScoresFaces = DeviceMcmlTallies::kScoresFaces;
+    static constexpr bool kNeedsClock = DeviceMcmlTallies::kNeedsClock;
+    static_assert(!DeviceMcmlTallies::kNeedsMoves, "a tally that needs moves: forward move() here");
+    DeviceMcmlTallies tallies;
+    Ledger& ledger;
+    EventCounts<uint32_t>& events;
+
+    __device__ void launch(const PacketState& st) { tallies.launch(st); }
+    __device__ void absorbStep(const PacketState& st, double dw) { tallies.absorbStep(st, dw); }
+    __device__ void visit(const PacketState& st, double w) { tallies.visit(st, w); }
+    __device__ void exit(const PacketState& st, uint32_t face) { tallies.exit(st, face); }
+    __device__ void end(const PacketState& st) { tallies.end(st); }
+    __device__ void flush() { tallies.flush(); }
 };
 
 // Layer crossings are rare (a few per cent of events, about one lane per warp iteration) and
@@ -83,20 +110,20 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
     EventCounts<uint32_t>& events = counts[threadIdx.x];
     ledger = Ledger{};
     events = EventCounts<uint32_t>{};
-    DeviceSlabSink sk{t, ledger, events};
+    DeviceSlabSink sk{deviceMcmlTallies(t, g), ledger, events};
     m.enterBlock(0);
     SlabPhoton p;
     uint32_t state = kSlabEnded, waited = 0;
     for (;;) {
-        if (state == kSlabLive) state = slabStep(m, g, kp, p, sk);
+        if (state == kSlabLive) state = slabStep(m, kp, p, sk);
         if (kGroup > 1) {
             const unsigned atFace = __ballot_sync(__activemask(), state == kSlabAtFace);
             if (atFace != 0u && (__popc(atFace) >= kGroup || ++waited > kCrossWait)) {
                 waited = 0;
-                if (state == kSlabAtFace) state = crossSlab(m, g, p, sk) ? kSlabLive : kSlabEnded;
+                if (state == kSlabAtFace) state = crossSlab(m, p, sk) ? kSlabLive : kSlabEnded;
             }
         } else if (state == kSlabAtFace) {
-            state = crossSlab(m, g, p, sk) ? kSlabLive : kSlabEnded;
+            state = crossSlab(m, p, sk) ? kSlabLive : kSlabEnded;
         }
         if (state != kSlabEnded) continue;
         if (events.absorb > 0x40000000u || events.boundary > 0x40000000u) {  // widen 32-bit counts

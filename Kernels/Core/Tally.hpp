@@ -16,15 +16,22 @@
 //         face (id | kFaceSideBit); st.pk.dir after refraction, weight st.pk.w
 //     void end(const PacketState& st);             a launched packet ended (any reason)
 //     void flush();                                 the loop is done with this scorer
+//     void visit(const PacketState& st, double w);  (kVisitSums tallies) the packet leaves cell
+//         st.pk.tetra (into a neighbour, or ending) with w absorbed there since it entered
 //   and any of these traits (default false): kScoresFaces (the loop looks up face ids at
 //   crossings: needed for cross and exit), kNeedsMoves (move is called), kNeedsClock
 //   (st.opl is kept: optical path length since launch, sum of n * length in mm; time of
-//   flight in ns is st.opl / kLightSpeedMmPerNs).
+//   flight in ns is st.opl / kLightSpeedMmPerNs), kVisitSums (the tally books absorption per
+//   cell visit: loops that sum each visit themselves, the MCML slab loops, call its visit and
+//   not its absorb; the others call its absorb, so it has both).
 //   TallyPack<Count, Ts...> derives from each Ts, folds each hook over them in order, and holds
 //   the ledger and event counts (book<&Ledger::f>(sc, v) books into them). Every loop (scalar
 //   runPacket, CPU lanes, GPU mesh kernel, traces) calls the pack's hooks on the scorer of the
 //   packet: one scorer per packet in flight (a CPU lane, a GPU thread), so launch()/end()
 //   bracket one packet at a time per scorer object and per-packet state can live in a tally.
+//   A scorer is copied into each CPU lane and each GPU thread, so a tally's members are that
+//   copy's own: results go out through pointers (Acc adds, or flush() at the end, which every
+//   loop calls on every copy); members hold per-packet state and caches only.
 //   TallyScorer<V, S, D, Acc, Count, Extra...> (Core/TallyScorer.hpp) is the standard pack with
 //   further tallies appended: register a new tally there.
 #pragma once
@@ -70,6 +77,8 @@ FM_TALLY_HOOK(HasCrossHook, cross(std::declval<const PacketState&>(), 0u))
 FM_TALLY_HOOK(HasExitHook, exit(std::declval<const PacketState&>(), 0u))
 FM_TALLY_HOOK(HasEndHook, end(std::declval<const PacketState&>()))
 FM_TALLY_HOOK(HasFlushHook, flush())
+FM_TALLY_HOOK(HasVisitHook, visit(std::declval<const PacketState&>(), 0.0))
+FM_TALLY_HOOK(HasAbsorbStepHook, absorbStep(std::declval<const PacketState&>(), 0.0))
 #undef FM_TALLY_HOOK
 
 // A tally's traits (static constexpr bool members), false where absent.
@@ -81,6 +90,7 @@ FM_TALLY_HOOK(HasFlushHook, flush())
 FM_TALLY_TRAIT(ScoresFaces, kScoresFaces)
 FM_TALLY_TRAIT(NeedsMoves, kNeedsMoves)
 FM_TALLY_TRAIT(NeedsClock, kNeedsClock)
+FM_TALLY_TRAIT(VisitSums, kVisitSums)
 #undef FM_TALLY_TRAIT
 
 // Each hook of tally or scorer t, if it has it.
@@ -112,6 +122,18 @@ template <class T>
 FM_HD void onFlush(T& t) {
     if constexpr (HasFlushHook<T>::value) t.flush();
 }
+// For loops that sum absorption per cell visit: absorb for the tallies that do not (absorbStep),
+// visit for those that do (kVisitSums).
+template <class T>
+FM_HD void onAbsorbStep(T& t, const PacketState& st, double dw) {
+    if constexpr (VisitSums<T>::value) return;
+    else if constexpr (HasAbsorbStepHook<T>::value) t.absorbStep(st, dw);
+    else onAbsorb(t, st, dw);
+}
+template <class T>
+FM_HD void onVisit(T& t, const PacketState& st, double w) {
+    if constexpr (HasVisitHook<T>::value) t.visit(st, w);
+}
 
 // A tally with no hooks: what a switched-off tally of a pack is (I tells them apart, so that a
 // pack may hold several).
@@ -130,6 +152,9 @@ struct TallyPack : Ts... {
     static constexpr bool kScoresFaces = (false || ... || ScoresFaces<Ts>::value);
     static constexpr bool kNeedsMoves = (false || ... || NeedsMoves<Ts>::value);
     static constexpr bool kNeedsClock = (false || ... || NeedsClock<Ts>::value);
+    // The pack itself takes every absorb (it hands each tally what it asks for): this hides a
+    // member's kVisitSums, which the pack would otherwise inherit.
+    static constexpr bool kVisitSums = false;
     Ledger ledger;
     EventCounts<Count> events;
 
@@ -147,6 +172,8 @@ struct TallyPack : Ts... {
     FM_HD void exit(const PacketState& st, uint32_t face) { (onExit(static_cast<Ts&>(*this), st, face), ...); }
     FM_HD void end(const PacketState& st) { (onEnd(static_cast<Ts&>(*this), st), ...); }
     FM_HD void flush() { (onFlush(static_cast<Ts&>(*this)), ...); }
+    FM_HD void absorbStep(const PacketState& st, double dw) { (onAbsorbStep(static_cast<Ts&>(*this), st, dw), ...); }
+    FM_HD void visit(const PacketState& st, double w) { (onVisit(static_cast<Ts&>(*this), st, w), ...); }
 };
 
 }  // namespace fm

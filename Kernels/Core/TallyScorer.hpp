@@ -38,10 +38,16 @@ struct TallyReplicas {
     template <class Acc>
     FM_HD uint32_t offset(Vec3 p) const {
         if constexpr (AccReplicates<Acc>::value) {
+            // The position's bits: on the GPU by the intrinsic, which keeps the position in float
+            // registers (memcpy there makes the compiler hold it as integers and move it back).
+#if defined(__CUDA_ARCH__)
+            const uint32_t x = __float_as_uint(p.x), y = __float_as_uint(p.y), z = __float_as_uint(p.z);
+#else
             uint32_t x, y, z;
             memcpy(&x, &p.x, sizeof x);
             memcpy(&y, &p.y, sizeof y);
             memcpy(&z, &p.z, sizeof z);
+#endif
             return (((x ^ y ^ z) * 0x9E3779B1u >> 16) & mask) * stride;
         } else {
             (void)p;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The toy tally of docs/ARCHITECTURE.md (Tests/Kernels/DepthTally.hpp: absorbed weight and
-// weight times depth per region) through the scalar packet loop and the CPU lane loops, checked
-// against independent computations: the volume tally summed per region, and the interactions
-// rebuilt from the packets' traces.
+// The toy tallies of docs/ARCHITECTURE.md (Tests/Kernels/DepthTally.hpp: absorbed weight and
+// weight times depth per region; path length per region and the packet clock) through the
+// scalar packet loop and the CPU lane loops, checked against independent computations: the
+// volume tally summed per region, and the interactions and segments rebuilt from the packets'
+// traces.
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 
@@ -142,6 +143,71 @@ BOOST_AUTO_TEST_CASE(depth_tally_matches_volume_tally_and_traces_on_every_cpu_lo
     checkSame(lanes, scalar);
 #else
     BOOST_TEST_MESSAGE("the AVX2 lane loop is not built: not run");
+#endif
+}
+
+// The per-packet hooks and the packet clock: launch and end bracket every packet in every CPU
+// loop, moves give the path length per region (checked against the traces' segments), and the
+// clock at each packet's end is its sum of n * length.
+namespace {
+struct PathRun {
+    std::vector<double> path, sums{0, 0, 0, 0};
+    PathScorer sc;
+    explicit PathRun(const Layers& L) : path(L.in.materials.size(), 0.0) {
+        sc.materials = L.in.materials.data();
+        sc.path = path.data();
+        sc.sums = sums.data();
+    }
+    double clock() const { return sums[0]; }
+    void check(const PathRun& ref, uint64_t packets) const {
+        BOOST_CHECK_EQUAL(sums[2], double(packets));  // launched
+        BOOST_CHECK_EQUAL(sums[3], double(packets));  // ended
+        BOOST_CHECK_EQUAL(sc.events.boundary, ref.sc.events.boundary);
+        // The clock is a float sum, the tally's own a double one: they agree to float rounding.
+        BOOST_CHECK_CLOSE(sums[0], sums[1], 1e-3);
+        BOOST_CHECK_CLOSE(sums[0], ref.sums[0], 1e-9);
+        for (size_t m = 0; m < path.size(); ++m) BOOST_CHECK_SMALL(path[m] - ref.path[m], 1e-9 * (1 + ref.path[m]));
+    }
+};
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(packet_hooks_and_clock_on_every_cpu_loop) {
+    PathRun scalar(*this);
+    const ArrayModel m = in.view();
+    for (uint64_t i = 0; i < o.packets; ++i) runPacket(m, o.params, i, scalar.sc);
+    scalar.check(scalar, o.packets);
+    BOOST_CHECK_GT(scalar.clock(), 0.0);
+
+    // The path per region from the traces: each segment lies in the cell of the point it starts at.
+    const TracedRunResult tr = runCpuTraced(in, o);
+    std::vector<double> path(in.materials.size(), 0.0);
+    double lastTimes = 0;
+    for (size_t p = 0; p < tr.traces.traceCount(); ++p) {
+        for (size_t j = 1; j < tr.traces.length(p); ++j)
+            path[tr.traces.step(p, j - 1).material] += tr.traces.step(p, j).step;
+        lastTimes += tr.traces.step(p, tr.traces.length(p) - 1).time;
+    }
+    for (uint32_t r = 1; r <= 3; ++r) {
+        BOOST_CHECK_GT(scalar.path[r], 0.0);
+        BOOST_CHECK_CLOSE(path[r], scalar.path[r], 1e-3);  // segments from float positions
+    }
+    // The traces' times are the clock over the speed of light.
+    BOOST_CHECK_CLOSE(lastTimes * kLightSpeedMmPerNs, scalar.clock(), 1e-4);
+
+    const std::vector<uint8_t> crossing = plainCrossingBits(in);
+    {
+        PathRun lanes(*this);
+        AllPackets all(o.packets);
+        depth_lanes_generic::runLanes(m, o.params, all, lanes.sc, uint32_t(in.materials.size()), crossing.data());
+        lanes.check(scalar, o.packets);
+    }
+#if FM_DEPTH_AVX2_LANES
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2")) return;
+    PathRun lanes(*this);
+    AllPackets all(o.packets);
+    depth_lanes_avx2::runLanes(m, o.params, all, lanes.sc, uint32_t(in.materials.size()), crossing.data());
+    lanes.check(scalar, o.packets);
 #endif
 }
 

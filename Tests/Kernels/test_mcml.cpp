@@ -170,11 +170,9 @@ struct McmlArrays {
     explicit McmlArrays(const McmlGrid& g)
         : rz(size_t(g.nr) * g.nz), ra(size_t(g.nr) * g.na), tt(ra.size()), cells(4) {}
     McmlScorer<HostAddForTest> scorer(const McmlGrid& g) {
-        McmlScorer<HostAddForTest> s;
-        s.grid = g;
-        s.absorbedRZ = rz.data(), s.reflectedRA = ra.data(), s.transmittedRA = tt.data(), s.absorbedCell = cells.data();
-        return s;
+        return mcmlScorer<HostAddForTest>(g, rz.data(), ra.data(), tt.data(), cells.data());
     }
+    HostSlabSink sink(const McmlGrid& g) { return mcmlScorer<HostAdd>(g, rz.data(), ra.data(), tt.data(), cells.data()); }
 };
 
 BOOST_AUTO_TEST_CASE(slab_geometry_equals_packed_records) {
@@ -262,11 +260,11 @@ BOOST_AUTO_TEST_CASE(slab_photon_loop_gives_the_packet_loops_histories) {
     for (uint32_t maxSteps : {100000u, 60u}) {
         McmlArrays A(g), B(g);
         McmlScorer<HostAddForTest> sa = A.scorer(g);
-        HostSlabSink sb{B.rz.data(), B.ra.data(), B.tt.data(), B.cells.data(), {}, {}};
+        HostSlabSink sb = B.sink(g);
         const RunOptions o = c.options(maxSteps);
         for (uint64_t i = 0; i < 3000; ++i) {
             runPacket(slab, o.params, i, sa);
-            runSlabPhoton(slab, g, o.params, i, sb);
+            runSlabPhoton(slab, o.params, i, sb);
         }
         sa.flush();
         slabScatterCount(sb.events);
@@ -328,19 +326,18 @@ BOOST_AUTO_TEST_CASE(slab_lanes_give_the_slab_loops_histories) {
     const McmlGrid& g = c.g;
     for (uint32_t maxSteps : {100000u, 60u}) {
         McmlArrays A(g), B(g);
-        HostSlabSink sa{A.rz.data(), A.ra.data(), A.tt.data(), A.cells.data(), {}, {}};
-        HostSlabSink sb{B.rz.data(), B.ra.data(), B.tt.data(), B.cells.data(), {}, {}};
+        HostSlabSink sa = A.sink(g), sb = B.sink(g);
         const RunOptions o = c.options(maxSteps);
-        for (uint64_t i = 0; i < 3000; ++i) runSlabPhoton(slab, g, o.params, i, sa);
+        for (uint64_t i = 0; i < 3000; ++i) runSlabPhoton(slab, o.params, i, sa);
         RangeChunks chunks(0, 3000);
-        runSlabLanes(slab, g, o.params, chunks, sb);
+        runSlabLanes(slab, o.params, chunks, sb);
         slabScatterCount(sa.events);
         slabScatterCount(sb.events);
         // The generic loop (no AVX2) too: the same histories.
         McmlArrays C(g);
-        HostSlabSink sc{C.rz.data(), C.ra.data(), C.tt.data(), C.cells.data(), {}, {}};
+        HostSlabSink sc = C.sink(g);
         RangeChunks again(0, 3000);
-        runSlabLanes(slab, g, o.params, again, sc, CpuIsa::Generic);
+        runSlabLanes(slab, o.params, again, sc, CpuIsa::Generic);
         slabScatterCount(sc.events);
         fmtest::checkSameEvents(sa.events, sc.events);
         checkCloseBins(A.rz, C.rz);
