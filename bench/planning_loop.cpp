@@ -114,7 +114,7 @@ BatchTiming timeBatch(const BatchModel& bm, const std::vector<int>& devices, uns
     t.idleSeconds = s.idleSeconds;
     t.kernel = s.kernel + (s.splitRuns ? " (runs split)" : "") +
                (s.slotsPerDevice > 1 ? " (" + std::to_string(s.slotsPerDevice) + " in flight per device)" : "") +
-               " (" + std::to_string(s.runsPerLaunch) + " runs per launch)";
+               (o.kernel == "cuda" ? " (" + std::to_string(s.runsPerLaunch) + " runs per launch)" : "");
     return t;
 }
 
@@ -286,10 +286,10 @@ int main(int argc, char** argv) try {
         const size_t n = one.cells.size(), reps = 20;
         uint64_t sink = 0;
         auto t0 = std::chrono::steady_clock::now();
-        for (size_t k = 0; k < reps; ++k) sink ^= cellsKey(one.cells.data(), n, sizeof(TetraRecord), 0);
+        for (size_t k = 0; k < reps; ++k) sink += cellsKey(one.cells.data(), n, sizeof(TetraRecord), 0);
         const double full = since(t0) / reps;
         t0 = std::chrono::steady_clock::now();
-        for (size_t k = 0; k < reps; ++k) sink ^= cellsKey(one.cells.data(), n, sizeof(TetraRecord), one.cellsIdentity);
+        for (size_t k = 0; k < reps; ++k) sink += cellsKey(one.cells.data(), n, sizeof(TetraRecord), one.cellsIdentity);
         const double id = since(t0) / reps;
         std::printf("model_key_content_hash_ms %.4f\nmodel_key_identity_ms %.5f\nmodel_key_check_bits %llx\n", 1e3 * full, 1e3 * id,
                     (unsigned long long)(sink & 0xf));

@@ -47,17 +47,8 @@ namespace {
 // allows only when every run has the same materials.
 // Every upload into c_materials in this file goes through it.
 void uploadMaterialsOnce(const std::vector<MaterialRecord>& m, cudaStream_t s) {
-    static std::mutex lock;
-    static std::map<int, std::vector<MaterialRecord>> last;
-    int device = 0;
-    cudaCheck(cudaGetDevice(&device), "get device");
-    std::lock_guard<std::mutex> g(lock);
-    std::vector<MaterialRecord>& l = last[device];
-    if (!m.empty() && l.size() == m.size() && std::memcmp(l.data(), m.data(), m.size() * sizeof(MaterialRecord)) == 0)
-        return;
-    l.clear();  // unknown until the copy is queued
-    uploadMaterials(m, s);
-    l = m;
+    static MaterialTableSent sent;
+    sent.ifChanged(m, s, [](const std::vector<MaterialRecord>& t, cudaStream_t on) { uploadMaterials(t, on); });
 }
 
 // One GPU's share of a run: the mesh uploaded once, tallies and ledger accumulated over every

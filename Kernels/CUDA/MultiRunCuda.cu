@@ -6,9 +6,7 @@
 #include "Kernels/CUDA/CudaMultiRun.hpp"
 
 #include <cstring>
-#include <map>
 #include <memory>
-#include <mutex>
 
 #include "Kernels/MultiRun.hpp"
 
@@ -110,22 +108,10 @@ multiRunKernel(DeviceModel m, KernelParams kp, const MultiRunEntry* runs, uint64
     }
 }
 
-// The materials last copied into each device's constant memory (this file's c_materials):
-// sent only when they change. The copy completes before the lock is released, so a second slot
-// on the device never launches over materials still on their way.
+// The materials into this file's constant memory (c_materials), only when they change.
 void uploadMaterialsIfChanged(const std::vector<MaterialRecord>& m, cudaStream_t s) {
-    static std::mutex lock;
-    static std::map<int, std::vector<MaterialRecord>> last;
-    int device = 0;
-    cudaCheck(cudaGetDevice(&device), "get device");
-    std::lock_guard<std::mutex> g(lock);
-    std::vector<MaterialRecord>& l = last[device];
-    if (!m.empty() && l.size() == m.size() && std::memcmp(l.data(), m.data(), m.size() * sizeof(MaterialRecord)) == 0)
-        return;
-    l.clear();
-    uploadMaterials(m, s);
-    cudaCheck(cudaStreamSynchronize(s), "upload materials");
-    l = m;
+    static MaterialTableSent sent;
+    sent.ifChanged(m, s, [](const std::vector<MaterialRecord>& t, cudaStream_t on) { uploadMaterials(t, on); });
 }
 
 // A device buffer that keeps its allocation while what it must hold fits (a group's sources).

@@ -22,20 +22,6 @@ using fmtest::l1;
 
 namespace {
 
-std::vector<SourcePtr> someSources() {
-    auto p = std::make_shared<PointSource>();
-    p->position = {0.1, 0.2, 0.3};
-    auto b = std::make_shared<PencilBeamSource>();
-    b->position = {1, 1, -10};
-    b->direction = {0, 0, 1};
-    auto l = std::make_shared<LineSource>();
-    l->endpoint[0] = {-2, 0, 0};
-    l->endpoint[1] = {2, 1, 0};
-    auto q = std::make_shared<PointSource>();
-    q->position = {-3, 2, 1};
-    return {p, b, l, q, p};
-}
-
 void checkSameHistories(const RunResult& got, const RunResult& one) {
     BOOST_CHECK_EQUAL(got.packetsDone, one.packetsDone);
     BOOST_CHECK_EQUAL(got.events.launch, one.events.launch);
@@ -53,7 +39,7 @@ void checkSameHistories(const RunResult& got, const RunResult& one) {
 BOOST_AUTO_TEST_CASE(group_launch_runs_equal_single_gpu_runs) {
     if (!haveGpu()) return;
     const fmtest::BatchTestModel model(8);
-    const std::vector<SourcePtr> sources = someSources();
+    const std::vector<SourcePtr> sources = fmtest::mixedSources();
     BatchModel bm = packBatch(model.mesh, {model.mats}, sources, {1}, 1);
     OutputSelection outs;
     outs.directed = false;
@@ -101,7 +87,7 @@ BOOST_AUTO_TEST_CASE(group_launch_runs_equal_single_gpu_runs) {
 BOOST_AUTO_TEST_CASE(batch_in_groups_equals_single_runs) {
     if (!haveGpu()) return;
     const fmtest::BatchTestModel model(8);
-    const std::vector<SourcePtr> sources = someSources();
+    const std::vector<SourcePtr> sources = fmtest::mixedSources();
     BatchModel bm = packBatch(model.mesh, {model.mats, model.mats2}, sources, {100000}, 3);
     std::map<size_t, RunResult> single;
     for (size_t m = 0; m < 2; ++m)

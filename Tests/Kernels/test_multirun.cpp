@@ -151,18 +151,7 @@ BOOST_AUTO_TEST_CASE(groups_hold_consecutive_short_runs_with_one_material_set) {
 // CPU kernel's run alone: equal event counts, tallies and ledger equal to rounding.
 BOOST_AUTO_TEST_CASE(group_runs_equal_runs_made_alone) {
     const GroupFixture f;
-    std::vector<SourcePtr> sources;
-    auto p = std::make_shared<PointSource>();
-    p->position = {0.1, 0.2, 0.3};
-    auto b = std::make_shared<PencilBeamSource>();
-    b->position = {1, 1, -10};
-    b->direction = {0, 0, 1};
-    auto l = std::make_shared<LineSource>();
-    l->endpoint[0] = {-2, 0, 0};
-    l->endpoint[1] = {2, 1, 0};
-    auto q = std::make_shared<PointSource>();
-    q->position = {-3, 2, 1};
-    sources = {p, b, l, q, p};
+    const std::vector<SourcePtr> sources = fmtest::mixedSources();
     const uint64_t packets[5] = {3000, 2500, 1, 4000, 2000}, seeds[5] = {1, 2, 3, 4, 99};
     BatchModel bm = packBatch(f.mesh, {f.mats}, sources, {1}, 1);
     std::vector<RunVariant> variants;
