@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <memory>
+#include <type_traits>
 
 #include "Kernels/MultiRun.hpp"
 
@@ -41,7 +42,7 @@ template <class Inner>
 struct DeviceRunSinks {
     double* tallies;
     size_t runStride;  // doubles per run, replicas included
-    uint32_t nVol, nSurf, nDir;
+    uint32_t nVol, nSurf;
     DeviceTotals* totals;  // kTotalsCopies per run
     Ledger* rare;          // kRareLedgerCopies per run
 
@@ -50,9 +51,9 @@ struct DeviceRunSinks {
     }
     __device__ void open(uint32_t r, SplitLedgerScorer<Inner>& sc) const {
         double* base = tallies + size_t(r) * runStride;
-        sc.inner.volume = nVol ? base : nullptr;
-        sc.inner.surface = nSurf ? base + nVol : nullptr;
-        sc.inner.directed = nDir ? base + nVol + nSurf : nullptr;
+        if constexpr (std::is_base_of_v<VolumeTally<DeviceAtomicAdd>, Inner>) sc.inner.volume = base;
+        if constexpr (std::is_base_of_v<ExitTally<DeviceAtomicAdd>, Inner>) sc.inner.surface = base + nVol;
+        if constexpr (std::is_base_of_v<DirectedTally<DeviceAtomicAdd>, Inner>) sc.inner.directed = base + nVol + nSurf;
         sc.rare = rare + size_t(r) * kRareLedgerCopies + blockIdx.x % kRareLedgerCopies;
     }
     __device__ void close(uint32_t r, SplitLedgerScorer<Inner>& sc) const {
@@ -223,9 +224,8 @@ struct CudaRunGroupOnDevice::Impl {
         dispatchOutputs(outputs.volume, outputs.surface, outputs.directed, [&](auto V, auto S, auto D) {
             using Scorer = TallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value, DeviceAtomicAdd, uint32_t>;
             Scorer sc;
-            sc.replicaMask = copies - 1;
-            sc.replicaStride = uint32_t(stride);
-            const DeviceRunSinks<Scorer> sinks{tallies.get(), stride * copies, nVol, nSurf, nDir, totals.get(), rare.get()};
+            sc.setReplicas(copies - 1, uint32_t(stride));
+            const DeviceRunSinks<Scorer> sinks{tallies.get(), stride * copies, nVol, nSurf, totals.get(), rare.get()};
             int sms = 0, fit = 0;
             cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
             cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, multiRunKernel<Scorer>, kBlock, 0), "occupancy");
