@@ -260,7 +260,8 @@ void writeBatchSummary(const std::string& path, const SummaryContext& x, AtomicF
     auto str = [](const std::string& s) { return jsonString(s); };
     o << "{\n  \"mode\": \"batch\",\n  \"status\": \"" << (x.complete ? "complete" : "interrupted") << "\",\n"
       << "  \"kernel\": " << jsonString(sum.kernel) << ",\n  \"ranks\": " << sum.ranks << ",\n"
-      << "  \"devices_per_rank\": " << sum.slots << ",\n  \"runs\": " << sum.runs << ",\n  \"runs_per_rank\": ";
+      << "  \"devices_per_rank\": " << sum.slots << ",\n  \"runs_per_launch\": " << sum.runsPerLaunch << ",\n"
+      << "  \"runs_in_flight_per_device\": " << sum.slotsPerDevice << ",\n  \"runs\": " << sum.runs << ",\n  \"runs_per_rank\": ";
     jsonList(o, sum.runsPerRank, [](size_t n) { return std::to_string(n); });
     o << ",\n  \"runs_done\": " << sum.delivered << ",\n  \"sources\": " << x.model.sources << ",\n"
       << "  \"material_sets\": " << x.model.materialSets << ",\n  \"tetras\": " << x.h.rows << ",\n"

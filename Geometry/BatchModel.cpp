@@ -51,6 +51,7 @@ BatchModel packBatch(const TetraMesh& mesh, const std::vector<MaterialSet>& mate
                     in = packModel(mesh, mats, *sources[s]);
                     b.mesh.cells = std::move(in.cells);
                     b.mesh.faceCount = in.faceCount;
+                    b.mesh.cellsIdentity = in.cellsIdentity;
                 } else {
                     in.materials = packMaterials(mats);
                     compileSources(*sources[s], mesh, mats, in);

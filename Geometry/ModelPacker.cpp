@@ -53,6 +53,19 @@ void packCell(const TetraMesh& mesh, const MaterialSet& mats, uint32_t t, TetraR
     }
 }
 
+// Everything the cells depend on: the mesh (never changed once built: its identity), the
+// boundary flag and the directed face ids, mixed into one non-zero number.
+uint64_t cellsIdentity(const TetraMesh& mesh, const MaterialSet& mats, const std::vector<uint32_t>& directedFaces) {
+    auto mix = [](uint64_t h, uint64_t v) {
+        h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+        return h ^ (h >> 31);
+    };
+    uint64_t h = mix(mix(0x243f6a8885a308d3ull, mesh.identity()), mats.matchedBoundary ? 1u : 0u);
+    h = mix(h, directedFaces.size());
+    for (uint32_t f : directedFaces) h = mix(h, f);
+    return h ? h : 1;
+}
+
 }  // namespace
 
 KernelInput packModel(const TetraMesh& mesh, const MaterialSet& mats, const Source& src,
@@ -79,6 +92,7 @@ KernelInput packModel(const TetraMesh& mesh, const MaterialSet& mats, const Sour
                     if ((mesh.tetraFace(t, i) & 0x7fffffffu) == f) in.cells[t].scoredFaces |= 1u << i;
     }
     in.faceCount = uint32_t(mesh.faceCount() + 1);
+    in.cellsIdentity = cellsIdentity(mesh, mats, directedFaces);
     compileSources(src, mesh, mats, in);
     return in;
 }

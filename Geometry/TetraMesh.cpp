@@ -154,15 +154,23 @@ private:
     mutable std::vector<uint32_t> items_;
 };
 
+namespace {
+uint64_t newMeshIdentity() {
+    static std::atomic<uint64_t> next{1};
+    return next++;
+}
+}  // namespace
+
 TetraMesh::TetraMesh() : points_(1), tetras_(1), regions_(1, 0), volumes_(1, 0), faces_(1),
-                         tetraFaces_(1) {}
+                         tetraFaces_(1), identity_(newMeshIdentity()) {}
 TetraMesh::~TetraMesh() = default;
 TetraMesh::TetraMesh(TetraMesh&&) noexcept = default;
 TetraMesh& TetraMesh::operator=(TetraMesh&&) noexcept = default;
 
 TetraMesh::TetraMesh(std::vector<Point3> points, std::vector<TetraPoints> tetras,
                      std::vector<uint32_t> regions, const MeshCheckOptions& opt)
-    : points_(std::move(points)), tetras_(std::move(tetras)), regions_(std::move(regions)) {
+    : points_(std::move(points)), tetras_(std::move(tetras)), regions_(std::move(regions)),
+      identity_(newMeshIdentity()) {
     Stopwatch clock;
     check();
     report_.tolerance = meshTolerance(points_, opt);

@@ -85,6 +85,10 @@ public:
     // What the checks found when the mesh was built (warnings, and errors allowed through).
     const MeshCheckReport& checkReport() const { return report_; }
     const MeshBuildTimes& buildTimes() const { return times_; }
+    // A number no other mesh built in this process has (a mesh never changes once built, and a
+    // move takes its number along): what the packed model's identity rests on
+    // (KernelInput::cellsIdentity), so that a GPU keeping this mesh knows it without hashing it.
+    uint64_t identity() const { return identity_; }
 
 private:
     void check();
@@ -102,6 +106,7 @@ private:
     std::unique_ptr<PointLocator> locator_;
     MeshCheckReport report_;
     MeshBuildTimes times_;
+    uint64_t identity_;
 };
 
 Point3 sub(const Point3& a, const Point3& b);

@@ -15,9 +15,11 @@
 #include "Common/Errors.hpp"
 #include "Kernels/BatchTransport.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Kernels/MultiRun.hpp"
 #include "fm_config.h"
 #if FM_HAVE_CUDA
 #include "Kernels/CUDA/CudaKernel.hpp"
+#include "Kernels/CUDA/CudaMultiRun.hpp"
 #endif
 
 namespace fm {
@@ -94,6 +96,13 @@ class Slot {
 public:
     virtual ~Slot() = default;
     virtual RunResult run(const BatchRunSpec& r, const RunOptions& o) = 0;
+    // Most runs one call of runGroup takes (1: the slot runs one at a time).
+    virtual size_t groupRuns() const { return 1; }
+    virtual std::vector<RunResult> runGroup(const std::vector<const BatchRunSpec*>& r, const std::vector<RunOptions>& o) {
+        std::vector<RunResult> out;
+        for (size_t i = 0; i < r.size(); ++i) out.push_back(run(*r[i], o[i]));
+        return out;
+    }
 };
 
 // A whole packed input per run through runKernel: the CPU kernel, or one run split over several
@@ -104,6 +113,7 @@ public:
         : kind_(std::move(kind)), devices_(std::move(devices)) {
         work_.cells = mesh.cells;
         work_.faceCount = mesh.faceCount;
+        work_.cellsIdentity = mesh.cellsIdentity;
     }
     RunResult run(const BatchRunSpec& r, const RunOptions& o) override {
         applyVariant(work_, r.model);
@@ -130,6 +140,28 @@ public:
 private:
     CudaModelOnDevice dev_;
 };
+
+// Runs of a group share one launch on one GPU (Kernels/CUDA/CudaMultiRun.hpp).
+class CudaGroupSlot : public Slot {
+public:
+    CudaGroupSlot(int device, const KernelInput& mesh, const OutputSelection& o, size_t runs)
+        : dev_(device, mesh, o, runs) {}
+    RunResult run(const BatchRunSpec& r, const RunOptions& o) override {
+        return std::move(runGroup({&r}, {o})[0]);
+    }
+    size_t groupRuns() const override { return dev_.maxRuns(); }
+    std::vector<RunResult> runGroup(const std::vector<const BatchRunSpec*>& r, const std::vector<RunOptions>& o) override {
+        std::vector<const RunVariant*> v;
+        for (size_t i = 0; i < r.size(); ++i) {
+            validateRunOptions(o[i]);
+            v.push_back(&r[i]->model);
+        }
+        return dev_.run(v, o);
+    }
+
+private:
+    CudaRunGroupOnDevice dev_;
+};
 #endif
 
 // Slot threads take runs the dispatcher (the calling thread) assigns and hand back results; the
@@ -147,10 +179,12 @@ public:
     // GPU of `split` sharing each run). Returns false when cancelled. An exception from the
     // transport (a result that cannot be written or received) stops the runs in flight, joins
     // the slots and is rethrown.
-    bool run(const std::vector<int>& plan, const std::vector<int>& split) {
+    // groupRuns: runs per launch of the GPU slots (1: one at a time).
+    bool run(const std::vector<int>& plan, const std::vector<int>& split, size_t groupRuns) {
         const size_t n = plan.size();
         slots_.resize(n);
-        queued_ = t_.ranks() > 1 ? 1 : 2;
+        groupRuns_ = std::max<size_t>(groupRuns, 1);
+        queued_ = (t_.ranks() > 1 ? 1 : 2) * groupRuns_;
         maxResults_ = 4 + queued_ * n;
         try {
             for (size_t k = 0; k < n; ++k) threads_.emplace_back([this, k, &plan, &split] { slotLoop(k, plan[k], split); });
@@ -196,6 +230,7 @@ private:
                 lock.lock();
                 if (!got) {
                     more = false;
+                    noMoreRuns_ = true;
                     break;
                 }
                 if (slots_[k].state != Ready) {  // it failed meanwhile: the run is lost with the batch
@@ -250,6 +285,7 @@ private:
 
     std::unique_ptr<Slot> makeSlot(int device, const std::vector<int>& split) {
 #if FM_HAVE_CUDA
+        if (device >= 0 && groupRuns_ > 1) return std::make_unique<CudaGroupSlot>(device, mesh_, opt_.outputs, groupRuns_);
         if (device >= 0) return std::make_unique<CudaSlot>(device, mesh_, opt_.outputs);
 #endif
         return std::make_unique<WholeInputSlot>(mesh_, opt_.kernel, split);
@@ -267,43 +303,82 @@ private:
         slots_[k].state = Ready;
         wake_ = true;
         cvMain_.notify_all();
+        const size_t want = slot->groupRuns();
+        std::deque<size_t>& queue = slots_[k].queue;
         for (;;) {
-            // Waiting for a run while runs remain is idle time (the GPU has nothing to do).
+            // Waiting for a run while runs remain is idle time (the GPU has nothing to do). A
+            // slot of groups waits for a whole group unless the batch has no more runs.
             auto waitStart = std::chrono::steady_clock::now();
-            cv_.wait(lock, [&] { return stop_ || (!slots_[k].queue.empty() && results_.size() < maxResults_); });
-            if (slots_[k].queue.empty()) return;
+            cv_.wait(lock, [&] {
+                return stop_ || (!queue.empty() && results_.size() < maxResults_ &&
+                                 (queue.size() >= want || noMoreRuns_ || abort_));
+            });
+            if (queue.empty()) return;
             idleSeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - waitStart).count();
-            size_t idx = slots_[k].queue.front();
             if (abort_) {  // cancelled or failed elsewhere: queued runs are dropped, not run
-                slots_[k].queue.pop_front();
+                queue.pop_front();
                 --inFlight_;
                 wake_ = true;
                 cvMain_.notify_all();
                 continue;
             }
+            const std::vector<size_t> idx = nextGroup(queue, want);
             lock.unlock();
-            RunResult r;
+            std::vector<RunResult> r;
             std::string err;
             try {
-                RunOptions o = singleRunOptions(opt_, runs_[idx]);
-                o.cancel = &abort_;  // the user's cancel, or an error elsewhere in the batch
-                r = slot->run(runs_[idx], o);
+                r = runGroup(*slot, idx);
             } catch (const std::exception& e) {
-                err = "run " + std::to_string(idx) + ": " + e.what();
+                err = runNames(idx) + ": " + e.what();
             }
             lock.lock();
-            slots_[k].queue.pop_front();
+            queue.erase(queue.begin(), queue.begin() + long(idx.size()));
             if (!err.empty()) {
-                inFlight_ -= 1 + slots_[k].queue.size();  // finished, with nothing to deliver
-                slots_[k].queue.clear();
+                inFlight_ -= idx.size() + queue.size();  // finished, with nothing to deliver
+                queue.clear();
                 lock.unlock();
                 fail(k, device, err);
                 return;
             }
-            results_.emplace_back(idx, std::move(r));
+            for (size_t i = 0; i < idx.size(); ++i) results_.emplace_back(idx[i], std::move(r[i]));
             wake_ = true;
             cvMain_.notify_all();
         }
+    }
+    // The front runs of a queue that go in one launch (Kernels/MultiRun.hpp): consecutive,
+    // short, with the first one's materials.
+    std::vector<size_t> nextGroup(const std::deque<size_t>& queue, size_t want) const {
+        MultiRunLimits lim;
+        lim.maxRuns = want;
+        const BatchRunSpec& first = runs_[queue.front()];
+        const size_t n = want <= 1 ? 1 : multiRunGroupSize(
+            queue.size(), lim, [&](size_t i) { return runs_[queue[i]].packets; },
+            [&](size_t i) { return sameMaterials(runs_[queue[i]], first); });
+        return std::vector<size_t>(queue.begin(), queue.begin() + long(n));
+    }
+    std::vector<RunResult> runGroup(Slot& slot, const std::vector<size_t>& idx) {
+        std::vector<const BatchRunSpec*> specs;
+        std::vector<RunOptions> opts;
+        for (size_t i : idx) {
+            specs.push_back(&runs_[i]);
+            opts.push_back(singleRunOptions(opt_, runs_[i]));
+            opts.back().cancel = &abort_;  // the user's cancel, or an error elsewhere in the batch
+        }
+        if (idx.size() == 1) {
+            std::vector<RunResult> one;
+            one.push_back(slot.run(*specs[0], opts[0]));
+            return one;
+        }
+        return slot.runGroup(specs, opts);
+    }
+    static std::string runNames(const std::vector<size_t>& idx) {
+        std::string s = idx.size() == 1 ? "run " : "runs ";
+        for (size_t i = 0; i < idx.size(); ++i) s += (i ? ", " : "") + std::to_string(idx[i]);
+        return s;
+    }
+    static bool sameMaterials(const BatchRunSpec& a, const BatchRunSpec& b) {
+        const auto &x = a.model.materials, &y = b.model.materials;
+        return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(x[0])) == 0);
     }
     void fail(size_t k, int device, const std::string& what) {
         std::lock_guard<std::mutex> g(m_);
@@ -324,7 +399,9 @@ private:
     std::mutex m_;
     std::condition_variable cv_, cvMain_;
     std::deque<std::pair<size_t, RunResult>> results_;
-    size_t queued_ = 2;      // runs a slot holds (running and next)
+    size_t queued_ = 2;      // runs a slot holds (running and next, or two groups)
+    size_t groupRuns_ = 1;   // runs per launch of a GPU slot
+    bool noMoreRuns_ = false;  // the transport has handed out every run
     size_t maxResults_ = 8;  // finished runs not yet delivered: slots wait beyond this (memory bound)
     std::string firstError_;
     size_t inFlight_ = 0;  // runs assigned and not yet back
@@ -349,17 +426,34 @@ bool sameMaterials(const std::vector<BatchRunSpec>& runs) {
     return true;
 }
 
-unsigned slotsPerDevice(const BatchOptions& opt) {
-    const unsigned n = opt.tuning.batchSlotsPerDevice ? opt.tuning.batchSlotsPerDevice : opt.slotsPerDevice;
+unsigned slotsPerDevice(const BatchOptions& opt, size_t groupRuns) {
+    unsigned n = opt.tuning.batchSlotsPerDevice ? opt.tuning.batchSlotsPerDevice : opt.slotsPerDevice;
+    if (n == 0) n = groupRuns > 1 ? 2 : 1;
     return std::min(std::max(n, 1u), 2u);
 }
 
+// Runs per launch of the batch's GPU slots (BatchOptions::runsPerLaunch): 1 where groups do
+// not apply (the CPU, MPI ranks, a run too long for a group, a model of a few cells).
+size_t groupRuns(const BatchOptions& opt, const KernelInput& mesh, const std::vector<BatchRunSpec>& runs, bool ranks) {
+    size_t n = opt.tuning.batchRunsPerLaunch ? opt.tuning.batchRunsPerLaunch : opt.runsPerLaunch;
+    if (n == 0) n = kDefaultRunsPerLaunch;
+    if (opt.kernel != "cuda" || ranks || runs.size() < 2 || n < 2) return 1;
+    for (const BatchRunSpec& r : runs)
+        if (r.packets > MultiRunLimits{}.maxPacketsPerRun) return 1;
+#if FM_HAVE_CUDA
+    if (!cudaMultiRunSupports(mesh, opt.outputs)) return 1;
+#else
+    (void)mesh;
+#endif
+    return std::min<size_t>(n, runs.size());
+}
+
 std::vector<int> slotPlan(const BatchOptions& opt, const std::vector<int>& devices, const std::vector<BatchRunSpec>& runs,
-                          bool ranks) {
+                          bool ranks, size_t groupRuns) {
     if (opt.kernel != "cuda") return {-1};
     if (devices.size() > 1 && runs.size() < devices.size() && !ranks) return {-1};
     std::vector<int> plan = devices;
-    if (slotsPerDevice(opt) == 2 && runs.size() >= 2 * devices.size() && sameMaterials(runs))
+    if (slotsPerDevice(opt, groupRuns) == 2 && runs.size() >= 2 * devices.size() && sameMaterials(runs))
         plan.insert(plan.end(), devices.begin(), devices.end());  // every device's first slot starts first
     return plan;
 }
@@ -378,6 +472,8 @@ BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& 
     if (opt.kernel != "cpu" && opt.kernel != "cuda")
         throw ParameterError("unknown kernel '" + opt.kernel + "' (use cpu or cuda)");
     if (mesh.cells.size() < 2) throw ParameterError("batch: the mesh has no tetras");
+    if (opt.outputs.gated())  // a batch's runs, groups and matrices hold the CW tallies only
+        throw ParameterError("batch: time-gated tallies are per run; run the sources one at a time with time gates");
     for (size_t i = 0; i < runs.size(); ++i) {
         const BatchRunSpec& r = runs[i];
         try {
@@ -405,10 +501,12 @@ BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& 
     if (!t) t = makeLocalBatchTransport(runs.size(), onResult);
 
     Dispatcher d(mesh, runs, opt, *t);
-    const std::vector<int> plan = slotPlan(opt, devices, runs, t->ranks() > 1);
+    const size_t group = groupRuns(opt, mesh, runs, t->ranks() > 1);
+    const std::vector<int> plan = slotPlan(opt, devices, runs, t->ranks() > 1, group);
+    const bool whole = plan.size() == 1 && plan[0] < 0;  // the CPU, or each run split over the GPUs
     bool complete = false;
     try {
-        complete = d.run(plan, devices);
+        complete = d.run(plan, devices, whole ? 1 : group);
     } catch (const std::exception& e) {
         // A result this rank could not write or receive: with other ranks waiting on it, end
         // the whole job rather than leave them hanging.
@@ -426,6 +524,7 @@ BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& 
     s.slots = opt.kernel == "cuda" ? devices.size() : 1;
     s.splitRuns = plan.size() == 1 && plan[0] < 0 && devices.size() > 1;
     s.slotsPerDevice = devices.empty() ? 1 : unsigned(std::max<size_t>(1, plan.size() / devices.size()));
+    s.runsPerLaunch = unsigned(whole ? 1 : group);
     s.idleSeconds = d.idleSeconds();
     s.cancelled = !complete || (t->root() && s.delivered < s.runs);
     s.kernel = opt.kernel == "cuda" && devices.size() > 1 ? "cuda x" + std::to_string(devices.size()) : opt.kernel;

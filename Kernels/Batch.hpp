@@ -49,16 +49,26 @@ struct BatchRunSpec {
     uint64_t seed = 1;
 };
 
+// Runs per GPU launch of a batch when BatchOptions::runsPerLaunch is 0.
+constexpr unsigned kDefaultRunsPerLaunch = 8;
+
 struct BatchOptions {
     std::string kernel = "cpu";  // "cpu" or "cuda"
     KernelParams params;         // wmin, prwin, maxSteps, maxHits (each run's seed is its own)
     unsigned threads = 0;        // CPU threads per run, 0 = all
     std::vector<int> devices;    // CUDA devices (empty: device 0; {-1}: every device)
-    // CUDA: runs in flight per device, 1 or 2. With 2, the next run's packets start while the last
-    // ones of the run before finish and while its tallies come back (no idle tail or gap between
-    // runs), at the cost of a second copy of the mesh and tallies per device; used only when every
-    // run has the same materials (else 1). tuning.batchSlotsPerDevice, when set, overrides.
-    unsigned slotsPerDevice = 1;
+    // CUDA: runs (or groups of runs) in flight per device, 1 or 2; 0: 2 where runs go in groups
+    // (runsPerLaunch), else 1. With 2, the next run's packets start while the last ones of the
+    // run before finish and while its tallies come back (no idle tail or gap between runs), at
+    // the cost of a second copy of the mesh and tallies per device; used only when every run has
+    // the same materials (else 1). tuning.batchSlotsPerDevice, when set, overrides.
+    unsigned slotsPerDevice = 0;
+    // CUDA: runs whose packets share one launch (Kernels/MultiRun.hpp), so that a launch's tail
+    // is paid once per group instead of once per run. 0: kDefaultRunsPerLaunch; 1: one run per
+    // launch. Groups hold consecutive runs with the same materials, only in one process (not over
+    // MPI ranks), only when every run has at most MultiRunLimits::maxPacketsPerRun packets, and
+    // not for models with fewer than 32 tally cells. tuning.batchRunsPerLaunch, when set, overrides.
+    unsigned runsPerLaunch = 0;
     TuningKnobs tuning;  // passed to every run (Kernels/Tuning.hpp)
     OutputSelection outputs;
     // Runs finished so far, on the calling thread (rank 0 only); must be cheap.
@@ -78,6 +88,7 @@ struct BatchSummary {
     size_t slots = 1;         // devices (CUDA) or 1 (CPU) per rank
     bool splitRuns = false;   // fewer runs than devices: each run's packets shared by all devices
     unsigned slotsPerDevice = 1;  // runs in flight per device (BatchOptions::slotsPerDevice)
+    unsigned runsPerLaunch = 1;   // most runs in one GPU launch (BatchOptions::runsPerLaunch)
     // Summed over slots: time a slot waited for its next run while runs remained (rank 0's own
     // slots). Near zero when runs are handed out fast enough to keep every device busy.
     double idleSeconds = 0;

@@ -24,6 +24,11 @@ struct KernelInput {
     std::vector<Piece> pieces;
     std::vector<double> pieceCdf;
     uint32_t faceCount = 0;                 // face ids run 1..faceCount-1; 0 is a dummy
+    // What the packer knows makes `cells` what they are (Geometry/ModelPacker: the mesh's
+    // identity, the matched-boundary flag and the directed faces), or 0 when unknown: equal
+    // non-zero values mean equal cells, so a GPU holding them need not hash them again
+    // (Kernels/DeviceModelCache.hpp cellsKey). Code that changes `cells` must set it to 0.
+    uint64_t cellsIdentity = 0;
     // A layered model (Geometry/Layered.hpp packLayered) also as slab cells, layer i = slabs[i]
     // (slabs[0] unused), for the MCML kernels; empty for meshes.
     std::vector<SlabCell> slabs;

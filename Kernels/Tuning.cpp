@@ -39,6 +39,7 @@ TuningKnobs tuningFromEnvironment() {
     t.mcmlGroupCrossings = flagFromEnv("FM_CUDA_MCML_GROUP_CROSSINGS", true);
     t.mcmlRzReplicas = positiveFromEnv("FM_CUDA_RZ_REPLICAS", 0, 1024);
     t.batchSlotsPerDevice = positiveFromEnv("FM_BATCH_SLOTS_PER_DEVICE", 0, 2);
+    t.batchRunsPerLaunch = positiveFromEnv("FM_BATCH_RUNS_PER_LAUNCH", 0, 64);
     if (const char* isa = std::getenv("FM_CPU_ISA"); isa && *isa) {
         const std::string v = isa;
         if (v == "generic") t.cpuIsa = CpuIsa::Generic;

@@ -27,11 +27,13 @@ struct TuningKnobs {
     CpuIsa cpuIsa = CpuIsa::Best;
     // GPU batches: runs in flight per device, 1 or 2 (0: BatchOptions::slotsPerDevice decides).
     uint32_t batchSlotsPerDevice = 0;
+    // GPU batches: runs per launch (0: BatchOptions::runsPerLaunch decides; 1: one run per launch).
+    uint32_t batchRunsPerLaunch = 0;
 };
 
 // The knobs from the environment, defaults where a variable is unset: FM_CUDA_BLOCKS_PER_SM=N,
 // FM_CUDA_MCML_GROUP_CROSSINGS=0, FM_CUDA_RZ_REPLICAS=N, FM_CPU_ISA=generic,
-// FM_BATCH_SLOTS_PER_DEVICE=1|2. Throws ParameterError
+// FM_BATCH_SLOTS_PER_DEVICE=1|2, FM_BATCH_RUNS_PER_LAUNCH=N. Throws ParameterError
 // naming the variable for a value it cannot use. For the applications' main(), not the library.
 TuningKnobs tuningFromEnvironment();
 

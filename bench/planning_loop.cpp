@@ -3,8 +3,12 @@
 // the middle of a TIM-OS mesh, PACKETS each, against one long run's kernel-only throughput on
 // the same devices. Prints one "key value" line per figure and checks the batch's first run
 // against the CPU kernel (absorbed fraction within 4 sigma) and against the same run made alone
-// on the GPU (normalised L1: the same packets, so rounding only). Exit status 1 when a check
-// fails. Used by bench/planning_loop.sh.
+// on the GPU (normalised L1: the same packets, so rounding only). Then, on the GPU: one run per
+// launch (the path before run groups) with one and two runs in flight per device, and run groups
+// (Kernels/MultiRun.hpp) of several sizes, each checked run by run against the single GPU runs
+// (absorbed fraction and event counts of a sample of runs: the same histories), and the cost of
+// the model cache's key of the mesh (content hash against the packer's identity). Exit status 1
+// when a check fails. Used by bench/planning_loop.sh.
 // Usage: planning_loop MESH OPT RUNS PACKETS LONG_PACKETS DEVICES [CPU_PACKETS]
 //        (DEVICES: "0", "0,1", "all"; the batch also runs on the first device alone when several).
 //        KERNEL=cpu in the environment runs everything on the CPU (a smoke test without a GPU).
@@ -18,6 +22,7 @@
 #include "Geometry/BatchModel.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/Batch.hpp"
+#include "Kernels/DeviceModelCache.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "fm_config.h"
@@ -77,6 +82,8 @@ struct BatchTiming {
     double seconds = 0, kernelSeconds = 0, idleSeconds = 0;
     RunResult first;
     std::string kernel;
+    std::vector<double> absorbed;          // every run's absorbed fraction
+    std::vector<uint64_t> absorbEvents;    // every run's absorption events
 };
 
 std::string kernelName() {
@@ -84,22 +91,76 @@ std::string kernelName() {
     return k && std::string(k) == "cpu" ? "cpu" : "cuda";
 }
 
-BatchTiming timeBatch(const BatchModel& bm, const std::vector<int>& devices, unsigned slotsPerDevice = 1) {
+// slotsPerDevice and runsPerLaunch as BatchOptions (0: the defaults).
+BatchTiming timeBatch(const BatchModel& bm, const std::vector<int>& devices, unsigned slotsPerDevice = 1,
+                      unsigned runsPerLaunch = 1) {
     BatchOptions o;
     o.slotsPerDevice = slotsPerDevice;
+    o.runsPerLaunch = runsPerLaunch;
     o.kernel = kernelName();
     if (o.kernel == "cuda") o.devices = devices;
     o.outputs.surface = false;  // as fullmonte-run's batch: the matrix needs the volume only
     BatchTiming t;
+    t.absorbed.assign(bm.runs.size(), 0.0);
+    t.absorbEvents.assign(bm.runs.size(), 0);
     auto t0 = std::chrono::steady_clock::now();
     BatchSummary s = runBatch(bm.mesh, bm.runs, o, [&](size_t i, RunResult&& r) {
         t.kernelSeconds += r.kernelSeconds;
+        t.absorbed[i] = r.ledger.absorbed / r.ledger.launched;
+        t.absorbEvents[i] = r.events.absorb;
         if (i == 0) t.first = std::move(r);
     });
     t.seconds = since(t0);
     t.idleSeconds = s.idleSeconds;
-    t.kernel = s.kernel + (s.splitRuns ? " (runs split)" : "") + (s.slotsPerDevice > 1 ? " (2 runs per device)" : "");
+    t.kernel = s.kernel + (s.splitRuns ? " (runs split)" : "") +
+               (s.slotsPerDevice > 1 ? " (" + std::to_string(s.slotsPerDevice) + " in flight per device)" : "") +
+               (o.kernel == "cuda" ? " (" + std::to_string(s.runsPerLaunch) + " runs per launch)" : "");
     return t;
+}
+
+// Single GPU runs of every step-th run of the batch, against which the batches are checked.
+struct SampleRuns {
+    std::vector<size_t> index;
+    std::vector<double> absorbed;
+    std::vector<uint64_t> absorbEvents;
+};
+SampleRuns sampleRuns(const TetraMesh& mesh, const MaterialSet& mats, const std::vector<SourcePtr>& sources,
+                      const BatchModel& bm, const std::vector<int>& devices, size_t count) {
+    SampleRuns s;
+    const size_t step = std::max<size_t>(1, sources.size() / count);
+    for (size_t i = 0; i < sources.size(); i += step) {
+        RunOptions o;
+        o.devices = devices;
+        o.outputs.surface = false;
+        o.packets = bm.runs[i].packets;
+        o.params.seed = bm.runs[i].seed;
+        o.batches = 1;
+        const RunResult r = runKernel("cuda", packModel(mesh, mats, *sources[i]), o);
+        s.index.push_back(i);
+        s.absorbed.push_back(r.ledger.absorbed / r.ledger.launched);
+        s.absorbEvents.push_back(r.events.absorb);
+    }
+    return s;
+}
+
+// Prints a batch's timing and checks it run by run against the sample; false when a run differs.
+bool reportBatch(const char* name, const BatchTiming& b, double kernelRate, size_t runs, uint64_t packets,
+                 const SampleRuns& sample) {
+    const double rate = double(runs) * double(packets) / b.seconds;
+    std::printf("%s_kernel %s\n%s_seconds %.4f\n%s_fraction_of_kernel_only %.4f\n%s_overhead_per_run_ms %.3f\n"
+                "%s_kernel_seconds_sum %.4f\n",
+                name, b.kernel.c_str(), name, b.seconds, name, rate / kernelRate, name,
+                1e3 * (b.seconds - double(runs) * double(packets) / kernelRate) / double(runs), name, b.kernelSeconds);
+    double worst = 0;
+    size_t differ = 0;
+    for (size_t k = 0; k < sample.index.size(); ++k) {
+        const size_t i = sample.index[k];
+        worst = std::max(worst, std::fabs(b.absorbed[i] - sample.absorbed[k]));
+        if (b.absorbEvents[i] != sample.absorbEvents[k]) ++differ;
+    }
+    std::printf("check_%s_runs_vs_single_runs %zu runs, max |absorbed fraction difference| %.3g, event counts differ in %zu\n",
+                name, sample.index.size(), worst, differ);
+    return differ == 0 && worst < 1e-9;
 }
 }  // namespace
 
@@ -173,17 +234,65 @@ int main(int argc, char** argv) try {
     if (!(std::fabs(ag - ac) < 4 * sigma)) ok = false;
 
     // Two runs in flight per device (BatchOptions::slotsPerDevice): the next run's packets fill
-    // the last ones' tail and the gap while tallies come back.
+    // the last ones' tail and the gap while tallies come back. Then groups of runs in one launch
+    // (BatchOptions::runsPerLaunch, two groups in flight per device), each batch checked run by
+    // run against single GPU runs of a sample of its runs.
     if (gpu) {
+        const SampleRuns sample = sampleRuns(mesh, mats, sources, bm, devices, 20);
         const BatchTiming b2 = timeBatch(bm, devices, 2);
-        const double rate2 = double(runs) * double(packets) / b2.seconds;
-        std::printf("batch2_kernel %s\nbatch2_seconds %.4f\nbatch2_fraction_of_kernel_only %.4f\n"
-                    "batch2_overhead_per_run_ms %.3f\n",
-                    b2.kernel.c_str(), b2.seconds, rate2 / kernelRate,
-                    1e3 * (b2.seconds - double(runs) * double(packets) / kernelRate) / double(runs));
+        ok = reportBatch("batch2", b2, kernelRate, runs, packets, sample) && ok;
         const double d2 = l1(alone.volume, b2.first.volume);
         std::printf("check_l1_batch2_run0_vs_single_gpu_run %.3g\n", d2);
         if (!(d2 < 1e-6)) ok = false;
+        for (unsigned g : {2u, 4u, 8u, 16u, 32u}) {
+            const std::string name = "group" + std::to_string(g);
+            const BatchTiming bg = timeBatch(bm, devices, 0, g);
+            ok = reportBatch(name.c_str(), bg, kernelRate, runs, packets, sample) && ok;
+            const double dg = l1(alone.volume, bg.first.volume);
+            std::printf("check_l1_%s_run0_vs_single_gpu_run %.3g\n", name.c_str(), dg);
+            if (!(dg < 1e-6)) ok = false;
+        }
+        const BatchTiming g1 = timeBatch(bm, devices, 1, 8);  // one group in flight per device
+        ok = reportBatch("group8_one_slot", g1, kernelRate, runs, packets, sample) && ok;
+    }
+
+    // A script's loop (what a Tcl kernel object's runSync does per run): pack the model with the
+    // run's source, one run through runKernel, the next; the first 200 runs.
+    if (gpu) {
+        const size_t n = std::min<size_t>(runs, 200);
+        RunOptions lo;
+        lo.devices = devices;
+        lo.outputs.surface = false;
+        lo.packets = packets;
+        lo.batches = 1;
+        double kernelSum = 0, packSum = 0;
+        auto t0 = std::chrono::steady_clock::now();
+        for (size_t i = 0; i < n; ++i) {
+            auto tp = std::chrono::steady_clock::now();
+            const KernelInput in = packModel(mesh, mats, *sources[i]);
+            packSum += since(tp);
+            kernelSum += runKernel("cuda", in, lo).kernelSeconds;
+        }
+        const double s = since(t0), rate = double(n) * double(packets) / s;
+        std::printf("script_loop_runs %zu\nscript_loop_seconds %.4f\nscript_loop_fraction_of_kernel_only %.4f\n"
+                    "script_loop_overhead_per_run_ms %.3f\nscript_loop_pack_per_run_ms %.3f\nscript_loop_kernel_seconds_sum %.4f\n",
+                    n, s, rate / kernelRate, 1e3 * (s - double(n) * double(packets) / kernelRate) / double(n),
+                    1e3 * packSum / double(n), kernelSum);
+    }
+
+    // The model cache's key of the mesh, per GPU run (Kernels/DeviceModelCache.hpp cellsKey):
+    // the content hash of every cell against the packer's identity with its sample.
+    {
+        const size_t n = one.cells.size(), reps = 20;
+        uint64_t sink = 0;
+        auto t0 = std::chrono::steady_clock::now();
+        for (size_t k = 0; k < reps; ++k) sink += cellsKey(one.cells.data(), n, sizeof(TetraRecord), 0);
+        const double full = since(t0) / reps;
+        t0 = std::chrono::steady_clock::now();
+        for (size_t k = 0; k < reps; ++k) sink += cellsKey(one.cells.data(), n, sizeof(TetraRecord), one.cellsIdentity);
+        const double id = since(t0) / reps;
+        std::printf("model_key_content_hash_ms %.4f\nmodel_key_identity_ms %.5f\nmodel_key_check_bits %llx\n", 1e3 * full, 1e3 * id,
+                    (unsigned long long)(sink & 0xf));
     }
 
     // Several devices: the same batch on the first device alone.

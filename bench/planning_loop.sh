@@ -4,8 +4,12 @@
 # Planning loops and many GPUs (issue 29), in one device call: builds the core + CUDA kernel
 # (CUDA, CMake and Boost headers only), runs the batch tests, then on cube_5med:
 #   1. kernel-only throughput: one long run (LONG packets) on GPU 0;
-#   2. RUNS runs of PACKETS point sources through the C++ batch API (bench/planning_loop.cpp) and
-#      through `fullmonte-run --batch-sources`: packets/s against (1), overhead per run, idle;
+#   2. RUNS runs of PACKETS point sources through the C++ batch API (bench/planning_loop.cpp):
+#      one run per launch (the path before run groups; one and two runs in flight per GPU) and
+#      groups of 2..32 runs per launch (Kernels/MultiRun.hpp), each checked run by run against
+#      single GPU runs of a sample of the runs; the model cache's key cost; and through
+#      `fullmonte-run --batch-sources`, with its defaults (groups) and with one run per launch
+#      (FM_BATCH_RUNS_PER_LAUNCH=1): packets/s against (1), overhead per run, idle;
 #   3. with several GPUs: the same batches on GPU 0 and on all GPUs; a 10-run batch (the issue's
 #      case); the fixed cost per extra GPU (a tiny run's process wall time, 1 GPU vs all);
 #   4. checks: the batch's first run against the same run made alone (L1, rounding only) and the
@@ -37,15 +41,15 @@ if ! { [ "${FM_REUSE_BUILD:-0}" = 1 ] && [ -x "$build/bin/planning_loop" ]; }; t
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFM_USE_CUDA=$([ "$kernel" = cuda ] && echo ON || echo OFF) -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF \
     -DFM_USE_MPI=OFF -DFM_USE_PYTHON=OFF -DFM_USE_PLANNING=OFF -DFM_USE_CGAL=OFF -DFM_BUILD_TESTS=ON \
     -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCH:-90} >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
-  targets="fullmonte-run fullmonte-compare planning_loop test_batch test_batch_loop"
-  [ "$kernel" = cuda ] && targets="$targets test_cuda_batch test_cuda_devices"
+  targets="fullmonte-run fullmonte-compare planning_loop test_batch test_batch_loop test_multirun"
+  [ "$kernel" = cuda ] && targets="$targets test_cuda_batch test_cuda_devices test_cuda_multirun"
   # shellcheck disable=SC2086
   cmake --build "$build" -j "$jobs" --target $targets >"$out/build.log" 2>&1 || { grep -E 'error' "$out/build.log" | head -30; exit 1; }
 fi
 bin=$build/bin
 
 # Tests: the dispatcher (CPU), the model cache and splits (GPU), contexts on named devices only.
-tests="test_batch test_batch_loop"; [ "$kernel" = cuda ] && tests="$tests test_cuda_batch test_cuda_devices"
+tests="test_batch test_batch_loop test_multirun"; [ "$kernel" = cuda ] && tests="$tests test_cuda_batch test_cuda_devices test_cuda_multirun"
 for t in $tests; do
   if "$bin/$t" --log_level=message >"$out/$t.log" 2>&1; then say "test $t pass"; else say "test $t FAIL"; fail=1; fi
   grep -E 'SKIP|GPU [0-9]+:|split|slot idle' "$out/$t.log" | sed "s/^/  $t: /" | tee -a "$res"
@@ -81,15 +85,31 @@ w=$(wall "${run[@]}" --source "$out/first.source" --packets "$long" --no-surface
 krate=$(json "$out/long/summary.json" "s['packets'] / s.get('kernel_seconds', s['seconds'])")
 say "cli_long_run_process_wall_s $w"
 say "cli_kernel_only_packets_per_s $krate"
+clibatch() {  # NAME DEVICES [ENV...]: one --batch-sources run and its figures
+  local name=$1 dev=$2; shift 2
+  w=$(wall env "$@" "${run[@]}" --batch-sources "$out/cands.source" --packets "$packets" $(devs "$dev") --output "$out/$name") || { fail=1; return; }
+  say "cli_${name}_process_wall_s $w"
+  say "cli_${name}_seconds $(json "$out/$name/summary.json" "round(s['seconds'], 4)")"
+  say "cli_${name}_fraction_of_kernel_only $(json "$out/$name/summary.json" "round(s['packets'] / s['seconds'] / $krate, 4)")"
+  say "cli_${name}_overhead_per_run_ms $(json "$out/$name/summary.json" "round(1e3 * (s['seconds'] - s['packets'] / $krate) / s['runs'], 3)")"
+  say "cli_${name}_kernel_seconds_sum $(json "$out/$name/summary.json" "round(sum(r.get('kernel_seconds', 0) for r in s['per_run']), 4)")"
+}
 for dev in 0 all; do
   [ "$dev" = all ] && [ "$ngpu" -lt 2 ] && continue
-  w=$(wall "${run[@]}" --batch-sources "$out/cands.source" --packets "$packets" $(devs $dev) --output "$out/batch_$dev") || { fail=1; continue; }
-  say "cli_batch_devices_${dev}_process_wall_s $w"
-  say "cli_batch_devices_${dev}_seconds $(json "$out/batch_$dev/summary.json" "round(s['seconds'], 4)")"
-  say "cli_batch_devices_${dev}_fraction_of_kernel_only $(json "$out/batch_$dev/summary.json" "round(s['packets'] / s['seconds'] / $krate, 4)")"
-  say "cli_batch_devices_${dev}_overhead_per_run_ms $(json "$out/batch_$dev/summary.json" "round(1e3 * (s['seconds'] - s['packets'] / $krate) / s['runs'], 3)")"
-  say "cli_batch_devices_${dev}_kernel_seconds_sum $(json "$out/batch_$dev/summary.json" "round(sum(r.get('kernel_seconds', 0) for r in s['per_run']), 4)")"
+  clibatch "batch_$dev" "$dev"  # the defaults: groups of runs per launch on the GPU
 done
+[ "$kernel" = cuda ] && clibatch batch_0_one_run_per_launch 0 FM_BATCH_RUNS_PER_LAUNCH=1
+# Every run of the default (grouped) batch against the same batch one run per launch: the
+# same packets, so the absorbed fractions agree to rounding.
+if [ "$kernel" = cuda ] && [ -f "$out/batch_0_one_run_per_launch/summary.json" ]; then
+  d=$("$py" -c "
+import json
+a = json.load(open('$out/batch_0/summary.json'))['per_run']
+b = json.load(open('$out/batch_0_one_run_per_launch/summary.json'))['per_run']
+print(len(a), max(abs(x['ledger']['absorbed'] - y['ledger']['absorbed']) / max(y['ledger']['absorbed'], 1e-300) for x, y in zip(a, b)))")
+  say "check_cli_grouped_vs_one_run_per_launch_runs_max_rel_absorbed_diff $d"
+  awk -v d="${d##* }" 'BEGIN { exit !(d < 1e-9) }' || { say "check_cli_grouped FAIL"; fail=1; }
+fi
 # Correctness: run 0's absorbed fraction against the CPU kernel (other seed: |z| < 4).
 "$bin/fullmonte-run" --mesh "$b.mesh" --opt "$b.opt" --source "$out/first.source" --packets 100000 --seed 77 \
   --kernel cpu --no-surface --quiet --output "$out/cpu_first" >/dev/null 2>&1 || fail=1

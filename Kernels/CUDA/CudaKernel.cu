@@ -57,17 +57,8 @@ namespace {
 // allows only when every run has the same materials.
 // Every upload into c_materials in this file goes through it.
 void uploadMaterialsOnce(const std::vector<MaterialRecord>& m, cudaStream_t s) {
-    static std::mutex lock;
-    static std::map<int, std::vector<MaterialRecord>> last;
-    int device = 0;
-    cudaCheck(cudaGetDevice(&device), "get device");
-    std::lock_guard<std::mutex> g(lock);
-    std::vector<MaterialRecord>& l = last[device];
-    if (!m.empty() && l.size() == m.size() && std::memcmp(l.data(), m.data(), m.size() * sizeof(MaterialRecord)) == 0)
-        return;
-    l.clear();  // unknown until the copy is queued
-    uploadMaterials(m, s);
-    l = m;
+    static MaterialTableSent sent;
+    sent.ifChanged(m, s, [](const std::vector<MaterialRecord>& t, cudaStream_t on) { uploadMaterials(t, on); });
 }
 
 // One GPU's share of a run: the mesh uploaded once, tallies and ledger accumulated over every
@@ -287,13 +278,14 @@ DeviceModelKey deviceRunKey(int device, const KernelInput& mesh, const OutputSel
     k.outputs = (o.volume ? 1u : 0u) | (o.surface ? 2u : 0u) | (o.directed ? 4u : 0u) | (o.gated() ? 8u : 0u);
     return k;
 }
-// The cells' content hash, computed on another thread while the mesh uploads and the run goes:
-// it is waited for before the upload only where the device holds a model of the same sizes.
-// `mesh` must outlive the future (its last copy waits for the hash when destroyed).
+// The cells' key (cellsKey). With the packer's identity it costs microseconds and is taken when
+// needed; without, their content hash is computed on another thread while the mesh uploads and
+// the run goes, and waited for before the upload only where the device holds a model of the
+// same sizes. `mesh` must outlive the future (its last copy waits for the hash when destroyed).
 std::shared_future<uint64_t> cellsHash(const KernelInput& mesh) {
-    return std::async(std::launch::async | std::launch::deferred, [&mesh] {  // deferred: no thread to spare
-        return hashBytes(mesh.cells.data(), mesh.cells.size() * sizeof(TetraRecord));
-    }).share();
+    auto key = [&mesh] { return cellsKey(mesh.cells.data(), mesh.cells.size(), sizeof(TetraRecord), mesh.cellsIdentity); };
+    if (mesh.cellsIdentity) return std::async(std::launch::deferred, key).share();
+    return std::async(std::launch::async | std::launch::deferred, key).share();  // deferred: no thread to spare
 }
 
 // The model of `key` on the current device: the cached one, or a new upload. Fills key.hash.

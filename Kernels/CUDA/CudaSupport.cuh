@@ -6,6 +6,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -63,6 +66,32 @@ public:
 private:
     T* p_ = nullptr;
     size_t n_ = 0;
+};
+
+// The material table last copied into each device's constant memory by one sender (a .cu file:
+// each has its own table), so that runs with the same materials (a batch over sources, a Tcl loop
+// moving a source) send none. The copy completes before the lock is released: a run on another
+// stream of the device never launches over a table still on its way.
+class MaterialTableSent {
+public:
+    // copy(m, s) queues the copy on stream s; called only when m differs from the last table.
+    template <class Copy>
+    void ifChanged(const std::vector<MaterialRecord>& m, cudaStream_t s, Copy copy) {
+        int device = 0;
+        cudaCheck(cudaGetDevice(&device), "get device");
+        std::lock_guard<std::mutex> g(lock_);
+        std::vector<MaterialRecord>& l = last_[device];
+        if (!m.empty() && l.size() == m.size() && std::memcmp(l.data(), m.data(), m.size() * sizeof(MaterialRecord)) == 0)
+            return;
+        l.clear();  // unknown until the copy is done
+        copy(m, s);
+        cudaCheck(cudaStreamSynchronize(s), "upload materials");
+        l = m;
+    }
+
+private:
+    std::mutex lock_;
+    std::map<int, std::vector<MaterialRecord>> last_;
 };
 
 // Tally accumulation into global arrays: a fire-and-forget double reduction (red.global: no

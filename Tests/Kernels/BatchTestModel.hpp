@@ -2,8 +2,12 @@
 // The small model the batch tests share: a 10 mm box with a sphere of another tissue in it, and
 // two material sets for sweeps (Tests/Kernels/test_batch*.cpp, Tests/CUDA/test_cuda_batch.cpp).
 #pragma once
+#include <memory>
+#include <vector>
+
 #include "Geometry/MaterialSet.hpp"
 #include "Geometry/MeshBuilder.hpp"
+#include "Geometry/Sources.hpp"
 
 namespace fmtest {
 
@@ -22,5 +26,21 @@ struct BatchTestModel {
         mats2.append(fm::Material(0.3, 10, 0.9, 1.5));
     }
 };
+
+// Sources of several kinds inside (and a beam from outside) the model, the first one twice:
+// point, pencil beam (its specular entry depends on the materials), line, another point, point.
+inline std::vector<fm::SourcePtr> mixedSources() {
+    auto p = std::make_shared<fm::PointSource>();
+    p->position = {0.1, 0.2, 0.3};
+    auto b = std::make_shared<fm::PencilBeamSource>();
+    b->position = {1, 1, -10};
+    b->direction = {0, 0, 1};
+    auto l = std::make_shared<fm::LineSource>();
+    l->endpoint[0] = {-2, 0, 0};
+    l->endpoint[1] = {2, 1, 0};
+    auto q = std::make_shared<fm::PointSource>();
+    q->position = {-3, 2, 1};
+    return {p, b, l, q, p};
+}
 
 }  // namespace fmtest

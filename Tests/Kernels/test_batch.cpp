@@ -132,6 +132,15 @@ BOOST_AUTO_TEST_CASE(errors_name_the_run_source_or_material_set) {
     o.kernel = "gpu";
     bm.runs[2].packets = 10;
     BOOST_CHECK_THROW(runBatch(bm.mesh, bm.runs, o, {}), ParameterError);
+    // Time-gated tallies are per run: a batch (whose groups and matrices hold CW tallies) refuses them.
+    BatchOptions gated = options();
+    gated.outputs.gatedVolume = true;
+    try {
+        runBatch(bm.mesh, bm.runs, gated, {});
+        BOOST_ERROR("time-gated batch accepted");
+    } catch (const ParameterError& e) {
+        BOOST_CHECK_MESSAGE(std::string(e.what()).find("time-gated") != std::string::npos, e.what());
+    }
 }
 
 BOOST_AUTO_TEST_CASE(cancel_stops_the_batch) {

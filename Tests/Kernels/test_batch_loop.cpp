@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <thread>
 
@@ -79,6 +80,50 @@ BOOST_AUTO_TEST_CASE(content_hash_sees_every_byte) {
         }
     }
     BOOST_CHECK_NE(hashBytes(a.data(), 16), hashBytes(a.data(), 17));  // the length counts
+}
+
+// The model cache's key for packed cells (cellsKey): with the packer's identity, equal for
+// every packing of one mesh with the same boundary flag and directed faces, different for
+// another mesh (even a copy of it built again), another flag or other directed faces; without,
+// the content hash of every cell.
+BOOST_AUTO_TEST_CASE(packed_cells_keep_the_key_of_their_mesh) {
+    const fmtest::BatchTestModel model(4), again(4);
+    auto p = std::make_shared<PointSource>();
+    p->position = {0.1, 0.2, 0.3};
+    auto q = std::make_shared<PointSource>();
+    q->position = {-1, 2, 0.5};
+    auto keyOf = [](const KernelInput& in) {
+        return cellsKey(in.cells.data(), in.cells.size(), sizeof(TetraRecord), in.cellsIdentity);
+    };
+    const KernelInput a = packModel(model.mesh, model.mats, *p), b = packModel(model.mesh, model.mats2, *q);
+    BOOST_CHECK_NE(a.cellsIdentity, 0u);
+    BOOST_CHECK_EQUAL(a.cellsIdentity, b.cellsIdentity);  // sources and optical properties are not in the cells
+    BOOST_CHECK_EQUAL(keyOf(a), keyOf(b));
+    BOOST_CHECK(b.cells.size() == a.cells.size() &&  // as the identity says
+                std::memcmp(b.cells.data(), a.cells.data(), a.cells.size() * sizeof(TetraRecord)) == 0);
+    const KernelInput c = packModel(again.mesh, again.mats, *p);  // the same cells from another mesh object
+    BOOST_CHECK(c.cells.size() == a.cells.size() &&
+                std::memcmp(c.cells.data(), a.cells.data(), a.cells.size() * sizeof(TetraRecord)) == 0);
+    BOOST_CHECK_NE(keyOf(a), keyOf(c));  // not known equal: uploaded again, never mixed up
+    MaterialSet matched = model.mats;
+    matched.matchedBoundary = !matched.matchedBoundary;
+    BOOST_CHECK_NE(keyOf(packModel(model.mesh, matched, *p)), keyOf(a));
+    const uint32_t face = model.mesh.boundaryFaces().at(0);
+    BOOST_CHECK_NE(keyOf(packModel(model.mesh, model.mats, *p, {face})), keyOf(a));
+    BatchModel bm = packBatch(model.mesh, {model.mats}, {p, q}, {100}, 1);
+    BOOST_CHECK_EQUAL(bm.mesh.cellsIdentity, a.cellsIdentity);  // a batch's mesh keeps it
+    // A cell changed under a kept identity (against its contract) is still caught where the
+    // sample looks: the first and the last cells.
+    KernelInput d = a;
+    d.cells.back().adj[0] ^= 1u;
+    BOOST_CHECK_NE(keyOf(d), keyOf(a));
+    // Without an identity: every cell counts.
+    KernelInput e = a, f = a;
+    e.cellsIdentity = f.cellsIdentity = 0;
+    BOOST_CHECK_EQUAL(keyOf(e), keyOf(f));
+    f.cells[f.cells.size() / 3 + 1].C[2] += 1.f;
+    BOOST_CHECK_NE(keyOf(e), keyOf(f));
+    BOOST_CHECK_EQUAL(keyOf(e), hashBytes(e.cells.data(), e.cells.size() * sizeof(TetraRecord)));
 }
 
 BOOST_AUTO_TEST_CASE(only_the_named_devices_are_made_visible) {

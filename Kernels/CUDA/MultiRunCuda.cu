@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Several runs of a batch in one launch (Kernels/CUDA/CudaMultiRun.hpp, Kernels/MultiRun.hpp):
+// the packet loop of Kernels/CUDA/CudaEngine.cuh's packetKernel, with each thread's scorer
+// switched between the runs' tallies as its packets cross from one run into the next.
+#include "Kernels/CUDA/CudaEngine.cuh"
+#include "Kernels/CUDA/CudaMultiRun.hpp"
+
+#include <cstring>
+#include <memory>
+#include <type_traits>
+
+#include "Kernels/MultiRun.hpp"
+
+namespace fm {
+namespace {
+
+using namespace cuda_engine;
+
+// Tally replicas per run, as the single-run path keeps (Kernels/CUDA/CudaKernel.cu): the adds
+// at a point source's cell spread over them.
+constexpr uint32_t kRunReplicas = 32;
+// Replicas of each run's ledger and event totals: threads add into them one by one when they
+// leave a run (no warp to reduce over), spread by block.
+constexpr uint32_t kTotalsCopies = 32;
+// Resident blocks per SM the group kernel is compiled for: three, so that a thread's run and
+// tally pointers (kernel parameters in the single-run kernel) fit in registers without spills.
+constexpr int kMultiRunMinBlocksPerSm = 3;
+// Device memory for the tallies of one group; groups of runs on larger meshes hold fewer runs.
+constexpr size_t kGroupTallyBudget = size_t(1) << 30;
+
+// One thread's ledger into the totals without warp cooperation (a thread leaving a run).
+__device__ inline void addLedgerUnaggregated(DeviceTotals* t, const Ledger& L) {
+    const double l[7] = {L.launched, L.specular, L.absorbed, L.exited, L.rouletteGained, L.rouletteLost, L.abnormal};
+#pragma unroll
+    for (int i = 0; i < 7; ++i)
+        if (l[i] != 0.0) atomicAdd(&t->ledger[i], l[i]);
+}
+
+// Where a group's runs keep their sums (MultiRunLane's Sinks): run r's tallies (volume, surface,
+// directed, in replicas) from tallies + r * runStride, its totals and its rare ledger fields.
+template <class Inner>
+struct DeviceRunSinks {
+    double* tallies;
+    size_t runStride;  // doubles per run, replicas included
+    uint32_t nVol, nSurf;
+    DeviceTotals* totals;  // kTotalsCopies per run
+    Ledger* rare;          // kRareLedgerCopies per run
+
+    __device__ DeviceTotals* totalsOf(uint32_t r) const {
+        return totals + size_t(r) * kTotalsCopies + blockIdx.x % kTotalsCopies;
+    }
+    __device__ void open(uint32_t r, SplitLedgerScorer<Inner>& sc) const {
+        double* base = tallies + size_t(r) * runStride;
+        if constexpr (std::is_base_of_v<VolumeTally<DeviceAtomicAdd>, Inner>) sc.inner.volume = base;
+        if constexpr (std::is_base_of_v<ExitTally<DeviceAtomicAdd>, Inner>) sc.inner.surface = base + nVol;
+        if constexpr (std::is_base_of_v<DirectedTally<DeviceAtomicAdd>, Inner>) sc.inner.directed = base + nVol + nSurf;
+        sc.rare = rare + size_t(r) * kRareLedgerCopies + blockIdx.x % kRareLedgerCopies;
+    }
+    __device__ void close(uint32_t r, SplitLedgerScorer<Inner>& sc) const {
+        sc.flush();
+        DeviceTotals* t = totalsOf(r);
+        addLedgerUnaggregated(t, sc.ledger());
+        addEventsUnaggregated(t, sc.events);
+        sc.absorbed = 0.0;
+        sc.events = EventCounts<uint32_t>{};
+    }
+};
+
+// packetKernel's loop (one event per iteration, lanes voting at each) over `count` packets of
+// the group's runs: MultiRunLane starts each packet in its run's scorer.
+template <class Scorer>
+__global__ void __launch_bounds__(kBlock, kMultiRunMinBlocksPerSm)
+multiRunKernel(DeviceModel m, KernelParams kp, const MultiRunEntry* runs, uint64_t count, Scorer scIn,
+               DeviceRunSinks<Scorer> sinks, unsigned long long* next) {
+    SplitLedgerScorer<Scorer> sc(scIn, nullptr);
+    MultiRunLane lane;
+    sinks.open(0, sc);
+    PacketState st;
+    KeptMaterial km;
+    bool live = false;
+    bool done = false;
+    for (;;) {
+        if (__all_sync(0xffffffffu, done)) break;
+        if (live) {
+            live = advance(m, kp, st, km, sc);
+            continue;
+        }
+        if (done) continue;
+        if (sc.events.absorb > 0x40000000u || sc.events.boundary > 0x40000000u) {
+            addEventsUnaggregated(sinks.totalsOf(lane.run), sc.events);
+            sc.events = EventCounts<uint32_t>{};
+        }
+        const uint64_t i = atomicAdd(next, 1ull);
+        if (i >= count) {
+            done = true;
+            continue;
+        }
+        live = lane.launch(m, kp, runs, i, st, sc, sinks);
+        if (live) km = keptMaterial(m, st.pk.tetra);
+    }
+    // The last run of each thread: one reduction per warp where the whole warp ended in one run.
+    sc.flush();
+    const uint32_t r0 = __shfl_sync(0xffffffffu, lane.run, 0);
+    if (__all_sync(0xffffffffu, lane.run == r0)) {
+        addTotals(sinks.totalsOf(r0), sc.ledger(), sc.events);
+    } else {
+        addLedgerUnaggregated(sinks.totalsOf(lane.run), sc.ledger());
+        addEventsUnaggregated(sinks.totalsOf(lane.run), sc.events);
+    }
+}
+
+// The materials into this file's constant memory (c_materials), only when they change.
+void uploadMaterialsIfChanged(const std::vector<MaterialRecord>& m, cudaStream_t s) {
+    static MaterialTableSent sent;
+    sent.ifChanged(m, s, [](const std::vector<MaterialRecord>& t, cudaStream_t on) { uploadMaterials(t, on); });
+}
+
+// A device buffer that keeps its allocation while what it must hold fits (a group's sources).
+template <class T>
+T* ensureSize(std::unique_ptr<DeviceBuffer<T>>& b, const std::vector<T>& v, const char* what, cudaStream_t s) {
+    if (!b || b->size() < v.size()) {
+        b.reset();
+        b = std::make_unique<DeviceBuffer<T>>(v.size(), what);
+    }
+    b->upload(v, s);
+    return b->get();
+}
+
+// The runs' sources laid end to end, each run's view pointing at its own part.
+struct GroupSources {
+    std::vector<EmitterRecord> emitters;
+    std::vector<double> emitterCdf, pieceCdf;
+    std::vector<Piece> pieces;
+    std::vector<size_t> emitterAt, pieceAt;
+
+    explicit GroupSources(const std::vector<const RunVariant*>& v) {
+        for (const RunVariant* r : v) {
+            emitterAt.push_back(emitters.size());
+            pieceAt.push_back(pieces.size());
+            emitters.insert(emitters.end(), r->emitters.begin(), r->emitters.end());
+            emitterCdf.insert(emitterCdf.end(), r->emitterCdf.begin(), r->emitterCdf.end());
+            pieces.insert(pieces.end(), r->pieces.begin(), r->pieces.end());
+            pieceCdf.insert(pieceCdf.end(), r->pieceCdf.begin(), r->pieceCdf.end());
+        }
+    }
+};
+
+}  // namespace
+
+bool cudaMultiRunSupports(const KernelInput& mesh, const OutputSelection& o) {
+    // The mesh kernel's per-thread rows (BlockTallies::rows) take volume + surface arrays of
+    // up to kRowDoubles doubles without directed tallies; groups use the global replicas only.
+    const size_t nVol = o.volume ? mesh.cells.size() : 0, nSurf = o.surface ? mesh.faceCount : 0;
+    if (o.gated()) return false;  // groups switch the standard tallies only
+    return o.directed || nVol + nSurf > kRowDoubles;
+}
+
+struct CudaRunGroupOnDevice::Impl {
+    int device = 0;
+    OutputSelection outputs;
+    Stream s;
+    DeviceMesh mesh;
+    uint32_t nVol, nSurf, nDir;
+    size_t stride;
+    uint32_t copies;
+    size_t maxRuns;
+    DeviceBuffer<double> tallies;
+    DeviceBuffer<DeviceTotals> totals;
+    DeviceBuffer<Ledger> rare;
+    DeviceBuffer<unsigned long long> counter;
+    DeviceBuffer<MultiRunEntry> entries;
+    std::unique_ptr<DeviceBuffer<EmitterRecord>> emitters;
+    std::unique_ptr<DeviceBuffer<double>> emitterCdf, pieceCdf;
+    std::unique_ptr<DeviceBuffer<Piece>> pieces;
+    cudaEvent_t done = nullptr;
+
+    Impl(int dev, const KernelInput& in, const OutputSelection& o, size_t want)
+        : device(dev), outputs(o), mesh(in.cells, s), nVol(o.volume ? uint32_t(in.cells.size()) : 0u),
+          nSurf(o.surface ? in.faceCount : 0u), nDir(o.directed ? 2u * in.faceCount : 0u),
+          stride(size_t(nVol) + nSurf + nDir), copies(replicaCountPow2(stride, kRunReplicas)) {
+        const size_t perRun = std::max<size_t>(1, stride * copies * sizeof(double));
+        maxRuns = std::max<size_t>(1, std::min(want, kGroupTallyBudget / perRun));
+        tallies.allocate(stride * copies * maxRuns, "tallies of a group of runs");
+        totals.allocate(kTotalsCopies * maxRuns, "ledgers of a group of runs");
+        rare.allocate(kRareLedgerCopies * maxRuns, "ledger replicas of a group of runs");
+        counter.allocate(1, "packet counter");
+        entries.allocate(maxRuns, "runs of a group");
+        cudaCheck(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "event");
+        cudaCheck(cudaStreamSynchronize(s), "upload mesh");
+    }
+    ~Impl() {
+        if (done) cudaEventDestroy(done);
+    }
+
+    // Sources and run table of the group on the device; returns the group's packet count.
+    uint64_t upload(const std::vector<const RunVariant*>& v, const std::vector<RunOptions>& opt) {
+        const GroupSources g(v);
+        const EmitterRecord* em = ensureSize(emitters, g.emitters, "emitters", s);
+        const double* ecdf = ensureSize(emitterCdf, g.emitterCdf, "emitter table", s);
+        const Piece* pc = ensureSize(pieces, g.pieces, "source pieces", s);
+        const double* pcdf = ensureSize(pieceCdf, g.pieceCdf, "source pieces", s);
+        std::vector<MultiRunEntry> e(v.size());
+        uint64_t end = 0;
+        for (size_t r = 0; r < v.size(); ++r) {
+            end += opt[r].packets;
+            e[r].end = end;
+            e[r].firstPacket = opt[r].firstPacket;
+            e[r].seed = opt[r].params.seed;
+            e[r].emitters = EmitterView{em + g.emitterAt[r], ecdf + g.emitterAt[r], uint32_t(v[r]->emitters.size()),
+                                        pc + g.pieceAt[r], pcdf + g.pieceAt[r]};
+        }
+        entries.upload(e, s);
+        uploadMaterialsIfChanged(v[0]->materials, s);
+        const size_t n = v.size();
+        cudaCheck(cudaMemsetAsync(tallies.get(), 0, n * stride * copies * sizeof(double), s), "clear");
+        cudaCheck(cudaMemsetAsync(totals.get(), 0, n * kTotalsCopies * sizeof(DeviceTotals), s), "clear");
+        cudaCheck(cudaMemsetAsync(rare.get(), 0, n * kRareLedgerCopies * sizeof(Ledger), s), "clear");
+        counter.zero(s);
+        return end;
+    }
+
+    // One launch over the group's packets; returns the thread blocks per SM.
+    int launch(const RunOptions& o, uint64_t count) {
+        int perSm = 0;
+        dispatchOutputs(outputs.volume, outputs.surface, outputs.directed, [&](auto V, auto S, auto D) {
+            using Scorer = TallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value, DeviceAtomicAdd, uint32_t>;
+            Scorer sc;
+            sc.setReplicas(copies - 1, uint32_t(stride));
+            const DeviceRunSinks<Scorer> sinks{tallies.get(), stride * copies, nVol, nSurf, totals.get(), rare.get()};
+            int sms = 0, fit = 0;
+            cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
+            cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, multiRunKernel<Scorer>, kBlock, 0), "occupancy");
+            fit = std::max(fit, 1);
+            perSm = o.tuning.cudaBlocksPerSm ? std::min(int(o.tuning.cudaBlocksPerSm), fit) : fit;
+            const unsigned blocks = unsigned(std::min<uint64_t>(uint64_t(sms) * perSm, (count + kBlock - 1) / kBlock));
+            multiRunKernel<Scorer><<<blocks, kBlock, 0, s>>>(DeviceModel{mesh.cells.get(), EmitterView{}}, o.params,
+                                                               entries.get(), count, sc, sinks, counter.get());
+            cudaCheck(cudaGetLastError(), "launch");
+        });
+        cudaCheck(cudaEventRecord(done, s), "event");
+        cudaCheck(cudaEventSynchronize(done), "packet kernel");
+        return perSm;
+    }
+
+    // Each run's replicas summed on the device, then the runs' tallies and totals downloaded.
+    void download(std::vector<RunResult>& out) {
+        const size_t n = out.size();
+        const size_t runStride = stride * copies;
+        if (copies > 1)
+            for (size_t r = 0; r < n; ++r)
+                foldReplicasKernel<<<unsigned(std::min<size_t>((stride + 255) / 256, 1024)), 256, 0, s>>>(
+                    tallies.get() + r * runStride, stride, copies);
+        cudaCheck(cudaGetLastError(), "fold replicas");
+        std::vector<std::vector<double>> t(n, std::vector<double>(stride));
+        for (size_t r = 0; r < n; ++r)
+            if (stride)
+                cudaCheck(cudaMemcpyAsync(t[r].data(), tallies.get() + r * runStride, stride * sizeof(double),
+                                          cudaMemcpyDeviceToHost, s), "download");
+        const std::vector<DeviceTotals> tot = totals.download(s, n * kTotalsCopies);
+        const std::vector<Ledger> rl = rare.download(s, n * kRareLedgerCopies);
+        for (size_t r = 0; r < n; ++r) {
+            RunResult& R = out[r];
+            R.volume.assign(t[r].begin(), t[r].begin() + nVol);
+            R.surface.assign(t[r].begin() + nVol, t[r].begin() + nVol + nSurf);
+            R.directed.assign(t[r].begin() + nVol + nSurf, t[r].end());
+            for (uint32_t c = 0; c < kTotalsCopies; ++c) {
+                RunResult part;
+                totalsToResult(tot[r * kTotalsCopies + c], part);
+                R.ledger.add(part.ledger);
+                R.events.add(part.events);
+            }
+            for (uint32_t c = 0; c < kRareLedgerCopies; ++c) R.ledger.add(rl[r * kRareLedgerCopies + c]);
+        }
+    }
+};
+
+CudaRunGroupOnDevice::CudaRunGroupOnDevice(int device, const KernelInput& mesh, const OutputSelection& outputs,
+                                           size_t maxRuns) {
+    std::string why;
+    if (!cudaDeviceAvailable(&why)) throw Error("kernel cuda: " + why);
+    if (!cudaMultiRunSupports(mesh, outputs)) throw Error("CUDA run groups: the model's tallies are too small for groups");
+    cudaCheck(cudaSetDevice(device), "select device");
+    impl_ = std::make_unique<Impl>(device, mesh, outputs, std::max<size_t>(maxRuns, 1));
+}
+
+CudaRunGroupOnDevice::~CudaRunGroupOnDevice() {
+    if (impl_ && cudaSetDevice(impl_->device) == cudaSuccess) impl_.reset();
+}
+
+size_t CudaRunGroupOnDevice::maxRuns() const { return impl_->maxRuns; }
+
+std::vector<RunResult> CudaRunGroupOnDevice::run(const std::vector<const RunVariant*>& v,
+                                                 const std::vector<RunOptions>& opt) {
+    auto t0 = Clock::now();
+    if (v.empty() || v.size() != opt.size() || v.size() > impl_->maxRuns)
+        throw Error("CUDA run groups: " + std::to_string(v.size()) + " runs for a group of at most " +
+                    std::to_string(impl_->maxRuns));
+    const std::vector<MaterialRecord>& mats = v[0]->materials;
+    for (const RunVariant* r : v)
+        if (r->materials.size() != mats.size() ||
+            std::memcmp(r->materials.data(), mats.data(), mats.size() * sizeof(MaterialRecord)) != 0)
+            throw Error("CUDA run groups: the runs of a group must share their materials");
+    cudaCheck(cudaSetDevice(impl_->device), "select device");
+    std::vector<RunResult> out(v.size());
+    for (size_t r = 0; r < v.size(); ++r) {
+        out[r].kernel = "cuda";
+        out[r].packetsRequested = opt[r].packets;
+    }
+    if (opt[0].cancel && opt[0].cancel->load()) {
+        for (RunResult& r : out) r.cancelled = true;
+        return out;
+    }
+    const uint64_t count = impl_->upload(v, opt);
+    const double up = since(t0);
+    auto tk = Clock::now();
+    const int perSm = count ? impl_->launch(opt[0], count) : 0;
+    const double kernel = since(tk);
+    auto td = Clock::now();
+    impl_->download(out);
+    const double down = since(td), all = since(t0);
+    // The group's times shared out by packets, so that the runs' times add up to the group's.
+    for (size_t r = 0; r < v.size(); ++r) {
+        const double f = count ? double(opt[r].packets) / double(count) : 1.0 / double(v.size());
+        RunResult& R = out[r];
+        R.packetsDone = opt[r].packets;
+        R.uploadSeconds = f * up;
+        R.kernelSeconds = f * kernel;
+        R.downloadSeconds = f * down;
+        R.seconds = f * all;
+        R.gpuBlocksPerSm = perSm;
+    }
+    return out;
+}
+
+}  // namespace fm
