@@ -50,7 +50,8 @@ inline std::string jsonStringList(const std::vector<std::string>& v) {
 // stays beside its own. summary.json, last, marks a finished run.
 inline const std::vector<std::string> kRunOutputs{"volume_energy.txt",  "fluence.txt",       "surface_exit.txt",
                                                   "volume_energy_stderr.txt", "fluence_stderr.txt",
-                                                  "fluence_matrix.fmm", "fluence_matrix.h5", "summary.json"};
+                                                  "fluence_matrix.fmm", "fluence_matrix.h5",
+                                                  "detected.fmd", "detector_tpsf.txt", "jacobian.txt", "summary.json"};
 
 // summary.json's "standard_error" (docs/USER_GUIDE.md): the batches, the standard error of the
 // absorbed and exited fractions and their relative errors, and per region (regionOf(tetra)) the energy-weighted

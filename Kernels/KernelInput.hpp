@@ -9,6 +9,7 @@
 #include <vector>
 #include "Kernels/Core/ArrayModel.hpp"
 #include "Kernels/Core/SlabModel.hpp"
+#include "Kernels/DetectedPackets.hpp"
 #include "Kernels/Tuning.hpp"
 
 namespace fm {
@@ -63,6 +64,9 @@ struct RunOptions {
     std::function<void(uint64_t done, uint64_t total)> progress;
     const std::atomic<bool>* cancel = nullptr;  // set to true to stop early
     TuningKnobs tuning;         // speed only: results do not depend on them (Kernels/Tuning.hpp)
+    // Surface detectors (Kernels/Detection.hpp): when set and active, the run also records the
+    // packets they detect (RunResult::detected); CPU kernel only.
+    const DetectionSpec* detection = nullptr;
 };
 
 // Batch-means standard errors (Kernels/BatchMeans.hpp) of RunResult's tallies, element by
@@ -84,6 +88,7 @@ struct RunResult {
     Ledger ledger;
     Events events;
     TallyErrors standardError;   // of volume, surface, directed and ledger
+    DetectedPackets detected;    // runs with RunOptions::detection
     uint64_t packetsRequested = 0;
     uint64_t packetsDone = 0;
     double seconds = 0;          // whole run, wall clock
