@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "Geometry/TetraMesh.hpp"
-#include "Kernels/DetectedPackets.hpp"
+#include "Kernels/KernelInput.hpp"  // DetectedPackets.hpp: the detectors and records
 
 namespace fm {
 

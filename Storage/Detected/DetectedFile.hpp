@@ -7,7 +7,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "Kernels/DetectedPackets.hpp"
+#include "Kernels/KernelInput.hpp"  // DetectedPackets.hpp: the detectors and records
 
 namespace fm {
 
