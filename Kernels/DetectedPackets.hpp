@@ -11,9 +11,6 @@
 
 namespace fm {
 
-// Speed of light in vacuum, mm/ns: a packet's time of flight is sum over regions of
-// (path length x n / c).
-constexpr double kLightMmPerNs = 299.792458;
 // Detectors one run may have (a face holds their membership as bits of a 64-bit mask).
 constexpr size_t kMaxDetectors = 64;
 

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The detecting CPU run and the replay of detected packets. Both run each packet through the
-// Core event step (launchPacket, advance) and measure, around each event, how far the packet
-// moved and in which cell: a hop or an interaction moves the packet inside its cell, a face
-// crossing only changes its cell or direction, so the moves add up to its path per cell.
+// The detecting CPU run and the replay of detected packets: the scalar packet loop (runPacket)
+// over the standard tallies plus DetectorTally, which sums the packet's moves per material (and
+// per cell for replays) and tests its exit against the detectors.
 #include "Kernels/Detection.hpp"
 
 #include <algorithm>
@@ -19,59 +18,64 @@
 namespace fm {
 namespace {
 
-// A scorer that books Inner's tallies and keeps the packet's exit (face, point, direction,
-// weight). It asks the loop for face ids (kScoresFaces) whatever Inner keeps.
-template <class Inner>
-struct ExitCapture : Inner {
-    static constexpr bool kScoresFaces = true;
-    bool exited = false;
-    uint32_t exitFace = 0;
-    Vec3 exitPos{0, 0, 0}, exitDir{0, 0, 0};
-    float exitWeight = 0;
-    void exit(uint32_t face, Vec3 p, Vec3 d, double w) {
-        Inner::exit(face, p, d, w);
-        exited = true;
-        exitFace = face & ~kFaceSideBit;
-        exitPos = p;
-        exitDir = d;
-        exitWeight = float(w);
-    }
-};
-
 // One packet's path: per material, and (when asked) per cell as (tetra, length) runs.
 struct PacketPath {
     std::vector<double> region;                        // [material]
     std::vector<std::pair<uint32_t, double>> cells;    // consecutive moves in one cell merged
-    uint32_t scatters = 0;
 };
 
-double distance(Vec3 a, Vec3 b) {
-    const double dx = double(b.x) - a.x, dy = double(b.y) - a.y, dz = double(b.z) - a.z;
-    return std::sqrt(dx * dx + dy * dy + dz * dz);
+uint64_t detectorsAt(const DetectionSpec& spec, uint32_t face, Vec3 p);
+
+// The detector tally (Kernels/Core/Tally.hpp hooks): the packet's path per material (and per
+// cell for replays) from its moves, and at its exit the detectors that detect it, with the
+// exit state. Per-packet state: one scorer runs one packet at a time.
+struct DetectorTally {
+    static constexpr bool kScoresFaces = true, kNeedsMoves = true, kNeedsClock = true;
+    const DetectionSpec* spec = nullptr;
+    PacketPath* path = nullptr;
+    bool perCell = false;
+    uint64_t hit = 0;  // detectors that detected the packet (bits); 0 until it exits on one
+    Vec3 exitPos{0, 0, 0}, exitDir{0, 0, 0};
+    float exitWeight = 0, opl = 0;
+    uint32_t scatters = 0;
+
+    // Before each packet (launch() is not called when emission fails).
+    void reset() {
+        hit = 0;
+        std::fill(path->region.begin(), path->region.end(), 0.0);
+        path->cells.clear();
+    }
+    void move(const PacketState& st, uint32_t material, float dist) {
+        path->region[material] += dist;
+        if (!perCell) return;
+        if (!path->cells.empty() && path->cells.back().first == st.pk.tetra) path->cells.back().second += dist;
+        else path->cells.emplace_back(st.pk.tetra, dist);
+    }
+    void exit(const PacketState& st, uint32_t face) {
+        hit = detectorsAt(*spec, face & ~kFaceSideBit, st.pk.pos);
+        exitPos = st.pk.pos;
+        exitDir = st.pk.dir;
+        exitWeight = st.pk.w;
+        opl = st.opl;
+        scatters = st.steps;
+    }
+};
+
+DetectorTally detectorTally(const DetectionSpec& spec, PacketPath& path, bool perCell) {
+    DetectorTally t;
+    t.spec = &spec;
+    t.path = &path;
+    t.perCell = perCell;
+    return t;
 }
 
-// Runs packet `index` to its end, measuring its path. Returns whether it left the mesh.
+// Runs packet `index` through the scalar loop; returns the detectors that detected it.
 template <class Scorer>
-bool tracePath(const ArrayModel& m, const KernelParams& kp, uint64_t index, Scorer& sc, PacketPath& path,
-               bool perCell) {
-    std::fill(path.region.begin(), path.region.end(), 0.0);
-    path.cells.clear();
-    sc.exited = false;
-    PacketState st;
-    if (!launchPacket(m, kp, index, st, sc)) return false;
-    for (bool live = true; live;) {
-        const Vec3 p0 = st.pk.pos;
-        const uint32_t cell = st.pk.tetra;
-        live = advance(m, kp, st, sc);
-        const double d = distance(p0, st.pk.pos);
-        if (d == 0) continue;
-        path.region[m.cellMaterial(cell)] += d;
-        if (!perCell) continue;
-        if (!path.cells.empty() && path.cells.back().first == cell) path.cells.back().second += d;
-        else path.cells.emplace_back(cell, d);
-    }
-    path.scatters = st.steps;
-    return sc.exited;
+uint64_t runDetected(const ArrayModel& m, const KernelParams& kp, uint64_t index, Scorer& sc) {
+    DetectorTally& d = sc.template tally<DetectorTally>();
+    d.reset();
+    runPacket(m, kp, index, sc);
+    return d.hit;
 }
 
 // The detectors (bits) that detect an exit through `face` at `p`.
@@ -84,11 +88,6 @@ uint64_t detectorsAt(const DetectionSpec& spec, uint32_t face, Vec3 p) {
         if (dx * dx + dy * dy + dz * dz <= z.radius2) hit |= uint64_t(1) << d;
     }
     return hit;
-}
-
-template <class Scorer>
-uint64_t detectedBy(const DetectionSpec& spec, const Scorer& sc) {
-    return sc.exited ? detectorsAt(spec, sc.exitFace, sc.exitPos) : 0;
 }
 
 void checkSpec(const KernelInput& in, const DetectionSpec& spec) {
@@ -122,19 +121,19 @@ void describeRun(const KernelInput& in, const RunOptions& opt, const DetectionSp
     }
 }
 
-// Appends the records of one detected packet (one per detector in `hit`) to w.
-template <class Scorer>
-void keepRecords(const DetectedPackets& dp, uint64_t hit, uint64_t index, const Scorer& sc, const PacketPath& path,
+// Appends the records of one detected packet (one per detector in `hit`) to w; its time of
+// flight from the packet clock.
+void keepRecords(const DetectedPackets& dp, uint64_t hit, uint64_t index, const DetectorTally& sc,
                  uint64_t maxRecords, WorkerRecords& w) {
-    double time = 0;
-    for (uint32_t r = 0; r < dp.regions; ++r) time += path.region[r + 1] * dp.n[r] / kLightMmPerNs;
+    const double time = sc.opl / kLightSpeedMmPerNs;
+    const PacketPath& path = *sc.path;
     for (; hit; hit &= hit - 1) {
         ++w.found;
         if (w.records.size() >= maxRecords) continue;
         DetectedRecord rec;
         rec.index = index;
         rec.detector = uint32_t(__builtin_ctzll(hit));
-        rec.scatters = path.scatters;
+        rec.scatters = sc.scatters;
         rec.weight = sc.exitWeight;
         rec.time = float(time);
         const Vec3 p = sc.exitPos, d = sc.exitDir;
@@ -168,24 +167,25 @@ RunResult runCpuDetecting(const KernelInput& in, const RunOptions& opt, const De
     describeRun(in, opt, spec, dp);
     std::vector<WorkerRecords> parts(threads);
     dispatchOutputs(o.volume, o.surface, o.directed, [&](auto V, auto S, auto D) {
-        using Scorer = ExitCapture<HostTallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value>>;
+        using Scorer = HostTallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value, DetectorTally>;
         std::vector<std::vector<double>> vol(threads), surf(threads), dir(threads);
         std::vector<Scorer> scorers(threads);
         for (unsigned w = 0; w < threads; ++w) {
             if (V) vol[w].assign(nv, 0.0);
             if (S) surf[w].assign(ns, 0.0);
             if (D) dir[w].assign(nd, 0.0);
-            scorers[w].volume = vol[w].data();
-            scorers[w].surface = surf[w].data();
-            scorers[w].directed = dir[w].data();
+            if constexpr (decltype(V)::value) scorers[w].volume = vol[w].data();
+            if constexpr (decltype(S)::value) scorers[w].surface = surf[w].data();
+            if constexpr (decltype(D)::value) scorers[w].directed = dir[w].data();
         }
         r.packetsDone = forEachPacketRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e) {
             Scorer sc = scorers[w];
             PacketPath path;
             path.region.assign(in.materials.size(), 0.0);
+            sc.template tally<DetectorTally>() = detectorTally(spec, path, false);
             for (uint64_t i = b; i < e; ++i) {
-                tracePath(model, opt.params, i, sc, path, false);
-                if (const uint64_t hit = detectedBy(spec, sc)) keepRecords(dp, hit, i, sc, path, spec.maxRecords, parts[w]);
+                if (const uint64_t hit = runDetected(model, opt.params, i, sc))
+                    keepRecords(dp, hit, i, sc.template tally<DetectorTally>(), spec.maxRecords, parts[w]);
             }
             sc.flush();
             scorers[w] = sc;
@@ -279,21 +279,22 @@ ReplayResult replayJacobian(const KernelInput& in, const RunOptions& opt, const 
     ro.packets = list.index.size();
     ro.firstPacket = 0;
     const ArrayModel cells = in.view();
-    using Scorer = ExitCapture<HostTallyScorer<false, false, false>>;
+    using Scorer = HostTallyScorer<false, false, false, DetectorTally>;
     out.replayed = forEachPacketRange(ro, threads, [&](unsigned w, uint64_t b, uint64_t e) {
         auto& J = parts[w];
         if (J.empty()) J.assign(nDet, std::vector<double>(nv, 0.0));
         Scorer sc;
         PacketPath path;
         path.region.assign(in.materials.size(), 0.0);
+        sc.template tally<DetectorTally>() = detectorTally(spec, path, true);
         for (uint64_t k = b; k < e; ++k) {
-            tracePath(cells, opt.params, list.index[k], sc, path, true);
-            const uint64_t hit = detectedBy(spec, sc);
+            const uint64_t hit = runDetected(cells, opt.params, list.index[k], sc);
+            const DetectorTally& d = sc.template tally<DetectorTally>();
             // A record set cut by maxRecords may hold only some of a packet's detectors.
-            if ((hit & list.detectors[k]) != list.detectors[k] || sc.exitWeight != list.weight[k]) ++mismatched[w];
+            if ((hit & list.detectors[k]) != list.detectors[k] || d.exitWeight != list.weight[k]) ++mismatched[w];
             for (uint64_t bits = hit & list.detectors[k]; bits; bits &= bits - 1) {
                 std::vector<double>& Jd = J[__builtin_ctzll(bits)];
-                for (const auto& [cell, len] : path.cells) Jd[cell] -= double(sc.exitWeight) * len;
+                for (const auto& [cell, len] : path.cells) Jd[cell] -= double(d.exitWeight) * len;
             }
         }
     });

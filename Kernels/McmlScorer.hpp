@@ -11,6 +11,7 @@
 // atomic Acc. Out-of-grid values go to the last bin of their axis, as MCML does.
 #pragma once
 #include "Kernels/Core/Physics.hpp"
+#include "Kernels/Core/Tally.hpp"
 
 namespace fm {
 
@@ -56,19 +57,19 @@ struct McmlScorer {
     uint32_t cacheCell = 0;
     double cacheCellWeight = 0;
 
-    FM_HD void absorb(uint32_t cell, Vec3 p, double dw) {
-        Acc::add(absorbedRZ + grid.rzBin(p), dw);
+    FM_HD void absorb(const PacketState& st, double dw) {
+        const uint32_t cell = st.pk.tetra;
+        Acc::add(absorbedRZ + grid.rzBin(st.pk.pos), dw);
         if (cell != cacheCell) {
             flushCell();
             cacheCell = cell;
         }
         cacheCellWeight += dw;
     }
-    FM_HD void exit(uint32_t face, Vec3 p, Vec3 d, double w) {
+    FM_HD void exit(const PacketState& st, uint32_t face) {
         double* t = (face & ~kFaceSideBit) == grid.topFace ? reflectedRA : transmittedRA;
-        Acc::add(t + grid.raBin(p, d), w);
+        Acc::add(t + grid.raBin(st.pk.pos, st.pk.dir), st.pk.w);
     }
-    FM_HD void cross(uint32_t, Vec3, double) {}
     FM_HD void flush() { flushCell(); }
 
 private:

@@ -257,9 +257,9 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
             if (V) vol[w].assign(nv, 0.0);
             if (S) surf[w].assign(ns, 0.0);
             if (D) dir[w].assign(nd, 0.0);
-            scorers[w].volume = vol[w].data();
-            scorers[w].surface = surf[w].data();
-            scorers[w].directed = dir[w].data();
+            if constexpr (decltype(V)::value) scorers[w].volume = vol[w].data();
+            if constexpr (decltype(S)::value) scorers[w].surface = surf[w].data();
+            if constexpr (decltype(D)::value) scorers[w].directed = dir[w].data();
         }
         std::vector<WorkerFolds> folds(batched ? threads : 0);
         r.packetsDone = forEachWorkerRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e, PacketChunks& chunks) {

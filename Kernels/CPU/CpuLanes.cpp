@@ -100,5 +100,11 @@ void runPacketLanes(const ArrayModel& m, const KernelParams& kp, uint64_t begin,
                                  HostTallyScorer<V, S, D>&, uint32_t, const uint8_t*, CpuIsa);
 FM_FOR_EACH_HOST_OUTPUTS(FM_LANES_INSTANTIATE)
 #undef FM_LANES_INSTANTIATE
+#define FM_LANES_INSTANTIATE_SCORER(Scorer)                                                    \
+    template void runPacketLanes(const ArrayModel&, const KernelParams&, uint64_t, uint64_t, Scorer&, uint32_t); \
+    template void runPacketLanes(const ArrayModel&, const KernelParams&, PacketChunks&, Scorer&, uint32_t, \
+                                 const uint8_t*, CpuIsa);
+FM_FOR_EACH_EXTRA_LANE_SCORER(FM_LANES_INSTANTIATE_SCORER)
+#undef FM_LANES_INSTANTIATE_SCORER
 
 }  // namespace fm

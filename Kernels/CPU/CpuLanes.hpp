@@ -28,7 +28,7 @@ namespace fm {
 // from zero. These sizes stop the build until then.
 static_assert(sizeof(Packet) == 2 * sizeof(Vec3) + sizeof(uint32_t) + sizeof(float),
               "Packet changed: update the lane states (CpuLanesImpl.hpp, McmlLanesImpl.hpp)");
-static_assert(sizeof(PacketState) == sizeof(Packet) + sizeof(PacketRng) + sizeof(float) + 2 * sizeof(uint32_t),
+static_assert(sizeof(PacketState) == sizeof(Packet) + sizeof(PacketRng) + 2 * sizeof(float) + 2 * sizeof(uint32_t),
               "PacketState changed: update the lane states (CpuLanesImpl.hpp, McmlLanesImpl.hpp)");
 
 // Tally accumulation on the host: plain adds into per-thread arrays, no accumulation cache.
@@ -36,12 +36,17 @@ struct HostAdd {
     static constexpr bool kCache = false;
     FM_HD static void add(double* p, double v) { *p += v; }
 };
-template <bool V, bool S, bool D>
-using HostTallyScorer = TallyScorer<V, S, D, HostAdd>;
+// The standard tallies that are on, then the tallies Extra (Core/Tally.hpp), on the host.
+template <bool V, bool S, bool D, class... Extra>
+using HostTallyScorer = TallyScorer<V, S, D, HostAdd, uint64_t, Extra...>;
 // X(V, S, D) for each of runCpu's eight output choices: the HostTallyScorer instantiations.
 #define FM_FOR_EACH_HOST_OUTPUTS(X) \
     X(false, false, false) X(false, false, true) X(false, true, false) X(false, true, true) \
     X(true, false, false) X(true, false, true) X(true, true, false) X(true, true, true)
+// X(Scorer) for each further scorer the lane loops (runPacketLanes) are compiled for: a tally
+// that runs through runCpu registers its pack here by a name without commas (a using-alias,
+// its header included above), e.g. X(TimeGatedHostScorer).
+#define FM_FOR_EACH_EXTRA_LANE_SCORER(X)
 
 // A worker's packet indices, handed out a chunk at a time: next() sets [begin, end) to the next
 // chunk and returns true, or returns false when there is none (range done, or run cancelled).

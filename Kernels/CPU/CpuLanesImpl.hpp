@@ -34,11 +34,16 @@ struct LaneState {
     alignas(32) float w[kLanes], s[kLanes];
     alignas(32) uint32_t tetra[kLanes], steps[kLanes], hits[kLanes];
     alignas(32) uint32_t r0[kLanes], r1[kLanes], r2[kLanes], r3[kLanes];
+    alignas(32) float opl[kLanes];  // the packet clock (PacketState::opl)
 
+    // kClock false: the clock is left out (a lane loop whose scorer does not need it).
+    template <bool kClock = true>
     FM_LANE_INLINE PacketState get(int l) const {
         return PacketState{Packet{Vec3{px[l], py[l], pz[l]}, Vec3{dx[l], dy[l], dz[l]}, tetra[l], w[l]},
-                           PacketRng(PacketRng::State{r0[l], r1[l], r2[l], r3[l]}), s[l], steps[l], hits[l]};
+                           PacketRng(PacketRng::State{r0[l], r1[l], r2[l], r3[l]}), s[l], steps[l], hits[l],
+                           kClock ? opl[l] : 0.f};
     }
+    template <bool kClock = true>
     FM_LANE_INLINE void put(int l, const PacketState& st) {
         px[l] = st.pk.pos.x; py[l] = st.pk.pos.y; pz[l] = st.pk.pos.z;
         dx[l] = st.pk.dir.x; dy[l] = st.pk.dir.y; dz[l] = st.pk.dir.z;
@@ -46,6 +51,7 @@ struct LaneState {
         tetra[l] = st.pk.tetra; steps[l] = st.steps; hits[l] = st.hits;
         const PacketRng::State r = st.rng.state();
         r0[l] = r.s0; r1[l] = r.s1; r2[l] = r.s2; r3[l] = r.s3;
+        if constexpr (kClock) opl[l] = st.opl;
     }
 };
 
@@ -57,6 +63,7 @@ struct LaneEvents {
     alignas(32) int32_t face[kLanes];
     alignas(32) float w0[kLanes], w1[kLanes];
     alignas(32) uint32_t adj[kLanes];  // hops: the neighbour across the face (stepLanes)
+    alignas(32) float dist[kLanes];    // the length moved (scorers that need moves only)
 
     FM_LANE_INLINE void put(int l, const Event& e) {
         kind[l] = e.kind; face[l] = e.h.face;
@@ -211,8 +218,9 @@ FM_LANE_INLINE MaterialRecord laneMaterial(const LaneCells& C, int l) {
 // values live at once: moveEvent for every lane, then interactEvent for the lanes that interact. Each is a
 // function of its own, not the loop body: omp simd would otherwise privatise the packet state
 // as per-lane arrays in memory.
+template <bool kClock, bool kMoves>
 FM_LANE_INLINE void moveLane(const LaneCells& C, const KernelParams& kp, LaneState& L, LaneEvents& E, int l) {
-    PacketState st = L.get(l);
+    PacketState st = L.get<kClock>(l);
     LaneCell cell;
     for (int i = 0; i < 4; ++i) {
         cell.P.nx[i] = C.nx[i][l];
@@ -220,9 +228,10 @@ FM_LANE_INLINE void moveLane(const LaneCells& C, const KernelParams& kp, LaneSta
         cell.P.nz[i] = C.nz[i][l];
         cell.P.C[i] = C.C[i][l];
     }
-    const Event e = moveEvent(cell, kp, laneMaterial(C, l), st);
-    L.put(l, st);
+    const Event e = moveEvent<kClock>(cell, kp, laneMaterial(C, l), st);
+    L.put<kClock>(l, st);
     E.put(l, e);
+    if constexpr (kMoves) E.dist[l] = e.dist;
 }
 
 FM_LANE_INLINE void interactLane(const LaneCells& C, const KernelParams& kp, LaneState& L, LaneEvents& E, int l) {
@@ -251,9 +260,10 @@ FM_LANE_INLINE void prefetchTally(const HostTallyScorer<true, S, D>& sc, uint32_
     __builtin_prefetch(sc.volume + cell, 1);
 }
 
-// Whether a scorer's absorb(cell, pos, 0.0) changes nothing and costs one add: then the drops
-// are booked for all lanes, 0 where a lane did not interact, with no branch on which did
-// (a loop over the set bits of a random mask mispredicts its exit about once per call).
+// Whether a scorer's absorb(st, 0.0) changes nothing, costs one add and reads only the cell and
+// position of st: then the drops are booked for all lanes, 0 where a lane did not interact,
+// with no branch on which did (a loop over the set bits of a random mask mispredicts its exit
+// about once per call).
 template <class Scorer>
 struct AbsorbsUnmasked : std::false_type {};
 template <bool V, bool S, bool D>
@@ -269,14 +279,24 @@ struct BooksCrossings<HostTallyScorer<V, S, D>> : std::bool_constant<D> {};
 // The vector phase: one event of every lane's packet (idle lanes compute on stale state,
 // which is harmless: their cell index stays valid and their results are never booked). The
 // parameters are copied so that no load in the loops is conditional (GCC if-converts the
-// branches only then).
+// branches only then). Scorers that need moves get them between the move and the interaction
+// (lanes in `live`, each into its own scorer scs[l]).
 template <class Scorer>
 FM_LANE_INLINE void stepLanes(const ArrayModel& m, const MaterialTable* table, const uint8_t* crossing,
-                              const KernelParams& kp, const Scorer& sc, LaneState& L, LaneCells& C, LaneEvents& E) {
+                              const KernelParams& kp, Scorer* scs, unsigned live, LaneState& L, LaneCells& C,
+                              LaneEvents& E) {
+    constexpr bool kClock = NeedsClock<Scorer>::value, kMoves = NeedsMoves<Scorer>::value;
+    const Scorer& sc = scs[0];
     loadCells(m, table, L, C);
     const KernelParams k = kp;
 #pragma omp simd
-    for (int l = 0; l < kLanes; ++l) moveLane(C, k, L, E, l);
+    for (int l = 0; l < kLanes; ++l) moveLane<kClock, kMoves>(C, k, L, E, l);
+    if constexpr (kMoves) {
+        for (unsigned b = live & kindMask(E, kEventInteract | kEventHop); b; b &= b - 1) {
+            const int l = __builtin_ctz(b);
+            scs[l].move(L.get(l), C.material[l], E.dist[l]);
+        }
+    }
     // The cell a hop enters (its planes are read by the next loadCells, its material by the
     // bookkeeping when there are no plainCrossingBits) and its volume-tally entry are rarely in
     // L2 on a large mesh: fetch them now, so that the interaction loop's arithmetic covers the
@@ -357,11 +377,16 @@ struct LaneRun {
             absorbed[l] += dw[l];
         }
         if constexpr (AbsorbsUnmasked<Scorer>::value) {
-            for (int l = 0; l < kLanes; ++l) sc[l].absorb(L.tetra[l], Vec3{L.px[l], L.py[l], L.pz[l]}, dw[l]);
+            for (int l = 0; l < kLanes; ++l) {
+                PacketState st;  // the cell and position: all that the standard tallies read
+                st.pk.tetra = L.tetra[l];
+                st.pk.pos = Vec3{L.px[l], L.py[l], L.pz[l]};
+                sc[l].absorb(st, dw[l]);
+            }
         } else {
             for (unsigned b = in; b; b &= b - 1) {
                 const int l = __builtin_ctz(b);
-                sc[l].absorb(L.tetra[l], Vec3{L.px[l], L.py[l], L.pz[l]}, dw[l]);
+                sc[l].absorb(L.get(l), dw[l]);
             }
         }
         const unsigned special = kindMask(E, kEventLost | kEventWon | kEventTooLong) & in;
@@ -369,8 +394,7 @@ struct LaneRun {
         sc[0].events.scatter += uint32_t(__builtin_popcount(in & ~special));
         for (unsigned b = special; b; b &= b - 1) {
             const int l = __builtin_ctz(b);
-            const Packet pk{Vec3{L.px[l], L.py[l], L.pz[l]}, Vec3{0.f, 0.f, 0.f}, L.tetra[l], L.w[l]};
-            if (!bookInteractionOutcome(E.get(l), pk, sc[l])) finish(l);
+            if (!bookInteractionOutcome(E.get(l), L.get(l), sc[l])) finish(l);
         }
     }
 
@@ -425,7 +449,7 @@ struct LaneRun {
         packets.abandon(uint64_t(__builtin_popcount(liveMask)));
         for (unsigned b = liveMask; b; b &= b - 1) {
             const int l = __builtin_ctz(b);
-            bookAbnormal(L.get(l).pk, sc[l]);
+            endAbnormal(L.get(l), sc[l]);
         }
         liveMask = 0;
     }
@@ -446,7 +470,7 @@ struct LaneRun {
                 abandonLanes();
                 break;
             }
-            stepLanes(m, table, crossing, kp, sc[0], L, C, E);
+            stepLanes(m, table, crossing, kp, sc, liveMask, L, C, E);
             // Interactions first, then hops and guards, each over a bit mask of lanes: no
             // branch on the (random) kind of each lane's event.
             const unsigned in = kindMask(E, kEventInteract) & liveMask;
@@ -482,7 +506,7 @@ void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks,
             km = keptMaterial(m, st.pk.tetra);
             return true;
         },
-        [&] { return advance(m, kp, st, km, sc); }, [&] { bookAbnormal(st.pk, sc); });
+        [&] { return advance(m, kp, st, km, sc); }, [&] { endAbnormal(st, sc); });
     sc.flush();
 #else
     LaneRun<Scorer> r(m, kp, chunks, materialCount, crossing);
@@ -490,12 +514,20 @@ void runLanes(const ArrayModel& m, const KernelParams& kp, PacketChunks& chunks,
 #endif
 }
 
-// The scorers the CPU kernel uses: the eight output choices of runCpu.
+// The scorers the CPU kernel uses: the eight output choices of runCpu. (A translation unit that
+// compiles the lane loop for scorers of its own, with the lane flags, defines
+// FM_LANES_OWN_SCORERS and instantiates runLanes for them: Tests/Kernels/DepthTally.hpp.)
+#ifndef FM_LANES_OWN_SCORERS
 #define FM_LANES_INSTANTIATE(V, S, D)                                                        \
     template void runLanes(const ArrayModel&, const KernelParams&, PacketChunks&,             \
                            HostTallyScorer<V, S, D>&, uint32_t, const uint8_t*);
 FM_FOR_EACH_HOST_OUTPUTS(FM_LANES_INSTANTIATE)
 #undef FM_LANES_INSTANTIATE
+#define FM_LANES_INSTANTIATE_SCORER(Scorer)                                                  \
+    template void runLanes(const ArrayModel&, const KernelParams&, PacketChunks&, Scorer&, uint32_t, const uint8_t*);
+FM_FOR_EACH_EXTRA_LANE_SCORER(FM_LANES_INSTANTIATE_SCORER)
+#undef FM_LANES_INSTANTIATE_SCORER
+#endif
 
 }  // namespace FM_LANES_NS
 }  // namespace fm

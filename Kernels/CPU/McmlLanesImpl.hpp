@@ -25,6 +25,7 @@ struct SlabLaneState {
     alignas(32) uint32_t r0[kLanes], r1[kLanes], r2[kLanes], r3[kLanes];
     alignas(32) uint32_t steps[kLanes], hits[kLanes], layer[kLanes];
     alignas(32) double absorbed[kLanes];
+    alignas(32) float opl[kLanes];  // the packet clock (PacketState::opl)
     // This iteration's event: kEvent* bits (kCommonInteraction: above roulette), and the weight
     // before and after the drop.
     alignas(32) uint32_t kind[kLanes];
@@ -33,7 +34,8 @@ struct SlabLaneState {
     SlabPhoton get(const SlabModel& m, int l) const {
         SlabPhoton p;
         p.st = PacketState{Packet{Vec3{px[l], py[l], pz[l]}, Vec3{dx[l], dy[l], dz[l]}, layer[l], w[l]},
-                           PacketRng(PacketRng::State{r0[l], r1[l], r2[l], r3[l]}), s[l], steps[l], hits[l]};
+                           PacketRng(PacketRng::State{r0[l], r1[l], r2[l], r3[l]}), s[l], steps[l], hits[l],
+                           opl[l]};
         p.M = m.material(layer[l]);
         p.zTop = zTop[l];
         p.zBot = zBot[l];
@@ -53,6 +55,7 @@ struct SlabLaneState {
         r0[l] = r.s0; r1[l] = r.s1; r2[l] = r.s2; r3[l] = r.s3;
         steps[l] = p.st.steps; hits[l] = p.st.hits; layer[l] = pk.tetra;
         absorbed[l] = p.absorbed;
+        opl[l] = p.st.opl;
     }
 };
 

@@ -45,14 +45,15 @@ TracedRunResult runCpuTraced(const KernelInput& in, const RunOptions& opt, uint6
     std::vector<WorkerTraces> parts(threads);
     const auto& o = opt.outputs;
     dispatchOutputs(o.volume, o.surface, false, [&](auto V, auto S, auto) {
-        using Scorer = TallyScorer<decltype(V)::value, decltype(S)::value, false, TraceHostAdd>;
+        // The packet clock on: the traces' times are read from it.
+        using Scorer = TallyScorer<decltype(V)::value, decltype(S)::value, false, TraceHostAdd, uint64_t, PacketClock>;
         std::vector<std::vector<double>> vol(threads), surf(threads);
         std::vector<Scorer> scorers(threads);
         for (unsigned w = 0; w < threads; ++w) {
             if (V) vol[w].assign(nv, 0.0);
             if (S) surf[w].assign(ns, 0.0);
-            scorers[w].volume = vol[w].data();
-            scorers[w].surface = surf[w].data();
+            if constexpr (decltype(V)::value) scorers[w].volume = vol[w].data();
+            if constexpr (decltype(S)::value) scorers[w].surface = surf[w].data();
         }
         r.packetsDone = forEachPacketRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e) {
             if (overflow.load(std::memory_order_relaxed)) return;

@@ -168,20 +168,23 @@ template <class Scorer>
 struct RowScorer {
     static constexpr bool kOk = false;
 };
-template <bool V, bool S, class Count>
-struct RowScorer<TallyScorer<V, S, false, DeviceAtomicAdd, Count>> {
+template <bool V, bool S, class Count, class... Extra>
+struct RowScorer<TallyScorer<V, S, false, DeviceAtomicAdd, Count, Extra...>> {
     static constexpr bool kOk = V || S;
-    static auto make(const TallyScorer<V, S, false, DeviceAtomicAdd, Count>& s) { return s.template withAcc<DeviceRowAdd>(); }
+    static auto make(const TallyScorer<V, S, false, DeviceAtomicAdd, Count, Extra...>& s) {
+        return s.template withAcc<DeviceRowAdd>();
+    }
 };
 
 // Point a scorer's small arrays at this thread's row, or its arrays at this block's replicas.
-template <bool V, bool S, class Count>
-__device__ void useBlockTallies(TallyScorer<V, S, false, DeviceRowAdd, Count>& sc, const BlockTallies& bt, double* row) {
-    if (bt.n[0]) sc.volume = row;
-    if (bt.n[1]) sc.surface = row + bt.n[0];
+template <bool V, bool S, class Count, class... Extra>
+__device__ void useBlockTallies(TallyScorer<V, S, false, DeviceRowAdd, Count, Extra...>& sc, const BlockTallies& bt,
+                                double* row) {
+    if constexpr (V) if (bt.n[0]) sc.volume = row;
+    if constexpr (S) if (bt.n[1]) sc.surface = row + bt.n[0];
 }
-template <bool V, bool S, bool D, class Count>  // meshes: replicas, if any, are the scorer's own
-__device__ void useBlockTallies(TallyScorer<V, S, D, DeviceAtomicAdd, Count>&, const BlockTallies&, double*) {}
+template <bool V, bool S, bool D, class Count, class... Extra>  // meshes: replicas, if any, are the scorer's own
+__device__ void useBlockTallies(TallyScorer<V, S, D, DeviceAtomicAdd, Count, Extra...>&, const BlockTallies&, double*) {}
 
 // A scorer whose ledger is split (Core/Packet.hpp book): the absorbed weight, booked at every
 // interaction, in a register; the other fields, booked a few times per packet (launch,
@@ -192,7 +195,9 @@ __device__ void useBlockTallies(TallyScorer<V, S, D, DeviceAtomicAdd, Count>&, c
 constexpr uint32_t kRareLedgerCopies = 256;
 template <class Inner>
 struct SplitLedgerScorer {
-    static constexpr bool kScoresFaces = Inner::kScoresFaces;
+    static constexpr bool kScoresFaces = ScoresFaces<Inner>::value;
+    static constexpr bool kNeedsMoves = NeedsMoves<Inner>::value;
+    static constexpr bool kNeedsClock = NeedsClock<Inner>::value;
     static constexpr bool kBooksLedger = true;
     Inner inner;  // its own ledger goes unused
     EventCounts<uint32_t> events;
@@ -205,10 +210,13 @@ struct SplitLedgerScorer {
         if constexpr (F == &Ledger::absorbed) absorbed += v;
         else DeviceAtomicAdd::add(&(rare->*F), v);
     }
-    __device__ void absorb(uint32_t tetra, Vec3 p, double dw) { inner.absorb(tetra, p, dw); }
-    __device__ void exit(uint32_t face, Vec3 p, Vec3 d, double w) { inner.exit(face, p, d, w); }
-    __device__ void cross(uint32_t face, Vec3 p, double w) { inner.cross(face, p, w); }
-    __device__ void flush() { inner.flush(); }
+    __device__ void launch(const PacketState& st) { onLaunch(inner, st); }
+    __device__ void move(const PacketState& st, uint32_t mat, float dist) { onMove(inner, st, mat, dist); }
+    __device__ void absorb(const PacketState& st, double dw) { onAbsorb(inner, st, dw); }
+    __device__ void exit(const PacketState& st, uint32_t face) { onExit(inner, st, face); }
+    __device__ void cross(const PacketState& st, uint32_t face) { onCross(inner, st, face); }
+    __device__ void end(const PacketState& st) { onEnd(inner, st); }
+    __device__ void flush() { onFlush(inner); }
     __device__ Ledger ledger() const {  // the part kept in registers; `rare` holds the rest
         Ledger l;
         l.absorbed = absorbed;

@@ -94,12 +94,13 @@ public:
         BatchRun b;
         dispatchOutputs(o_.volume, o_.surface, o_.directed, [&](auto V, auto S, auto D) {
             TallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value, DeviceAtomicAdd, uint32_t> sc;
-            sc.volume = nVol_ ? tallies_.get() : nullptr;
-            sc.surface = nSurf_ ? tallies_.get() + nVol_ : nullptr;
-            sc.directed = nDir_ ? tallies_.get() + nVol_ + nSurf_ : nullptr;
-            sc.replicaMask = copies_ - 1;
-            sc.replicaStride = uint32_t(stride_);
-            const BlockTallies bt = BlockTallies::rows(sc.volume, nVol_, sc.surface, nSurf_);
+            double* vol = nVol_ ? tallies_.get() : nullptr;
+            double* surf = nSurf_ ? tallies_.get() + nVol_ : nullptr;
+            if constexpr (decltype(V)::value) sc.volume = vol;
+            if constexpr (decltype(S)::value) sc.surface = surf;
+            if constexpr (decltype(D)::value) sc.directed = nDir_ ? tallies_.get() + nVol_ + nSurf_ : nullptr;
+            sc.setReplicas(copies_ - 1, uint32_t(stride_));
+            const BlockTallies bt = BlockTallies::rows(vol, nVol_, surf, nSurf_);
             b = launchBatches(deviceModel(mesh_, *src_), part, sc, totals_.get(), nMaterials_, s_, bt, rare_.get());
         });
         return b;

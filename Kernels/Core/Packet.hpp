@@ -3,13 +3,14 @@
 // packet exits, dies or trips a guard. Called per packet by the CPU threads and CUDA threads.
 //
 // Model provides cell(i) -> TetraRecord, material(i) -> MaterialRecord and emitters.
-// Scorer provides absorb(tetra, pos, dw), exit(face, pos, dir, w), cross(face, pos, w), the member
-// `events` and the member `ledger` (or kBooksLedger and bookLedger<field>(v): book() below);
-// scorers with empty bodies compile away.
+// Scorer: a TallyPack (Core/Tally.hpp) or anything with its hooks (absent ones cost nothing),
+// the member `events` and the member `ledger` (or kBooksLedger and bookLedger<field>(v): book()
+// below). The event step is written once per geometry model: moveEvent here (tetra meshes; any
+// model with its own cellExit) and slabStep for the MCML slab loop (Kernels/McmlSlabLoop.hpp).
 #pragma once
 #include <type_traits>
 
-#include "Kernels/Core/Emitters.hpp"
+#include "Kernels/Core/Tally.hpp"
 
 namespace fm {
 
@@ -28,18 +29,34 @@ FM_HD void book(Scorer& sc, double v) {
     else sc.ledger.*F += v;
 }
 
-struct Packet {
-    Vec3 pos, dir;
-    uint32_t tetra;
-    float w;
-};
+template <class Scorer>
+FM_HD void bookAbnormal(const Packet& pk, Scorer& sc) {
+    book<&Ledger::abnormal>(sc, pk.w);
+    ++sc.events.abnormal;
+}
+
+// A launched packet has ended: the tallies' end hook. Returns false (not live).
+template <class Scorer>
+FM_HD bool endPacket(const PacketState& st, Scorer& sc) {
+    onEnd(sc, st);
+    return false;
+}
+
+// A launched packet trips a guard (or a cancel ends it): booked abnormal, and ended.
+template <class Scorer>
+FM_HD bool endAbnormal(const PacketState& st, Scorer& sc) {
+    bookAbnormal(st.pk, sc);
+    return endPacket(st, sc);
+}
 
 // Cross face h of the packet's cell (material index mat, properties M): Fresnel/TIR where the
-// index changes, else straight through. Returns true when the packet left the mesh; when it
-// moved into the neighbour, *matOut (if given) receives the neighbour's material.
+// index changes, else straight through. Returns true when the packet left the mesh (ended);
+// when it moved into the neighbour, *matOut (if given) receives the neighbour's material.
 template <class Model, class Scorer>
 FM_HD bool crossFace(const Model& m, uint32_t mat, const MaterialRecord& M, const FaceHit& h,
-                     Packet& pk, Scorer& sc, PacketRng& rng, uint32_t* matOut = nullptr) {
+                     PacketState& st, Scorer& sc, uint32_t* matOut = nullptr) {
+    Packet& pk = st.pk;
+    PacketRng& rng = st.rng;
     const uint32_t adj = m.adjacent(pk.tetra, h.face);
     const bool outside = isExterior(adj);
     const uint32_t nextMat = m.adjacentMaterial(pk.tetra, h.face);
@@ -56,14 +73,15 @@ FM_HD bool crossFace(const Model& m, uint32_t mat, const MaterialRecord& M, cons
         pk.dir = refract(pk.dir, normal, M.n, n2, cosi, cost);
         ++sc.events.refract;
     }
-    if (Scorer::kScoresFaces) {
+    if (ScoresFaces<Scorer>::value) {
         const uint32_t face = m.faceId(pk.tetra, h.face);
-        if ((m.scoredFaces(pk.tetra) >> h.face) & 1u) sc.cross(face, pk.pos, pk.w);
-        if (outside) sc.exit(face, pk.pos, pk.dir, pk.w);
+        if ((m.scoredFaces(pk.tetra) >> h.face) & 1u) onCross(sc, st, face);
+        if (outside) onExit(sc, st, face);
     }
     if (outside) {
         book<&Ledger::exited>(sc, pk.w);
         ++sc.events.exit;
+        endPacket(st, sc);
         return true;
     }
     if (nextMat != mat) ++sc.events.interface;
@@ -86,12 +104,6 @@ FM_HD bool plainCrossing(const Model& m, uint32_t i, int f, float n, uint32_t ad
     return !(kCheckScored && ((m.scoredFaces(i) >> f) & 1u));
 }
 
-template <class Scorer>
-FM_HD void bookAbnormal(const Packet& pk, Scorer& sc) {
-    book<&Ledger::abnormal>(sc, pk.w);
-    ++sc.events.abnormal;
-}
-
 // A step's length in mean free paths, -log(u) with u uniform in (0, 1]: the step draw of every
 // packet loop (launchPacket, interactions, the MCML slab loop), so each takes the same draw.
 FM_HD float drawStep(PacketRng& rng) { return -fm_log(rng.uniformOpen()); }
@@ -110,17 +122,6 @@ FM_HD double widen(float x) {
 #endif
 }
 
-// A live packet between events: its state and random stream.
-struct PacketState {
-    Packet pk;
-    PacketRng rng{0, 0};
-    // Mean free paths left of the step: drawn at launch and, in the mesh loop, after each
-    // interaction; the MCML slab loop leaves -1 after an interaction and draws at its next move.
-    float s = -1.f;
-    uint32_t steps = 0;  // interactions so far
-    uint32_t hits = 0;   // faces crossed in the current step
-};
-
 // Start packet `index`: emission with its own stream, launched weight booked. Returns false
 // when emission failed (booked abnormal), so there is nothing to advance.
 template <class Model, class Scorer>
@@ -132,6 +133,7 @@ FM_HD bool launchPacket(const Model& m, const KernelParams& kp, uint64_t index, 
     st.s = -1.f;  // drawn below if the packet is live
     st.steps = 0;
     st.hits = 0;
+    st.opl = 0.f;
     ++sc.events.launch;
     book<&Ledger::launched>(sc, 1.0);
     if (L.weight <= 0.f || L.tetra == 0) {  // emission failed: the whole packet is abnormal
@@ -141,6 +143,7 @@ FM_HD bool launchPacket(const Model& m, const KernelParams& kp, uint64_t index, 
     }
     book<&Ledger::specular>(sc, 1.0 - double(L.weight));
     st.s = drawStep(st.rng);  // the first step: the first draw after the emission's
+    onLaunch(sc, st);
     return true;
 }
 
@@ -153,6 +156,7 @@ struct Event {
     FaceHit h;       // the cell's exit face (what a hop crosses)
     float w0, w1;    // weight before and after the drop (interactions)
     uint32_t kind;   // kEvent* bits
+    float dist;      // the length moved (to the interaction or the face; 0 for a guard)
 };
 
 // The interaction where a step runs out: drop mu_a/mu_t of the weight, Russian roulette below
@@ -195,8 +199,9 @@ FM_HD bool interactAboveRoulette(const KernelParams& kp, const MaterialRecord& M
 // branch for it per event). The distance is st.s * mfp: with mu_t = 0, mfp is +inf and the
 // distance +inf or (s = 0) NaN, never below the face's. State arithmetic only, no scorer: the
 // CPU runs it on many packets in lockstep (Kernels/CPU/CpuLanes.hpp), then books each one with
-// bookEvent.
-template <class Model>
+// bookEvent. kClock: advance the packet clock st.opl by n * the length moved (the scorer's
+// NeedsClock; the loops pass it).
+template <bool kClock = false, class Model>
 FM_HD Event moveEvent(const Model& m, const KernelParams& kp, const MaterialRecord& M, PacketState& st) {
     Packet& pk = st.pk;
     Event e;
@@ -215,13 +220,17 @@ FM_HD Event moveEvent(const Model& m, const KernelParams& kp, const MaterialReco
         st.s = -1.f;
         st.hits = 0;
         e.kind = kEventInteract;
+        e.dist = dist;
     } else if (e.h.face >= 0 && ++st.hits < kp.maxHits) {  // else: stuck, or grazing forever
         pk.pos = pk.pos + e.h.t * pk.dir;
         st.s = positivePart(st.s - e.h.t * mu_t);
         e.kind = kEventHop;
+        e.dist = e.h.t;
     } else {
         e.kind = kEventStuck;
+        e.dist = 0.f;
     }
+    if constexpr (kClock) st.opl += e.dist * M.n;
     return e;
 }
 
@@ -238,11 +247,12 @@ FM_HD void interactEvent(const KernelParams& kp, const MaterialRecord& M, Packet
 // guard, else a scatter. The CPU lane loop books the drops of 8 lanes at once and calls this
 // for the lanes whose interaction was more than a scatter.
 template <class Scorer>
-FM_HD bool bookInteractionOutcome(const Event& e, const Packet& pk, Scorer& sc) {
+FM_HD bool bookInteractionOutcome(const Event& e, const PacketState& st, Scorer& sc) {
+    const Packet& pk = st.pk;
     if (e.kind & kEventLost) {
         book<&Ledger::rouletteLost>(sc, e.w1);
         ++sc.events.die;
-        return false;
+        return endPacket(st, sc);
     }
     if (e.kind & kEventWon) {
         book<&Ledger::rouletteGained>(sc, widen(pk.w) - widen(e.w1));
@@ -250,21 +260,20 @@ FM_HD bool bookInteractionOutcome(const Event& e, const Packet& pk, Scorer& sc) 
     }
     ++sc.events.scatter;
     if (!(e.kind & kEventTooLong)) return true;
-    bookAbnormal(pk, sc);
-    return false;
+    return endAbnormal(st, sc);
 }
 
 // Tallies, ledger and event counts of an interaction (event e, kEventInteract set). The ledger
 // books the drop as w0 - w1 computed in double from the two floats, which is exact, so it
-// closes to double rounding. Reads the packet's cell, position and weight only. Returns false
-// when the packet has ended (lost at roulette, or over maxSteps and booked abnormal).
+// closes to double rounding. Returns false when the packet has ended (lost at roulette, or over
+// maxSteps and booked abnormal).
 template <class Scorer>
-FM_HD bool bookInteraction(const Event& e, const Packet& pk, Scorer& sc) {
+FM_HD bool bookInteraction(const Event& e, const PacketState& st, Scorer& sc) {
     const double dw = widen(e.w0) - widen(e.w1);
-    sc.absorb(pk.tetra, pk.pos, dw);
+    onAbsorb(sc, st, dw);
     book<&Ledger::absorbed>(sc, dw);
     ++sc.events.absorb;
-    return bookInteractionOutcome(e, pk, sc);
+    return bookInteractionOutcome(e, st, sc);
 }
 
 // The bookkeeping of event e: an interaction's tallies, or a hop's face crossing (Fresnel draws
@@ -273,13 +282,12 @@ FM_HD bool bookInteraction(const Event& e, const Packet& pk, Scorer& sc) {
 template <class Model, class Scorer>
 FM_HD bool bookEvent(const Model& m, uint32_t mat, const MaterialRecord& M, const Event& e,
                      PacketState& st, Scorer& sc, uint32_t* matOut = nullptr) {
-    if (e.kind & kEventInteract) return bookInteraction(e, st.pk, sc);
+    if (e.kind & kEventInteract) return bookInteraction(e, st, sc);
     if (e.kind & kEventHop) {
         ++sc.events.boundary;
-        return !crossFace(m, mat, M, e.h, st.pk, sc, st.rng, matOut);
+        return !crossFace(m, mat, M, e.h, st, sc, matOut);
     }
-    bookAbnormal(st.pk, sc);
-    return false;
+    return endAbnormal(st, sc);
 }
 
 // One event of a live packet in cell material mat (record M): a hop to the next face of its
@@ -292,7 +300,9 @@ FM_HD bool bookEvent(const Model& m, uint32_t mat, const MaterialRecord& M, cons
 template <class Model, class Scorer>
 FM_HD bool advanceIn(const Model& m, const KernelParams& kp, PacketState& st, uint32_t mat,
                      const MaterialRecord& M, Scorer& sc, uint32_t* matOut) {
-    Event e = moveEvent(m, kp, M, st);
+    Event e = moveEvent<NeedsClock<Scorer>::value>(m, kp, M, st);
+    if constexpr (NeedsMoves<Scorer>::value)
+        if (e.kind & (kEventInteract | kEventHop)) onMove(sc, st, mat, e.dist);
     if (e.kind & kEventInteract) {
         // The common interaction on its own path: interactEvent and bookInteraction written
         // out for it.
@@ -300,7 +310,7 @@ FM_HD bool advanceIn(const Model& m, const KernelParams& kp, PacketState& st, ui
         float w0, w1;
         if (interactAboveRoulette(kp, M, pk, st.rng, w0, w1)) {
             const double dw = widen(w0) - widen(w1);
-            sc.absorb(pk.tetra, pk.pos, dw);
+            onAbsorb(sc, st, dw);
             book<&Ledger::absorbed>(sc, dw);
             ++sc.events.absorb;
             ++sc.events.scatter;
@@ -308,11 +318,10 @@ FM_HD bool advanceIn(const Model& m, const KernelParams& kp, PacketState& st, ui
             // with the spin's arithmetic.
             st.s = drawStep(st.rng);
             if (++st.steps < kp.maxSteps) return true;
-            bookAbnormal(pk, sc);
-            return false;
+            return endAbnormal(st, sc);
         }
         interactEvent(kp, M, st, e);
-        return bookInteraction(e, st.pk, sc);
+        return bookInteraction(e, st, sc);
     }
     return bookEvent(m, mat, M, e, st, sc, matOut);  // a hop or a guard
 }

@@ -2,21 +2,22 @@
 // Packet traces (FullMonte's TetraTraceKernel / PacketPositionTraceSet): the path of a packet as
 // the sequence of its states after each event of the common packet loop. The loop itself is not
 // touched: tracePacket drives launchPacket/advance from Packet.hpp and records the packet after
-// every call, reading what happened from the scorer's event counters. So a traced packet follows
-// exactly the physics (and random stream) of an untraced one, and the ordinary kernels, which
-// never include this header, pay nothing for it.
+// every call, reading what happened from the scorer's event counters and the time from the
+// packet clock (PacketState::opl, kept because the scorer says kNeedsClock). So a traced packet
+// follows exactly the physics (and random stream) of an untraced one, and the ordinary kernels,
+// which never include this header, pay nothing for it.
 #pragma once
 #include "Kernels/Core/Packet.hpp"
 #include "Kernels/Core/TraceSet.hpp"
 
 namespace fm {
 
-constexpr double kLightSpeedMmPerNs = 299.792458;
-
 // Runs packet `index` like runPacket, calling sink(const TraceStep&) at launch and after every
-// event. Scorer is any scorer of the packet loop (its tallies are filled as usual).
+// event. Scorer is any scorer of the packet loop that keeps the packet clock (a pack with
+// PacketClock, Core/Tally.hpp); its tallies are filled as usual.
 template <class Model, class Scorer, class Sink>
 void tracePacket(const Model& m, const KernelParams& kp, uint64_t index, Scorer& sc, Sink&& sink) {
+    static_assert(NeedsClock<Scorer>::value, "traces read the packet clock: add PacketClock to the scorer's pack");
     PacketState st;
     const bool live = launchPacket(m, kp, index, st, sc);
     TraceStep s{};
@@ -24,11 +25,9 @@ void tracePacket(const Model& m, const KernelParams& kp, uint64_t index, Scorer&
         const Packet& pk = st.pk;
         float dx = pk.pos.x - s.pos[0], dy = pk.pos.y - s.pos[1], dz = pk.pos.z - s.pos[2];
         float len = event == kTraceLaunch ? 0.f : fm_sqrt(dx * dx + dy * dy + dz * dz);
-        // The segment just travelled lies in the tetra of the previous point.
-        float n = event == kTraceLaunch ? 0.f : m.material(s.material).n;
         s.step = len;
         s.path += len;
-        s.time += float(len * n / kLightSpeedMmPerNs);
+        s.time = float(st.opl / kLightSpeedMmPerNs);
         s.pos[0] = pk.pos.x;
         s.pos[1] = pk.pos.y;
         s.pos[2] = pk.pos.z;

@@ -365,8 +365,7 @@ BOOST_AUTO_TEST_CASE(replicated_tallies_sum_to_the_plain_ones) {
     sc.volume = t.data();
     sc.surface = t.data() + nv;
     sc.directed = t.data() + nv + ns;
-    sc.replicaMask = kCopies - 1;
-    sc.replicaStride = uint32_t(stride);
+    sc.setReplicas(kCopies - 1, uint32_t(stride));
     const ArrayModel m = in.view();
     for (uint64_t i = 0; i < o.packets; ++i) runPacket(m, o.params, i, sc);
     sc.flush();
@@ -393,10 +392,8 @@ BOOST_AUTO_TEST_CASE(replicated_tallies_sum_to_the_plain_ones) {
     const size_t hot = size_t(std::max_element(ref.volume.begin(), ref.volume.end()) - ref.volume.begin());
     for (uint32_t c = 0; c < kCopies; ++c) BOOST_CHECK_GT(t[c * stride + hot], 0.0);
     // Without kReplicas (the CPU's adds) the offsets are zero: everything in the first replica.
-    TallyScorer<true, true, true, HostAdd> host;
-    host.replicaMask = kCopies - 1;
-    host.replicaStride = uint32_t(stride);
-    BOOST_CHECK_EQUAL(host.replicaOffset(Vec3{1.2345f, -0.5f, 3.f}), 0u);
+    const TallyReplicas replicas{kCopies - 1, uint32_t(stride)};
+    BOOST_CHECK_EQUAL(replicas.offset<HostAdd>(Vec3{1.2345f, -0.5f, 3.f}), 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

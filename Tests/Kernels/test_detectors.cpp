@@ -13,6 +13,7 @@
 #include "Geometry/MaterialSet.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
+#include "Kernels/Core/Tally.hpp"
 #include "Kernels/Detection.hpp"
 #include "Storage/Detected/DetectedFile.hpp"
 #include "Tests/TestUtil.hpp"
@@ -124,8 +125,8 @@ BOOST_AUTO_TEST_CASE(records_are_consistent_and_tallies_unchanged) {
         BOOST_CHECK_SMALL(double(r.pos[2]), 1e-4);
         BOOST_CHECK_LT(r.dir[2], 0.f);  // leaving through the top face
         double t = 0;
-        for (uint32_t i = 0; i < dp.regions; ++i) t += dp.path(k)[i] * dp.n[i] / fm::kLightMmPerNs;
-        BOOST_CHECK_CLOSE(double(r.time), t, 1e-3);
+        for (uint32_t i = 0; i < dp.regions; ++i) t += dp.path(k)[i] * dp.n[i] / fm::kLightSpeedMmPerNs;
+        BOOST_CHECK_CLOSE(double(r.time), t, 1e-2);  // the clock and the lengths summed in float
         if (k) BOOST_CHECK_LE(dp.records[k - 1].index, r.index);
     }
     // The detected weight is part of the exited weight of the ledger.
