@@ -33,6 +33,8 @@
 #include "Storage/MMC/MMCInput.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Storage/Text/TextFile.hpp"
+#include "Apps/DetectorOutputs.hpp"
+#include "Storage/Detected/DetectedFile.hpp"
 
 using namespace fm;
 
@@ -80,6 +82,13 @@ const char* kUsage =
     "  --no-entry-specular  pencil beams and fibres entering from outside are not Fresnel-reflected\n"
     "                     (FullMonte 2018, TIM-OS, MMC); default: reflected and refracted as MCML\n"
     "  --quiet            no progress bar\n"
+    "  --detectors LIST   surface detectors, ';'-separated: x,y,z,r (mm: exits within r of the point) or\n"
+    "                     faces:f1,f2,... (boundary face ids); writes detected.fmd (docs/DETECTORS.md);\n"
+    "                     --kernel cpu only\n"
+    "  --max-detected N   detected-packet records kept (default 1e6; more are counted, not kept)\n"
+    "  --tpsf A,B,S       also write detector_tpsf.txt: detected weight per gate, A to B ns by S ns\n"
+    "  --replay F.fmd     replay the packets of F.fmd (same model, source, --detectors, --wmin, --prwin)\n"
+    "                     and write jacobian.txt (d(detected signal)/d(mu_a) per tetra and detector)\n"
     "  --save-mesh F.fmb  also write the mesh read (TIM-OS, MMC or .fmb) as a binary mesh; without\n"
     "                     --output, only that (no run)\n"
     "batch (one run per source file, or per row of one .source file, x each material set):\n"
@@ -121,7 +130,8 @@ void parseInto(Args& a, int argc, char** argv) {
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
                                     "--max-steps", "--max-hits", "--devices", "--batch-sources", "--batch-opt",
                                     "--mmc", "--batches", "--serve", "--save-mesh",
-                                    "--time-gates"};
+                                    "--time-gates", "--detectors",
+                                    "--max-detected", "--tpsf", "--replay"};
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
         bool known = false;
@@ -262,6 +272,27 @@ void writeOutputs(const OutputFolder& out, const TetraMesh& mesh, const Material
         f.out << '\n';
     }
     f.commit();
+}
+
+// --replay: the Jacobian of the recorded packets' detectors, written to jacobian.txt.
+int replayCommand(const Args& a, OutputFolder& out, const TetraMesh& mesh, const KernelInput& in, const RunOptions& opt,
+                  const DetectedPackets& dp) {
+    if (a.get("--kernel", "cpu") != "cpu") throw ParameterError("--replay runs on the cpu kernel (where the packets were detected)");
+    const ReplayResult rr = replayJacobian(in, opt, *opt.detection, dp);
+    if (rr.cancelled || stopRequested()) {
+        std::cerr << "fullmonte-run: replay interrupted; nothing written\n";
+        return stoppedExitStatus();
+    }
+    if (rr.mismatched)
+        throw ParameterError("--replay " + a.get("--replay") + ": " + std::to_string(rr.mismatched) + " of " +
+                             std::to_string(rr.replayed) + " packets did not reproduce their records; the mesh, materials, "
+                             "source, --detectors, --wmin, --prwin or --max-steps differ from the detecting run");
+    writeJacobian(out, mesh, rr, dp.packets);
+    out.publish({"jacobian.txt"});
+    std::cout << "fullmonte-run: replayed " << rr.replayed << " packets of " << dp.records.size() << " records"
+              << (dp.truncated() ? " (the file was truncated: the Jacobian covers its records only)" : "")
+              << "\n  jacobian.txt in " << out.dir() << "\n";
+    return 0;
 }
 
 // Options that contradict each other are refused: none silently wins over another.
@@ -427,6 +458,27 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     if (!(power > 0)) throw ParameterError("--power must be > 0");
     opt.devices = devices;
     validateRunOptions(opt);
+    const bool detecting = a.has("--detectors");
+    for (const char* k : {"--max-detected", "--tpsf", "--replay"})
+        if (a.has(k) && !detecting) throw ParameterError(std::string(k) + " needs --detectors");
+    if (detecting && kernel != "cpu")
+        throw ParameterError("--detectors: kernel " + kernel + " does not record detected packets; use --kernel cpu");
+    if (detecting && (batch || mpi.size() > 1))
+        throw ParameterError("--detectors: detecting runs are single runs in one process (no --batch-sources, no mpirun)");
+    DetectionSpec detection;
+    std::unique_ptr<TimeGates> gates;
+    DetectedPackets replayed;
+    if (detecting) {
+        detection = detectorsOption(a.get("--detectors"), whole(a, "--max-detected", 1000000, uint64_t(1) << 40), mesh);
+        if (a.has("--tpsf")) gates = std::make_unique<TimeGates>(gatesOption(a.get("--tpsf")));
+        if (a.has("--replay")) {
+            replayed = readDetected(a.get("--replay"));
+            if (a.has("--seed") && opt.params.seed != replayed.seed)
+                throw ParameterError("--seed differs from the seed of " + a.get("--replay") + " (" + std::to_string(replayed.seed) + ")");
+            opt.params.seed = replayed.seed;
+        }
+        opt.detection = &detection;
+    }
     if (batch) {
         BatchCommand bc;
         bc.mesh = &mesh;
@@ -472,6 +524,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     ProgressBar bar(!a.flags.count("--quiet") && mpi.rank() == 0);
     opt.progress = [&](uint64_t d, uint64_t t) { bar(d, t); };
     opt.cancel = &stopFlag();
+    if (a.has("--replay")) return replayCommand(a, *out, mesh, in, opt, replayed);
     RunResult r = runDistributed(mpi, kernel, in, opt);
     if (mpi.rank() != 0) return r.cancelled || stopRequested() ? stoppedExitStatus() : 0;  // rank 0 writes
 
@@ -497,6 +550,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
         try {
             writeOutputs(*out, mesh, mats, r, power);
             writeGatedOutputs(*out, mesh, mats, r, power);
+            if (detecting) writeDetectorOutputs(*out, r.detected, gates.get());
             writeRunSummary(out->staged("summary.json"), r, extra);
             out->publish();
         } catch (const Interrupted&) {

@@ -49,8 +49,9 @@ struct BatchRunSpec {
     uint64_t seed = 1;
 };
 
-// Runs per GPU launch of a batch when BatchOptions::runsPerLaunch is 0.
-constexpr unsigned kDefaultRunsPerLaunch = 8;
+// Runs per GPU launch of a batch when BatchOptions::runsPerLaunch is 0: one, until the
+// throughput of run groups is measured on a GPU (docs/PERFORMANCE.md, "Run groups").
+constexpr unsigned kDefaultRunsPerLaunch = 1;
 
 struct BatchOptions {
     std::string kernel = "cpu";  // "cpu" or "cuda"

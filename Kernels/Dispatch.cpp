@@ -7,6 +7,7 @@
 #include "Common/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Hybrid.hpp"
+#include "Kernels/Detection.hpp"
 #include "fm_config.h"
 #if FM_HAVE_CUDA
 #include "Kernels/CUDA/CudaKernel.hpp"
@@ -55,7 +56,13 @@ void validateRunOptions(const RunOptions& o) {
 RunResult runKernel(const std::string& kind, const KernelInput& in, const RunOptions& opt) {
     validateRunOptions(opt);
     checkGatedRun(in, opt);
-    if (kind == "cpu") return runCpu(in, opt);
+    const bool detecting = opt.detection && opt.detection->active();
+    if (detecting && kind != "cpu")
+        throw ParameterError("detectors: kernel " + kind + " does not record detected packets; use the cpu kernel");
+    if (detecting && opt.outputs.gated())
+        throw ParameterError("detectors: time-gated tallies and detectors in one run are not supported; the detector TPSF "
+                             "(--tpsf) gives the detected packets' times");
+    if (kind == "cpu") return detecting ? runCpuDetecting(in, opt, *opt.detection) : runCpu(in, opt);
     if (kind == "cuda") {
 #if FM_HAVE_CUDA
         return runCuda(in, opt);

@@ -10,6 +10,7 @@
 #include "Kernels/Core/ArrayModel.hpp"
 #include "Kernels/Core/SlabModel.hpp"
 #include "Kernels/TimeGates.hpp"
+#include "Kernels/DetectedPackets.hpp"
 #include "Kernels/Tuning.hpp"
 
 namespace fm {
@@ -81,6 +82,9 @@ struct RunOptions {
     // then what the side took.
     PacketSource* packetSource = nullptr;
     TimeGates gates;            // of the gated outputs (outputs.gatedVolume, gatedSurface)
+    // Surface detectors (Kernels/Detection.hpp): when set and active, the run also records the
+    // packets they detect (RunResult::detected); CPU kernel only.
+    const DetectionSpec* detection = nullptr;
 };
 
 // Batch-means standard errors (Kernels/BatchMeans.hpp) of RunResult's tallies, element by
@@ -113,6 +117,7 @@ struct RunResult {
     Ledger ledger;
     Events events;
     TallyErrors standardError;   // of volume, surface, directed and ledger
+    DetectedPackets detected;    // runs with RunOptions::detection
     uint64_t packetsRequested = 0;
     uint64_t packetsDone = 0;
     double seconds = 0;          // whole run, wall clock

@@ -28,6 +28,7 @@ void bindStorage(py::module_& m);
 void bindBatch(py::module_& m);
 void bindMeshing(py::module_& m);    // defines nothing unless the mesher is built
 void bindPlanning(py::module_& m);   // defines nothing unless the planner is built
+void bindDetected(py::module_& m);   // detected-packet files (issue 28)
 
 // The tallies of one run with the model they belong to (Python class Result).
 struct Result {

@@ -111,4 +111,5 @@ PYBIND11_MODULE(_fullmonte, m) {
     fmpy::bindBatch(m);
     fmpy::bindMeshing(m);
     fmpy::bindPlanning(m);
+    fmpy::bindDetected(m);
 }

@@ -14,6 +14,7 @@
 #include "Tcl/TclOutputs.hpp"
 #include "Tcl/TclKernels.hpp"
 #include "Tcl/TclTraces.hpp"
+#include "Tcl/TclDetectors.hpp"
 #include "Tcl/TclQueries.hpp"
 #include "Tcl/TclStorage.hpp"
 #include "Tcl/TclBatch.hpp"
@@ -170,6 +171,9 @@ if (!dcast) {
 %nodefaultctor PacketPositionTraceSet;
 %include "Tcl/TclTraces.hpp"
 // ---- end packet traces ----
+
+// ---- Surface detectors (issue 28): TetraDetectorKernel (Tcl/TclDetectors.hpp). ----
+%include "Tcl/TclDetectors.hpp"
 
 // ---- VTK (Storage/VTK): wrapped only when its library is built (FM_USE_VTK ON);
 // see Tcl/CMakeLists.txt. ----

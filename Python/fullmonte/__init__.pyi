@@ -388,3 +388,28 @@ def render_dose_slice(png: str, mesh: TetraMesh, dose: ArrayLike, *, axis: str =
                       title: str = ...) -> None: ...
 def render_dvh(png: str, curves: Sequence[Tuple[str, ArrayLike, ArrayLike]], *, title: str = ...,
                width: int = ..., height: int = ...) -> None: ...
+
+# Detected-packet files (docs/DETECTORS.md).
+class DetectedPackets:
+    regions: int
+    packets: int
+    seed: int
+    detected: int
+    truncated: bool
+    record_count: int
+    mua: List[float]
+    index: np.ndarray
+    detector: np.ndarray
+    scatters: np.ndarray
+    weight: np.ndarray
+    time: np.ndarray
+    position: np.ndarray
+    direction: np.ndarray
+    path_lengths: np.ndarray
+    def signal(self) -> List[float]: ...
+    def reweighted_signal(self, mua: Sequence[float]) -> List[float]: ...
+    def region_jacobian(self) -> List[float]: ...
+    def tpsf(self, detector: int, start: float, stop: float, step: float) -> List[float]: ...
+
+def read_detected(path: str) -> DetectedPackets: ...
+def write_detected(records: DetectedPackets, path: str) -> None: ...

@@ -49,6 +49,9 @@
 #define LLVMFuzzerTestOneInput fuzzBinaryMesh
 #include "Tests/Fuzz/fuzz_binary_mesh.cpp"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzzDetected
+#include "Tests/Fuzz/fuzz_detected.cpp"
+#undef LLVMFuzzerTestOneInput
 
 namespace fs = std::filesystem;
 
@@ -63,7 +66,8 @@ int main(int argc, char** argv) {
         {"mmc_node", fuzzMmcNode},     {"mmc_elem", fuzzMmcElem},   {"mmc_prop", fuzzMmcProp},
         {"mmc_inp", fuzzMmcInp},       {"mmc_json", fuzzMmcJson},
         {"mci", fuzzMci},              {"mco", fuzzMco},            {"mesh_build", fuzzMeshBuild},
-        {"comsol", fuzzComsol},        {"binary_mesh", fuzzBinaryMesh}};
+        {"comsol", fuzzComsol},        {"binary_mesh", fuzzBinaryMesh},
+        {"detected", fuzzDetected}};
     size_t total = 0;
     for (auto [name, run] : targets) {
         const fs::path dir = fs::path(argv[1]) / name;

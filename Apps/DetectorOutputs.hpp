@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// fullmonte-run's detector options (--detectors, --max-detected, --tpsf, --replay) and the files
+// they write: detected.fmd (docs/DETECTORS.md), detector_tpsf.txt, jacobian.txt.
+#pragma once
+#include <string>
+
+#include "Geometry/TetraMesh.hpp"
+#include "Kernels/Detection.hpp"
+#include "Storage/OutputFolder.hpp"
+
+namespace fm {
+
+// "--detectors 'x,y,z,r;faces:f1,f2;...'" on `mesh`, keeping at most maxRecords records.
+DetectionSpec detectorsOption(const std::string& list, uint64_t maxRecords, const TetraMesh& mesh);
+// "--tpsf start,stop,step" (ns).
+TimeGates gatesOption(const std::string& text);
+
+// detected.fmd, and with gates detector_tpsf.txt (per launched packet); says on stderr when
+// the records were truncated by maxRecords.
+void writeDetectorOutputs(const OutputFolder& out, const DetectedPackets& dp, const TimeGates* gates);
+
+// jacobian.txt: per tetra, its region and d(signal)/d(mu_a) per detector, the signal being
+// detected weight per launched packet (mm).
+void writeJacobian(const OutputFolder& out, const TetraMesh& mesh, const ReplayResult& rr, uint64_t packets);
+
+}  // namespace fm

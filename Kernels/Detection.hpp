@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Surface detectors and the packets they detect (MMC/MCX-style detected-photon records): what a
+// run detects, the records' reweighting to other absorption coefficients, the detector TPSF, and
+// the replay of detected packets that scores the mu_a Jacobian per tetra.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "Kernels/DetectedPackets.hpp"
+#include "Kernels/KernelInput.hpp"
+#include "Kernels/TimeGates.hpp"
+
+namespace fm {
+
+// Detected weight per time gate of detector d (the detector TPSF; gates as the time-gated
+// tallies', Kernels/TimeGates.hpp), launched packet weight per gate; a record outside the gates
+// is not counted.
+std::vector<double> detectorTpsf(const DetectedPackets& dp, uint32_t d, const TimeGates& gates);
+
+// Record weights for other absorption coefficients muaNew[material 1..regions at 0..regions-1],
+// mu_s, g and n held: w' = w exp(-sum_r (mu_a'_r - mu_a_r) L_r). Throws ParameterError for a
+// wrong count or a negative / non-finite coefficient.
+std::vector<double> reweightedWeights(const DetectedPackets& dp, const std::vector<double>& muaNew);
+
+// Detected weight per detector (launched packet weight), of the records' own weights or of
+// `weights` (one per record, e.g. reweightedWeights).
+std::vector<double> detectedSignal(const DetectedPackets& dp, const std::vector<double>* weights = nullptr);
+
+// Per detector d and material r, d(signal_d)/d(mu_a,r) = -sum over d's records of w L_r
+// (launched packet weight x mm): [d * regions + r - 1].
+std::vector<double> regionJacobian(const DetectedPackets& dp);
+
+// A CPU run that also detects packets: the standard tallies of opt.outputs, plus the records
+// in RunResult::detected, kept for the lowest packet indices when more than spec.maxRecords are
+// detected. Runs the scalar packet loop, whose histories equal the lane loop's. No batch
+// standard errors.
+RunResult runCpuDetecting(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec);
+
+// The mu_a Jacobian from a replay of detected packets: J[d][tetra] = -sum over detector d's
+// detected packets of w (path length in the tetra), launched packet weight x mm; tetra 0 unused.
+struct ReplayResult {
+    std::vector<std::vector<double>> jacobian;  // [detector][tetra]
+    uint64_t replayed = 0;                      // packets replayed
+    uint64_t mismatched = 0;                    // replayed packets not detected as recorded
+    bool cancelled = false;                     // stopped by RunOptions::cancel before the end
+};
+
+// Replays the packets of `dp`'s records (same model, params and seed as the run that detected
+// them, on the CPU, where a packet's history depends on its index and seed only) and scores
+// the Jacobian of each detector. Throws ParameterError when the records' detectors, regions or
+// optical properties do not match the spec or model.
+ReplayResult replayJacobian(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec,
+                            const DetectedPackets& dp);
+
+}  // namespace fm

@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Detected-packet files (.fmd, docs/DETECTORS.md): reading, arrays, reweighting, TPSF."""
+import struct
+
+import numpy as np
+import pytest
+
+fm = pytest.importorskip("fullmonte", reason="the fullmonte module is not built (FM_USE_PYTHON=OFF)")
+
+
+def fmd_bytes(records, regions=2, packets=100, mua=(0.05, 0.02)):
+    head = ["fullmonte-detected 1", f"packets {packets}", "seed 3", f"regions {regions}"]
+    head += [f"material {r + 1} {mua[r]} 5 0.8 1.4" for r in range(regions)]
+    head += ["detectors 2", "detector 0 disk 3 0 0 1.5", "detector 1 faces",
+             f"detected {len(records)}", f"records {len(records)}", f"record_bytes {48 + 4 * regions}", "data"]
+    body = b"".join(struct.pack("<QIIff3f3f%df" % regions, *r) for r in records)
+    return ("\n".join(head) + "\n").encode() + body
+
+
+RECORDS = [
+    (4, 0, 10, 0.5, 0.02, 3, 0, 0, 0, 0, -1, 2.0, 1.0),
+    (9, 1, 30, 0.25, 0.05, 1, 1, 0, 0, 0, -1, 4.0, 6.0),
+    (9, 0, 30, 0.25, 0.05, 1, 1, 0, 0, 0, -1, 4.0, 6.0),
+]
+
+
+def test_read_and_reweight(tmp_path):
+    p = tmp_path / "d.fmd"
+    p.write_bytes(fmd_bytes(RECORDS))
+    d = fm.read_detected(str(p))
+    assert d.record_count == 3 and d.regions == 2 and d.packets == 100 and not d.truncated
+    assert list(d.index) == [4, 9, 9] and list(d.detector) == [0, 1, 0]
+    L = np.asarray(d.path_lengths)
+    assert L.shape == (3, 2) and L[1, 1] == 6.0
+    w = np.asarray(d.weight, dtype=float)
+    assert d.signal() == pytest.approx([(w[0] + w[2]) / 100, w[1] / 100])
+    new = np.array([0.1, 0.03])
+    w2 = w * np.exp(-(L @ (new - np.array([0.05, 0.02]))))
+    assert d.reweighted_signal(list(new)) == pytest.approx([(w2[0] + w2[2]) / 100, w2[1] / 100])
+    assert d.region_jacobian()[0] == pytest.approx(-(w[0] * L[0, 0] + w[2] * L[2, 0]) / 100)
+    assert sum(d.tpsf(0, 0, 1, 0.01)) == pytest.approx(d.signal()[0])
+
+
+def test_bad_files(tmp_path):
+    p = tmp_path / "bad.fmd"
+    p.write_bytes(fmd_bytes(RECORDS)[:-5])
+    with pytest.raises(ValueError, match="bad.fmd"):
+        fm.read_detected(str(p))
+    p.write_bytes(fmd_bytes(RECORDS))
+    d = fm.read_detected(str(p))
+    with pytest.raises(ValueError, match="regions"):
+        d.reweighted_signal([0.1])

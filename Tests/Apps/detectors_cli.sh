@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# fullmonte-run --detectors (docs/DETECTORS.md): detected.fmd and detector_tpsf.txt, read back by
+# fullmonte-detected (signal, reweighting, TPSF); --replay writes jacobian.txt and refuses a
+# replay whose packets do not reproduce; --max-detected truncation is reported; bad detectors
+# are errors naming the detector, exit 1, no outputs.
+# Usage: detectors_cli.sh path/to/fullmonte-run path/to/fullmonte-detected
+set -u
+exe=$1
+det=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/model.sh"
+write_model "$dir"
+m=(--mesh "$dir/m.mesh" --opt "$dir/m.opt" --source "$dir/m.source" --packets 4000 --threads 2 --quiet)
+disks='0,0.3,0.3,0.3;0.3,0.3,0,0.3'
+failures=0
+ok() { echo "ok   $1"; }
+fail() { echo "FAIL $1"; failures=$((failures + 1)); }
+
+"$exe" "${m[@]}" --detectors "$disks" --tpsf 0,0.1,0.001 --output "$dir/run" >/dev/null 2>"$dir/err" ||
+  fail "detecting run: $(cat "$dir/err")"
+if [ -s "$dir/run/detected.fmd" ] && [ "$(grep -vc '^#' "$dir/run/detector_tpsf.txt")" = 100 ] &&
+   head -1 "$dir/run/detected.fmd" | grep -q "fullmonte-detected 1"; then
+  ok "detected.fmd and detector_tpsf.txt written"
+else
+  fail "detecting run outputs: $(ls "$dir/run")"
+fi
+
+"$det" "$dir/run/detected.fmd" --mua 0.2,0.2 --tpsf 0,0.1,0.01 >"$dir/out" 2>"$dir/err" || fail "fullmonte-detected: $(cat "$dir/err")"
+if grep -q "^signal detector 0: " "$dir/out" && grep -q "^reweighted detector 1: " "$dir/out" &&
+   grep -q "^jacobian detector 0 region 2: " "$dir/out" && [ "$(grep -c '^tpsf detector 0' "$dir/out")" = 10 ]; then
+  ok "fullmonte-detected: signal, reweighted signal, Jacobian per region, TPSF"
+else
+  fail "fullmonte-detected output: $(head -5 "$dir/out")"
+fi
+
+"$exe" "${m[@]}" --detectors "$disks" --replay "$dir/run/detected.fmd" --output "$dir/jac" >/dev/null 2>"$dir/err" ||
+  fail "replay: $(cat "$dir/err")"
+if [ "$(grep -vc '^#' "$dir/jac/jacobian.txt")" = 2 ] && ! grep -v '^#' "$dir/jac/jacobian.txt" | awk 'NF != 4' | grep -q .; then
+  ok "--replay: jacobian.txt, one row per tetra, a column per detector"
+else
+  fail "--replay output: $(cat "$dir/jac/jacobian.txt" 2>&1 | head -3)"
+fi
+
+"$exe" "${m[@]}" --wmin 0.5 --detectors "$disks" --replay "$dir/run/detected.fmd" --output "$dir/jac2" >/dev/null 2>"$dir/err"
+rc=$?
+if [ "$rc" = 1 ] && grep -q "did not reproduce" "$dir/err" && [ ! -e "$dir/jac2/jacobian.txt" ]; then
+  ok "a replay that does not reproduce is refused"
+else
+  fail "replay with other --wmin: exit $rc, $(cat "$dir/err")"
+fi
+
+"$exe" "${m[@]}" --detectors "$disks" --max-detected 3 --output "$dir/cut" >/dev/null 2>"$dir/err"
+if grep -q "only the first 3" "$dir/err" && grep -q "^records 3$" "$dir/cut/detected.fmd"; then
+  ok "--max-detected truncation reported"
+else
+  fail "--max-detected: $(cat "$dir/err")"
+fi
+
+bad() {  # bad WHAT PATTERN ARGS...
+  local what=$1 pattern=$2
+  shift 2
+  "$exe" "${m[@]}" "$@" --output "$dir/bad" >/dev/null 2>"$dir/err"
+  local rc=$?
+  if [ "$rc" = 1 ] && grep -q -- "$pattern" "$dir/err" && [ ! -e "$dir/bad/summary.json" ]; then
+    ok "$what refused: $(cat "$dir/err")"
+  else
+    fail "$what: exit $rc, $(cat "$dir/err")"
+  fi
+}
+bad "a disk off the mesh" "detector 0 centre/radius" --detectors "5,5,5,0.1"
+bad "a zero radius" "detector 1 radius" --detectors "0,0.3,0.3,0.3;0,0,0,0"
+bad "a malformed detector" "--detectors item 1" --detectors "1,2,3"
+bad "--max-detected alone" "needs --detectors" --max-detected 5
+bad "bad gates" "--tpsf" --detectors "$disks" --tpsf 0,1,0
+m=(--mesh "$dir/m.mesh" --opt "$dir/m.opt" --source "$dir/m.source" --packets 4000 --quiet)
+bad "the cuda kernel" "detectors" --kernel cuda --detectors "$disks"
+
+[ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
