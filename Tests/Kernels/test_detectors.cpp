@@ -316,6 +316,18 @@ BOOST_AUTO_TEST_CASE(bad_detectors) {
     BOOST_CHECK_THROW(fm::parseDetector("1,2,x,4", "--detector"), fm::ParameterError);
     BOOST_CHECK_THROW(fm::parseDetector("faces:", "--detector"), fm::ParameterError);
     BOOST_CHECK_THROW(fm::parseDetector("faces:1,-2", "--detector"), fm::ParameterError);
+    // Detectors with time-gated tallies in one run: refused (the detecting loop keeps no gated
+    // tallies, so their outputs would be missing), naming both.
+    const fm::DetectionSpec disks = model.spec();
+    fm::RunOptions gated = options(100, 1, &disks);
+    gated.outputs.gatedSurface = true;
+    gated.gates = fm::makeTimeGates(0, 1, 0.1, "gates");
+    try {
+        fm::runKernel("cpu", model.input(0.05, 0.02), gated);
+        BOOST_ERROR("detectors with time gates accepted");
+    } catch (const fm::ParameterError& e) {
+        BOOST_CHECK_MESSAGE(std::string(e.what()).find("time-gated") != std::string::npos, e.what());
+    }
     BOOST_CHECK_EQUAL(fm::parseDetector("1,2,3,4", "--detector").radius, 4.0);
     BOOST_CHECK_EQUAL(fm::parseDetector("faces:7,9", "--detector").faces.size(), 2u);
     // A face set detects every exit through its faces.
