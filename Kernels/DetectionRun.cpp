@@ -190,15 +190,9 @@ RunResult runCpuDetecting(const KernelInput& in, const RunOptions& opt, const De
             sc.flush();
             scorers[w] = sc;
         });
-        auto reduce = [&](std::vector<std::vector<double>>& p, std::vector<double>& out) {
-            if (p.empty() || p[0].empty()) return;
-            out = std::move(p[0]);
-            for (unsigned w = 1; w < threads; ++w)
-                for (size_t i = 0; i < out.size(); ++i) out[i] += p[w][i];
-        };
-        reduce(vol, r.volume);
-        reduce(surf, r.surface);
-        reduce(dir, r.directed);
+        addWorkerArrays(vol, r.volume);
+        addWorkerArrays(surf, r.surface);
+        addWorkerArrays(dir, r.directed);
         for (auto& sc : scorers) {
             r.ledger.add(sc.ledger);
             r.events.add(sc.events);

@@ -236,6 +236,13 @@ void runWorkerBatches(PacketChunks& chunks, uint64_t b, uint64_t e, uint64_t k, 
 
 }  // namespace
 
+void addWorkerArrays(std::vector<std::vector<double>>& parts, std::vector<double>& out) {
+    if (parts.empty() || parts[0].empty()) return;
+    out = std::move(parts[0]);
+    for (size_t w = 1; w < parts.size(); ++w)
+        for (size_t i = 0; i < out.size(); ++i) out[i] += parts[w][i];
+}
+
 RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
     auto t0 = std::chrono::steady_clock::now();
     const unsigned threads = resolveThreads(opt.threads);
@@ -320,17 +327,11 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
             scorers[w] = sc;
         });
         if (opt.packetSource) r.packetsRequested = r.packetsDone;  // a side of a hybrid run: what it took
-        auto reduce = [&](std::vector<std::vector<double>>& parts, std::vector<double>& out) {
-            if (parts.empty() || parts[0].empty()) return;
-            out = std::move(parts[0]);
-            for (unsigned w = 1; w < threads; ++w)
-                for (size_t i = 0; i < out.size(); ++i) out[i] += parts[w][i];
-        };
-        reduce(vol, r.volume);
-        reduce(surf, r.surface);
-        reduce(dir, r.directed);
-        reduce(gvol, r.gatedVolume);
-        reduce(gsurf, r.gatedSurface);
+        addWorkerArrays(vol, r.volume);
+        addWorkerArrays(surf, r.surface);
+        addWorkerArrays(dir, r.directed);
+        addWorkerArrays(gvol, r.gatedVolume);
+        addWorkerArrays(gsurf, r.gatedSurface);
         if (G) r.gates = opt.gates;
         for (auto& sc : scorers) {
             r.ledger.add(sc.ledger);

@@ -2,6 +2,7 @@
 // The CPU kernel: std::thread workers over packet-index ranges.
 #pragma once
 #include <functional>
+#include <vector>
 
 #include "Kernels/KernelInput.hpp"
 
@@ -35,6 +36,10 @@ uint64_t forEachWorkerRange(const RunOptions& opt, unsigned threads,
 extern std::function<void(unsigned)> workerStartHookForTests;
 
 unsigned resolveThreads(unsigned requested);
+
+// The workers' per-thread arrays added into out, in worker order (out takes parts[0]'s storage;
+// nothing when there are none or they are empty).
+void addWorkerArrays(std::vector<std::vector<double>>& parts, std::vector<double>& out);
 
 // Runs the standard tallies (volume/surface/directed per opt.outputs, ledger, events) and, with
 // opt.batches > 1, their standard errors: each worker runs its range as its share of the
