@@ -87,8 +87,9 @@ public:
             double d = std::strtod(t.c_str(), &end);  // accept 1e6-style integers
             if (end == t.c_str() || *end || !(d >= 0) || d != std::floor(d))
                 fail("expected " + what + " (a whole number), found '" + t + "'");
-            // Range first: converting a double beyond 2^64 (1e30, inf) to an integer is undefined.
-            if (d > double(max)) fail(what + " = " + t + " is larger than " + std::to_string(max));
+            // Range first: converting a double at or beyond 2^64 (1e30, inf) to an integer is
+            // undefined, and double(max) rounds up to 2^64 for a max near it, so 2^64 is the bound.
+            if (!(d < 18446744073709551616.0)) fail(what + " = " + t + " is larger than " + std::to_string(max));
             v = (unsigned long long)d;
         }
         if (v > max) fail(what + " = " + t + " is larger than " + std::to_string(max));

@@ -3,11 +3,14 @@
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <sstream>
 
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Storage/MMC/MMC.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
+#include "Storage/TextReader.hpp"
 #include "Tests/TestUtil.hpp"
 
 using namespace fm;
@@ -130,3 +133,18 @@ BOOST_AUTO_TEST_CASE(mmc_reader) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// A whole number written with a fraction of 2^64 (the double 2^64 itself) is out of range of a
+// 64-bit count, even when the count's bound is 2^64 - 1 (whose double rounds up to 2^64): an
+// error naming it, not an undefined conversion.
+BOOST_AUTO_TEST_CASE(count_at_two_to_the_64_is_refused) {
+    for (const char* text : {"18446744073709551616.0", "18446744073709551616.02", "1.8446744073709552e19", "1e30"}) {
+        std::istringstream in(std::string("seed ") + text + "\n");
+        TextReader t(in, "x.txt");
+        t.need("seed");
+        BOOST_CHECK_THROW(t.count("seed", std::numeric_limits<uint64_t>::max()), FormatError);
+    }
+    std::istringstream ok("7e0\n");
+    TextReader t(ok, "x.txt");
+    BOOST_CHECK_EQUAL(t.count("seed", std::numeric_limits<uint64_t>::max()), 7u);
+}
