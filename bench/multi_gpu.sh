@@ -61,7 +61,8 @@ json() { "$py" -c "import json,sys; s=json.load(open(sys.argv[1])); print(eval(s
 fm() {  # DIR ARGS...
   local dir=$1 t0 t1; shift
   t0=$(date +%s.%N)
-  "$bin/fullmonte-run" --mesh "$fmb" --opt "$opt" --quiet --output "$dir" "$@" >"$dir.log" 2>&1 || { echo FAIL; return 1; }
+  "$bin/fullmonte-run" --mesh "$fmb" --opt "$opt" --quiet --output "$dir" "$@" >"$dir.log" 2>&1 \
+    || { cp "$dir.log" "$out/" 2>/dev/null; echo FAIL; return 1; }  # the log kept for the reader
   t1=$(date +%s.%N)
   json "$dir/summary.json" "'%.3f %.4f %.6f' % ($t1 - $t0, s['seconds'], s['ledger']['absorbed'] if 'ledger' in s else s['per_run'][0]['ledger']['absorbed'])"
 }
@@ -82,7 +83,8 @@ w1=$(best "${tiny[1]}"); w2=$(best "${tiny[2]}"); wn=$(best "${tiny[$gpus]}")
 say "fixed_cost_per_extra_gpu_s 2_devices $(awk -v a="$w1" -v b="$w2" 'BEGIN { printf "%.3f", b - a }') $gpus""_devices $(awk -v a="$w1" -v b="$wn" -v n="$gpus" 'BEGIN { printf "%.3f", (b - a) / (n - 1) }') (target <= 0.1)"
 
 say "== 2. batch of 10 runs of $short packets (process wall s, batch s, run 0 absorbed)"
-for _ in $(seq 1 10); do echo "$src"; done > "$work/ten.txt"
+# The list names its .source files relative to itself: give the absolute path.
+for _ in $(seq 1 10); do readlink -f "$src"; done > "$work/ten.txt"
 declare -A ten
 for r in $(seq 1 "$rounds"); do
   for n in 1 "$gpus"; do
