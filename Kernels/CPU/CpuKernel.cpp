@@ -70,19 +70,28 @@ struct WorkerChunks final : PacketChunks {
     }
 };
 
-// The workers' shared state: how many threads started (known once all were tried), the first
-// exception a worker threw, and the flag that stops the others after it.
+// The workers' shared state: how many threads run (known once all were tried and the spare ones
+// retired), the first exception a worker threw, and the flag that stops the others after it.
 struct WorkerPool {
     std::mutex m;
     std::condition_variable cv;
     int started = -1;
+    unsigned retireFrom = ~0u;  // workers w >= retireFrom leave before any work
     std::exception_ptr error;
     std::atomic<bool> failed{false};
 
-    unsigned waitForStart() {
+    // The number of workers that run, or 0 for a worker that is retired.
+    unsigned waitForStart(unsigned w) {
         std::unique_lock<std::mutex> lock(m);
-        cv.wait(lock, [&] { return started >= 0; });
-        return unsigned(started);
+        cv.wait(lock, [&] { return started >= 0 || w >= retireFrom; });
+        return w >= retireFrom ? 0 : unsigned(started);
+    }
+    void retire(unsigned from) {
+        {
+            std::lock_guard<std::mutex> lock(m);
+            retireFrom = from;
+        }
+        cv.notify_all();
     }
     void setStarted(unsigned n) {
         {
@@ -119,6 +128,11 @@ std::vector<std::thread> startThreads(unsigned threads, const std::function<void
 
 std::function<void(unsigned)> workerStartHookForTests;
 
+unsigned workersAfterFailedStart(unsigned asked, unsigned started) {
+    if (started == asked || started < 2) return started;
+    return started - std::max(1u, started / 4);
+}
+
 uint64_t forEachWorker(const RunOptions& opt, unsigned threads,
                        const std::function<void(unsigned, PacketChunks&)>& body) {
     return forEachWorkerRange(opt, threads, [&](unsigned w, uint64_t, uint64_t, PacketChunks& c) { body(w, c); });
@@ -143,7 +157,8 @@ uint64_t forEachWorkerRange(const RunOptions& opt, unsigned threads,
     const uint64_t first = opt.firstPacket, n = opt.packets;
     // Ranges are split once the number of threads that started is known.
     auto worker = [&](unsigned w) {
-        const unsigned count = shared.waitForStart();
+        const unsigned count = shared.waitForStart(w);
+        if (count == 0) return;  // retired: a spare thread's resources go to the others' work
         // In 128 bits: n (up to 2^53) times w (up to 4096) does not fit in 64.
         auto split = [&](unsigned k) { return uint64_t((unsigned __int128)n * k / count); };
         auto runRange = [&](uint64_t b, uint64_t e) {
@@ -163,14 +178,20 @@ uint64_t forEachWorkerRange(const RunOptions& opt, unsigned threads,
     };
     std::string why;
     std::vector<std::thread> pool = startThreads(threads, worker, why);
-    const unsigned count = unsigned(pool.size());
+    const unsigned tried = unsigned(pool.size());
+    const unsigned count = workersAfterFailedStart(threads, tried);
+    if (count < tried) {  // the spare threads leave (and free their stacks) before any work starts
+        shared.retire(count);
+        for (unsigned w = count; w < tried; ++w) pool[w].join();
+        pool.resize(count);
+    }
     running -= threads - count;
     shared.setStarted(count);
     if (count == 0)
         throw Error("cannot start a worker thread (" + why +
                     "); the process may not have more threads (ulimit -u, ulimit -v or a container limit)");
     if (count < threads)
-        std::cerr << "fullmonte: warning: started " << count << " of " << threads << " worker threads (" << why
+        std::cerr << "fullmonte: warning: started " << tried << " of " << threads << " worker threads (" << why
                   << "); running on " << count << "\n";
     {
         std::unique_lock<std::mutex> lock(endMutex);

@@ -31,6 +31,11 @@ uint64_t forEachWorkerRange(const RunOptions& opt, unsigned threads,
 // with a warning on stderr; none at all is an Error. An exception thrown in a worker stops the
 // others (as a cancel does) and is rethrown on the calling thread once all have ended.
 
+// How many of the `started` threads run when fewer than `asked` could start: a limit stopped the
+// starting (threads or address space), so a quarter of them (at least one of two or more) leave
+// again before any work, freeing their stacks for the allocations the run still makes.
+unsigned workersAfterFailedStart(unsigned asked, unsigned started);
+
 // Tests only: called with each worker's index before its thread is created; it may throw
 // std::system_error, as std::thread does when the process may not have more threads.
 extern std::function<void(unsigned)> workerStartHookForTests;

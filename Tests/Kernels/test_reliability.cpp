@@ -122,20 +122,30 @@ BOOST_AUTO_TEST_CASE(cancel_stops_a_trapped_mcml_photon) {
 BOOST_AUTO_TEST_CASE(threads_that_cannot_start_leave_the_run_to_those_that_did) {
     Box box(false);
     KernelInput in = box.pack();
-    RunResult two = runCpu(in, options(4000, 2));
-    RunResult four;
+    RunResult three = runCpu(in, options(4000, 3));
+    RunResult eight;
     {
-        // Threads 3 and 4 fail as under a process limit (EAGAIN).
+        // Threads 5 to 8 fail as under a process limit (EAGAIN).
         StartHook hook([](unsigned w) {
-            if (w >= 2) throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
+            if (w >= 4) throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
         });
-        four = runCpu(in, options(4000, 4));
+        eight = runCpu(in, options(4000, 8));
     }
-    // All packets run, split over the two threads that started: the same as a two-thread run.
-    BOOST_TEST(four.packetsDone == 4000u);
-    BOOST_TEST(!four.cancelled);
-    BOOST_TEST(four.volume == two.volume);
-    BOOST_TEST(four.ledger.absorbed == two.ledger.absorbed);
+    // Four started, one of them left again as headroom: all packets run, split over three
+    // threads, the same as a three-thread run.
+    BOOST_TEST(eight.packetsDone == 4000u);
+    BOOST_TEST(!eight.cancelled);
+    BOOST_TEST(eight.volume == three.volume);
+    BOOST_TEST(eight.ledger.absorbed == three.ledger.absorbed);
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_start_leaves_a_quarter_as_headroom) {
+    BOOST_TEST(workersAfterFailedStart(8, 8) == 8u);    // all started: all run
+    BOOST_TEST(workersAfterFailedStart(8, 1) == 1u);    // the only one runs
+    BOOST_TEST(workersAfterFailedStart(8, 0) == 0u);
+    BOOST_TEST(workersAfterFailedStart(8, 2) == 1u);
+    BOOST_TEST(workersAfterFailedStart(8, 7) == 6u);
+    BOOST_TEST(workersAfterFailedStart(4096, 42) == 32u);
 }
 
 BOOST_AUTO_TEST_CASE(no_thread_at_all_is_a_clear_error) {
