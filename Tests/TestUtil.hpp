@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -39,13 +40,17 @@ inline bool haveGpu() {
     return false;
 }
 
-// Normalised L1 distance sum|a-b| / sum|a| of two tallies.
+// Normalised L1 distance sum|a-b| / sum|a| of two tallies: 0 for two all-zero tallies, infinity
+// for tallies of different sizes or a non-zero one against an all-zero reference (never NaN,
+// which would fail a "< tolerance" check for two equal all-zero tallies).
 inline double l1(const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
     double n = 0, d = 0;
     for (size_t i = 0; i < a.size(); ++i) {
         n += std::fabs(a[i] - b[i]);
         d += std::fabs(a[i]);
     }
+    if (d == 0) return n == 0 ? 0.0 : std::numeric_limits<double>::infinity();
     return n / d;
 }
 
