@@ -5,8 +5,11 @@
 # point source through bench/mmc_convert (FullMonte's MMC writers), and both run in interleaved
 # rounds: GPU (fullmonte-run --kernel cuda against MMC's CUDA backend) and CPU (all threads of
 # the host: fullmonte-run --kernel cpu against MMC's SSE/OpenMP backend). MMC runs twice each
-# time: with its default nodal fluence (-C 1) and with fluence per element (-C 0, FullMonte's). Printed per run: the
-# time each program reports for its simulation, the whole process, the absorbed fraction.
+# time. On the GPU: in its default dual-grid mode (-M g: MMC's GPU builds default to it and then
+# ignore -C, writing fluence on a voxel grid) and in mesh mode with fluence per element
+# (-M s -C 0: branch-less Badouel ray tracing, FullMonte's tally). On the CPU: with its default
+# nodal fluence (-C 1) and per element (-C 0). Printed per run: the time each program reports for
+# its simulation, the whole process, the absorbed fraction.
 #
 # Usage: bench/peer_mmc.sh FM_BUILD MMC_SRC MESH OPT SOURCE [GPU_PACKETS] [CPU_PACKETS] [ROUNDS]
 #   FM_BUILD  a FullMonte build with bin/fullmonte-run and bin/mmc_convert (CUDA on)
@@ -83,8 +86,8 @@ PY
 echo "model: $(head -2 "$mesh" | tr '\n' ' ')points/tetras; host threads: $threads; $(nvidia-smi -L 2>/dev/null | head -1)"
 for r in $(seq 1 "$rounds"); do
   fullmonte gpu_r$r cuda "$gpuN"
-  mmcrun gpu_r$r cuda "$gpuN"           # MMC's default output: fluence on nodes (-C 1)
-  mmcrun gpu_C0_r$r cuda "$gpuN" -C 0   # per element, as FullMonte tallies
+  mmcrun gpu_grid_r$r cuda "$gpuN" -M g       # MMC's GPU default: dual grid, voxel output
+  mmcrun gpu_mesh_r$r cuda "$gpuN" -M s -C 0  # mesh mode, per element, as FullMonte tallies
 done
 fullmonte cpu cpu "$cpuN"
 mmcrun cpu sse "$cpuN"
