@@ -57,7 +57,10 @@ struct DeviceDetectorTally {
     uint64_t index = 0;
     unsigned long long want = 0, hit = 0;
     float wantWeight = 0, exitWeight = 0;
-    float path[kGpuDetectMaterials];
+    // [material]: the thread's own array (detectKernel's), kept apart from the scorer so that
+    // the scorer's other members stay in registers (an array indexed at run time is addressed
+    // in local memory, and so would be a struct holding it).
+    float* path = nullptr;
 
     // Before launchPacket: packet `index`, at position `slot` of the replay list.
     __device__ void startPacket(uint64_t slot, uint64_t packetIndex) {
@@ -128,6 +131,8 @@ __global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
 detectKernel(DeviceModel m, KernelParams kp, uint64_t first, uint64_t count, Scorer scIn, DeviceTotals* totals,
              unsigned long long* next, Ledger* rare, const unsigned long long* replayIndex) {
     SplitLedgerScorer<Scorer> sc(scIn, rare + blockIdx.x % kRareLedgerCopies);
+    float path[kGpuDetectMaterials];
+    sc.inner.template tally<DeviceDetectorTally>().path = path;
     m.enterBlock(0);
     PacketState st;
     KeptMaterial km;
