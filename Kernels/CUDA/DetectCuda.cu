@@ -10,13 +10,13 @@
 // same instantiation (all standard tallies on; unselected ones write into arrays that are
 // dropped), so that a replayed packet takes the detecting run's code path, rounding included.
 //
-// Where the path per material lives: in a per-thread array of kGpuDetectMaterials floats
-// (local memory: it is indexed by the packet's material, so it cannot stay in registers). Local
-// memory is per-thread global memory interleaved so that a warp's accesses to the same element
-// coalesce, cached in L1, and private to the thread: no atomics and no slot bookkeeping across
-// the two launches that overlap in runBatches (a global scratch slice indexed by thread would
-// need one). Its size is fixed at compile time, so the regions are capped; a model with more
-// is refused with an error that names the CPU kernel, which has no cap.
+// Where the path per material lives: for models of up to kGpuDetectMaterials materials, in a
+// per-thread array (local memory: it is indexed by the packet's material, so it cannot stay in
+// registers). Local memory is per-thread global memory interleaved so that a warp's accesses to
+// one element coalesce, cached in L1, private to the thread, and sized at compile time. Models
+// with more materials use a scratch slice per thread in global memory, laid out the same way
+// ([material][thread of the launch]: a warp's adds to one material coalesce), one scratch per
+// stream of runBatches, so that its two overlapping launches never share a slice.
 #include "Kernels/CUDA/CudaEngine.cuh"
 
 #include <algorithm>
@@ -57,10 +57,12 @@ struct DeviceDetectorTally {
     uint64_t index = 0;
     unsigned long long want = 0, hit = 0;
     float wantWeight = 0, exitWeight = 0;
-    // [material]: the thread's own array (detectKernel's), kept apart from the scorer so that
-    // the scorer's other members stay in registers (an array indexed at run time is addressed
-    // in local memory, and so would be a struct holding it).
+    // Path of material i at path[i * pathStride]: the thread's own array or scratch slice
+    // (detectKernel's), kept apart from the scorer so that the scorer's other members stay in
+    // registers (an array indexed at run time is addressed in local memory, and so would be a
+    // struct holding it).
     float* path = nullptr;
+    uint32_t pathStride = 1;
 
     // Before launchPacket: packet `index`, at position `slot` of the replay list.
     __device__ void startPacket(uint64_t slot, uint64_t packetIndex) {
@@ -71,12 +73,12 @@ struct DeviceDetectorTally {
             want = replayDetectors[slot];
             wantWeight = replayWeight[slot];
         } else {
-            for (uint32_t r = 0; r <= regions; ++r) path[r] = 0.f;
+            for (uint32_t r = 0; r <= regions; ++r) path[size_t(r) * pathStride] = 0.f;
         }
     }
     __device__ void move(const PacketState& st, uint32_t material, float dist) {
         if (!jacobian) {
-            path[material] += dist;
+            path[size_t(material) * pathStride] += dist;
             return;
         }
         const double dj = -double(wantWeight) * double(dist);
@@ -117,7 +119,7 @@ struct DeviceDetectorTally {
             rec->pos[0] = st.pk.pos.x, rec->pos[1] = st.pk.pos.y, rec->pos[2] = st.pk.pos.z;
             rec->dir[0] = st.pk.dir.x, rec->dir[1] = st.pk.dir.y, rec->dir[2] = st.pk.dir.z;
             float* p = paths + size_t(k) * regions;
-            for (uint32_t r = 0; r < regions; ++r) p[r] = path[r + 1];
+            for (uint32_t r = 0; r < regions; ++r) p[r] = path[size_t(r + 1) * pathStride];
         }
     }
 };
@@ -126,13 +128,21 @@ using DetectScorer = TallyScorer<true, true, true, DeviceAtomicAdd, uint32_t, De
 
 // packetKernel's warp loop (CudaEngine.cuh) with the detector told each packet's index and
 // replay slot before its launch; replayIndex maps slots to packet indices (null: slot = index).
+// scratch: the launch's path slices for models of more than kGpuDetectMaterials materials
+// (null: a local array).
 template <class Scorer>
 __global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
 detectKernel(DeviceModel m, KernelParams kp, uint64_t first, uint64_t count, Scorer scIn, DeviceTotals* totals,
-             unsigned long long* next, Ledger* rare, const unsigned long long* replayIndex) {
+             unsigned long long* next, Ledger* rare, const unsigned long long* replayIndex, float* scratch) {
     SplitLedgerScorer<Scorer> sc(scIn, rare + blockIdx.x % kRareLedgerCopies);
     float path[kGpuDetectMaterials];
-    sc.inner.template tally<DeviceDetectorTally>().path = path;
+    DeviceDetectorTally& det = sc.inner.template tally<DeviceDetectorTally>();
+    if (scratch) {
+        det.path = scratch + (blockIdx.x * blockDim.x + threadIdx.x);
+        det.pathStride = gridDim.x * blockDim.x;
+    } else {
+        det.path = path;
+    }
     m.enterBlock(0);
     PacketState st;
     KeptMaterial km;
@@ -211,12 +221,26 @@ struct DetectDevice {
         d.mismatched = counters.get() + 2;
         return sc;
     }
-    BatchRun run(const RunOptions& opt, const DetectScorer& sc, const unsigned long long* replayIndex) {
+    BatchRun run(const RunOptions& opt, const DetectScorer& sc, const unsigned long long* replayIndex,
+                 uint32_t materials) {
+        // Scratch for models with more materials than the local array holds: per stream of
+        // runBatches, a slice of `materials` floats for each thread a launch can have.
+        DeviceBuffer<float> scratch;
+        size_t half = 0;
+        if (materials > kGpuDetectMaterials) {
+            int device = 0, sms = 0, fit = 0;
+            cudaCheck(cudaGetDevice(&device), "get device");
+            cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
+            cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, detectKernel<DetectScorer>, kBlock, 0), "occupancy");
+            half = size_t(sms) * size_t(std::max(fit, 1)) * kBlock * materials;
+            scratch.allocate(2 * half, "per-thread path lengths of the detectors");
+        }
         const BatchRun b = runBatches(detectKernel<DetectScorer>, 0, opt, s,
                                       [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* next) {
+                                          float* own = half ? scratch.get() + (on == cudaStream_t(s) ? 0 : half) : nullptr;
                                           detectKernel<DetectScorer><<<blocks, kBlock, 0, on>>>(
                                               input.model(), opt.params, first, n, sc, totals.get(), next, rare.get(),
-                                              replayIndex);
+                                              replayIndex, own);
                                       });
         cudaCheck(cudaStreamSynchronize(s), "detecting kernel");
         return b;
@@ -241,13 +265,6 @@ void selectOneDevice(const RunOptions& opt, const char* what) {
         throw ParameterError(std::string(what) + " on the GPU use one device; " + std::to_string(ds.size()) +
                              " were given (name one with --devices)");
     cudaCheck(cudaSetDevice(ds[0]), "select device");
-}
-
-void checkRegions(const KernelInput& in, const char* what) {
-    if (in.materials.size() > kGpuDetectMaterials)
-        throw ParameterError(std::string(what) + ": the GPU kernel keeps path lengths for at most " +
-                             std::to_string(kGpuDetectMaterials - 1) + " regions, the model has " +
-                             std::to_string(in.materials.size() - 1) + "; use --kernel cpu");
 }
 
 // The records kept on the device, in (index, detector) order, cut below lowestLost.
@@ -275,7 +292,6 @@ void collectRecords(DetectDevice& dev, const DeviceBuffer<DetectedRecord>& recs,
 RunResult runCudaDetecting(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec) {
     const auto t0 = Clock::now();
     checkDetectionSpec(in, spec);
-    checkRegions(in, "detectors");
     selectOneDevice(opt, "detecting runs");
     RunResult r;
     r.kernel = "cuda";
@@ -293,7 +309,7 @@ RunResult runCudaDetecting(const KernelInput& in, const RunOptions& opt, const D
     d.maxRecords = spec.maxRecords;
     d.regions = dp.regions;
     r.uploadSeconds = since(t0);
-    const BatchRun b = dev.run(opt, sc, nullptr);
+    const BatchRun b = dev.run(opt, sc, nullptr, uint32_t(in.materials.size()));
     r.kernelSeconds = b.seconds;
     r.gpuBlocksPerSm = b.blocksPerSm;
     const auto t1 = Clock::now();
@@ -312,7 +328,6 @@ ReplayResult replayJacobianCuda(const KernelInput& in, const RunOptions& opt, co
         throw ParameterError("replay: the records were detected by the " + dp.kernel +
                              " kernel; replay them with that kernel (a packet's history reproduces only there)");
     checkReplayInput(in, opt, spec, dp);
-    checkRegions(in, "replay");
     const ReplayPackets list = replayPackets(dp);
     const size_t nv = in.cells.size(), nDet = spec.detectors.size();
     ReplayResult out;
@@ -338,7 +353,7 @@ ReplayResult replayJacobianCuda(const KernelInput& in, const RunOptions& opt, co
     RunOptions ro = opt;
     ro.packets = list.index.size();
     ro.firstPacket = 0;
-    out.replayed = dev.run(ro, sc, index.get()).packetsDone;
+    out.replayed = dev.run(ro, sc, index.get(), 0).packetsDone;  // a replay keeps no path per material
     out.cancelled = out.replayed < list.index.size();
     out.mismatched = dev.counters.download(dev.s)[2];
     const std::vector<double> J = jac.download(dev.s);

@@ -6,15 +6,15 @@
 
 namespace fm {
 
-// Regions (materials not counting the exterior) a GPU detecting run may have: each thread keeps
-// its packet's path per material in a local array of kGpuDetectMaterials floats.
+// Materials (the exterior included) whose paths a GPU thread keeps in a local array; models with
+// more keep them in a per-thread scratch slice in global memory (DetectCuda.cu).
 constexpr uint32_t kGpuDetectMaterials = 32;
 
 // runCpuDetecting on one GPU (opt.devices: empty or one device): the standard tallies of
 // opt.outputs and the records (DetectedPackets::kernel "cuda"). When more than spec.maxRecords
 // are detected, the records kept are all those of the packets below the lowest index whose
 // record did not fit: the lowest-index detections, as on the CPU, possibly fewer than
-// maxRecords. No batch standard errors. Throws ParameterError for too many regions or devices.
+// maxRecords. No batch standard errors. Throws ParameterError for more than one device.
 RunResult runCudaDetecting(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec);
 
 // replayJacobian on one GPU, for records a GPU detecting run made (streams keyed by (seed,

@@ -182,4 +182,46 @@ BOOST_AUTO_TEST_CASE(gpu_replay_and_jacobian) {
     BOOST_CHECK_THROW(fm::replayKernel("cuda", in, o, spec, cpu), fm::ParameterError);
 }
 
+// A model of 40 regions with one material's properties has the histories of the one-region
+// model (no interface changes the index, so no draw differs): the same records, and each
+// record's paths over the 40 regions (kept in the global scratch, above the local array's 31)
+// sum to its one-region path.
+BOOST_AUTO_TEST_CASE(gpu_many_regions_use_the_scratch) {
+    if (!haveGpu()) return;
+    const uint32_t slabs = 40;
+    const fm::TetraMesh sliced = fm::makeBoxMesh({-10, -10, 0}, {10, 10, 10}, 40, 8, 5, [](const fm::Point3& c) {
+        return 1u + std::min<uint32_t>(39, uint32_t((c[0] + 10) / 0.5));
+    });
+    fm::MaterialSet one, many;
+    one.exterior(fm::Material(0, 0, 0, 1.0));
+    many.exterior(fm::Material(0, 0, 0, 1.0));
+    one.append(fm::Material(0.05, 5, 0.8, 1.4));
+    for (uint32_t r = 0; r < slabs; ++r) many.append(fm::Material(0.05, 5, 0.8, 1.4));
+    fm::PencilBeamSource beam;
+    beam.position = {0, 0, 0};
+    beam.direction = {0, 0, 1};
+    fm::Detector near;
+    near.centre = {3, 0, 0};
+    near.radius = 1.5;
+    const fm::TetraMesh single = fm::makeBoxMesh({-10, -10, 0}, {10, 10, 10}, 40, 8, 5, [](const fm::Point3&) { return 1u; });
+    const fm::DetectionSpec sa = fm::compileDetectors(single, {near}, 1000000), sb = fm::compileDetectors(sliced, {near}, 1000000);
+    const fm::DetectedPackets a = fm::runKernel("cuda", fm::packModel(single, one, beam), options(50000, 8, &sa)).detected;
+    const fm::DetectedPackets b = fm::runKernel("cuda", fm::packModel(sliced, many, beam), options(50000, 8, &sb)).detected;
+    BOOST_REQUIRE_EQUAL(b.regions, slabs);
+    BOOST_REQUIRE_GT(a.records.size(), 50u);
+    BOOST_REQUIRE_EQUAL(a.records.size(), b.records.size());
+    size_t bad = 0, spread = 0;
+    for (size_t k = 0; k < a.records.size(); ++k) {
+        double sum = 0;
+        uint32_t nonzero = 0;
+        for (uint32_t r = 0; r < slabs; ++r) sum += b.path(k)[r], nonzero += b.path(k)[r] > 0;
+        if (a.records[k].index != b.records[k].index || a.records[k].weight != b.records[k].weight ||
+            std::fabs(sum - a.path(k)[0]) > 1e-4 * a.path(k)[0])
+            ++bad;
+        spread += nonzero > 1;
+    }
+    BOOST_CHECK_EQUAL(bad, 0u);
+    BOOST_CHECK_GT(spread, a.records.size() / 2);  // most paths cross several slabs
+}
+
 BOOST_AUTO_TEST_SUITE_END()
