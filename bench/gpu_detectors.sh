@@ -16,7 +16,8 @@ command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 n=${1:-100000000}
 data=${FM_DEVICE_DATA:-.device-data}
 out=${OUT:-$(mktemp -d)}
-mkdir -p "$out"
+w=/tmp/gd-work  # large outputs (records, tallies) stay on the machine; text goes to $out
+mkdir -p "$out" "$w"
 base="$data/timos/cube_5med/cube_5med"
 [ -f "$base.mesh" ] || { echo "gpu_detectors: $base.mesh not found (set FM_DEVICE_DATA)"; exit 1; }
 nvidia-smi -L
@@ -29,7 +30,7 @@ if [ -f "$tgz" ]; then  # the base tree, built beside this one
     cmake --build /tmp/gd-bb -j 6 --target fullmonte-run >>/tmp/gd-bb.log 2>&1) &
 fi
 B=build-detect
-cmake -S . -B $B "${cfg[@]}" -DFM_BUILD_TESTS=ON -DFM_SHARED_DATA_DIR="$PWD/$data" >"$out/cmake.log" 2>&1 ||
+cmake -S . -B $B "${cfg[@]}" -DFM_BUILD_TESTS=ON -DFM_SHARED_DATA_DIR="$(cd "$data" && pwd)" >"$out/cmake.log" 2>&1 ||
   { tail -20 "$out/cmake.log"; exit 1; }
 cmake --build $B -j 10 --target fullmonte-run fullmonte-detected test_cuda_detectors test_detector_kernels \
   >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -20; exit 1; }
@@ -47,9 +48,9 @@ echo "== 2. cube_5med, two disks, GPU vs CPU"
 m=(--mesh "$base.mesh" --opt "$base.opt" --source "$base.source" --quiet)
 disks='5,0,0,2;0,5,0,4'
 cmp=4000000
-$B/bin/fullmonte-run "${m[@]}" --packets $cmp --seed 1 --kernel cuda --detectors "$disks" --output "$out/gpu" >/dev/null
-$B/bin/fullmonte-run "${m[@]}" --packets $cmp --seed 2 --kernel cpu --detectors "$disks" --output "$out/cpu" >/dev/null
-python3 - "$out/gpu/detected.fmd" "$out/cpu/detected.fmd" <<'EOF' | tee "$out/compare.txt"
+$B/bin/fullmonte-run "${m[@]}" --packets $cmp --seed 1 --kernel cuda --detectors "$disks" --output "$w/gpu" >/dev/null
+$B/bin/fullmonte-run "${m[@]}" --packets $cmp --seed 2 --kernel cpu --detectors "$disks" --output "$w/cpu" >/dev/null
+python3 - "$w/gpu/detected.fmd" "$w/cpu/detected.fmd" <<'EOF' | tee "$out/compare.txt"
 import math, struct, sys
 def read(path):
     f = open(path, 'rb'); head = {}; mats = 0
@@ -82,20 +83,20 @@ for d in sorted(a):
             print(f"   region {r + 1}: mean path {ka} {pa:.5g}, {kb} {pb:.5g} mm, z = {(pa - pb) / math.sqrt(va + vb):.2f}")
 EOF
 t0=$(date +%s.%N)
-$B/bin/fullmonte-run "${m[@]}" --packets $cmp --kernel cuda --detectors "$disks" --replay "$out/gpu/detected.fmd" \
-  --output "$out/gpu-jac" | tail -2
+$B/bin/fullmonte-run "${m[@]}" --packets $cmp --kernel cuda --detectors "$disks" --replay "$w/gpu/detected.fmd" \
+  --output "$w/gpu-jac" | tail -2
 echo "GPU replay (whole command): $(echo "$(date +%s.%N) - $t0" | bc) s"
-$B/bin/fullmonte-run "${m[@]}" --packets $cmp --kernel cpu --detectors "$disks" --replay "$out/gpu/detected.fmd" \
-  --output "$out/mixed" 2>&1 | tail -1
+$B/bin/fullmonte-run "${m[@]}" --packets $cmp --kernel cpu --detectors "$disks" --replay "$w/gpu/detected.fmd" \
+  --output "$w/mixed" 2>&1 | tail -1
 
 echo "== 3. kernel time, cube_5med $n packets"
 row() {  # label exe [options]
   local label=$1 exe=$2
   shift 2
   [ -x "$exe" ] || { echo "$label: not built"; return; }
-  "$exe" "${m[@]}" --packets "$n" --seed 1 --batches 1 --kernel cuda --output "$out/t-$label" "$@" >/dev/null
+  "$exe" "${m[@]}" --packets "$n" --seed 1 --batches 1 --kernel cuda --output "$w/t-$label" "$@" >/dev/null
   python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(f"{sys.argv[2]:>12}: kernel_seconds {s[\"kernel_seconds\"]:.4f} seconds {s[\"seconds\"]:.3f} absorbed {s[\"ledger\"][\"absorbed\"]:.6f}")' \
-    "$out/t-$label/summary.json" "$label"
+    "$w/t-$label/summary.json" "$label"
 }
 for i in 1 2; do
   row base /tmp/gd-bb/bin/fullmonte-run
@@ -106,9 +107,9 @@ done | tee "$out/timings.txt"
 echo "== 4. compute-sanitizer memcheck (detecting run, 1e5 packets, and its replay)"
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 timeout 150 $cs --tool memcheck --leak-check full --error-exitcode 9 $B/bin/fullmonte-run "${m[@]}" --packets 100000 \
-  --kernel cuda --detectors "$disks" --max-detected 50 --output "$out/san" >"$out/sanitizer.txt" 2>&1
+  --kernel cuda --detectors "$disks" --max-detected 50 --output "$w/san" >"$out/sanitizer.txt" 2>&1
 echo "memcheck detecting run: exit $? $(grep -E 'ERROR SUMMARY' "$out/sanitizer.txt" | tail -1)"
 timeout 100 $cs --tool memcheck --error-exitcode 9 $B/bin/fullmonte-run "${m[@]}" --packets 100000 --kernel cuda \
-  --detectors "$disks" --replay "$out/san/detected.fmd" --output "$out/san-jac" >"$out/sanitizer-replay.txt" 2>&1
+  --detectors "$disks" --replay "$w/san/detected.fmd" --output "$w/san-jac" >"$out/sanitizer-replay.txt" 2>&1
 echo "memcheck replay: exit $? $(grep -E 'ERROR SUMMARY' "$out/sanitizer-replay.txt" | tail -1)"
 echo "done $(date +%T)"
