@@ -84,10 +84,11 @@ const char* kUsage =
     "  --quiet            no progress bar\n"
     "  --detectors LIST   surface detectors, ';'-separated: x,y,z,r (mm: exits within r of the point) or\n"
     "                     faces:f1,f2,... (boundary face ids); writes detected.fmd (docs/DETECTORS.md);\n"
-    "                     --kernel cpu only\n"
+    "                     --kernel cpu or cuda (one GPU)\n"
     "  --max-detected N   detected-packet records kept (default 1e6; more are counted, not kept)\n"
     "  --tpsf A,B,S       also write detector_tpsf.txt: detected weight per gate, A to B ns by S ns\n"
-    "  --replay F.fmd     replay the packets of F.fmd (same model, source, --detectors, --wmin, --prwin)\n"
+    "  --replay F.fmd     replay the packets of F.fmd (same model, source, --detectors, --wmin, --prwin,\n"
+    "                     and the --kernel that detected them)\n"
     "                     and write jacobian.txt (d(detected signal)/d(mu_a) per tetra and detector)\n"
     "  --save-mesh F.fmb  also write the mesh read (TIM-OS, MMC or .fmb) as a binary mesh; without\n"
     "                     --output, only that (no run)\n"
@@ -277,8 +278,8 @@ void writeOutputs(const OutputFolder& out, const TetraMesh& mesh, const Material
 // --replay: the Jacobian of the recorded packets' detectors, written to jacobian.txt.
 int replayCommand(const Args& a, OutputFolder& out, const TetraMesh& mesh, const KernelInput& in, const RunOptions& opt,
                   const DetectedPackets& dp) {
-    if (a.get("--kernel", "cpu") != "cpu") throw ParameterError("--replay runs on the cpu kernel (where the packets were detected)");
-    const ReplayResult rr = replayJacobian(in, opt, *opt.detection, dp);
+    const std::string kernel = a.get("--kernel", "cpu");
+    const ReplayResult rr = replayKernel(kernel, in, opt, *opt.detection, dp);
     if (rr.cancelled || stopRequested()) {
         std::cerr << "fullmonte-run: replay interrupted; nothing written\n";
         return stoppedExitStatus();
@@ -461,8 +462,9 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     const bool detecting = a.has("--detectors");
     for (const char* k : {"--max-detected", "--tpsf", "--replay"})
         if (a.has(k) && !detecting) throw ParameterError(std::string(k) + " needs --detectors");
-    if (detecting && kernel != "cpu")
-        throw ParameterError("--detectors: kernel " + kernel + " does not record detected packets; use --kernel cpu");
+    if (detecting && kernel == "hybrid")
+        throw ParameterError("--detectors: the hybrid kernel does not record detected packets (CPU and GPU histories in "
+                             "one record set could not be replayed); use --kernel cpu or cuda");
     if (detecting && (batch || mpi.size() > 1))
         throw ParameterError("--detectors: detecting runs are single runs in one process (no --batch-sources, no mpirun)");
     DetectionSpec detection;

@@ -7,6 +7,7 @@
 // on their faces). Each detected packet gives one record per detector that detects it.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace fm {
@@ -52,6 +53,9 @@ struct DetectedPackets {
     uint64_t detected = 0;                // records the run found; > records.size() when truncated
     uint64_t packets = 0;                 // packets the run launched
     uint64_t seed = 0;
+    // The kernel that detected them ("cpu" or "cuda"): a packet's history reproduces only on
+    // the kernel that ran it (GPU and CPU math functions round differently), so replays check it.
+    std::string kernel = "cpu";
     bool truncated() const { return detected > records.size(); }
     const float* path(size_t k) const { return pathLengths.data() + k * regions; }
 };

@@ -53,4 +53,21 @@ struct ReplayResult {
 ReplayResult replayJacobian(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec,
                             const DetectedPackets& dp);
 
+// Shared by the CPU and GPU detecting runs (Kernels/CUDA/DetectCuda.cu):
+// throws ParameterError when spec does not fit the model (too many detectors, another mesh);
+void checkDetectionSpec(const KernelInput& in, const DetectionSpec& spec);
+// the records' description of a run (regions, optical properties, detectors, packets, seed);
+DetectedPackets describeDetectingRun(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec);
+// the checks of replayJacobian (records of this model, materials and detectors);
+void checkReplayInput(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec,
+                      const DetectedPackets& dp);
+// the packets a replay runs: each recorded packet once, in index order, with the detectors
+// (bits) that recorded it and its recorded exit weight.
+struct ReplayPackets {
+    std::vector<uint64_t> index;
+    std::vector<uint64_t> detectors;
+    std::vector<float> weight;
+};
+ReplayPackets replayPackets(const DetectedPackets& dp);
+
 }  // namespace fm

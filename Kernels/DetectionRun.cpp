@@ -213,20 +213,11 @@ RunResult runCpuDetecting(const KernelInput& in, const RunOptions& opt, const De
     return r;
 }
 
-namespace {
-
-// The packets to replay (each once, in index order) and the detectors that recorded each.
-struct ReplayList {
-    std::vector<uint64_t> index;
-    std::vector<uint64_t> detectors;  // bits
-    std::vector<float> weight;
-};
-
-ReplayList replayList(const DetectedPackets& dp) {
+ReplayPackets replayPackets(const DetectedPackets& dp) {
     std::vector<std::pair<uint64_t, size_t>> order;
     for (size_t k = 0; k < dp.records.size(); ++k) order.emplace_back(dp.records[k].index, k);
     std::sort(order.begin(), order.end());
-    ReplayList l;
+    ReplayPackets l;
     for (const auto& [index, k] : order) {
         if (l.index.empty() || l.index.back() != index) {
             l.index.push_back(index);
@@ -238,10 +229,16 @@ ReplayList replayList(const DetectedPackets& dp) {
     return l;
 }
 
-}  // namespace
+void checkDetectionSpec(const KernelInput& in, const DetectionSpec& spec) { checkSpec(in, spec); }
 
-ReplayResult replayJacobian(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec,
-                            const DetectedPackets& dp) {
+DetectedPackets describeDetectingRun(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec) {
+    DetectedPackets dp;
+    describeRun(in, opt, spec, dp);
+    return dp;
+}
+
+void checkReplayInput(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec,
+                      const DetectedPackets& dp) {
     checkSpec(in, spec);
     if (dp.regions + 1 != in.materials.size())
         throw ParameterError("replay: the records have " + std::to_string(dp.regions) + " regions, the model " +
@@ -257,7 +254,12 @@ ReplayResult replayJacobian(const KernelInput& in, const RunOptions& opt, const 
             throw ParameterError("replay: a record of packet " + std::to_string(rec.index) + " names detector " +
                                  std::to_string(rec.detector) + "; the run has " +
                                  std::to_string(spec.detectors.size()) + " detectors");
-    const ReplayList list = replayList(dp);
+}
+
+ReplayResult replayJacobian(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec,
+                            const DetectedPackets& dp) {
+    checkReplayInput(in, opt, spec, dp);
+    const ReplayPackets list = replayPackets(dp);
     const unsigned threads = resolveThreads(opt.threads);
     const size_t nv = in.cells.size(), nDet = spec.detectors.size();
     requireMemory(8.0 * double(nv) * double(nDet) * (threads + 1),

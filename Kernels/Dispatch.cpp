@@ -11,6 +11,7 @@
 #include "fm_config.h"
 #if FM_HAVE_CUDA
 #include "Kernels/CUDA/CudaKernel.hpp"
+#include "Kernels/CUDA/DetectCuda.hpp"
 #endif
 
 namespace fm {
@@ -57,15 +58,18 @@ RunResult runKernel(const std::string& kind, const KernelInput& in, const RunOpt
     validateRunOptions(opt);
     checkGatedRun(in, opt);
     const bool detecting = opt.detection && opt.detection->active();
-    if (detecting && kind != "cpu")
-        throw ParameterError("detectors: kernel " + kind + " does not record detected packets; use the cpu kernel");
+    // A hybrid run would mix CPU and GPU histories in one record set, which neither kernel
+    // could replay (their math functions round differently).
+    if (detecting && kind == "hybrid")
+        throw ParameterError("detectors: the hybrid kernel does not record detected packets (its records could not be "
+                             "replayed); use the cpu or cuda kernel");
     if (detecting && opt.outputs.gated())
         throw ParameterError("detectors: time-gated tallies and detectors in one run are not supported; the detector TPSF "
                              "(--tpsf) gives the detected packets' times");
     if (kind == "cpu") return detecting ? runCpuDetecting(in, opt, *opt.detection) : runCpu(in, opt);
     if (kind == "cuda") {
 #if FM_HAVE_CUDA
-        return runCuda(in, opt);
+        return detecting ? runCudaDetecting(in, opt, *opt.detection) : runCuda(in, opt);
 #else
         std::string why;
         cudaAvailable(&why);
@@ -74,6 +78,21 @@ RunResult runKernel(const std::string& kind, const KernelInput& in, const RunOpt
     }
     if (kind == "hybrid") return runHybrid(in, opt);
     throw ParameterError("unknown kernel '" + kind + "' (use cpu, cuda or hybrid)");
+}
+
+ReplayResult replayKernel(const std::string& kind, const KernelInput& in, const RunOptions& opt,
+                          const DetectionSpec& spec, const DetectedPackets& dp) {
+    if (kind != dp.kernel)
+        throw ParameterError("replay: the records were detected by the " + dp.kernel + " kernel, not " + kind +
+                             "; replay them with the " + dp.kernel +
+                             " kernel (CPU and GPU histories of one packet differ in rounding)");
+    if (kind == "cpu") return replayJacobian(in, opt, spec, dp);
+#if FM_HAVE_CUDA
+    if (kind == "cuda") return replayJacobianCuda(in, opt, spec, dp);
+#endif
+    std::string why;
+    cudaAvailable(&why);
+    throw ParameterError("replay: kernel " + kind + ": " + why);
 }
 
 }  // namespace fm

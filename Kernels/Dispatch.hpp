@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "Kernels/Detection.hpp"
 #include "Kernels/KernelInput.hpp"
 
 namespace fm {
@@ -23,5 +24,9 @@ private:
 };
 RunResult runKernel(const std::string& kind, const KernelInput& in, const RunOptions& opt);
 void validateRunOptions(const RunOptions& opt);  // throws ParameterError naming the parameter
+// The Jacobian replay of dp's packets on kernel kind (cpu or cuda), which must be the kernel
+// that detected them (DetectedPackets::kernel); throws ParameterError otherwise.
+ReplayResult replayKernel(const std::string& kind, const KernelInput& in, const RunOptions& opt,
+                          const DetectionSpec& spec, const DetectedPackets& dp);
 
 }  // namespace fm

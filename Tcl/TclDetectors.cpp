@@ -34,7 +34,10 @@ std::string tclList(const std::vector<double>& v, size_t from = 0) {
 
 }  // namespace
 
-TetraDetectorKernel::TetraDetectorKernel() : Kernel("TetraDetectorKernel", "cpu", fm::OutputSelection{true, true, false}) {}
+TetraDetectorKernel::TetraDetectorKernel() : TetraDetectorKernel("TetraDetectorKernel", "cpu") {}
+TetraDetectorKernel::TetraDetectorKernel(const std::string& className, const std::string& device)
+    : Kernel(className, device, fm::OutputSelection{true, true, false}) {}
+TetraCUDADetectorKernel::TetraCUDADetectorKernel() : TetraDetectorKernel("TetraCUDADetectorKernel", "cuda") {}
 
 void TetraDetectorKernel::addDisk(double x, double y, double z, double radius) {
     notRunning("addDisk");
@@ -136,7 +139,7 @@ std::string TetraDetectorKernel::tpsf(unsigned detector, double start, double st
 void TetraDetectorKernel::replay() {
     notRunning("replay");
     const fm::DetectedPackets& dp = records("replay");
-    replay_ = std::make_shared<const fm::ReplayResult>(fm::replayJacobian(lastRun_->in, lastRun_->opt, *lastSpec_, dp));
+    replay_ = std::make_shared<const fm::ReplayResult>(fm::replayKernel(dp.kernel, lastRun_->in, lastRun_->opt, *lastSpec_, dp));
     if (replay_->mismatched)
         throw fm::Error(className_ + " replay: " + std::to_string(replay_->mismatched) + " packets did not reproduce");
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Surface detectors in Tcl (docs/DETECTORS.md): TetraDetectorKernel runs like TetraSurfaceKernel
-// on the CPU and also records the packets its detectors detect; the records give the detected
+// on the CPU (TetraCUDADetectorKernel: on a GPU) and also records the packets its detectors detect; the records give the detected
 // signal, its reweighting to other mu_a, the TPSF, and (replay) the mu_a Jacobian per tetra.
 #pragma once
 #include <string>
@@ -40,6 +40,7 @@ public:
     std::string jacobian(unsigned detector) const;
 #ifndef SWIG
 protected:
+    TetraDetectorKernel(const std::string& className, const std::string& device);
     Job makeJob() const override;
 private:
     const fm::DetectedPackets& records(const char* what) const;
@@ -50,4 +51,11 @@ private:
     mutable std::shared_ptr<const fm::DetectionSpec> lastSpec_;
     std::shared_ptr<const fm::ReplayResult> replay_;
 #endif
+};
+
+// TetraDetectorKernel on one GPU (`devices` names it); replay runs there too (GPU records
+// reproduce on the GPU only).
+class TetraCUDADetectorKernel : public TetraDetectorKernel {
+public:
+    TetraCUDADetectorKernel();
 };

@@ -394,6 +394,7 @@ class DetectedPackets:
     regions: int
     packets: int
     seed: int
+    kernel: str
     detected: int
     truncated: bool
     record_count: int

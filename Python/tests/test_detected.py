@@ -8,8 +8,9 @@ import pytest
 fm = pytest.importorskip("fullmonte", reason="the fullmonte module is not built (FM_USE_PYTHON=OFF)")
 
 
-def fmd_bytes(records, regions=2, packets=100, mua=(0.05, 0.02)):
-    head = ["fullmonte-detected 1", f"packets {packets}", "seed 3", f"regions {regions}"]
+def fmd_bytes(records, regions=2, packets=100, mua=(0.05, 0.02), kernel=None):
+    head = ["fullmonte-detected 1", f"packets {packets}", "seed 3"] + ([f"kernel {kernel}"] if kernel else [])
+    head += [f"regions {regions}"]
     head += [f"material {r + 1} {mua[r]} 5 0.8 1.4" for r in range(regions)]
     head += ["detectors 2", "detector 0 disk 3 0 0 1.5", "detector 1 faces",
              f"detected {len(records)}", f"records {len(records)}", f"record_bytes {48 + 4 * regions}", "data"]
@@ -39,6 +40,13 @@ def test_read_and_reweight(tmp_path):
     assert d.reweighted_signal(list(new)) == pytest.approx([(w2[0] + w2[2]) / 100, w2[1] / 100])
     assert d.region_jacobian()[0] == pytest.approx(-(w[0] * L[0, 0] + w[2] * L[2, 0]) / 100)
     assert sum(d.tpsf(0, 0, 1, 0.01)) == pytest.approx(d.signal()[0])
+    assert d.kernel == "cpu"  # no kernel line: a file from before GPU detection
+
+
+def test_kernel_line(tmp_path):
+    p = tmp_path / "g.fmd"
+    p.write_bytes(fmd_bytes(RECORDS, kernel="cuda"))
+    assert fm.read_detected(str(p)).kernel == "cuda"
 
 
 def test_bad_files(tmp_path):

@@ -49,6 +49,7 @@ void writeHeader(std::ostream& o, const DetectedPackets& dp) {
     o << kMagic << ' ' << kVersion << '\n'
       << "packets " << dp.packets << '\n'
       << "seed " << dp.seed << '\n'
+      << "kernel " << dp.kernel << '\n'
       << "regions " << dp.regions << '\n';
     for (uint32_t r = 0; r < dp.regions; ++r)
         o << "material " << (r + 1) << ' ' << dp.mua[r] << ' ' << dp.mus[r] << ' ' << dp.g[r] << ' ' << dp.n[r] << '\n';
@@ -139,7 +140,13 @@ uint64_t readHeader(TextReader& t, std::istream& in, DetectedPackets& dp) {
     dp.packets = t.count("packets", uint64_t(1) << 53);
     expectKey(t, "seed");
     dp.seed = t.count("seed", std::numeric_limits<uint64_t>::max());
-    expectKey(t, "regions");
+    std::string key = t.need("'kernel' or 'regions'");
+    if (key == "kernel") {  // absent in files written before GPU detection: cpu
+        dp.kernel = t.need("the kernel that detected the packets");
+        if (dp.kernel != "cpu" && dp.kernel != "cuda") t.fail("kernel must be cpu or cuda, found '" + dp.kernel.substr(0, 40) + "'");
+        key = t.need("'regions'");
+    }
+    if (key != "regions") t.fail("expected 'regions', found '" + key + "'");
     dp.regions = uint32_t(t.count("regions", kMaxRegions));
     readMaterials(t, dp);
     expectKey(t, "detectors");

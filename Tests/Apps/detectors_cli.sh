@@ -75,6 +75,9 @@ bad "a malformed detector" "--detectors item 1" --detectors "1,2,3"
 bad "--max-detected alone" "needs --detectors" --max-detected 5
 bad "bad gates" "--tpsf" --detectors "$disks" --tpsf 0,1,0
 m=(--mesh "$dir/m.mesh" --opt "$dir/m.opt" --source "$dir/m.source" --packets 4000 --quiet)
-bad "the cuda kernel" "detectors" --kernel cuda --detectors "$disks"
+bad "the hybrid kernel" "hybrid kernel does not record" --kernel hybrid --detectors "$disks"
+# Records of the GPU kernel (the header's kernel line) are not replayed on the CPU.
+LC_ALL=C sed 's/^kernel cpu$/kernel cuda/' "$dir/run/detected.fmd" >"$dir/gpu.fmd"
+bad "a replay of GPU records on the CPU" "detected by the cuda kernel, not cpu" --detectors "$disks" --replay "$dir/gpu.fmd"
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }

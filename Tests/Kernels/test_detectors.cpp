@@ -340,7 +340,7 @@ BOOST_AUTO_TEST_CASE(bad_detectors) {
     BOOST_CHECK(std::isinf(spec.detectors[0].radius2));
     // A detecting run on a kernel that cannot detect is refused.
     const fm::RunOptions o = options(100, 1, &spec);
-    BOOST_CHECK_THROW(fm::runKernel("cuda", model.input(0.05, 0.02), o), fm::ParameterError);
+    BOOST_CHECK_THROW(fm::runKernel("hybrid", model.input(0.05, 0.02), o), fm::ParameterError);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Detectors on the GPU mesh kernel (Kernels/CUDA/DetectCuda.hpp): DeviceDetectorTally, a tally
+// of the pack (Kernels/Core/Tally.hpp hooks) that keeps each packet's path per material, tests
+// its exit against the detectors (a face -> detector bits table and the detector zones in device
+// memory) and appends the records into a bounded device buffer; in a replay it adds each move
+// of a listed packet into the mu_a Jacobian of the detectors that recorded it.
+//
+// The detecting kernel is its own template instantiation (detectKernel over DetectScorer), so a
+// run without detectors runs the standard kernel, unchanged. Detecting runs and replays use the
+// same instantiation (all standard tallies on; unselected ones write into arrays that are
+// dropped), so that a replayed packet takes the detecting run's code path, rounding included.
+//
+// Where the path per material lives: for models of up to kGpuDetectMaterials materials, in a
+// per-thread array (local memory: it is indexed by the packet's material, so it cannot stay in
+// registers). Local memory is per-thread global memory interleaved so that a warp's accesses to
+// one element coalesce, cached in L1, private to the thread, and sized at compile time. Models
+// with more materials use a scratch slice per thread in global memory, laid out the same way
+// ([material][thread of the launch]: a warp's adds to one material coalesce), one scratch per
+// stream of runBatches, so that its two overlapping launches never share a slice.
+#include "Kernels/CUDA/CudaEngine.cuh"
+
+#include <algorithm>
+#include <numeric>
+
+#include "Common/Errors.hpp"
+#include "Kernels/CUDA/CudaKernel.hpp"
+#include "Kernels/CUDA/DetectCuda.hpp"
+
+namespace fm {
+namespace {
+
+using namespace cuda_engine;
+
+struct DeviceDetectorTally {
+    static constexpr bool kScoresFaces = true, kNeedsMoves = true, kNeedsClock = true;
+    // The detectors: bits per face id, and per detector its zone (centre x, y, z, radius^2).
+    const unsigned long long* faceDetectors = nullptr;
+    const double* zones = nullptr;
+    uint32_t faces = 0;
+    // Detecting runs: the record buffer (maxRecords records and their regions path lengths),
+    // the detections found (records appended or not), the lowest packet index of a detection
+    // that found the buffer full.
+    DetectedRecord* records = nullptr;
+    float* paths = nullptr;
+    unsigned long long* found = nullptr;
+    unsigned long long* lowestLost = nullptr;
+    uint64_t maxRecords = 0;
+    uint32_t regions = 0;
+    // Replays (jacobian set): per packet slot its recorded detectors and exit weight; the
+    // Jacobian [detector][cell]; packets that do not reproduce their records.
+    double* jacobian = nullptr;
+    uint32_t cells = 0;
+    const unsigned long long* replayDetectors = nullptr;
+    const float* replayWeight = nullptr;
+    unsigned long long* mismatched = nullptr;
+    // The packet in flight.
+    uint64_t index = 0;
+    unsigned long long want = 0, hit = 0;
+    float wantWeight = 0, exitWeight = 0;
+    // Path of material i at path[i * pathStride]: the thread's own array or scratch slice
+    // (detectKernel's), kept apart from the scorer so that the scorer's other members stay in
+    // registers (an array indexed at run time is addressed in local memory, and so would be a
+    // struct holding it).
+    float* path = nullptr;
+    uint32_t pathStride = 1;
+
+    // Before launchPacket: packet `index`, at position `slot` of the replay list.
+    __device__ void startPacket(uint64_t slot, uint64_t packetIndex) {
+        index = packetIndex;
+        hit = 0;
+        exitWeight = -1.f;
+        if (jacobian) {
+            want = replayDetectors[slot];
+            wantWeight = replayWeight[slot];
+        } else {
+            for (uint32_t r = 0; r <= regions; ++r) path[size_t(r) * pathStride] = 0.f;
+        }
+    }
+    __device__ void move(const PacketState& st, uint32_t material, float dist) {
+        if (!jacobian) {
+            path[size_t(material) * pathStride] += dist;
+            return;
+        }
+        const double dj = -double(wantWeight) * double(dist);
+        for (unsigned long long bits = want; bits; bits &= bits - 1)
+            atomicAdd(jacobian + size_t(__ffsll((long long)bits) - 1) * cells + st.pk.tetra, dj);
+    }
+    __device__ void exit(const PacketState& st, uint32_t face) {
+        const uint32_t f = face & ~kFaceSideBit;
+        unsigned long long bits = f < faces ? __ldg(faceDetectors + f) : 0ull;
+        for (; bits; bits &= bits - 1) {
+            const int d = __ffsll((long long)bits) - 1;
+            const double* z = zones + 4 * d;
+            const double dx = st.pk.pos.x - z[0], dy = st.pk.pos.y - z[1], dz = st.pk.pos.z - z[2];
+            if (dx * dx + dy * dy + dz * dz <= z[3]) hit |= 1ull << d;
+        }
+        if (!hit) return;
+        exitWeight = st.pk.w;
+        if (!jacobian) append(st);
+    }
+    __device__ void end(const PacketState&) {
+        if (jacobian && ((hit & want) != want || exitWeight != wantWeight)) atomicAdd(mismatched, 1ull);
+    }
+    // One record per detector of `hit`; a full buffer counts the detection and lowers lowestLost.
+    __device__ void append(const PacketState& st) {
+        const float time = float(double(st.opl) / kLightSpeedMmPerNs);
+        for (unsigned long long bits = hit; bits; bits &= bits - 1) {
+            const unsigned long long k = atomicAdd(found, 1ull);
+            if (k >= maxRecords) {
+                atomicMin(lowestLost, (unsigned long long)index);
+                continue;
+            }
+            DetectedRecord* rec = records + k;
+            rec->index = index;
+            rec->detector = uint32_t(__ffsll((long long)bits) - 1);
+            rec->scatters = st.steps;
+            rec->weight = st.pk.w;
+            rec->time = time;
+            rec->pos[0] = st.pk.pos.x, rec->pos[1] = st.pk.pos.y, rec->pos[2] = st.pk.pos.z;
+            rec->dir[0] = st.pk.dir.x, rec->dir[1] = st.pk.dir.y, rec->dir[2] = st.pk.dir.z;
+            float* p = paths + size_t(k) * regions;
+            for (uint32_t r = 0; r < regions; ++r) p[r] = path[size_t(r + 1) * pathStride];
+        }
+    }
+};
+
+using DetectScorer = TallyScorer<true, true, true, DeviceAtomicAdd, uint32_t, DeviceDetectorTally>;
+
+// packetKernel's warp loop (CudaEngine.cuh) with the detector told each packet's index and
+// replay slot before its launch; replayIndex maps slots to packet indices (null: slot = index).
+// scratch: the launch's path slices for models of more than kGpuDetectMaterials materials
+// (null: a local array).
+template <class Scorer>
+__global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
+detectKernel(DeviceModel m, KernelParams kp, uint64_t first, uint64_t count, Scorer scIn, DeviceTotals* totals,
+             unsigned long long* next, Ledger* rare, const unsigned long long* replayIndex, float* scratch) {
+    SplitLedgerScorer<Scorer> sc(scIn, rare + blockIdx.x % kRareLedgerCopies);
+    float path[kGpuDetectMaterials];
+    DeviceDetectorTally& det = sc.inner.template tally<DeviceDetectorTally>();
+    if (scratch) {
+        det.path = scratch + (blockIdx.x * blockDim.x + threadIdx.x);
+        det.pathStride = gridDim.x * blockDim.x;
+    } else {
+        det.path = path;
+    }
+    m.enterBlock(0);
+    PacketState st;
+    KeptMaterial km;
+    bool live = false, done = false;
+    for (;;) {
+        if (__all_sync(0xffffffffu, done)) break;
+        if (live) {
+            live = advance(m, kp, st, km, sc);
+            continue;
+        }
+        if (done) continue;
+        if (sc.events.absorb > 0x40000000u || sc.events.boundary > 0x40000000u) {
+            addEventsUnaggregated(totals, sc.events);
+            sc.events = EventCounts<uint32_t>{};
+        }
+        const uint64_t i = atomicAdd(next, 1ull);
+        if (i >= count) {
+            done = true;
+            continue;
+        }
+        const uint64_t slot = first + i, index = replayIndex ? replayIndex[slot] : slot;
+        sc.inner.template tally<DeviceDetectorTally>().startPacket(slot, index);
+        live = launchPacket(m, kp, index, st, sc);
+        if (live) km = keptMaterial(m, st.pk.tetra);
+    }
+    sc.flush();
+    addTotals(totals, sc.ledger(), sc.events);
+}
+
+// Replicas of the standard tallies as the standard kernel's runs make them (CudaKernel.cu).
+uint32_t tallyCopies(size_t doubles) {
+    return doubles * sizeof(double) > (size_t(4) << 20) ? 1u : replicaCountPow2(doubles, 32);
+}
+
+// One device's model, detectors and standard tallies for a detecting run or a replay.
+struct DetectDevice {
+    Stream s;
+    DeviceInput input;
+    size_t nv, ns, stride;
+    uint32_t copies;
+    DeviceBuffer<double> tallies;
+    DeviceBuffer<DeviceTotals> totals;
+    DeviceBuffer<Ledger> rare;
+    DeviceBuffer<unsigned long long> faceDetectors, counters;  // counters: found, lowestLost, mismatched
+    DeviceBuffer<double> zones;
+
+    DetectDevice(const KernelInput& in, const DetectionSpec& spec)
+        : input(in, s), nv(in.cells.size()), ns(in.faceCount), stride(nv + 3 * ns), copies(tallyCopies(stride)),
+          tallies(stride * copies, "tallies"), totals(1, "ledger"), rare(kRareLedgerCopies, "ledger replicas"),
+          faceDetectors(spec.faceDetectors.size(), "face detectors"), counters(3, "detection counters"),
+          zones(4 * spec.detectors.size(), "detector zones") {
+        tallies.zero(s);
+        totals.zero(s);
+        rare.zero(s);
+        const std::vector<unsigned long long> fd(spec.faceDetectors.begin(), spec.faceDetectors.end());
+        faceDetectors.upload(fd, s);
+        const std::vector<unsigned long long> start{0, ~0ull, 0};
+        counters.upload(start, s);
+        std::vector<double> z;
+        for (const DetectorZone& d : spec.detectors) z.insert(z.end(), {d.centre[0], d.centre[1], d.centre[2], d.radius2});
+        zones.upload(z, s);
+        cudaCheck(cudaStreamSynchronize(s), "upload");
+    }
+    DetectScorer scorer() const {
+        DetectScorer sc;
+        sc.volume = tallies.get();
+        sc.surface = tallies.get() + nv;
+        sc.directed = tallies.get() + nv + ns;
+        sc.setReplicas(copies - 1, uint32_t(stride));
+        DeviceDetectorTally& d = sc.tally<DeviceDetectorTally>();
+        d.faceDetectors = faceDetectors.get();
+        d.zones = zones.get();
+        d.faces = uint32_t(faceDetectors.size());
+        d.found = counters.get();
+        d.lowestLost = counters.get() + 1;
+        d.mismatched = counters.get() + 2;
+        return sc;
+    }
+    BatchRun run(const RunOptions& opt, const DetectScorer& sc, const unsigned long long* replayIndex,
+                 uint32_t materials) {
+        // Scratch for models with more materials than the local array holds: per stream of
+        // runBatches, a slice of `materials` floats for each thread a launch can have.
+        DeviceBuffer<float> scratch;
+        size_t half = 0;
+        if (materials > kGpuDetectMaterials) {
+            int device = 0, sms = 0, fit = 0;
+            cudaCheck(cudaGetDevice(&device), "get device");
+            cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
+            cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, detectKernel<DetectScorer>, kBlock, 0), "occupancy");
+            half = size_t(sms) * size_t(std::max(fit, 1)) * kBlock * materials;
+            scratch.allocate(2 * half, "per-thread path lengths of the detectors");
+        }
+        const BatchRun b = runBatches(detectKernel<DetectScorer>, 0, opt, s,
+                                      [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* next) {
+                                          float* own = half ? scratch.get() + (on == cudaStream_t(s) ? 0 : half) : nullptr;
+                                          detectKernel<DetectScorer><<<blocks, kBlock, 0, on>>>(
+                                              input.model(), opt.params, first, n, sc, totals.get(), next, rare.get(),
+                                              replayIndex, own);
+                                      });
+        cudaCheck(cudaStreamSynchronize(s), "detecting kernel");
+        return b;
+    }
+    // The standard tallies, ledger and events into r (the selected outputs only).
+    void addTo(RunResult& r, const OutputSelection& o) {
+        const std::vector<double> t = downloadFolded(tallies, stride, s);
+        if (o.volume) r.volume.assign(t.begin(), t.begin() + nv);
+        if (o.surface) r.surface.assign(t.begin() + nv, t.begin() + nv + ns);
+        if (o.directed) r.directed.assign(t.begin() + nv + ns, t.end());
+        totalsToResult(totals.download(s)[0], r);
+        for (const Ledger& l : rare.download(s)) r.ledger.add(l);
+    }
+};
+
+// The one device of a detecting run or replay (current on return).
+void selectOneDevice(const RunOptions& opt, const char* what) {
+    std::string why;
+    if (!cudaDeviceAvailable(&why)) throw Error(std::string(what) + ": kernel cuda: " + why);
+    const std::vector<int> ds = cudaResolveDevices(opt.devices);
+    if (ds.size() != 1)
+        throw ParameterError(std::string(what) + " on the GPU use one device; " + std::to_string(ds.size()) +
+                             " were given (name one with --devices)");
+    cudaCheck(cudaSetDevice(ds[0]), "select device");
+}
+
+// The records kept on the device, in (index, detector) order, cut below lowestLost.
+void collectRecords(DetectDevice& dev, const DeviceBuffer<DetectedRecord>& recs, const DeviceBuffer<float>& paths,
+                    DetectedPackets& dp) {
+    const std::vector<unsigned long long> c = dev.counters.download(dev.s);
+    dp.detected = c[0];
+    const size_t n = size_t(std::min<unsigned long long>(c[0], recs.size()));
+    const std::vector<DetectedRecord> r = recs.download(dev.s, n);
+    const std::vector<float> p = paths.download(dev.s, n * dp.regions);
+    std::vector<size_t> order(n);
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return r[a].index != r[b].index ? r[a].index < r[b].index : r[a].detector < r[b].detector;
+    });
+    for (size_t k : order) {
+        if (r[k].index >= c[1]) break;
+        dp.records.push_back(r[k]);
+        dp.pathLengths.insert(dp.pathLengths.end(), p.begin() + k * dp.regions, p.begin() + (k + 1) * dp.regions);
+    }
+}
+
+}  // namespace
+
+RunResult runCudaDetecting(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec) {
+    const auto t0 = Clock::now();
+    checkDetectionSpec(in, spec);
+    selectOneDevice(opt, "detecting runs");
+    RunResult r;
+    r.kernel = "cuda";
+    r.packetsRequested = opt.packets;
+    r.detected = describeDetectingRun(in, opt, spec);
+    DetectedPackets& dp = r.detected;
+    dp.kernel = "cuda";
+    DetectDevice dev(in, spec);
+    DeviceBuffer<DetectedRecord> recs(spec.maxRecords, "detected-packet records (keep fewer: --max-detected)");
+    DeviceBuffer<float> paths(spec.maxRecords * dp.regions, "detected path lengths (keep fewer: --max-detected)");
+    DetectScorer sc = dev.scorer();
+    DeviceDetectorTally& d = sc.tally<DeviceDetectorTally>();
+    d.records = recs.get();
+    d.paths = paths.get();
+    d.maxRecords = spec.maxRecords;
+    d.regions = dp.regions;
+    r.uploadSeconds = since(t0);
+    const BatchRun b = dev.run(opt, sc, nullptr, uint32_t(in.materials.size()));
+    r.kernelSeconds = b.seconds;
+    r.gpuBlocksPerSm = b.blocksPerSm;
+    const auto t1 = Clock::now();
+    dev.addTo(r, opt.outputs);
+    collectRecords(dev, recs, paths, dp);
+    r.downloadSeconds = since(t1);
+    r.packetsDone = b.packetsDone;
+    r.cancelled = r.packetsDone < opt.packets;
+    r.seconds = since(t0);
+    return r;
+}
+
+ReplayResult replayJacobianCuda(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec,
+                                const DetectedPackets& dp) {
+    if (dp.kernel != "cuda")
+        throw ParameterError("replay: the records were detected by the " + dp.kernel +
+                             " kernel; replay them with that kernel (a packet's history reproduces only there)");
+    checkReplayInput(in, opt, spec, dp);
+    const ReplayPackets list = replayPackets(dp);
+    const size_t nv = in.cells.size(), nDet = spec.detectors.size();
+    ReplayResult out;
+    out.jacobian.assign(nDet, std::vector<double>(nv, 0.0));
+    if (list.index.empty()) return out;
+    selectOneDevice(opt, "replays");
+    DetectDevice dev(in, spec);
+    DeviceBuffer<double> jac(nDet * nv, "Jacobian (detectors x tetras)");
+    DeviceBuffer<unsigned long long> index(list.index.size(), "replayed packets"), bits(list.index.size(), "replayed packets");
+    DeviceBuffer<float> weight(list.index.size(), "replayed packets");
+    jac.zero(dev.s);
+    const std::vector<unsigned long long> hostIndex(list.index.begin(), list.index.end()),
+        hostBits(list.detectors.begin(), list.detectors.end());
+    index.upload(hostIndex, dev.s);
+    bits.upload(hostBits, dev.s);
+    weight.upload(list.weight, dev.s);
+    DetectScorer sc = dev.scorer();
+    DeviceDetectorTally& d = sc.tally<DeviceDetectorTally>();
+    d.jacobian = jac.get();
+    d.cells = uint32_t(nv);
+    d.replayDetectors = bits.get();
+    d.replayWeight = weight.get();
+    RunOptions ro = opt;
+    ro.packets = list.index.size();
+    ro.firstPacket = 0;
+    out.replayed = dev.run(ro, sc, index.get(), 0).packetsDone;  // a replay keeps no path per material
+    out.cancelled = out.replayed < list.index.size();
+    out.mismatched = dev.counters.download(dev.s)[2];
+    const std::vector<double> J = jac.download(dev.s);
+    for (size_t k = 0; k < nDet; ++k) std::copy(J.begin() + k * nv, J.begin() + (k + 1) * nv, out.jacobian[k].begin());
+    return out;
+}
+
+}  // namespace fm

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Detectors on the GPU (issue 28 items 4-6): GPU records against the CPU's within statistics
+// (detected weight per detector, mean path per region, TPSF), the GPU's tallies unchanged by
+// detection, its truncation rule, the replay of GPU records and its Jacobian. Skips (with a
+// message) when no GPU is present.
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "Geometry/Detectors.hpp"
+#include "Geometry/MaterialSet.hpp"
+#include "Geometry/MeshBuilder.hpp"
+#include "Geometry/ModelPacker.hpp"
+#include "Kernels/Dispatch.hpp"
+#include "Tests/TestUtil.hpp"
+
+using fmtest::haveGpu;
+
+namespace {
+
+// Two layers (region 1 above z = 3 mm), a pencil beam into the top face at the origin, two disk
+// detectors on the top face (as Tests/Kernels/test_detectors.cpp).
+struct GpuDetectorModel {
+    fm::TetraMesh mesh = fm::makeBoxMesh({-10, -10, 0}, {10, 10, 10}, 8, 8, 5,
+                                         [](const fm::Point3& c) { return c[2] < 3 ? 1u : 2u; });
+    fm::KernelInput in;
+    fm::DetectionSpec spec;
+    GpuDetectorModel() {
+        fm::MaterialSet m;
+        m.exterior(fm::Material(0, 0, 0, 1.0));
+        m.append(fm::Material(0.05, 5, 0.8, 1.4));
+        m.append(fm::Material(0.02, 10, 0.9, 1.4));
+        fm::PencilBeamSource beam;
+        beam.position = {0, 0, 0};
+        beam.direction = {0, 0, 1};
+        in = fm::packModel(mesh, m, beam);
+        spec = withMax(1000000);
+    }
+    fm::DetectionSpec withMax(uint64_t maxRecords) const {
+        fm::Detector near, far;
+        near.centre = {3, 0, 0};
+        near.radius = 1.5;
+        far.centre = {0, -6, 0};
+        far.radius = 2;
+        return fm::compileDetectors(mesh, {near, far}, maxRecords);
+    }
+    fm::RunOptions options(uint64_t packets, uint64_t seed, const fm::DetectionSpec* s) const {
+        fm::RunOptions o;
+        o.packets = packets;
+        o.params.seed = seed;
+        o.detection = s;
+        return o;
+    }
+};
+
+// A sum over packets of per-packet contributions x_i (0 for a packet that contributes none) and
+// its variance estimate N var(x) = sum x^2 - (sum x)^2 / N.
+struct Sum {
+    double s = 0, s2 = 0;
+    void add(double x) { s += x, s2 += x * x; }
+    double var(uint64_t n) const { return s2 - s * s / double(n); }
+};
+
+// |a - b| in combined standard errors of two independent sums over n packets each.
+double zOf(const Sum& a, const Sum& b, uint64_t n) { return (a.s - b.s) / std::sqrt(a.var(n) + b.var(n)); }
+
+// Records of one packet and detector are one contribution (one record each).
+Sum signal(const fm::DetectedPackets& dp, uint32_t d) {
+    Sum s;
+    for (const auto& r : dp.records)
+        if (r.detector == d) s.add(r.weight);
+    return s;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(cuda_detectors, GpuDetectorModel)
+
+// GPU and CPU detections (independent seeds) agree: per detector the detected weight, the
+// weighted path per region (sum of w L_r: the per-region Jacobian) and the TPSF per gate, each
+// within 4 combined standard errors (the TPSF: its chi-square over the gates within 5 sigma of
+// its dof). The GPU detecting run's tallies equal a plain GPU run's of the same seed (same
+// streams; only the summation order of the atomics differs).
+BOOST_AUTO_TEST_CASE(gpu_records_match_cpu) {
+    if (!haveGpu()) return;
+    const uint64_t n = 400000;
+    const fm::RunResult g = fm::runKernel("cuda", in, options(n, 21, &spec));
+    const fm::RunResult c = fm::runKernel("cpu", in, options(n, 22, &spec));
+    const fm::DetectedPackets &gd = g.detected, &cd = c.detected;
+    BOOST_CHECK_EQUAL(gd.kernel, "cuda");
+    BOOST_CHECK_EQUAL(cd.kernel, "cpu");
+    BOOST_REQUIRE(!gd.truncated());
+    BOOST_REQUIRE_GT(gd.records.size(), 1000u);
+    BOOST_CHECK_EQUAL(gd.records.size(), gd.detected);
+    for (size_t k = 1; k < gd.records.size(); ++k) BOOST_CHECK_LE(gd.records[k - 1].index, gd.records[k].index);
+    const fm::TimeGates gates = fm::makeTimeGates(0, 0.4, 0.02, "gates");
+    for (uint32_t d = 0; d < 2; ++d) {
+        const double zs = zOf(signal(gd, d), signal(cd, d), n);
+        BOOST_TEST_MESSAGE("detector " << d << ": GPU " << signal(gd, d).s / n << ", CPU " << signal(cd, d).s / n
+                                       << ", z = " << zs);
+        BOOST_CHECK_LE(std::fabs(zs), 4.0);
+        for (uint32_t r = 0; r < 2; ++r) {
+            Sum a, b;
+            for (size_t k = 0; k < gd.records.size(); ++k)
+                if (gd.records[k].detector == d) a.add(gd.records[k].weight * gd.path(k)[r]);
+            for (size_t k = 0; k < cd.records.size(); ++k)
+                if (cd.records[k].detector == d) b.add(cd.records[k].weight * cd.path(k)[r]);
+            const double z = zOf(a, b, n);
+            BOOST_TEST_MESSAGE("  region " << r + 1 << " sum w L: GPU " << a.s / n << ", CPU " << b.s / n << ", z = " << z);
+            BOOST_CHECK_LE(std::fabs(z), 4.0);
+            BOOST_CHECK_GT(a.s, 0.0);
+        }
+        std::vector<Sum> ga(gates.count), ca(gates.count);
+        auto bin = [&](const fm::DetectedPackets& dp, std::vector<Sum>& h) {
+            for (const auto& r : dp.records)
+                if (r.detector == d && r.time >= gates.startNs && r.time < gates.stopNs)
+                    h[std::min<size_t>(gates.count - 1, size_t((r.time - gates.startNs) / gates.stepNs))].add(r.weight);
+        };
+        bin(gd, ga);
+        bin(cd, ca);
+        double chi2 = 0;
+        int dof = 0;
+        for (uint32_t b = 0; b < gates.count; ++b)
+            if (ga[b].var(n) + ca[b].var(n) > 0) {
+                const double z = zOf(ga[b], ca[b], n);
+                chi2 += z * z;
+                ++dof;
+            }
+        BOOST_TEST_MESSAGE("  TPSF: chi2 " << chi2 << " over " << dof << " gates");
+        BOOST_REQUIRE_GT(dof, 5);
+        BOOST_CHECK_LE(chi2, dof + 5 * std::sqrt(2.0 * dof));
+    }
+    const fm::RunResult plain = fm::runKernel("cuda", in, options(n, 21, nullptr));
+    fmtest::checkSameEvents(g.events, plain.events);
+    BOOST_CHECK_LT(fmtest::l1(plain.volume, g.volume), 1e-9);
+    BOOST_CHECK_LT(fmtest::l1(plain.surface, g.surface), 1e-9);
+}
+
+// With room for fewer records than detections, the GPU keeps the records of every packet below
+// the lowest index that found the buffer full: a prefix, in index order, of the full run's
+// records, counted in `detected` and flagged as truncated.
+BOOST_AUTO_TEST_CASE(gpu_truncation_keeps_lowest_indices) {
+    if (!haveGpu()) return;
+    const fm::DetectionSpec small = withMax(500);
+    const fm::DetectedPackets all = fm::runKernel("cuda", in, options(100000, 3, &spec)).detected;
+    const fm::DetectedPackets cut = fm::runKernel("cuda", in, options(100000, 3, &small)).detected;
+    BOOST_REQUIRE_GT(all.records.size(), 500u);
+    BOOST_CHECK(cut.truncated());
+    BOOST_CHECK_EQUAL(cut.detected, all.detected);
+    BOOST_CHECK_LE(cut.records.size(), 500u);
+    BOOST_TEST_MESSAGE("kept " << cut.records.size() << " of 500 record slots");
+    for (size_t k = 0; k < cut.records.size(); ++k) {
+        BOOST_CHECK_EQUAL(cut.records[k].index, all.records[k].index);
+        BOOST_CHECK_EQUAL(cut.records[k].detector, all.records[k].detector);
+        BOOST_CHECK_EQUAL(cut.records[k].weight, all.records[k].weight);
+        BOOST_CHECK_EQUAL(cut.path(k)[0], all.path(k)[0]);
+    }
+}
+
+// The GPU replay of GPU records reproduces every packet; its per-tetra Jacobian summed over a
+// region equals the records' per-region Jacobian (-sum w L_r); CPU records are refused.
+BOOST_AUTO_TEST_CASE(gpu_replay_and_jacobian) {
+    if (!haveGpu()) return;
+    const fm::RunOptions o = options(200000, 5, &spec);
+    const fm::DetectedPackets dp = fm::runKernel("cuda", in, o).detected;
+    BOOST_REQUIRE_GT(dp.records.size(), 100u);
+    const fm::ReplayResult rr = fm::replayKernel("cuda", in, o, spec, dp);
+    BOOST_CHECK_EQUAL(rr.mismatched, 0u);
+    BOOST_CHECK(!rr.cancelled);
+    const std::vector<double> regional = fm::regionJacobian(dp);
+    for (uint32_t d = 0; d < 2; ++d) {
+        double perRegion[3] = {0, 0, 0};
+        for (uint32_t t = 1; t <= mesh.tetraCount(); ++t) perRegion[mesh.region(t)] += rr.jacobian[d][t];
+        for (uint32_t r = 1; r <= 2; ++r) {
+            BOOST_TEST_MESSAGE("detector " << d << " region " << r << ": replay " << perRegion[r] << ", records "
+                                           << regional[d * 2 + r - 1]);
+            BOOST_CHECK_CLOSE(perRegion[r], regional[d * 2 + r - 1], 1e-3);  // float path sums vs double adds
+        }
+    }
+    const fm::DetectedPackets cpu = fm::runKernel("cpu", in, options(2000, 5, &spec)).detected;
+    BOOST_CHECK_THROW(fm::replayKernel("cuda", in, o, spec, cpu), fm::ParameterError);
+}
+
+// A model of 40 regions with one material's properties has the histories of the one-region
+// model (no interface changes the index, so no draw differs): the same records, and each
+// record's paths over the 40 regions (kept in the global scratch, above the local array's 31)
+// sum to its one-region path.
+BOOST_AUTO_TEST_CASE(gpu_many_regions_use_the_scratch) {
+    if (!haveGpu()) return;
+    const uint32_t slabs = 40;
+    const fm::TetraMesh sliced = fm::makeBoxMesh({-10, -10, 0}, {10, 10, 10}, 40, 8, 5, [](const fm::Point3& c) {
+        return 1u + std::min<uint32_t>(39, uint32_t((c[0] + 10) / 0.5));
+    });
+    fm::MaterialSet one, many;
+    one.exterior(fm::Material(0, 0, 0, 1.0));
+    many.exterior(fm::Material(0, 0, 0, 1.0));
+    one.append(fm::Material(0.05, 5, 0.8, 1.4));
+    for (uint32_t r = 0; r < slabs; ++r) many.append(fm::Material(0.05, 5, 0.8, 1.4));
+    fm::PencilBeamSource beam;
+    beam.position = {0, 0, 0};
+    beam.direction = {0, 0, 1};
+    fm::Detector near;
+    near.centre = {3, 0, 0};
+    near.radius = 1.5;
+    const fm::TetraMesh single = fm::makeBoxMesh({-10, -10, 0}, {10, 10, 10}, 40, 8, 5, [](const fm::Point3&) { return 1u; });
+    const fm::DetectionSpec sa = fm::compileDetectors(single, {near}, 1000000), sb = fm::compileDetectors(sliced, {near}, 1000000);
+    const fm::DetectedPackets a = fm::runKernel("cuda", fm::packModel(single, one, beam), options(50000, 8, &sa)).detected;
+    const fm::DetectedPackets b = fm::runKernel("cuda", fm::packModel(sliced, many, beam), options(50000, 8, &sb)).detected;
+    BOOST_REQUIRE_EQUAL(b.regions, slabs);
+    BOOST_REQUIRE_GT(a.records.size(), 50u);
+    BOOST_REQUIRE_EQUAL(a.records.size(), b.records.size());
+    size_t bad = 0, spread = 0;
+    for (size_t k = 0; k < a.records.size(); ++k) {
+        double sum = 0;
+        uint32_t nonzero = 0;
+        for (uint32_t r = 0; r < slabs; ++r) sum += b.path(k)[r], nonzero += b.path(k)[r] > 0;
+        if (a.records[k].index != b.records[k].index || a.records[k].weight != b.records[k].weight ||
+            std::fabs(sum - a.path(k)[0]) > 1e-4 * a.path(k)[0])
+            ++bad;
+        spread += nonzero > 1;
+    }
+    BOOST_CHECK_EQUAL(bad, 0u);
+    BOOST_CHECK_GT(spread, a.records.size() / 2);  // most paths cross several slabs
+}
+
+BOOST_AUTO_TEST_SUITE_END()

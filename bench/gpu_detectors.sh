@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Detectors on the GPU (docs/DETECTORS.md), in one device call (< 300 s):
+#  1. test_cuda_detectors (GPU records vs the CPU's within statistics, truncation, replay and
+#     Jacobian) and test_detector_kernels (which kernel made a record set);
+#  2. cube_5med with two disk detectors, GPU vs CPU (independent seeds): detected weight per
+#     detector and mean path per region with standard errors and z, and the GPU replay;
+#  3. kernel time of cube_5med 1e8 packets: GPU without detectors, with detectors, and the base
+#     tree's kernel without detectors (when .device-data/base-main.tgz or FM_BASE_TGZ holds it),
+#     two alternated rounds;
+#  4. compute-sanitizer memcheck of a small detecting run and its replay.
+# Usage (GPU machine, repo root): bench/gpu_detectors.sh [packets=1e8]. Data: FM_DEVICE_DATA or
+# .device-data (timos/cube_5med/cube_5med.{mesh,opt,source}). Results printed and under $OUT.
+set -uo pipefail
+command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+n=${1:-100000000}
+data=${FM_DEVICE_DATA:-.device-data}
+out=${OUT:-$(mktemp -d)}
+w=/tmp/gd-work  # large outputs (records, tallies) stay on the machine; text goes to $out
+mkdir -p "$out" "$w"
+base="$data/timos/cube_5med/cube_5med"
+[ -f "$base.mesh" ] || { echo "gpu_detectors: $base.mesh not found (set FM_DEVICE_DATA)"; exit 1; }
+nvidia-smi -L
+cfg=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DFM_USE_CUDA=ON -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF
+  -DFM_USE_MPI=OFF -DFM_USE_PYTHON=OFF -DFM_USE_PLANNING=OFF -DFM_USE_CGAL=OFF -DFM_USE_HDF5=OFF)
+tgz=${FM_BASE_TGZ:-$data/base-main.tgz}
+if [ -f "$tgz" ]; then  # the base tree, built beside this one
+  mkdir -p /tmp/gd-base && tar xzf "$tgz" -C /tmp/gd-base
+  (cmake -S /tmp/gd-base -B /tmp/gd-bb "${cfg[@]}" -DFM_BUILD_TESTS=OFF >/tmp/gd-bb.log 2>&1 &&
+    cmake --build /tmp/gd-bb -j 6 --target fullmonte-run >>/tmp/gd-bb.log 2>&1) &
+fi
+B=build-detect
+cmake -S . -B $B "${cfg[@]}" -DFM_BUILD_TESTS=ON -DFM_SHARED_DATA_DIR="$(cd "$data" && pwd)" >"$out/cmake.log" 2>&1 ||
+  { tail -20 "$out/cmake.log"; exit 1; }
+cmake --build $B -j 10 --target fullmonte-run fullmonte-detected test_cuda_detectors test_detector_kernels \
+  >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -20; exit 1; }
+wait
+echo "built $(date +%T)"
+
+echo "== 1. tests"
+for t in test_cuda_detectors test_detector_kernels; do
+  timeout 120 $B/bin/$t --log_level=message >"$out/$t.log" 2>&1
+  echo "$t: exit $? $(grep -E 'No errors|failure' "$out/$t.log" | tail -1)"
+  grep -E "SKIP|error|z = |chi2|kept|replay" "$out/$t.log" | head -20
+done
+
+echo "== 2. cube_5med, two disks, GPU vs CPU"
+m=(--mesh "$base.mesh" --opt "$base.opt" --source "$base.source" --quiet)
+disks='5,0,0,2;0,5,0,4'
+cmp=4000000
+$B/bin/fullmonte-run "${m[@]}" --packets $cmp --seed 1 --kernel cuda --detectors "$disks" --output "$w/gpu" >/dev/null
+$B/bin/fullmonte-run "${m[@]}" --packets $cmp --seed 2 --kernel cpu --detectors "$disks" --output "$w/cpu" >/dev/null
+python3 - "$w/gpu/detected.fmd" "$w/cpu/detected.fmd" <<'EOF' | tee "$out/compare.txt"
+import math, struct, sys
+def read(path):
+    f = open(path, 'rb'); head = {}; mats = 0
+    while True:
+        line = f.readline().decode().split()
+        if line[0] == 'data': break
+        head.setdefault(line[0], line[1:])
+        if line[0] == 'regions': mats = int(line[1])
+    n, R, K = int(head['packets'][0]), mats, int(head['records'][0])
+    rec = struct.Struct('<QII' + 'f' * (8 + R))
+    sums = {}
+    for k in range(K):
+        v = rec.unpack(f.read(rec.size))
+        d, w, L = v[1], v[3], v[11:]
+        s = sums.setdefault(d, [0.0, 0.0, [0.0] * R, [0.0] * R, 0])
+        s[0] += w; s[1] += w * w; s[4] += 1
+        for r in range(R): s[2][r] += L[r]; s[3][r] += L[r] * L[r]
+    return head['kernel'][0] if 'kernel' in head else 'cpu', n, R, sums
+(ka, na, R, a), (kb, nb, _, b) = read(sys.argv[1]), read(sys.argv[2])
+for d in sorted(a):
+    sa, sb = a[d], b.get(d, [0, 0, [0] * R, [0] * R, 0])
+    ma, mb = sa[0] / na, sb[0] / nb
+    ea = math.sqrt(max(sa[1] / na - ma * ma, 0) / na); eb = math.sqrt(max(sb[1] / nb - mb * mb, 0) / nb)
+    print(f"detector {d}: signal {ka} {ma:.6g} +- {ea:.2g}, {kb} {mb:.6g} +- {eb:.2g}, z = {(ma - mb) / math.hypot(ea, eb):.2f}")
+    for r in range(R):
+        if sa[4] < 2 or sb[4] < 2: continue
+        pa, pb = sa[2][r] / sa[4], sb[2][r] / sb[4]
+        va = (sa[3][r] / sa[4] - pa * pa) / sa[4]; vb = (sb[3][r] / sb[4] - pb * pb) / sb[4]
+        if va + vb > 0:
+            print(f"   region {r + 1}: mean path {ka} {pa:.5g}, {kb} {pb:.5g} mm, z = {(pa - pb) / math.sqrt(va + vb):.2f}")
+EOF
+t0=$(date +%s.%N)
+$B/bin/fullmonte-run "${m[@]}" --packets $cmp --kernel cuda --detectors "$disks" --replay "$w/gpu/detected.fmd" \
+  --output "$w/gpu-jac" | tail -2
+echo "GPU replay (whole command): $(echo "$(date +%s.%N) - $t0" | bc) s"
+$B/bin/fullmonte-run "${m[@]}" --packets $cmp --kernel cpu --detectors "$disks" --replay "$w/gpu/detected.fmd" \
+  --output "$w/mixed" 2>&1 | tail -1
+
+echo "== 3. kernel time, cube_5med $n packets"
+row() {  # label exe [options]
+  local label=$1 exe=$2
+  shift 2
+  [ -x "$exe" ] || { echo "$label: not built"; return; }
+  "$exe" "${m[@]}" --packets "$n" --seed 1 --batches 1 --kernel cuda --output "$w/t-$label" "$@" >/dev/null
+  python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(f"{sys.argv[2]:>12}: kernel_seconds {s[\"kernel_seconds\"]:.4f} seconds {s[\"seconds\"]:.3f} absorbed {s[\"ledger\"][\"absorbed\"]:.6f}")' \
+    "$w/t-$label/summary.json" "$label"
+}
+for i in 1 2; do
+  row base /tmp/gd-bb/bin/fullmonte-run
+  row plain $B/bin/fullmonte-run
+  row detectors $B/bin/fullmonte-run --detectors "$disks" --max-detected 20000000
+done | tee "$out/timings.txt"
+
+echo "== 4. compute-sanitizer memcheck (detecting run, 1e5 packets, and its replay)"
+cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+timeout 150 $cs --tool memcheck --leak-check full --error-exitcode 9 $B/bin/fullmonte-run "${m[@]}" --packets 100000 \
+  --kernel cuda --detectors "$disks" --max-detected 50 --output "$w/san" >"$out/sanitizer.txt" 2>&1
+echo "memcheck detecting run: exit $? $(grep -E 'ERROR SUMMARY' "$out/sanitizer.txt" | tail -1)"
+timeout 100 $cs --tool memcheck --error-exitcode 9 $B/bin/fullmonte-run "${m[@]}" --packets 100000 --kernel cuda \
+  --detectors "$disks" --replay "$w/san/detected.fmd" --output "$w/san-jac" >"$out/sanitizer-replay.txt" 2>&1
+echo "memcheck replay: exit $? $(grep -E 'ERROR SUMMARY' "$out/sanitizer-replay.txt" | tail -1)"
+echo "done $(date +%T)"
