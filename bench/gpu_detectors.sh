@@ -85,7 +85,7 @@ EOF
 t0=$(date +%s.%N)
 $B/bin/fullmonte-run "${m[@]}" --packets $cmp --kernel cuda --detectors "$disks" --replay "$w/gpu/detected.fmd" \
   --output "$w/gpu-jac" | tail -2
-echo "GPU replay (whole command): $(echo "$(date +%s.%N) - $t0" | bc) s"
+echo "GPU replay (whole command): $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s"
 $B/bin/fullmonte-run "${m[@]}" --packets $cmp --kernel cpu --detectors "$disks" --replay "$w/gpu/detected.fmd" \
   --output "$w/mixed" 2>&1 | tail -1
 
@@ -95,8 +95,12 @@ row() {  # label exe [options]
   shift 2
   [ -x "$exe" ] || { echo "$label: not built"; return; }
   "$exe" "${m[@]}" --packets "$n" --seed 1 --batches 1 --kernel cuda --output "$w/t-$label" "$@" >/dev/null
-  python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(f"{sys.argv[2]:>12}: kernel_seconds {s[\"kernel_seconds\"]:.4f} seconds {s[\"seconds\"]:.3f} absorbed {s[\"ledger\"][\"absorbed\"]:.6f}")' \
-    "$w/t-$label/summary.json" "$label"
+  python3 - "$w/t-$label/summary.json" "$label" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"{sys.argv[2]:>12}: kernel_seconds {s['kernel_seconds']:.4f} seconds {s['seconds']:.3f} "
+      f"absorbed {s['ledger']['absorbed']:.6f}")
+PY
 }
 for i in 1 2; do
   row base /tmp/gd-bb/bin/fullmonte-run
