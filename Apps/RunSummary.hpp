@@ -72,11 +72,20 @@ std::string standardErrorJson(const RunResult& r, RegionOf regionOf) {
         o << ", \"" << name << "_stderr\": " << jsonNumber(ve.second / n) << ", \"" << name
           << "_relative\": " << jsonNumber(ve.first > 0 ? ve.second / ve.first : NAN);
     o << ", \"region_relative\": {";
-    std::map<uint32_t, bool> regions;
-    for (size_t t = 1; t < r.volume.size(); ++t) regions[regionOf(t)] = true;
-    bool first = true;  // (a set of regions in order)
-    for (const auto& [reg, unused] : regions) {
-        const double rel = weightedRelativeError(r.volume, se.volume, [&](size_t t) { return regionOf(t) == reg; });
+    // weightedRelativeError per region, all regions in one pass (sums in tetra order, as one
+    // pass per region would add them).
+    std::map<uint32_t, std::pair<double, double>> sums;  // region -> (value, error) sums
+    uint32_t lastRegion = 0;
+    std::pair<double, double>* s = nullptr;  // sums of lastRegion (neighbouring tetras share regions)
+    for (size_t t = 1; t < r.volume.size(); ++t) {
+        const uint32_t reg = regionOf(t);
+        if (!s || reg != lastRegion) s = &sums[reg], lastRegion = reg;
+        const double v = r.volume[t], e = t < se.volume.size() ? se.volume[t] : NAN;
+        if (v == v && e == e) s->first += v, s->second += e;
+    }
+    bool first = true;
+    for (const auto& [reg, sum] : sums) {
+        const double rel = sum.first > 0 ? sum.second / sum.first : NAN;
         o << (first ? "" : ", ") << "\"" << reg << "\": " << jsonNumber(rel);
         first = false;
     }

@@ -16,6 +16,7 @@
 #include "Apps/AppMain.hpp"
 #include "Apps/BatchCommand.hpp"
 #include "Apps/GatedOutputs.hpp"
+#include "Apps/PhaseTimes.hpp"
 #include "Common/ProgressBar.hpp"
 #include "Apps/RunSummary.hpp"
 #include "Geometry/ModelPacker.hpp"
@@ -366,6 +367,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     const std::vector<int> devices = ses.devices;
     // CUDA context creation (~0.2 s) overlaps reading the model; the run reports any error.
     KernelWarmUp warm(mpi.size() == 1 ? kernel : std::string("cpu"), devices);
+    PhaseTimes phases;
     TetraMesh localMesh;
     const TetraMesh* meshp = &localMesh;
     MaterialSet mats;
@@ -401,6 +403,11 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     }
     const TetraMesh& mesh = *meshp;
     const double meshSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
+    phases.mark("read and check the model");
+    const MeshBuildTimes& bt = mesh.buildTimes();
+    for (const auto& [name, sec] : {std::pair<const char*, double>{"mesh checks and faces", bt.total()},
+                                    {"  of which faces", bt.faces}, {"  of which structure checks", bt.structure}})
+        phases.note(name, sec);
     std::vector<std::string> warnings = mesh.checkReport().warnings();
     if (mpi.rank() == 0) showWarnings(warnings);
     if (a.has("--save-mesh") && mpi.rank() == 0) {
@@ -500,11 +507,14 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     }
 
     if (a.flags.count("--no-entry-specular")) setSpecularAtEntry(*src, false);
+    phases.mark("read source, options");
     KernelInput in = packWithContext(a, mesh, mats, *src);
+    phases.mark("pack the model");
     checkGatedRun(in, opt);
     if (mpi.rank() == 0) showWarnings(in.warnings);
     warnings.insert(warnings.end(), in.warnings.begin(), in.warnings.end());
     warm.join();
+    phases.mark("wait for GPU start-up");
     // Rank 0 locks the folder and clears an earlier run's outputs; every rank stops if it cannot.
     installStopHandlers();
     std::unique_ptr<OutputFolder> out;
@@ -526,8 +536,12 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     ProgressBar bar(!a.flags.count("--quiet") && mpi.rank() == 0);
     opt.progress = [&](uint64_t d, uint64_t t) { bar(d, t); };
     opt.cancel = &stopFlag();
+    phases.mark("open the output folder");
     if (a.has("--replay")) return replayCommand(a, *out, mesh, in, opt, replayed);
     RunResult r = runDistributed(mpi, kernel, in, opt);
+    phases.mark("run");
+    phases.note("upload", r.uploadSeconds);
+    phases.note("kernel", r.kernelSeconds);
     if (mpi.rank() != 0) return r.cancelled || stopRequested() ? stoppedExitStatus() : 0;  // rank 0 writes
 
     std::map<std::string, std::string> extra{
@@ -548,6 +562,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     extra["abnormal_warning_threshold"] = jsonNumber(kAbnormalWarningFraction);
     extra["warnings"] = jsonStringList(warnings);
     if (opt.gates.on()) extra["time_gates"] = gatedSummaryJson(r);
+    phases.mark("summary values");
     if (!r.cancelled) {
         try {
             writeOutputs(*out, mesh, mats, r, power);
@@ -555,6 +570,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
             if (detecting) writeDetectorOutputs(*out, r.detected, gates.get());
             writeRunSummary(out->staged("summary.json"), r, extra);
             out->publish();
+            phases.mark("write outputs");
         } catch (const Interrupted&) {
             r.cancelled = true;  // stopped while writing: no tallies, as if stopped in the run
         }
@@ -574,6 +590,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
               << "  absorbed " << L.absorbed / L.launched << ", exited " << L.exited / L.launched
               << ", specular " << L.specular / L.launched << ", abnormal " << L.abnormal / L.launched
               << "\n  outputs in " << out->dir() << "\n";
+    phases.print();
     return 0;
 }
 
@@ -666,6 +683,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    PhaseTimes::processStart();
     preferOneCudaQueue();
     return guardedMain("fullmonte-run", [&] {
         MpiSession mpi(&argc, &argv);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "Geometry/ParallelFor.hpp"
+
 namespace fm {
 
 std::vector<double> volumeFluence(const TetraMesh& mesh, const MaterialSet& mats,
@@ -13,11 +15,13 @@ std::vector<double> volumeFluence(const TetraMesh& mesh, const MaterialSet& mats
         throw ParameterError("volume energy has " + std::to_string(energy.size()) +
                              " entries, the mesh needs " + std::to_string(mesh.tetraCount() + 1));
     std::vector<double> phi(energy.size(), 0.0);
-    for (uint32_t t = 1; t <= mesh.tetraCount(); ++t) {
-        double mu_a = mats.material(mesh.region(t)).mu_a;
-        phi[t] = mu_a > 0 ? energy[t] * scale / (mesh.volume(t) * mu_a)
-                          : std::numeric_limits<double>::quiet_NaN();
-    }
+    parallelChunks(1, energy.size(), chunkCount(energy.size()), [&](unsigned, size_t lo, size_t hi) {
+        for (size_t t = lo; t < hi; ++t) {
+            double mu_a = mats.material(mesh.region(uint32_t(t))).mu_a;
+            phi[t] = mu_a > 0 ? energy[t] * scale / (mesh.volume(uint32_t(t)) * mu_a)
+                              : std::numeric_limits<double>::quiet_NaN();
+        }
+    });
     return phi;
 }
 
@@ -27,7 +31,9 @@ std::vector<double> surfaceFluence(const TetraMesh& mesh, const std::vector<doub
         throw ParameterError("surface energy has " + std::to_string(energy.size()) +
                              " entries, the mesh needs " + std::to_string(mesh.faceCount() + 1));
     std::vector<double> phi(energy.size(), 0.0);
-    for (uint32_t f = 1; f <= mesh.faceCount(); ++f) phi[f] = energy[f] * scale / mesh.face(f).area;
+    parallelChunks(1, energy.size(), chunkCount(energy.size()), [&](unsigned, size_t lo, size_t hi) {
+        for (size_t f = lo; f < hi; ++f) phi[f] = energy[f] * scale / mesh.face(uint32_t(f)).area;
+    });
     return phi;
 }
 

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Storage/Text/TextFile.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
+#include "Geometry/ParallelFor.hpp"
 #include "Storage/AtomicFile.hpp"
 #include "Storage/TextReader.hpp"
 
@@ -11,22 +14,50 @@ namespace fm {
 
 // The stream's 9 significant digits (AtomicFile), through std::to_chars: the same text as
 // printf's %.9g several times faster (a large mesh writes millions of values).
-void putValue(std::ostream& o, double v) {
+char* formatValue(char* p, double v) {
     if (std::isnan(v)) {
-        o << "nan";
-        return;
+        std::memcpy(p, "nan", 3);
+        return p + 3;
     }
-    char buf[32];
-    const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 9);
-    o.write(buf, r.ptr - buf);
+    return std::to_chars(p, p + kValueChars, v, std::chars_format::general, 9).ptr;
 }
+
+void putValue(std::ostream& o, double v) {
+    char buf[kValueChars];
+    o.write(buf, formatValue(buf, v) - buf);
+}
+
+namespace {
+
+constexpr size_t kWriteSlice = size_t(1) << 16;
+
+// values[lo, hi) as text, one per line.
+std::string formatLines(const std::vector<double>& values, size_t lo, size_t hi) {
+    std::string s((hi - lo) * (kValueChars + 1), '\0');
+    char* p = &s[0];
+    for (size_t i = lo; i < hi; ++i) {
+        p = formatValue(p, values[i]);
+        *p++ = '\n';
+    }
+    s.resize(size_t(p - s.data()));
+    return s;
+}
+
+}  // namespace
 
 
 void writeValues(const std::string& path, const std::vector<double>& values, size_t first) {
     AtomicFile f(path);
-    for (size_t i = first; i < values.size(); ++i) {
-        putValue(f.out, values[i]);
-        f.out << '\n';
+    // Chunks formatted on all threads, written in order in buffer-sized pieces (so a stop
+    // request still ends the write within one buffer).
+    const size_t n = values.size() > first ? values.size() - first : 0;
+    std::vector<std::string> parts(chunkCount(n, 1 << 16));
+    parallelChunks(first, first + n, unsigned(parts.size()),
+                   [&](unsigned c, size_t lo, size_t hi) { parts[c] = formatLines(values, lo, hi); });
+    for (std::string& part : parts) {
+        for (size_t at = 0; at < part.size(); at += kWriteSlice)
+            f.out.write(part.data() + at, std::streamsize(std::min(kWriteSlice, part.size() - at)));
+        std::string().swap(part);
     }
     f.commit();
 }

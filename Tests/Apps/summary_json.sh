@@ -3,7 +3,8 @@
 # summary.json is always valid JSON and says when a run's result is doubtful (issue 26): a run
 # with more than 0.1% of its launched weight booked abnormal warns on stderr and lists the warning
 # in "warnings" (with "abnormal_warning_threshold"); a normal run has none; a batch whose source
-# file name is not UTF-8 (and holds a quote) still writes valid UTF-8 JSON.
+# file name is not UTF-8 (and holds a quote) still writes valid UTF-8 JSON. FM_TIMING=1 prints
+# each phase's seconds on stderr.
 # Usage: summary_json.sh path/to/fullmonte-run
 set -u
 exe=$1
@@ -48,5 +49,16 @@ cp "$dir/m.source" "$dir/cands/good.source"
   --output "$dir/batch" >/dev/null 2>"$dir/err" || { echo "FAIL batch: $(cat "$dir/err")"; failures=$((failures + 1)); }
 check "batch summary: valid UTF-8 JSON, name escaped" "$dir/batch/summary.json" \
   "any(s.endswith('bad\ufffd\"q\\\\.source') for s in j['source_files']) and j['warnings'] == []"
+# FM_TIMING=1: each phase's seconds on stderr (wall, then CPU), none without it.
+FM_TIMING=1 "$exe" "${m[@]}" --source "$dir/m.source" --output "$dir/timed" >/dev/null 2>"$dir/err"
+phases=$(grep -cE '^fm-timing (read and check the model|pack the model|run|write outputs) +[0-9.]+ +cpu +[0-9.]+$' "$dir/err")
+if [ "$phases" = 4 ] && grep -qE '^fm-timing since process start +[0-9.]+$' "$dir/err"; then
+  echo "ok   FM_TIMING=1 prints the phases"
+else
+  echo "FAIL FM_TIMING=1: $phases of 4 phases; stderr: $(cat "$dir/err")"
+  failures=$((failures + 1))
+fi
+"$exe" "${m[@]}" --source "$dir/m.source" --output "$dir/untimed" >/dev/null 2>"$dir/err"
+if grep -q fm-timing "$dir/err"; then echo "FAIL phases printed without FM_TIMING"; failures=$((failures + 1)); fi
 echo "summary_json: $failures failure(s)"
 [ "$failures" = 0 ]
