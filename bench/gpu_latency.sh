@@ -4,16 +4,16 @@
 # the mesh kernel's cell layouts (FM_CUDA_CELL_LAYOUT=record, the default, and split:
 # Kernels/Core/CellLayout.hpp) on the clinical-scale Digimouse meshes, and the MCML seven-layer
 # skin, each variant interleaved with the default, ROUNDS rounds of PACKETS packets.
-# Checks beside the timings: every variant's absorbed fraction against the default's on the
-# same seed (the same histories: relative difference < 1e-9), the default against the CPU kernel
-# once per mesh (other seed, CPU_PACKETS, |z| < 4). Prints a table; exit 1 when a check fails.
+# Checks beside the timings: test_cuda_cell_layout (built here); every variant's absorbed
+# fraction against the default's on the same seed (the same histories: relative difference
+# < 1e-9); the default against the CPU kernel once per mesh (other seed, CPU_PACKETS, |z| < 4). Prints a table; exit 1 when a check fails.
 # Builds a core tree with CUDA (CMake, CUDA and Boost headers only).
 # Usage (GPU machine, repo root): bench/gpu_latency.sh DATA OUT
 #   DATA holds dm3.mesh.gz (2.46M tetras), dm_morton.mesh.gz (996k), digimouse.opt,
 #   digimouse.source and mcml/skin7/ (default: $FM_DEVICE_DATA, else .device-data).
 # Env: PACKETS (1e8), ROUNDS (2), CPU_PACKETS (1e6), MESHES ("dm3 dm_morton"), VARIANTS
 #      ("split"), FM_BUILD_DIR (build-latency), FM_REUSE_BUILD=1, JOBS (16), CUDA_ARCH (90).
-# Expected on one H100: build ~2-3 min, meshes to .fmb ~30 s, CPU checks ~30 s, timed runs
+# Expected on one H100: build ~3 min, meshes to .fmb ~30 s, CPU checks ~30 s, timed runs
 # ~2 min (dm3 ~7 s a process, dm ~5 s, skin7 ~1 s): under 7 minutes.
 set -uo pipefail
 command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ] || export PATH=/usr/local/cuda/bin:$PATH
@@ -33,13 +33,17 @@ t_start=$(date +%s)
 
 if ! { [ "${FM_REUSE_BUILD:-0}" = 1 ] && [ -x "$build/bin/fullmonte-run" ]; }; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFM_USE_CUDA=ON -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF \
-    -DFM_USE_MPI=OFF -DFM_USE_PYTHON=OFF -DFM_USE_PLANNING=OFF -DFM_USE_CGAL=OFF -DFM_USE_HDF5=OFF -DFM_BUILD_TESTS=OFF \
+    -DFM_USE_MPI=OFF -DFM_USE_PYTHON=OFF -DFM_USE_PLANNING=OFF -DFM_USE_CGAL=OFF -DFM_USE_HDF5=OFF \
     -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
-  cmake --build "$build" -j "${JOBS:-16}" --target fullmonte-run fullmonte-mcml >"$out/build.log" 2>&1 \
+  cmake --build "$build" -j "${JOBS:-16}" --target fullmonte-run fullmonte-mcml test_cuda_cell_layout >"$out/build.log" 2>&1 \
     || { grep -E 'error' "$out/build.log" | head -30; exit 1; }
 fi
 bin=$build/bin
 say "build done at $(( $(date +%s) - t_start )) s"
+# The layouts' own test: same histories in both on a small mesh with Fresnel and scored faces.
+"$bin/test_cuda_cell_layout" --log_level=message > "$out/test_cuda_cell_layout.log" 2>&1 && say "test_cuda_cell_layout: passed" ||
+  { say "test_cuda_cell_layout: FAILED"; tail -20 "$out/test_cuda_cell_layout.log"; fail=1; }
+grep -h "kernel s, record" "$out/test_cuda_cell_layout.log" | tee -a "$res"
 work=$(mktemp -d /tmp/gpu_latency.XXXX)
 opt=$data/digimouse.opt; src=$data/digimouse.source
 
