@@ -6,8 +6,8 @@
 # skin, each variant interleaved with the default, ROUNDS rounds of PACKETS packets.
 # Checks beside the timings: test_cuda_cell_layout (built here); every variant's absorbed
 # fraction against the default's on the same seed (the same histories: relative difference
-# < 1e-9); the default against the CPU kernel once per mesh (other seed, CPU_PACKETS, |z| < 4). Prints a table; exit 1 when a check fails.
-# Builds a core tree with CUDA (CMake, CUDA and Boost headers only).
+# < 1e-9); the default against the CPU kernel once per mesh (other seed, CPU_PACKETS, |z| < 4).
+# Prints a table; exit 1 when a check fails. Builds a core tree with CUDA (CMake, CUDA and Boost headers only).
 # Usage (GPU machine, repo root): bench/gpu_latency.sh DATA OUT
 #   DATA holds dm3.mesh.gz (2.46M tetras), dm_morton.mesh.gz (996k), digimouse.opt,
 #   digimouse.source and mcml/skin7/ (default: $FM_DEVICE_DATA, else .device-data).
