@@ -6,6 +6,7 @@
 #include <string>
 
 #include "Common/Errors.hpp"
+#include "Kernels/Core/CellLayout.hpp"
 
 namespace fm {
 
@@ -45,6 +46,11 @@ TuningKnobs tuningFromEnvironment() {
         if (v == "generic") t.cpuIsa = CpuIsa::Generic;
         else if (v != "best" && v != "avx2")
             throw ParameterError("FM_CPU_ISA=" + v + ": expected generic, avx2 or best");
+    }
+    if (const char* l = std::getenv("FM_CUDA_CELL_LAYOUT"); l && *l) {
+        const std::string v = l;
+        if (v == "split") t.cudaCellLayout = CellLayout::Split;
+        else if (v != "record") throw ParameterError("FM_CUDA_CELL_LAYOUT=" + v + ": expected record or split");
     }
     return t;
 }

@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "Kernels/CUDA/CudaSupport.cuh"
+#include "Kernels/Core/CellLayout.hpp"
 #include "Kernels/Core/SlabModel.hpp"
 #include "Kernels/Core/TallyScorer.hpp"
 
@@ -24,19 +25,27 @@ static __constant__ MaterialRecord c_materials[kMaxCudaMaterials];
 // The model as the GPU reads it: cells through the read-only path (a hop reads the four planes
 // as four 16-byte loads; a crossing reads the other fields it needs one by one), materials from
 // constant memory (not a per-block shared copy: that was slower, docs/PERFORMANCE.md).
+// The cells are in one of two layouts (Kernels/Core/CellLayout.hpp, made by DeviceMesh): the
+// 112-byte records, or planes and crossing fields in arrays of their own. The fields are found
+// through strides and offsets held here (kernel parameters, so no registers), one code path
+// for both layouts.
 struct DeviceModel {
     // A packet keeps its cell's material index between events (Core/Packet.hpp KeptMaterial)
     // instead of reading it from the cell record at every event.
     static constexpr int kKeepMaterial = 1;
-    const TetraRecord* __restrict__ cells;
+    const TetraRecord* __restrict__ cells;  // the records: face ids, in either layout
     EmitterView emitters;
+    const float4* __restrict__ planeRows;   // cell i's planes: 4 float4s from planeRows + i * planeStride
+    const char* __restrict__ links;         // cell i's neighbours from links + i * linkStride bytes
+    uint32_t planeStride;                   // float4s per cell
+    uint32_t linkStride, materialAt, scoredAt, adjMaterialAt;  // bytes: per cell, then fields after adj
 
     // Called by every thread of a block before any packet (block-level set-up): nothing here.
     __device__ void enterBlock(uint32_t) {}
     // Four named 16-byte loads: writing through a cast pointer would force the planes into
     // local memory.
     __device__ CellPlanes planes(uint32_t i) const {
-        const float4* f = reinterpret_cast<const float4*>(cells + i);
+        const float4* f = planeRows + size_t(i) * planeStride;
         float4 nx = __ldg(f), ny = __ldg(f + 1), nz = __ldg(f + 2), c = __ldg(f + 3);
         return CellPlanes{{nx.x, nx.y, nx.z, nx.w}, {ny.x, ny.y, ny.z, ny.w}, {nz.x, nz.y, nz.z, nz.w},
                           {c.x, c.y, c.z, c.w}};
@@ -47,16 +56,23 @@ struct DeviceModel {
     // Faces f are 0..3 where these are called (a hop's face); f & 3 tells the compiler so, and
     // the address is then formed without the 64-bit sign extension of an int that may be -1.
     __device__ Vec3 faceNormal(uint32_t i, int f) const {
-        f &= 3;
-        return Vec3{__ldg(&cells[i].nx[f]), __ldg(&cells[i].ny[f]), __ldg(&cells[i].nz[f])};
+        const float* p = reinterpret_cast<const float*>(planeRows + size_t(i) * planeStride) + (f & 3);
+        return Vec3{__ldg(p), __ldg(p + 4), __ldg(p + 8)};
     }
-    __device__ uint32_t adjacent(uint32_t i, int f) const { return __ldg(&cells[i].adj[f & 3]); }
+    __device__ const char* linksOf(uint32_t i) const { return links + size_t(i) * linkStride; }
+    __device__ uint32_t adjacent(uint32_t i, int f) const {
+        return __ldg(reinterpret_cast<const uint32_t*>(linksOf(i)) + (f & 3));
+    }
     __device__ uint32_t adjacentMaterial(uint32_t i, int f) const {
-        return __ldg(&cells[i].adjMaterial[f & 3]);
+        return __ldg(reinterpret_cast<const uint16_t*>(linksOf(i) + adjMaterialAt) + (f & 3));
     }
     __device__ uint32_t faceId(uint32_t i, int f) const { return __ldg(&cells[i].face[f & 3]); }
-    __device__ uint32_t scoredFaces(uint32_t i) const { return __ldg(&cells[i].scoredFaces); }
-    __device__ uint32_t cellMaterial(uint32_t i) const { return __ldg(&cells[i].material); }
+    __device__ uint32_t scoredFaces(uint32_t i) const {
+        return __ldg(reinterpret_cast<const uint32_t*>(linksOf(i) + scoredAt));
+    }
+    __device__ uint32_t cellMaterial(uint32_t i) const {
+        return __ldg(reinterpret_cast<const uint32_t*>(linksOf(i) + materialAt));
+    }
     __device__ const MaterialRecord& material(uint32_t i) const { return c_materials[i]; }
 };
 
@@ -292,11 +308,26 @@ inline void uploadMaterials(const std::vector<MaterialRecord>& m, cudaStream_t s
 }
 
 // The mesh part of the input: uploaded once and kept while runs change sources and materials
-// (batches, Kernels/Batch.hpp).
+// (batches, Kernels/Batch.hpp). In the split layout (Kernels/Core/CellLayout.hpp) the
+// planes and the crossing fields are uploaded in arrays of their own beside the records
+// (96 more bytes per cell on the device).
 struct DeviceMesh {
     DeviceBuffer<TetraRecord> cells;
-    DeviceMesh(const std::vector<TetraRecord>& c, cudaStream_t s) : cells(c.size(), "tetra records") {
+    CellLayout layout;
+    DeviceBuffer<CellPlanes> planes;
+    DeviceBuffer<CellLinks> links;
+    DeviceMesh(const std::vector<TetraRecord>& c, cudaStream_t s, CellLayout l = CellLayout::Record)
+        : cells(c.size(), "tetra records"), layout(l), planes(l == CellLayout::Split ? c.size() : 0, "cell planes"),
+          links(l == CellLayout::Split ? c.size() : 0, "cell links") {
         cells.upload(c, s);
+        if (layout == CellLayout::Split) {
+            std::vector<CellPlanes> p;
+            std::vector<CellLinks> k;
+            splitCells(c, p, k);
+            planes.upload(p, s);
+            links.upload(k, s);
+            cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // p and k go out of scope
+        }
     }
 };
 
@@ -320,9 +351,20 @@ struct DeviceSources {
     }
 };
 
-inline DeviceModel deviceModel(const DeviceMesh& m, const DeviceSources& src) {
-    return DeviceModel{m.cells.get(), src.view()};
+inline DeviceModel deviceModel(const DeviceMesh& m, const EmitterView& emitters) {
+    if (m.layout == CellLayout::Split)
+        return DeviceModel{m.cells.get(), emitters, reinterpret_cast<const float4*>(m.planes.get()),
+                           reinterpret_cast<const char*>(m.links.get()), sizeof(CellPlanes) / 16, sizeof(CellLinks),
+                           offsetof(CellLinks, material), offsetof(CellLinks, scoredFaces),
+                           offsetof(CellLinks, adjMaterial)};
+    const char* adj = reinterpret_cast<const char*>(m.cells.get()) + offsetof(TetraRecord, adj);
+    return DeviceModel{m.cells.get(), emitters, reinterpret_cast<const float4*>(m.cells.get()), adj,
+                       sizeof(TetraRecord) / 16, sizeof(TetraRecord),
+                       offsetof(TetraRecord, material) - offsetof(TetraRecord, adj),
+                       offsetof(TetraRecord, scoredFaces) - offsetof(TetraRecord, adj),
+                       offsetof(TetraRecord, adjMaterial) - offsetof(TetraRecord, adj)};
 }
+inline DeviceModel deviceModel(const DeviceMesh& m, const DeviceSources& src) { return deviceModel(m, src.view()); }
 
 // A whole KernelInput on the device: mesh, sources, materials.
 struct DeviceInput {

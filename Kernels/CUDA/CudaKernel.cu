@@ -66,8 +66,8 @@ void uploadMaterialsOnce(const std::vector<MaterialRecord>& m, cudaStream_t s) {
 // and sources between runs (load), so the mesh crosses PCIe once per device.
 class DeviceRun {
 public:
-    DeviceRun(const KernelInput& mesh, const OutputSelection& o)
-        : o_(o), mesh_(mesh.cells, s_), nVol_(o.volume ? mesh.cells.size() : 0), nSurf_(o.surface ? mesh.faceCount : 0),
+    DeviceRun(const KernelInput& mesh, const OutputSelection& o, CellLayout layout)
+        : o_(o), mesh_(mesh.cells, s_, layout), nVol_(o.volume ? mesh.cells.size() : 0), nSurf_(o.surface ? mesh.faceCount : 0),
           nDir_(o.directed ? 2 * size_t(mesh.faceCount) : 0), stride_(nVol_ + nSurf_ + nDir_),
           copies_(meshTallyCopies(stride_)),
           tallies_(stride_ * copies_, "tallies"), totals_(1, "ledger"), rare_(kRareLedgerCopies, "ledger replicas") {
@@ -270,12 +270,14 @@ DeviceModelCache<DeviceRun>& deviceRunCache() {
     return *cache;
 }
 
-DeviceModelKey deviceRunKey(int device, const KernelInput& mesh, const OutputSelection& o) {
+DeviceModelKey deviceRunKey(int device, const KernelInput& mesh, const OutputSelection& o,
+                            CellLayout layout = CellLayout::Record) {
     DeviceModelKey k;
     k.device = device;
     k.cells = mesh.cells.size();
     k.faces = mesh.faceCount;
     k.outputs = (o.volume ? 1u : 0u) | (o.surface ? 2u : 0u) | (o.directed ? 4u : 0u) | (o.gated() ? 8u : 0u);
+    if (layout == CellLayout::Split) k.outputs |= 16u;  // a mesh uploaded in the other layout is not reused
     return k;
 }
 // The cells' key (cellsKey). With the packer's identity it costs microseconds and is taken when
@@ -290,13 +292,13 @@ std::shared_future<uint64_t> cellsHash(const KernelInput& mesh) {
 
 // The model of `key` on the current device: the cached one, or a new upload. Fills key.hash.
 std::unique_ptr<DeviceRun> takeDeviceRun(DeviceModelKey& key, std::shared_future<uint64_t> hash, const KernelInput& mesh,
-                                         const OutputSelection& o) {
+                                         const OutputSelection& o, CellLayout layout = CellLayout::Record) {
     std::unique_ptr<DeviceRun> stale;
     if (deviceRunCache().mayMatch(key)) key.hash = hash.get();
     std::unique_ptr<DeviceRun> r = deviceRunCache().take(key, &stale);
     stale.reset();  // another mesh's memory freed before this one is allocated
     if (r) return r;
-    r = std::make_unique<DeviceRun>(mesh, o);
+    r = std::make_unique<DeviceRun>(mesh, o, layout);
     deviceRunCache().built();
     return r;
 }
@@ -392,7 +394,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     if (kept.gated()) kept.volume = kept.surface = true;
     const std::shared_future<uint64_t> hash = cellsHash(in);
     std::vector<std::shared_future<uint64_t>> hashes(devices.size(), hash);  // a copy per device thread
-    for (size_t k = 0; k < devices.size(); ++k) keys[k] = deviceRunKey(devices[k], in, kept);
+    for (size_t k = 0; k < devices.size(); ++k) keys[k] = deviceRunKey(devices[k], in, kept, opt.tuning.cudaCellLayout);
     std::vector<std::string> errors(devices.size());
     std::vector<double> upload(devices.size()), kernel(devices.size());
     std::vector<int> blocksPerSm(devices.size());
@@ -400,7 +402,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         try {
             cudaCheck(cudaSetDevice(devices[k]), "select device");
             auto tu = Clock::now();
-            runs[k] = takeDeviceRun(keys[k], hashes[k], in, kept);  // the mesh kept from an earlier run, if any
+            runs[k] = takeDeviceRun(keys[k], hashes[k], in, kept, opt.tuning.cudaCellLayout);  // the mesh kept from an earlier run, if any
             runs[k]->load(in);
             runs[k]->setGates(opt, in);
             upload[k] = since(tu);

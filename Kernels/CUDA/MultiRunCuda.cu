@@ -233,7 +233,7 @@ struct CudaRunGroupOnDevice::Impl {
             fit = std::max(fit, 1);
             perSm = o.tuning.cudaBlocksPerSm ? std::min(int(o.tuning.cudaBlocksPerSm), fit) : fit;
             const unsigned blocks = unsigned(std::min<uint64_t>(uint64_t(sms) * perSm, (count + kBlock - 1) / kBlock));
-            multiRunKernel<Scorer><<<blocks, kBlock, 0, s>>>(DeviceModel{mesh.cells.get(), EmitterView{}}, o.params,
+            multiRunKernel<Scorer><<<blocks, kBlock, 0, s>>>(deviceModel(mesh, EmitterView{}), o.params,
                                                                entries.get(), count, sc, sinks, counter.get());
             cudaCheck(cudaGetLastError(), "launch");
         });

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The GPU mesh kernel's cell layouts (Kernels/Core/CellLayout.hpp, TuningKnobs::cudaCellLayout): the
+// split arrays hold the records' values bit for bit, a bad setting is refused by name, and on a
+// GPU both layouts follow the same histories. The GPU case skips with a message without a device.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "Common/Errors.hpp"
+#include "Geometry/MeshBuilder.hpp"
+#include "Geometry/ModelPacker.hpp"
+#include "Kernels/Core/CellLayout.hpp"
+#include "Kernels/Dispatch.hpp"
+#include "Kernels/Tuning.hpp"
+#include "Tests/TestUtil.hpp"
+
+using namespace fm;
+using fmtest::haveGpu;
+
+namespace {
+// Three materials of different refractive indices (Fresnel at their faces) and scored faces:
+// every field of a crossing is read.
+struct LayoutModel {
+    TetraMesh mesh = makeBoxMesh({-5, -5, -5}, {5, 5, 5}, 8, 8, 8, [](const Point3& c) {
+        return c[0] * c[0] + c[1] * c[1] + c[2] * c[2] < 9 ? 2u : (c[2] > 2 ? 3u : 1u);
+    });
+    MaterialSet mats;
+    std::vector<uint32_t> scored;
+    LayoutModel() {
+        mats.exterior(Material(0, 0, 0, 1.0));
+        mats.append(Material(0.05, 5, 0.8, 1.4));
+        mats.append(Material(0.5, 20, 0.9, 1.37));
+        mats.append(Material(0.02, 2, 0.0, 1.33));
+        for (uint32_t t = 1; t <= mesh.tetraCount(); t += 5) scored.push_back(mesh.tetraFace(t, 2) & 0x7fffffff);
+    }
+    KernelInput input() const {
+        PointSource P;
+        P.position = {0.1, 0.2, 0.3};
+        return packModel(mesh, mats, P, scored);
+    }
+};
+
+// Sets FM_CUDA_CELL_LAYOUT for a scope, unset after.
+struct LayoutEnv {
+    explicit LayoutEnv(const char* v) { setenv("FM_CUDA_CELL_LAYOUT", v, 1); }
+    ~LayoutEnv() { unsetenv("FM_CUDA_CELL_LAYOUT"); }
+};
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(cuda_cell_layout, LayoutModel)
+
+BOOST_AUTO_TEST_CASE(split_arrays_hold_the_records_values) {
+    const KernelInput in = input();
+    std::vector<CellPlanes> planes;
+    std::vector<CellLinks> links;
+    splitCells(in.cells, planes, links);
+    BOOST_REQUIRE_EQUAL(planes.size(), in.cells.size());
+    BOOST_REQUIRE_EQUAL(links.size(), in.cells.size());
+    size_t scoredCells = 0;
+    for (size_t i = 0; i < in.cells.size(); ++i) {
+        const TetraRecord& r = in.cells[i];
+        BOOST_REQUIRE_EQUAL(std::memcmp(&planes[i], &r, sizeof(CellPlanes)), 0);  // the records lead with the planes
+        for (int f = 0; f < 4; ++f) {
+            BOOST_REQUIRE_EQUAL(links[i].adj[f], r.adj[f]);
+            BOOST_REQUIRE_EQUAL(links[i].adjMaterial[f], r.adjMaterial[f]);
+        }
+        BOOST_REQUIRE_EQUAL(links[i].material, r.material);
+        BOOST_REQUIRE_EQUAL(links[i].scoredFaces, r.scoredFaces);
+        scoredCells += r.scoredFaces != 0;
+    }
+    BOOST_CHECK_GT(scoredCells, 0u);
+}
+
+BOOST_AUTO_TEST_CASE(layout_setting_is_read_and_a_bad_one_refused_by_name) {
+    unsetenv("FM_CUDA_CELL_LAYOUT");
+    BOOST_CHECK(tuningFromEnvironment().cudaCellLayout == CellLayout::Record);
+    {
+        LayoutEnv e("split");
+        BOOST_CHECK(tuningFromEnvironment().cudaCellLayout == CellLayout::Split);
+    }
+    {
+        LayoutEnv e("record");
+        BOOST_CHECK(tuningFromEnvironment().cudaCellLayout == CellLayout::Record);
+    }
+    LayoutEnv e("hot");
+    auto names = [](const ParameterError& x) {
+        return std::string(x.what()).find("FM_CUDA_CELL_LAYOUT=hot") != std::string::npos;
+    };
+    BOOST_CHECK_EXCEPTION(tuningFromEnvironment(), ParameterError, names);
+}
+
+// Same seed, same packets: the same histories in both layouts (the same floats in both), so the
+// same event counts; tallies and ledger equal up to the order of the atomic additions.
+BOOST_AUTO_TEST_CASE(both_layouts_follow_the_same_histories) {
+    if (!haveGpu()) return;
+    const KernelInput in = input();
+    RunOptions o;
+    o.packets = 2000000;
+    o.outputs.surface = true;
+    o.outputs.directed = true;
+    o.tuning.cudaCellLayout = CellLayout::Record;
+    const RunResult rec = runKernel("cuda", in, o);
+    o.tuning.cudaCellLayout = CellLayout::Split;
+    const RunResult split = runKernel("cuda", in, o);
+    BOOST_CHECK_EQUAL(rec.events.scatter, split.events.scatter);
+    BOOST_CHECK_EQUAL(rec.events.boundary, split.events.boundary);
+    BOOST_CHECK_EQUAL(rec.events.fresnel, split.events.fresnel);
+    BOOST_CHECK_EQUAL(rec.events.exit, split.events.exit);
+    BOOST_CHECK_GT(rec.events.fresnel, 0u);
+    BOOST_CHECK_CLOSE(rec.ledger.absorbed, split.ledger.absorbed, 1e-9);
+    BOOST_CHECK_CLOSE(rec.ledger.exited, split.ledger.exited, 1e-9);
+    BOOST_CHECK_SMALL(fmtest::l1(rec.volume, split.volume), 1e-9);
+    BOOST_CHECK_SMALL(fmtest::l1(rec.surface, split.surface), 1e-9);
+    BOOST_CHECK_SMALL(fmtest::l1(rec.directed, split.directed), 1e-9);
+    BOOST_TEST_MESSAGE("kernel s, record / split: " << rec.kernelSeconds << " / " << split.kernelSeconds);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
