@@ -14,6 +14,7 @@
 
 #include "Common/Errors.hpp"
 #include "Kernels/BatchTransport.hpp"
+#include "Kernels/DeviceVisibility.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/MultiRun.hpp"
 #include "fm_config.h"
@@ -490,6 +491,11 @@ BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& 
         std::string why;
         if (!cudaAvailable(&why)) throw ParameterError("kernel cuda: " + why);
         devices = cudaResolveDevices(opt.devices);
+        // Every device requested: only as many as the batch's work is worth (a short batch on
+        // one device: each extra device's context costs more than it saves).
+        double packets = 0;
+        for (const BatchRunSpec& r : runs) packets += double(r.packets);
+        devices.resize(devicesForWork(opt.devices, devices.size(), packets, mesh.cells.size()));
 #else
         std::string why;
         cudaAvailable(&why);
