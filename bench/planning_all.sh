@@ -49,7 +49,7 @@ krate=$(awk '$1 == "cli_kernel_only_packets_per_s" { print $2 }' "$out/loop/plan
 base=$out/loop/batch_0_one_run_per_launch/summary.json
 py=$(command -v python3 || command -v /usr/bin/python3)
 for g in 2 4 8 16; do
-  [ -f "$base" ] && [ -n "$krate" ] || { say "planning_all: no one-run-per-launch batch to compare with"; fail=1; break; }
+  if [ ! -f "$base" ] || [ -z "$krate" ]; then say "planning_all: no one-run-per-launch batch to compare with"; fail=1; break; fi
   t1=$(date +%s.%N)
   if ! FM_BATCH_RUNS_PER_LAUNCH=$g "$bin/fullmonte-run" --mesh "$b.mesh" --opt "$b.opt" --kernel cuda --devices 0 --quiet \
       --batch-sources "$out/loop/cands.source" --packets "$packets" --output "$out/cli_group$g" > "$out/cli_group$g.log" 2>&1; then
@@ -85,5 +85,5 @@ if [ "$ngpu" -gt 1 ]; then
   fi
 fi
 say "planning_all_wall_s $(( $(date +%s) - t0 ))"
-[ "$fail" = 0 ] && say "planning_all: all checks pass" || say "planning_all: SOME CHECKS FAILED"
+if [ "$fail" = 0 ]; then say "planning_all: all checks pass"; else say "planning_all: SOME CHECKS FAILED"; fi
 exit $fail

@@ -126,12 +126,13 @@ if [ "$ngpu" -gt 1 ]; then
   say "== command line, GPU 0 vs all $ngpu GPUs"
   say "cli_matrix_l1_devices_0_vs_all $("$bin/fullmonte-compare" "$out/batch_0/fluence_matrix.fmm" "$out/batch_all/fluence_matrix.fmm" | head -1)"
   head -11 "$out/cands.source" | awk 'NR == 1 { print 10; next } { print }' > "$out/ten.source"
-  for dev in 0 all; do  # the issue's 10-run batch: never slower on all GPUs than on one
-    say "cli_10run_batch_devices_${dev}_process_wall_s $(wall "${run[@]}" --batch-sources "$out/ten.source" $(devs $dev) --output "$out/ten_$dev")"
+  every=$(seq -s, 0 $((ngpu - 1)))  # every GPU named: used as given (--devices all picks by work)
+  for dev in 0 all "$every"; do  # the issue's 10-run batch: never slower on all GPUs than on one
+    say "cli_10run_batch_devices_${dev}_process_wall_s $(wall "${run[@]}" --batch-sources "$out/ten.source" $(devs "$dev") --output "$out/ten_$dev")"
   done
   for _ in 1 2 3; do  # fixed cost per extra GPU: a tiny run's whole process
     w0=$(wall "${run[@]}" --source "$out/first.source" --packets 1000 $(devs 0) --output "$out/tiny_0")
-    wa=$(wall "${run[@]}" --source "$out/first.source" --packets 1000 $(devs all) --output "$out/tiny_all")
+    wa=$(wall "${run[@]}" --source "$out/first.source" --packets 1000 $(devs "$every") --output "$out/tiny_all")
     say "cli_tiny_run_process_wall_s devices_0 $w0 devices_all $wa per_extra_gpu $(awk -v a="$w0" -v b="$wa" -v n="$ngpu" 'BEGIN { printf "%.3f", (b - a) / (n - 1) }')"
   done
 fi
