@@ -6,13 +6,15 @@
 // the first one's materials under its running kernels. A run holds a lease on the table from its
 // upload until its kernels are done; runs with the same table share it (a batch's two slots per
 // device, a loop moving a source), and a run with another table waits until the last holder
-// releases it. A waiting run goes before runs that arrive after it with the held table, so a
-// stream of same-material runs cannot keep it waiting for ever.
+// releases it. Waiting runs go in arrival order, before runs that arrive after them with the
+// held table, so a stream of same-material runs cannot keep one waiting for ever.
 //
 // Host-only and independent of CUDA (the copy is the caller's function), so the lending rules are
 // tested on any machine (Tests/Kernels/test_material_lease.cpp).
 #pragma once
 #include <condition_variable>
+#include <cstdint>
+#include <deque>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -51,19 +53,20 @@ public:
         int device_ = 0;
     };
 
-    // Holds device's table equal to m: at once when the device's table is m (no copy) and no
-    // run with another table waits, else after every holder of the current table has released
-    // it, with copy(m) called to make it m (the copy must be complete when copy returns).
+    // Holds device's table equal to m: at once when no run waits and the device's table is m (no
+    // copy) or unheld; else in arrival order, when the runs before it have had their turn and
+    // the table is m or unheld. copy(m) makes the table m (the copy must be complete when copy
+    // returns).
     template <class Copy>
     Lease hold(int device, const std::vector<Record>& m, Copy copy) {
         std::unique_lock<std::mutex> lock(mutex_);
         Device& d = devices_[device];
-        if (!(d.holders == 0 || (same(d, m) && d.waiting == 0))) {
-            // A run with another table closes the held table to later arrivals.
-            if (!same(d, m)) d.admitted = false;
-            ++d.waiting;
-            cv_.wait(lock, [&] { return d.holders == 0 || (same(d, m) && d.admitted); });
-            --d.waiting;
+        if (!d.queue.empty() || !(d.holders == 0 || same(d, m))) {
+            const uint64_t ticket = d.nextTicket++;
+            d.queue.push_back(ticket);
+            cv_.wait(lock, [&] { return d.queue.front() == ticket && (d.holders == 0 || same(d, m)); });
+            d.queue.pop_front();
+            cv_.notify_all();  // the next in line may share this table
         }
         if (!same(d, m)) {
             d.known = false;  // unknown until the copy is done
@@ -75,8 +78,6 @@ public:
             }
             d.table = m;
             d.known = true;
-            d.admitted = true;  // runs waiting for this table may share it
-            cv_.notify_all();
         }
         ++d.holders;
         return Lease(this, device);
@@ -91,12 +92,10 @@ public:
 private:
     struct Device {
         std::vector<Record> table;
-        bool known = false;     // table is what the device holds
-        size_t holders = 0;     // runs holding the table
-        size_t waiting = 0;     // runs waiting for a lease
-        // Runs waiting for the held table may join its holders: set by a copy, cleared when a
-        // run with another table starts waiting or the last holder releases.
-        bool admitted = false;
+        bool known = false;          // table is what the device holds
+        size_t holders = 0;          // runs holding the table
+        std::deque<uint64_t> queue;  // tickets of the runs waiting, in arrival order
+        uint64_t nextTicket = 0;
     };
     static bool same(const Device& d, const std::vector<Record>& m) {
         return d.known && !m.empty() && d.table.size() == m.size() &&
@@ -104,8 +103,7 @@ private:
     }
     void release(int device) {
         std::lock_guard<std::mutex> g(mutex_);
-        Device& d = devices_[device];
-        if (--d.holders == 0) d.admitted = false;
+        --devices_[device].holders;
         cv_.notify_all();
     }
 
