@@ -415,8 +415,8 @@ private:
 // runs as devices; with fewer runs (a few long ones), one slot that splits every run's packets
 // over all the devices (Kernels/CUDA runCuda), so no device sits idle. The CPU: one slot.
 // Two slots per device (BatchOptions::slotsPerDevice) only where every run has the same
-// materials: the device's constant-memory materials are then never rewritten under a running
-// kernel (Kernels/CUDA/CudaKernel.cu uploads materials only when they change).
+// materials: the two slots then share the device's constant-memory material table (with other
+// materials the second slot would wait for the first, Kernels/MaterialTableLease.hpp).
 bool sameMaterials(const std::vector<BatchRunSpec>& runs) {
     for (const BatchRunSpec& r : runs) {
         const auto& a = r.model.materials;
