@@ -339,9 +339,42 @@ void refuseThreadsWithCuda(const Args& a) {
                              "with --devices)");
 }
 
+// This command's work for the choice of devices (restrictDevicesForWork): its packets and its
+// mesh's tetras, from the command line and the files' first lines; 0 where they do not tell (a
+// batch given as a folder or list or with --batch-opt, MMC inputs, .fmb meshes).
+std::pair<double, size_t> estimatedWork(const Args& a) {
+    size_t tetras = 0;
+    const std::string mesh = a.get("--mesh", "");
+    if (mesh.size() > 5 && mesh.substr(mesh.size() - 5) == ".mesh") {
+        std::ifstream f(mesh);
+        double points = 0, cells = 0;
+        if (f >> points >> cells && cells >= 1 && cells < 1e12) tetras = size_t(cells);
+    }
+    try {
+        const double given = a.has("--packets") ? double(whole(a, "--packets", 1, uint64_t(1) << 53)) : 0;
+        if (a.has("--batch-sources")) {
+            const std::string src = a.get("--batch-sources");
+            if (a.has("--batch-opt") || !std::filesystem::is_regular_file(src)) return {0, tetras};
+            std::ifstream f(src);
+            double rows = 0;
+            if (!(f >> rows) || rows < 1) return {0, tetras};
+            return {given > 0 ? rows * given : readTIMOSSource(src).totalPackets, tetras};
+        }
+        if (given > 0) return {given, tetras};
+        if (a.has("--source")) return {readTIMOSSource(a.get("--source")).totalPackets, tetras};
+        return {1e6, tetras};
+    } catch (const std::exception&) {  // the run reports bad input itself
+        return {0, tetras};
+    }
+}
+
 std::vector<int> sessionDevices(const Args& a) {
     refuseThreadsWithCuda(a);
     const std::string kernel = a.get("--kernel", "cpu");
+    if (kernel == "cuda" && !a.has("--serve")) {  // --devices all: only as many as the work is worth
+        const auto [packets, tetras] = estimatedWork(a);
+        restrictDevicesForWork(deviceList(a, kernel), packets, tetras);
+    }
     return kernel == "cuda" || kernel == "hybrid" ? restrictVisibleDevices(deviceList(a, kernel)) : deviceList(a, kernel);
 }
 

@@ -14,6 +14,7 @@
 
 #include "Common/Errors.hpp"
 #include "Kernels/BatchTransport.hpp"
+#include "Kernels/DeviceVisibility.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/MultiRun.hpp"
 #include "fm_config.h"
@@ -414,8 +415,8 @@ private:
 // runs as devices; with fewer runs (a few long ones), one slot that splits every run's packets
 // over all the devices (Kernels/CUDA runCuda), so no device sits idle. The CPU: one slot.
 // Two slots per device (BatchOptions::slotsPerDevice) only where every run has the same
-// materials: the device's constant-memory materials are then never rewritten under a running
-// kernel (Kernels/CUDA/CudaKernel.cu uploads materials only when they change).
+// materials: the two slots then share the device's constant-memory material table (with other
+// materials the second slot would wait for the first, Kernels/MaterialTableLease.hpp).
 bool sameMaterials(const std::vector<BatchRunSpec>& runs) {
     for (const BatchRunSpec& r : runs) {
         const auto& a = r.model.materials;
@@ -490,6 +491,11 @@ BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& 
         std::string why;
         if (!cudaAvailable(&why)) throw ParameterError("kernel cuda: " + why);
         devices = cudaResolveDevices(opt.devices);
+        // Every device requested: only as many as the batch's work is worth (a short batch on
+        // one device: each extra device's context costs more than it saves).
+        double packets = 0;
+        for (const BatchRunSpec& r : runs) packets += double(r.packets);
+        devices.resize(devicesForWork(opt.devices, devices.size(), packets, mesh.cells.size()));
 #else
         std::string why;
         cudaAvailable(&why);

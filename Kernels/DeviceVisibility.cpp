@@ -2,6 +2,8 @@
 #include "Kernels/DeviceVisibility.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <dirent.h>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -72,6 +74,73 @@ std::vector<int> restrictVisibleDevices(const std::vector<int>& requested) {
 std::string visibleDevicesNote() {
     std::lock_guard<std::mutex> g(noteMutex);
     return note;
+}
+
+}  // namespace fm
+
+namespace fm {
+
+double gpuSecondsPerPacket(size_t tetras) {
+    // (tetras, seconds per packet): FourLayer, cube_5med, Digimouse 996k, Digimouse 2.46M.
+    static const double kModel[][2] = {{9600, 4.5e-9}, {48000, 1.0e-8}, {996468, 2.5e-8}, {2456256, 3.9e-8}};
+    const size_t n = sizeof(kModel) / sizeof(kModel[0]);
+    const double t = double(std::max<size_t>(tetras, 1));
+    if (t <= kModel[0][0]) return kModel[0][1];
+    for (size_t i = 1; i < n; ++i)
+        if (t <= kModel[i][0]) {
+            const double f = std::log(t / kModel[i - 1][0]) / std::log(kModel[i][0] / kModel[i - 1][0]);
+            return kModel[i - 1][1] * std::pow(kModel[i][1] / kModel[i - 1][1], f);
+        }
+    return kModel[n - 1][1] * t / kModel[n - 1][0];  // beyond the largest mesh measured: in proportion
+}
+
+size_t devicesWorthUsing(double packets, size_t tetras) {
+    const double w = std::max(0.0, packets) * gpuSecondsPerPacket(tetras);
+    size_t n = 1;
+    // W/N + c(N-1) falls while W/N - W/(N+1) > c, i.e. W > c N (N+1).
+    while (n < 4096 && w > kExtraDeviceSeconds * double(n) * double(n + 1)) ++n;
+    return n;
+}
+
+namespace {
+// GPUs the NVIDIA driver lists (without a CUDA call); 0 where it cannot tell.
+size_t driverGpuCount() {
+    size_t n = 0;
+    if (DIR* d = opendir("/proc/driver/nvidia/gpus")) {
+        while (const dirent* e = readdir(d))
+            if (e->d_name[0] != '.') ++n;
+        closedir(d);
+    }
+    return n;
+}
+}  // namespace
+
+size_t devicesForWork(const std::vector<int>& requested, size_t present, double packets, size_t tetras) {
+    if (!(requested.size() == 1 && requested[0] < 0) || packets <= 0 || tetras == 0) return present;
+    const char* off = std::getenv("FM_DEVICES_BY_WORK");
+    if (off && std::string(off) == "0") return present;
+    return std::min(present, devicesWorthUsing(packets, tetras));
+}
+
+size_t restrictDevicesForWork(const std::vector<int>& requested, double packets, size_t tetras) {
+    const char* current = std::getenv("CUDA_VISIBLE_DEVICES");
+    std::vector<std::string> entries;
+    if (current) {
+        entries = splitList(current);
+        if (entries.empty() || std::any_of(entries.begin(), entries.end(), [](const std::string& e) { return e.empty(); }))
+            return 0;
+    } else {
+        for (size_t i = 0, n = driverGpuCount(); i < n; ++i) entries.push_back(std::to_string(i));
+    }
+    const size_t want = devicesForWork(requested, entries.size(), packets, tetras);
+    if (entries.empty() || want >= entries.size()) return 0;  // every device is worth it (or unknown)
+    entries.resize(want);
+    const std::string v = joinList(entries);
+    if (setenv("CUDA_VISIBLE_DEVICES", v.c_str(), 1) != 0) return 0;
+    std::lock_guard<std::mutex> g(noteMutex);
+    note = "--devices all: " + std::to_string(want) + " device" + (want > 1 ? "s" : "") +
+           " worth using for this work (CUDA_VISIBLE_DEVICES=" + v + "; FM_DEVICES_BY_WORK=0 or a list of devices uses more)";
+    return want;
 }
 
 }  // namespace fm

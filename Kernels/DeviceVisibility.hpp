@@ -26,3 +26,36 @@ std::vector<int> restrictVisibleDevices(const std::vector<int>& requested);
 std::string visibleDevicesNote();
 
 }  // namespace fm
+
+namespace fm {
+
+// How many GPUs a piece of work is worth (issue 29: a batch never slower on N GPUs than on one).
+// Each extra device costs about kExtraDeviceSeconds before it does any work (the driver's
+// initialisation of a visible device and its context), so work of W seconds on one GPU takes
+// about W / N + kExtraDeviceSeconds * (N - 1) on N: short work goes to one device, long work to
+// all of them. W comes from a rate model of one GPU's packets per second by mesh size
+// (gpuSecondsPerPacket), decided before the first CUDA call.
+constexpr double kExtraDeviceSeconds = 0.2;
+
+// One GPU's seconds per packet on a mesh of `tetras` tetras: log-log interpolation between
+// kernel times measured on an H100 (docs/PERFORMANCE.md: 9.6k, 48k, 996k and 2.46M tetras);
+// clamped at the ends. A model, used only to choose how many devices to bring up.
+double gpuSecondsPerPacket(size_t tetras);
+
+// The number of devices (>= 1) that minimises W / N + kExtraDeviceSeconds * (N - 1) for
+// `packets` packets over `tetras` tetras.
+size_t devicesWorthUsing(double packets, size_t tetras);
+
+// How many of `present` devices a request should use for `packets` packets over `tetras` tetras:
+// for a request of every device ({-1}), devicesWorthUsing capped at `present`; otherwise (an
+// explicit list, FM_DEVICES_BY_WORK=0, unknown work) `present`.
+size_t devicesForWork(const std::vector<int>& requested, size_t present, double packets, size_t tetras);
+
+// For a request of every device ({-1}) and work of `packets` over `tetras` tetras: where fewer
+// devices are worth using than are present, narrows CUDA_VISIBLE_DEVICES to the first ones
+// (before any CUDA call) and says so in visibleDevicesNote; the request stays {-1} (every visible
+// device). An explicit list of devices is used as given. Environment FM_DEVICES_BY_WORK=0 turns
+// the estimate off. Returns how many devices were kept (0: not narrowed).
+size_t restrictDevicesForWork(const std::vector<int>& requested, double packets, size_t tetras);
+
+}  // namespace fm

@@ -41,15 +41,16 @@ if ! { [ "${FM_REUSE_BUILD:-0}" = 1 ] && [ -x "$build/bin/planning_loop" ]; }; t
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFM_USE_CUDA=$([ "$kernel" = cuda ] && echo ON || echo OFF) -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF \
     -DFM_USE_MPI=OFF -DFM_USE_PYTHON=OFF -DFM_USE_PLANNING=OFF -DFM_USE_CGAL=OFF -DFM_BUILD_TESTS=ON \
     -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCH:-90} >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
-  targets="fullmonte-run fullmonte-compare planning_loop test_batch test_batch_loop test_multirun"
-  [ "$kernel" = cuda ] && targets="$targets test_cuda_batch test_cuda_devices test_cuda_multirun"
+  targets="fullmonte-run fullmonte-compare planning_loop test_batch test_batch_loop test_multirun test_material_lease"
+  [ "$kernel" = cuda ] && targets="$targets test_cuda_batch test_cuda_devices test_cuda_multirun test_cuda_async_materials"
   # shellcheck disable=SC2086
   cmake --build "$build" -j "$jobs" --target $targets >"$out/build.log" 2>&1 || { grep -E 'error' "$out/build.log" | head -30; exit 1; }
 fi
 bin=$build/bin
 
 # Tests: the dispatcher (CPU), the model cache and splits (GPU), contexts on named devices only.
-tests="test_batch test_batch_loop test_multirun"; [ "$kernel" = cuda ] && tests="$tests test_cuda_batch test_cuda_devices test_cuda_multirun"
+tests="test_batch test_batch_loop test_multirun test_material_lease"
+[ "$kernel" = cuda ] && tests="$tests test_cuda_batch test_cuda_devices test_cuda_multirun test_cuda_async_materials"
 for t in $tests; do
   if "$bin/$t" --log_level=message >"$out/$t.log" 2>&1; then say "test $t pass"; else say "test $t FAIL"; fail=1; fi
   grep -E 'SKIP|GPU [0-9]+:|split|slot idle' "$out/$t.log" | sed "s/^/  $t: /" | tee -a "$res"
@@ -125,12 +126,13 @@ if [ "$ngpu" -gt 1 ]; then
   say "== command line, GPU 0 vs all $ngpu GPUs"
   say "cli_matrix_l1_devices_0_vs_all $("$bin/fullmonte-compare" "$out/batch_0/fluence_matrix.fmm" "$out/batch_all/fluence_matrix.fmm" | head -1)"
   head -11 "$out/cands.source" | awk 'NR == 1 { print 10; next } { print }' > "$out/ten.source"
-  for dev in 0 all; do  # the issue's 10-run batch: never slower on all GPUs than on one
-    say "cli_10run_batch_devices_${dev}_process_wall_s $(wall "${run[@]}" --batch-sources "$out/ten.source" $(devs $dev) --output "$out/ten_$dev")"
+  every=$(seq -s, 0 $((ngpu - 1)))  # every GPU named: used as given (--devices all picks by work)
+  for dev in 0 all "$every"; do  # the issue's 10-run batch: never slower on all GPUs than on one
+    say "cli_10run_batch_devices_${dev}_process_wall_s $(wall "${run[@]}" --batch-sources "$out/ten.source" $(devs "$dev") --output "$out/ten_$dev")"
   done
   for _ in 1 2 3; do  # fixed cost per extra GPU: a tiny run's whole process
     w0=$(wall "${run[@]}" --source "$out/first.source" --packets 1000 $(devs 0) --output "$out/tiny_0")
-    wa=$(wall "${run[@]}" --source "$out/first.source" --packets 1000 $(devs all) --output "$out/tiny_all")
+    wa=$(wall "${run[@]}" --source "$out/first.source" --packets 1000 $(devs "$every") --output "$out/tiny_all")
     say "cli_tiny_run_process_wall_s devices_0 $w0 devices_all $wa per_extra_gpu $(awk -v a="$w0" -v b="$wa" -v n="$ngpu" 'BEGIN { printf "%.3f", (b - a) / (n - 1) }')"
   done
 fi

@@ -6,6 +6,8 @@
 #pragma once
 #include <algorithm>
 #include <chrono>
+#include <memory>
+#include <vector>
 
 #include "Kernels/CUDA/CudaSupport.cuh"
 #include "Kernels/Core/CellLayout.hpp"
@@ -307,6 +309,16 @@ inline void uploadMaterials(const std::vector<MaterialRecord>& m, cudaStream_t s
                                       cudaMemcpyHostToDevice, s), "upload materials");
 }
 
+// The materials of a run into this file's c_materials, lent to it until the lease is released
+// (MaterialTableSent): each .cu that includes the engine has its own table and its own lender.
+inline MaterialTableSent& materialLender() {
+    static MaterialTableSent sent;
+    return sent;
+}
+inline MaterialTableSent::Lease holdMaterials(const std::vector<MaterialRecord>& m, cudaStream_t s) {
+    return materialLender().hold(m, s, [](const std::vector<MaterialRecord>& t, cudaStream_t on) { uploadMaterials(t, on); });
+}
+
 // The mesh part of the input: uploaded once and kept while runs change sources and materials
 // (batches, Kernels/Batch.hpp). In the split layout (Kernels/Core/CellLayout.hpp) the
 // planes and the crossing fields are uploaded in arrays of their own beside the records
@@ -366,15 +378,13 @@ inline DeviceModel deviceModel(const DeviceMesh& m, const EmitterView& emitters)
 }
 inline DeviceModel deviceModel(const DeviceMesh& m, const DeviceSources& src) { return deviceModel(m, src.view()); }
 
-// A whole KernelInput on the device: mesh, sources, materials.
+// A whole KernelInput's mesh and sources on the device (its materials: holdMaterials).
 struct DeviceInput {
     DeviceMesh mesh;
     DeviceSources sources;
 
     DeviceInput(const KernelInput& in, cudaStream_t s)
-        : mesh(in.cells, s), sources(in.emitters, in.emitterCdf, in.pieces, in.pieceCdf, s) {
-        uploadMaterials(in.materials, s);
-    }
+        : mesh(in.cells, s), sources(in.emitters, in.emitterCdf, in.pieces, in.pieceCdf, s) {}
     DeviceModel model() const { return deviceModel(mesh, sources); }
 };
 
@@ -396,12 +406,49 @@ struct BatchRun {
     int blocksPerSm = 0;  // thread blocks per SM of the launches
 };
 
+// What runBatches needs besides the kernel: the second stream, the launches' counters and
+// events. A model kept between runs (a batch slot, a Tcl loop's cached model) keeps one, so that
+// a run of a planning loop creates no stream, event or device buffer; grown, never shrunk.
+struct LaunchScratch {
+    Stream second;
+    std::unique_ptr<DeviceBuffer<unsigned long long>> counters;
+    std::vector<cudaEvent_t> done;
+    cudaEvent_t fork = nullptr, join = nullptr;
+
+    LaunchScratch() {
+        cudaCheck(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming), "event");
+        cudaCheck(cudaEventCreateWithFlags(&join, cudaEventDisableTiming), "event");
+    }
+    ~LaunchScratch() {
+        for (cudaEvent_t e : done) cudaEventDestroy(e);
+        if (fork) cudaEventDestroy(fork);
+        if (join) cudaEventDestroy(join);
+    }
+    LaunchScratch(const LaunchScratch&) = delete;
+    LaunchScratch& operator=(const LaunchScratch&) = delete;
+    // Room for n launches: counters (zeroed on s) and completion events.
+    void prepare(uint64_t n, cudaStream_t s) {
+        n = std::max<uint64_t>(n, 1);
+        if (!counters || counters->size() < n) {
+            counters.reset();
+            counters = std::make_unique<DeviceBuffer<unsigned long long>>(n, "batch counters");
+        }
+        cudaCheck(cudaMemsetAsync(counters->get(), 0, n * sizeof(unsigned long long), s), "clear counters");
+        while (done.size() < n) {
+            cudaEvent_t e;
+            cudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event");
+            done.push_back(e);
+        }
+    }
+};
+
 // Runs opt.packets packets through launchOne(blocks, stream, firstPacket, count, counter), a
 // launch of `kernel` (smem bytes of dynamic shared memory per block) of kBlock threads each, as
 // many blocks per SM as fit (opt.tuning.cudaBlocksPerSm = N launches at most N per SM:
 // benchmarks, tests; results do not depend on it, only the order of the atomic additions changes).
 template <class Kernel, class LaunchOne>
-BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStream_t s, LaunchOne launchOne) {
+BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStream_t s, LaunchOne launchOne,
+                    LaunchScratch* kept = nullptr) {
     int device = 0, sms = 0, fit = 0;
     cudaCheck(cudaGetDevice(&device), "get device");
     cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
@@ -411,28 +458,26 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
     const int perSm = forced ? std::min(forced, fit) : fit;
     const uint64_t batch = uint64_t(sms) * perSm * kBlock * kPacketsPerThread;
     const uint64_t nBatches = (opt.packets + batch - 1) / batch;
-    DeviceBuffer<unsigned long long> counters(std::max<uint64_t>(nBatches, 1), "batch counters");
-    counters.zero(s);
+    std::unique_ptr<LaunchScratch> own;
+    if (!kept) own = std::make_unique<LaunchScratch>();
+    LaunchScratch& sc = kept ? *kept : *own;
+    sc.prepare(nBatches, s);
     auto t0 = Clock::now();
     uint64_t packetsDone = 0;
-    std::vector<cudaEvent_t> done(nBatches);
-    for (auto& e : done) cudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event");
+    const std::vector<cudaEvent_t>& done = sc.done;
     // Launches alternate between s and a second stream, so that the next launch's blocks start
     // on the SMs that the last packets of the one before leave idle (its tail), instead of
     // after it. Both streams start after what was queued on s (uploads) and s waits for both
     // before what comes next (downloads). Tallies are added atomically, so launches may overlap.
-    Stream second;
-    cudaEvent_t fork, join;
-    cudaCheck(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming), "event");
-    cudaCheck(cudaEventCreateWithFlags(&join, cudaEventDisableTiming), "event");
-    cudaCheck(cudaEventRecord(fork, s), "event");
-    cudaCheck(cudaStreamWaitEvent(second, fork, 0), "stream wait");
+    cudaStream_t second = sc.second;
+    cudaCheck(cudaEventRecord(sc.fork, s), "event");
+    cudaCheck(cudaStreamWaitEvent(second, sc.fork, 0), "stream wait");
     auto sizeOf = [&](uint64_t b) { return std::min(batch, opt.packets - b * batch); };
     auto launch = [&](uint64_t b) {
         const uint64_t n = sizeOf(b);
         cudaStream_t on = (b & 1) ? cudaStream_t(second) : s;
         const unsigned blocks = unsigned(std::min<uint64_t>(uint64_t(sms) * perSm, (n + kBlock - 1) / kBlock));
-        launchOne(blocks, on, opt.firstPacket + b * batch, n, counters.get() + b);
+        launchOne(blocks, on, opt.firstPacket + b * batch, n, sc.counters->get() + b);
         cudaCheck(cudaGetLastError(), "launch");
         cudaCheck(cudaEventRecord(done[b], on), "event");
     };
@@ -446,17 +491,15 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
         if (opt.progress) opt.progress(packetsDone, opt.packets);
         if (opt.cancel && opt.cancel->load()) stop = true;
     }
-    cudaCheck(cudaEventRecord(join, second), "event");
-    cudaCheck(cudaStreamWaitEvent(s, join, 0), "stream wait");
-    for (auto& e : done) cudaEventDestroy(e);
-    cudaEventDestroy(fork);
-    cudaEventDestroy(join);
+    cudaCheck(cudaEventRecord(sc.join, second), "event");
+    cudaCheck(cudaStreamWaitEvent(s, sc.join, 0), "stream wait");
     return BatchRun{packetsDone, since(t0), perSm};
 }
 
 template <class Model, class Scorer>
 BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
-                         uint32_t nMaterials, cudaStream_t s, BlockTallies bt, Ledger* rare) {
+                         uint32_t nMaterials, cudaStream_t s, BlockTallies bt, Ledger* rare,
+                         LaunchScratch* scratch = nullptr) {
     const size_t smem = sizeof(double) * kBlock * bt.stride();
     if (smem > 48 * 1024)  // above the default limit of dynamic shared memory: opt in
         cudaCheck(cudaFuncSetAttribute(packetKernel<Model, Scorer>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
@@ -465,19 +508,23 @@ BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, Scorer sc, Devic
                       [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* counter) {
                           packetKernel<Model, Scorer><<<blocks, kBlock, smem, on>>>(m, opt.params, first, n, sc, totals,
                                                                                     counter, nMaterials, bt, rare);
-                      });
+                      },
+                      scratch);
 }
 
 // Launches with the small tallies bt in per-thread rows when it names any (and the scorer has a
 // row form), else straight into the global arrays. rare: kRareLedgerCopies ledgers, zeroed, that
-// receive the ledger's fields other than the absorbed weight (SplitLedgerScorer).
+// receive the ledger's fields other than the absorbed weight (SplitLedgerScorer). scratch: the
+// caller's kept LaunchScratch, or none (one made for this call).
 template <class Model, class Scorer>
 BatchRun launchBatches(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
-                       uint32_t nMaterials, cudaStream_t s, BlockTallies bt, Ledger* rare) {
+                       uint32_t nMaterials, cudaStream_t s, BlockTallies bt, Ledger* rare,
+                       LaunchScratch* scratch = nullptr) {
     if constexpr (RowScorer<Scorer>::kOk) {
-        if (bt.rowsOn()) return launchBatchesAs(m, opt, RowScorer<Scorer>::make(sc), totals, nMaterials, s, bt, rare);
+        if (bt.rowsOn())
+            return launchBatchesAs(m, opt, RowScorer<Scorer>::make(sc), totals, nMaterials, s, bt, rare, scratch);
     }
-    return launchBatchesAs(m, opt, sc, totals, nMaterials, s, bt.rowsOn() ? BlockTallies{} : bt, rare);
+    return launchBatchesAs(m, opt, sc, totals, nMaterials, s, bt.rowsOn() ? BlockTallies{} : bt, rare, scratch);
 }
 
 }  // namespace cuda_engine

@@ -51,16 +51,6 @@ bool cudaDeviceAvailable(std::string* why) {
 
 namespace {
 
-// The materials last copied into each device's constant memory (this file's c_materials): a
-// run whose materials are the same sends none (a batch over sources only, a Tcl loop moving a
-// source). Runs on one device are ordered, except a batch's two slots on one device, which it
-// allows only when every run has the same materials.
-// Every upload into c_materials in this file goes through it.
-void uploadMaterialsOnce(const std::vector<MaterialRecord>& m, cudaStream_t s) {
-    static MaterialTableSent sent;
-    sent.ifChanged(m, s, [](const std::vector<MaterialRecord>& t, cudaStream_t on) { uploadMaterials(t, on); });
-}
-
 // One GPU's share of a run: the mesh uploaded once, tallies and ledger accumulated over every
 // packet range it is given, then added into the result. A batch keeps it and swaps materials
 // and sources between runs (load), so the mesh crosses PCIe once per device.
@@ -86,7 +76,8 @@ public:
             src_.reset();
             src_ = std::make_unique<DeviceSources>(e, ecdf, p, pcdf, s_);
         }
-        uploadMaterialsOnce(mats, s_);
+        materials_.release();  // before waiting for another table: a run never waits for itself
+        materials_ = holdMaterials(mats, s_);
         nMaterials_ = uint32_t(mats.size());
         clear();
     }
@@ -121,7 +112,7 @@ public:
                 sc.gatedFaces = uint32_t(nSurf_);
                 sc.gates = gateBins(gates_);
                 const BlockTallies bt = BlockTallies::rows(sc.volume, nVol_, sc.surface, nSurf_);
-                b = launchBatches(deviceModel(mesh_, *src_), part, sc, totals_.get(), nMaterials_, s_, bt, rare_.get());
+                b = launchBatches(deviceModel(mesh_, *src_), part, sc, totals_.get(), nMaterials_, s_, bt, rare_.get(), &scratch_);
             };
             if (o_.directed) gatedRun(std::true_type{});
             else gatedRun(std::false_type{});
@@ -136,7 +127,7 @@ public:
             if constexpr (decltype(D)::value) sc.directed = nDir_ ? tallies_.get() + nVol_ + nSurf_ : nullptr;
             sc.setReplicas(copies_ - 1, uint32_t(stride_));
             const BlockTallies bt = BlockTallies::rows(vol, nVol_, surf, nSurf_);
-            b = launchBatches(deviceModel(mesh_, *src_), part, sc, totals_.get(), nMaterials_, s_, bt, rare_.get());
+            b = launchBatches(deviceModel(mesh_, *src_), part, sc, totals_.get(), nMaterials_, s_, bt, rare_.get(), &scratch_);
         });
         return b;
     }
@@ -187,6 +178,7 @@ public:
         r.ledger.add(part.ledger);
         for (const Ledger& l : rare_.download(s_)) r.ledger.add(l);
         r.events.add(part.events);
+        materials_.release();  // the run's kernels are done (its tallies are downloaded)
     }
 
 private:
@@ -210,6 +202,8 @@ private:
     DeviceMesh mesh_;
     std::unique_ptr<DeviceSources> src_;
     uint32_t nMaterials_ = 0;
+    MaterialTableSent::Lease materials_;  // from load until the run's tallies are downloaded
+    LaunchScratch scratch_;  // the launches' second stream, counters and events, kept between runs
     // The tallies, volume then surface then directed (the ones selected), in copies_ replicas of
     // stride_ doubles: TallyScorer spreads its atomics over them, and they are summed on the
     // device at the end. A model small enough for

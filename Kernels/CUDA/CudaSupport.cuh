@@ -15,6 +15,7 @@
 #include "Common/Errors.hpp"
 #include "Kernels/Core/Packet.hpp"
 #include "Kernels/CUDA/CudaKernel.hpp"
+#include "Kernels/MaterialTableLease.hpp"
 
 namespace fm {
 
@@ -68,30 +69,30 @@ private:
     size_t n_ = 0;
 };
 
-// The material table last copied into each device's constant memory by one sender (a .cu file:
-// each has its own table), so that runs with the same materials (a batch over sources, a Tcl loop
-// moving a source) send none. The copy completes before the lock is released: a run on another
-// stream of the device never launches over a table still on its way.
+// The material table in each device's constant memory for one sender (a .cu file: each has its
+// own table), lent to the runs that read it (Kernels/MaterialTableLease.hpp): runs with the same
+// materials (a batch over sources, a Tcl loop moving a source) share it and send none; a run with
+// other materials waits until the runs reading the table are done (two Tcl kernels started with
+// startAsync on one GPU), so that no kernel's materials change under it. The copy completes
+// before the lease is given: a run on another stream never launches over a table on its way.
 class MaterialTableSent {
 public:
-    // copy(m, s) queues the copy on stream s; called only when m differs from the last table.
+    using Lease = MaterialTableLeases<MaterialRecord>::Lease;
+    // Holds the current device's table equal to m; copy(m, s) queues the copy on stream s,
+    // called only when m differs from the device's table. Keep the lease until the run's kernels
+    // are done.
     template <class Copy>
-    void ifChanged(const std::vector<MaterialRecord>& m, cudaStream_t s, Copy copy) {
+    Lease hold(const std::vector<MaterialRecord>& m, cudaStream_t s, Copy copy) {
         int device = 0;
         cudaCheck(cudaGetDevice(&device), "get device");
-        std::lock_guard<std::mutex> g(lock_);
-        std::vector<MaterialRecord>& l = last_[device];
-        if (!m.empty() && l.size() == m.size() && std::memcmp(l.data(), m.data(), m.size() * sizeof(MaterialRecord)) == 0)
-            return;
-        l.clear();  // unknown until the copy is done
-        copy(m, s);
-        cudaCheck(cudaStreamSynchronize(s), "upload materials");
-        l = m;
+        return leases_.hold(device, m, [&](const std::vector<MaterialRecord>& t) {
+            copy(t, s);
+            cudaCheck(cudaStreamSynchronize(s), "upload materials");
+        });
     }
 
 private:
-    std::mutex lock_;
-    std::map<int, std::vector<MaterialRecord>> last_;
+    MaterialTableLeases<MaterialRecord> leases_;
 };
 
 // Tally accumulation into global arrays: a fire-and-forget double reduction (red.global: no

@@ -152,6 +152,7 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     if (!cudaDeviceAvailable(&why)) throw Error("kernel cuda: " + why);
     Stream s;
     DeviceInput dev(in, s);
+    const MaterialTableSent::Lease materials = holdMaterials(in.materials, s);  // until the run returns
     const size_t nrz = size_t(grid.nr) * grid.nz, nra = size_t(grid.nr) * grid.na;
     // Replicas (CudaEngine.cuh): every lane adds into the same few layer cells, and photons
     // deposit most of their weight in the (r, z) bins at the beam.

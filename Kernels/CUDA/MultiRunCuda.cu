@@ -109,12 +109,6 @@ multiRunKernel(DeviceModel m, KernelParams kp, const MultiRunEntry* runs, uint64
     }
 }
 
-// The materials into this file's constant memory (c_materials), only when they change.
-void uploadMaterialsIfChanged(const std::vector<MaterialRecord>& m, cudaStream_t s) {
-    static MaterialTableSent sent;
-    sent.ifChanged(m, s, [](const std::vector<MaterialRecord>& t, cudaStream_t on) { uploadMaterials(t, on); });
-}
-
 // A device buffer that keeps its allocation while what it must hold fits (a group's sources).
 template <class T>
 T* ensureSize(std::unique_ptr<DeviceBuffer<T>>& b, const std::vector<T>& v, const char* what, cudaStream_t s) {
@@ -173,6 +167,7 @@ struct CudaRunGroupOnDevice::Impl {
     std::unique_ptr<DeviceBuffer<double>> emitterCdf, pieceCdf;
     std::unique_ptr<DeviceBuffer<Piece>> pieces;
     cudaEvent_t done = nullptr;
+    MaterialTableSent::Lease materials;  // from upload until the group's tallies are downloaded
 
     Impl(int dev, const KernelInput& in, const OutputSelection& o, size_t want)
         : device(dev), outputs(o), mesh(in.cells, s), nVol(o.volume ? uint32_t(in.cells.size()) : 0u),
@@ -210,7 +205,8 @@ struct CudaRunGroupOnDevice::Impl {
                                         pc + g.pieceAt[r], pcdf + g.pieceAt[r]};
         }
         entries.upload(e, s);
-        uploadMaterialsIfChanged(v[0]->materials, s);
+        materials.release();  // before waiting for another table: a group never waits for itself
+        materials = holdMaterials(v[0]->materials, s);
         const size_t n = v.size();
         cudaCheck(cudaMemsetAsync(tallies.get(), 0, n * stride * copies * sizeof(double), s), "clear");
         cudaCheck(cudaMemsetAsync(totals.get(), 0, n * kTotalsCopies * sizeof(DeviceTotals), s), "clear");
@@ -271,6 +267,7 @@ struct CudaRunGroupOnDevice::Impl {
             }
             for (uint32_t c = 0; c < kRareLedgerCopies; ++c) R.ledger.add(rl[r * kRareLedgerCopies + c]);
         }
+        materials.release();  // the group's kernel is done
     }
 };
 

@@ -105,7 +105,8 @@ BOOST_AUTO_TEST_CASE(a_second_run_on_the_same_mesh_does_not_upload_it) {
     BOOST_CHECK_EQUAL(cudaModelCacheStats().uploads, s1.uploads + 3);
 }
 
-// A batch of fewer runs than devices shares each run's packets over all of them.
+// A batch of fewer runs than devices shares each run's packets over all of them (named one by
+// one: "every device" brings up only as many as the work is worth, below).
 BOOST_AUTO_TEST_CASE(fewer_runs_than_devices_split_each_run) {
     if (!haveGpu()) return;
     const std::vector<int> all = cudaResolveDevices({-1});
@@ -118,7 +119,7 @@ BOOST_AUTO_TEST_CASE(fewer_runs_than_devices_split_each_run) {
     BatchModel bm = packBatch(mesh, {mats}, {p}, {200000}, 4);
     BatchOptions o;
     o.kernel = "cuda";
-    o.devices = {-1};
+    o.devices = all;
     o.outputs.directed = false;
     RunResult got;
     BatchSummary s = runBatch(bm.mesh, bm.runs, o, [&](size_t, RunResult&& r) { got = std::move(r); });
@@ -175,4 +176,24 @@ BOOST_AUTO_TEST_CASE(two_runs_per_device_equal_single_runs) {
     BOOST_CHECK_EQUAL(ra.events.absorb, ra2.events.absorb);
     BOOST_CHECK_SMALL(l1(ra.volume, ra2.volume), 1e-9);
     BOOST_CHECK_NE(ra.events.absorb, rb.events.absorb);  // other materials, other histories
+}
+
+// Every device requested for a short batch: one device only (its work is worth less than another
+// device's start-up, Kernels/DeviceVisibility.hpp devicesWorthUsing); the runs are still right.
+BOOST_AUTO_TEST_CASE(short_batch_on_every_device_uses_one) {
+    if (!haveGpu()) return;
+    const fmtest::BatchTestModel model(6);
+    auto p = std::make_shared<PointSource>();
+    p->position = {0.5, 0.2, -1};
+    BatchModel bm = packBatch(model.mesh, {model.mats}, {p, p, p, p}, {100000}, 4);
+    BatchOptions o;
+    o.kernel = "cuda";
+    o.devices = {-1};
+    o.outputs.directed = false;
+    std::map<size_t, RunResult> got;
+    BatchSummary s = runBatch(bm.mesh, bm.runs, o, [&](size_t i, RunResult&& r) { got[i] = std::move(r); });
+    BOOST_TEST_MESSAGE(cudaResolveDevices({-1}).size() << " GPU(s) present: a 4 x 1e5 batch used " << s.slots);
+    BOOST_CHECK_EQUAL(s.slots, 1u);
+    BOOST_REQUIRE_EQUAL(got.size(), 4u);
+    for (auto& [i, r] : got) BOOST_CHECK_EQUAL(r.packetsDone, 100000u);
 }

@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -245,3 +246,45 @@ BOOST_AUTO_TEST_CASE(cancel_drops_queued_runs) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// How many devices a piece of work is worth (a batch never slower on N GPUs than on one): short
+// work one, long work more, an explicit list as given; CUDA_VISIBLE_DEVICES narrowed to the first
+// ones only for "every device".
+BOOST_AUTO_TEST_CASE(devices_chosen_by_work) {
+    BOOST_TEST(gpuSecondsPerPacket(48000) == 1.0e-8, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(gpuSecondsPerPacket(9600) < gpuSecondsPerPacket(48000));
+    BOOST_TEST(gpuSecondsPerPacket(996468) < gpuSecondsPerPacket(2456256));
+    BOOST_TEST(gpuSecondsPerPacket(5000000) > gpuSecondsPerPacket(2456256));
+    BOOST_TEST(devicesWorthUsing(10 * 1e6, 48000) == 1u);     // the 10-run batch: 0.1 s of work
+    BOOST_TEST(devicesWorthUsing(1e3, 48000) == 1u);          // a tiny run
+    BOOST_TEST(devicesWorthUsing(300 * 1e6, 48000) >= 2u);    // 3 s of work
+    BOOST_TEST(devicesWorthUsing(1e9, 996468) >= 4u);         // the 1e9 clinical run
+    // W / N + c (N - 1) at the chosen N is no worse than at N +- 1.
+    for (double packets : {1e6, 3e7, 1e8, 3e8, 1e9, 1e10}) {
+        const size_t n = devicesWorthUsing(packets, 48000);
+        const double w = packets * gpuSecondsPerPacket(48000);
+        auto cost = [&](double k) { return w / k + kExtraDeviceSeconds * (k - 1); };
+        BOOST_TEST(cost(double(n)) <= cost(double(n + 1)) + 1e-12);
+        if (n > 1) BOOST_TEST(cost(double(n)) <= cost(double(n - 1)) + 1e-12);
+    }
+    BOOST_TEST(devicesForWork({-1}, 4, 1e7, 48000) == 1u);
+    BOOST_TEST(devicesForWork({-1}, 4, 1e11, 48000) == 4u);   // capped at the devices present
+    BOOST_TEST(devicesForWork({0, 1, 2, 3}, 4, 1e7, 48000) == 4u);  // a list is used as given
+    BOOST_TEST(devicesForWork({-1}, 4, 0, 48000) == 4u);      // unknown work: every device
+
+    const char* was = std::getenv("CUDA_VISIBLE_DEVICES");
+    const std::string saved = was ? was : "";
+    setenv("CUDA_VISIBLE_DEVICES", "3,5,7", 1);
+    BOOST_TEST(restrictDevicesForWork({0, 1}, 1e7, 48000) == 0u);  // a list: untouched
+    BOOST_TEST(std::string(std::getenv("CUDA_VISIBLE_DEVICES")) == "3,5,7");
+    BOOST_TEST(restrictDevicesForWork({-1}, 1e11, 48000) == 0u);  // long work: all three stay
+    BOOST_TEST(std::string(std::getenv("CUDA_VISIBLE_DEVICES")) == "3,5,7");
+    setenv("FM_DEVICES_BY_WORK", "0", 1);
+    BOOST_TEST(restrictDevicesForWork({-1}, 1e7, 48000) == 0u);  // turned off
+    unsetenv("FM_DEVICES_BY_WORK");
+    BOOST_TEST(restrictDevicesForWork({-1}, 1e7, 48000) == 1u);  // short work: the first device
+    BOOST_TEST(std::string(std::getenv("CUDA_VISIBLE_DEVICES")) == "3");
+    BOOST_TEST(visibleDevicesNote().find("CUDA_VISIBLE_DEVICES=3") != std::string::npos);
+    if (was) setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
+    else unsetenv("CUDA_VISIBLE_DEVICES");
+}
