@@ -16,6 +16,18 @@ public:
     // GPU's index within its kernel); false when this taker is to stop: none left, or the rest is
     // left to others. A taker asks again only after its previous block is done. Thread-safe.
     virtual bool take(unsigned taker, uint64_t& begin, uint64_t& end) = 0;
+    // For a taker that keeps launches queued (a GPU's pipelined launches, Kernels/CUDA): a block
+    // for its next launch, at most `most` packets, asked for while earlier launches still run;
+    // it reports each launch's end through launchDone. By default the same as take().
+    virtual bool takeLaunch(unsigned taker, uint64_t most, uint64_t& begin, uint64_t& end) {
+        (void)most;
+        return take(taker, begin, end);
+    }
+    // A launch's `packets` (a block from takeLaunch, oldest first) have completed.
+    virtual void launchDone(unsigned taker, uint64_t packets) {
+        (void)taker;
+        (void)packets;
+    }
 };
 
 }  // namespace fm

@@ -6,10 +6,12 @@
 #pragma once
 #include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include "Kernels/CUDA/CudaSupport.cuh"
 #include "Kernels/Core/SlabModel.hpp"
 #include "Kernels/Core/TallyScorer.hpp"
+#include "Kernels/PacketSource.hpp"
 
 namespace fm {
 // Everything here is per translation unit (an unnamed namespace): the constant-memory materials
@@ -368,13 +370,30 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
     const int forced = int(opt.tuning.cudaBlocksPerSm);
     const int perSm = forced ? std::min(forced, fit) : fit;
     const uint64_t batch = uint64_t(sms) * perSm * kBlock * kPacketsPerThread;
+    // With opt.packetSource (a hybrid run's GPU side, Kernels/PacketSource.hpp) each launch's
+    // range is taken from the source as the launch is queued, so the launches stay two deep
+    // however the packets fall between the GPU and the CPU; opt.packets is then an upper bound.
+    PacketSource* const src = opt.packetSource;
     const uint64_t nBatches = (opt.packets + batch - 1) / batch;
-    DeviceBuffer<unsigned long long> counters(std::max<uint64_t>(nBatches, 1), "batch counters");
+    // One counter per launch; a streamed run may launch more often (smaller blocks): its slots
+    // are reused, zeroed on the launch's stream (an even count keeps a slot on one stream).
+    const uint64_t slots = src ? std::max<uint64_t>(2, nBatches + (nBatches & 1)) : std::max<uint64_t>(nBatches, 1);
+    DeviceBuffer<unsigned long long> counters(slots, "batch counters");
     counters.zero(s);
     auto t0 = Clock::now();
     uint64_t packetsDone = 0;
-    std::vector<cudaEvent_t> done(nBatches);
-    for (auto& e : done) cudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event");
+    std::vector<cudaEvent_t> done;
+    std::vector<uint64_t> firsts, sizes;  // each launch's range
+    auto addEvent = [&] {
+        done.emplace_back();
+        cudaCheck(cudaEventCreateWithFlags(&done.back(), cudaEventDisableTiming), "event");
+    };
+    if (!src)
+        for (uint64_t b = 0; b < nBatches; ++b) {
+            addEvent();
+            firsts.push_back(opt.firstPacket + b * batch);
+            sizes.push_back(std::min(batch, opt.packets - b * batch));
+        }
     // Launches alternate between s and a second stream, so that the next launch's blocks start
     // on the SMs that the last packets of the one before leave idle (its tail), instead of
     // after it. Both streams start after what was queued on s (uploads) and s waits for both
@@ -385,21 +404,36 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
     cudaCheck(cudaEventCreateWithFlags(&join, cudaEventDisableTiming), "event");
     cudaCheck(cudaEventRecord(fork, s), "event");
     cudaCheck(cudaStreamWaitEvent(second, fork, 0), "stream wait");
-    auto sizeOf = [&](uint64_t b) { return std::min(batch, opt.packets - b * batch); };
+    bool exhausted = false;  // a streamed run's source has no more for this GPU
     auto launch = [&](uint64_t b) {
-        const uint64_t n = sizeOf(b);
+        if (src) {
+            uint64_t first = 0, end = 0;
+            if (!src->takeLaunch(0, batch, first, end)) return false;
+            addEvent();
+            firsts.push_back(first);
+            sizes.push_back(end - first);
+        }
+        const uint64_t n = sizes[b];
         cudaStream_t on = (b & 1) ? cudaStream_t(second) : s;
+        if (b >= slots) cudaCheck(cudaMemsetAsync(counters.get() + b % slots, 0, sizeof(unsigned long long), on), "counter");
         const unsigned blocks = unsigned(std::min<uint64_t>(uint64_t(sms) * perSm, (n + kBlock - 1) / kBlock));
-        launchOne(blocks, on, opt.firstPacket + b * batch, n, counters.get() + b);
+        launchOne(blocks, on, firsts[b], n, counters.get() + b % slots);
         cudaCheck(cudaGetLastError(), "launch");
         cudaCheck(cudaEventRecord(done[b], on), "event");
+        return true;
     };
     uint64_t launched = 0, finished = 0;
     bool stop = false;
-    while (finished < launched || (!stop && launched < nBatches)) {
-        while (!stop && launched < nBatches && launched < finished + 2) launch(launched++);
+    auto more = [&] { return !stop && !exhausted && (src || launched < nBatches); };
+    while (finished < launched || more()) {
+        while (more() && launched < finished + 2) {
+            if (launch(launched)) ++launched;
+            else exhausted = true;
+        }
+        if (finished == launched) break;
         cudaCheck(cudaEventSynchronize(done[finished]), "packet kernel");
-        packetsDone += sizeOf(finished);
+        packetsDone += sizes[finished];
+        if (src) src->launchDone(0, sizes[finished]);
         ++finished;
         if (opt.progress) opt.progress(packetsDone, opt.packets);
         if (opt.cancel && opt.cancel->load()) stop = true;

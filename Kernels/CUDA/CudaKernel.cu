@@ -345,6 +345,23 @@ void warmUpCudaDevices(const std::vector<int>& devices) {
     for (auto& t : threads) t.join();
 }
 
+namespace {
+// One device's view of a hybrid run's packet source: its launches take blocks as taker `k`.
+class DeviceTaker final : public PacketSource {
+public:
+    DeviceTaker(PacketSource& s, unsigned k) : s_(s), k_(k) {}
+    bool take(unsigned, uint64_t& begin, uint64_t& end) override { return s_.take(k_, begin, end); }
+    bool takeLaunch(unsigned, uint64_t most, uint64_t& begin, uint64_t& end) override {
+        return s_.takeLaunch(k_, most, begin, end);
+    }
+    void launchDone(unsigned, uint64_t packets) override { s_.launchDone(k_, packets); }
+
+private:
+    PacketSource& s_;
+    unsigned k_;
+};
+}  // namespace
+
 RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     auto t0 = Clock::now();
     std::string why;
@@ -404,6 +421,17 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
             runs[k]->load(in);
             runs[k]->setGates(opt, in);
             upload[k] = since(tu);
+            if (opt.packetSource && batches == 1) {  // a hybrid run's GPU side: one pipelined run
+                DeviceTaker taker(*opt.packetSource, unsigned(k));
+                RunOptions part = opt;
+                part.packetSource = &taker;
+                part.progress = nullptr;
+                const BatchRun b = runs[k]->run(part);
+                done += b.packetsDone;
+                kernel[k] += b.seconds;
+                blocksPerSm[k] = b.blocksPerSm;
+                return;
+            }
             for (;;) {
                 if (opt.cancel && opt.cancel->load()) break;
                 uint64_t begin = 0, n = 0;
