@@ -36,7 +36,8 @@ class HybridCounter {
 public:
     HybridCounter(uint64_t first, uint64_t count, unsigned gpuTakers, unsigned cpuTakers, const HybridPolicy& p,
                   uint64_t gpuMaxChunk)
-        : next_(first), end_(first + count), gpuMaxChunk_(std::max<uint64_t>(gpuMaxChunk, 1)), p_(p),
+        : next_(first), end_(first + count), gpuMaxChunk_(std::max<uint64_t>(gpuMaxChunk, 1)),
+          gpuMinChunk_(guidedMinChunk(count, gpuMaxChunk_, gpuTakers)), p_(p),
           gpu_(gpuTakers), cpu_(cpuTakers), gpuSide_(*this, true), cpuSide_(*this, false) {}
 
     PacketSource& gpuSide() { return gpuSide_; }
@@ -138,7 +139,7 @@ private:
         const Clock::time_point now = Clock::now();
         finish(t, now);
         const uint64_t rest = end_ - next_;
-        const uint64_t size = rest == 0 || stopped_ || t.done ? 0 : gpu ? gpuChunk(rest) : cpuBlock(t, rest);
+        const uint64_t size = rest == 0 || stopped_ || t.done ? 0 : gpu ? gpuChunk(rest, rest) : cpuBlock(t, rest);
         if (size == 0) {
             t.done = true;
             cv_.notify_all();
@@ -152,21 +153,23 @@ private:
         return true;
     }
 
-    // A GPU's chunk: one batch of the standard errors (the GPU alone runs the same batches, each
-    // ending with a drain), at most policy.gpuChunk.
-    uint64_t gpuChunk(uint64_t rest) const {
-        const uint64_t size = std::min(rest, gpuMaxChunk_);
+    // A GPU's chunk or launch block, at most `most`: on one GPU one batch of the standard errors
+    // (the GPU alone runs the same batches, each ending with a drain); over several, guided as
+    // runCuda guides them, so the GPUs finish together; at most policy.gpuChunk.
+    uint64_t gpuChunk(uint64_t rest, uint64_t most) const {
+        const uint64_t size = guidedChunk(rest, std::min(most, gpuMaxChunk_), gpuMinChunk_, gpu_.size());
         return p_.gpuChunk ? std::min(size, p_.gpuChunk) : size;
     }
 
-    // A block for a GPU's next queued launch: what it asks for (one launch of the GPU alone), at
-    // most policy.gpuChunk. The GPU's launches stay queued, so taking costs it nothing.
+    // A block for a GPU's next queued launch: what it asks for (one launch of the GPU alone; over
+    // several GPUs guided, see gpuChunk). The GPU's launches stay queued, so taking costs it
+    // nothing.
     bool takeLaunch(unsigned who, uint64_t most, uint64_t& begin, uint64_t& end) {
         std::lock_guard<std::mutex> g(m_);
         if (who >= gpu_.size()) throw Error("hybrid run: GPU taker " + std::to_string(who) + " out of range");
         Taker& t = gpu_[who];
         const uint64_t rest = end_ - next_;
-        const uint64_t size = rest == 0 || stopped_ || t.done ? 0 : std::min(gpuChunk(rest), std::max<uint64_t>(most, 1));
+        const uint64_t size = rest == 0 || stopped_ || t.done ? 0 : gpuChunk(rest, std::max<uint64_t>(most, 1));
         if (size == 0) {
             t.done = true;
             cv_.notify_all();
@@ -213,7 +216,7 @@ private:
     std::mutex m_;
     std::condition_variable cv_;
     uint64_t next_, end_, completed_ = 0;
-    const uint64_t gpuMaxChunk_;
+    const uint64_t gpuMaxChunk_, gpuMinChunk_;
     const HybridPolicy p_;
     std::vector<Taker> gpu_, cpu_;
     double cpuEndSeconds_ = 0;

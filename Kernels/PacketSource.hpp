@@ -5,6 +5,7 @@
 // counter, so each side runs what it has time for; every packet keeps its index and random
 // stream, so the tallies do not depend on who ran it.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 namespace fm {
@@ -29,5 +30,16 @@ public:
         (void)packets;
     }
 };
+
+// Guided self-scheduling of `packets` over `takers` GPUs: each chunk is half a taker's share of
+// what is left, at least minChunk (early chunks large: few launch tails; the last ones small: the
+// GPUs finish together), at most maxChunk (one batch of the standard errors). One taker: one
+// chunk of maxChunk.
+inline uint64_t guidedMinChunk(uint64_t packets, uint64_t maxChunk, uint64_t takers) {
+    return std::min(maxChunk, takers <= 1 ? packets : std::max<uint64_t>(1u << 20, packets / (64 * takers)));
+}
+inline uint64_t guidedChunk(uint64_t left, uint64_t maxChunk, uint64_t minChunk, uint64_t takers) {
+    return std::min({left, maxChunk, std::max(minChunk, left / (2 * std::max<uint64_t>(takers, 1)))});
+}
 
 }  // namespace fm

@@ -377,8 +377,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     // 1/B of the packets, so a run has at least B batches (B on one device).
     const uint64_t batches = effectiveBatches(opt, true);
     const uint64_t maxChunk = batches > 1 ? (opt.packets + batches - 1) / batches : opt.packets;
-    const uint64_t minChunk = std::min(maxChunk, devices.size() == 1 ? opt.packets
-                                                  : std::max<uint64_t>(1u << 20, opt.packets / (64 * devices.size())));
+    const uint64_t minChunk = guidedMinChunk(opt.packets, maxChunk, devices.size());
     std::atomic<uint64_t> nextChunk{0}, done{0};
     auto takeChunk = [&](size_t device, uint64_t& begin, uint64_t& n) {
         if (opt.packetSource) {  // a side of a hybrid run (Kernels/PacketSource.hpp)
@@ -392,7 +391,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         for (;;) {
             if (cur >= opt.packets) return false;
             const uint64_t left = opt.packets - cur;
-            const uint64_t size = std::min({left, maxChunk, std::max(minChunk, left / (2 * devices.size()))});
+            const uint64_t size = guidedChunk(left, maxChunk, minChunk, devices.size());
             if (nextChunk.compare_exchange_weak(cur, cur + size)) {
                 begin = cur;
                 n = size;
