@@ -436,6 +436,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
                 uint64_t begin = 0, n = 0;
                 if (!takeChunk(k, begin, n)) break;
                 RunOptions part = opt;
+                part.packetSource = nullptr;  // the chunk is taken: its launches run just it
                 part.firstPacket = opt.firstPacket + begin;
                 part.packets = n;
                 const uint64_t before = done.load();

@@ -79,21 +79,9 @@ BOOST_AUTO_TEST_CASE(queued_gpu_launches_and_cpu_blocks_run_every_packet_once) {
     fmtest::PacketBlocks blocks;
     unsigned launchTakes = 0;
     HybridSides s;
-    s.gpu = [&](const KernelInput& model, const RunOptions& o) {
-        fmtest::PacketRecorder r(o.packetSource, true, blocks);
-        RunOptions p = o;
-        p.packetSource = &r;
-        RunResult res = runCuda(model, p);
-        launchTakes = r.launchTakes;
-        return res;
-    };
+    s.gpu = fmtest::recordedSide(blocks, true, runCuda, &launchTakes);
     s.gpuTakers = 1;
-    s.cpu = [&](const KernelInput& model, const RunOptions& o) {
-        fmtest::PacketRecorder r(o.packetSource, false, blocks);
-        RunOptions p = o;
-        p.packetSource = &r;
-        return runCpu(model, p);
-    };
+    s.cpu = fmtest::recordedSide(blocks, false, runCpu);
     s.cpuThreads = 4;
     HybridPolicy p;
     p.cpuWorthFactor = 0;

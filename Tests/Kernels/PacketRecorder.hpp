@@ -11,6 +11,7 @@
 #include <mutex>
 #include <vector>
 
+#include "Kernels/Hybrid.hpp"
 #include "Kernels/PacketSource.hpp"
 
 namespace fmtest {
@@ -67,5 +68,19 @@ private:
     bool gpu_;
     PacketBlocks& out_;
 };
+
+// `run` as a hybrid side whose blocks are recorded in `blocks`; launchTakes, when given,
+// receives its calls of takeLaunch.
+inline fm::HybridSideRunner recordedSide(PacketBlocks& blocks, bool gpu, fm::HybridSideRunner run,
+                                         unsigned* launchTakes = nullptr) {
+    return [&blocks, gpu, run, launchTakes](const fm::KernelInput& in, const fm::RunOptions& o) {
+        PacketRecorder r(o.packetSource, gpu, blocks);
+        fm::RunOptions p = o;
+        p.packetSource = &r;
+        fm::RunResult res = run(in, p);
+        if (launchTakes) *launchTakes = r.launchTakes;
+        return res;
+    };
+}
 
 }  // namespace fmtest

@@ -167,18 +167,9 @@ BOOST_AUTO_TEST_CASE(cpu_takes_none_when_not_worth_its_cost) {
 BOOST_AUTO_TEST_CASE(blocks_tile_the_run_and_the_gpu_side_ends_it) {
     const uint64_t n = 40000;
     fmtest::PacketBlocks blocks;
-    auto recorded = [&](bool gpu) {
-        return [&, gpu](const KernelInput& model, const RunOptions& o) {
-            fmtest::PacketRecorder r(o.packetSource, gpu, blocks);
-            RunOptions p = o;
-            p.packetSource = &r;
-            p.threads = 1;
-            return runCpu(model, p);
-        };
-    };
     HybridSides s = twoCpus();
-    s.gpu = recorded(true);
-    s.cpu = recorded(false);
+    s.gpu = fmtest::recordedSide(blocks, true, cpuSide(1));
+    s.cpu = fmtest::recordedSide(blocks, false, cpuSide(1));
     const RunOptions o = options(n, 1);
     const RunResult h = runHybridWith(in, o, s, eager(n));
     checkSameRun(h, runCpu(in, o), n);
@@ -226,20 +217,8 @@ BOOST_AUTO_TEST_CASE(queued_launches_and_cpu_blocks_run_every_packet_once) {
     fmtest::PacketBlocks blocks;
     unsigned launchTakes = 0;
     HybridSides s = twoCpus();
-    s.gpu = [&](const KernelInput& model, const RunOptions& o) {
-        fmtest::PacketRecorder r(o.packetSource, true, blocks);
-        RunOptions p = o;
-        p.packetSource = &r;
-        RunResult res = queuedLaunches(model, p);
-        launchTakes = r.launchTakes;
-        return res;
-    };
-    s.cpu = [&](const KernelInput& model, const RunOptions& o) {
-        fmtest::PacketRecorder r(o.packetSource, false, blocks);
-        RunOptions p = o;
-        p.packetSource = &r;
-        return runCpu(model, p);
-    };
+    s.gpu = fmtest::recordedSide(blocks, true, queuedLaunches, &launchTakes);
+    s.cpu = fmtest::recordedSide(blocks, false, runCpu);
     const RunOptions o = options(n, 1);
     const RunResult h = runHybridWith(in, o, s, eager(n));
     checkSameRun(h, runCpu(in, o), n);
