@@ -29,13 +29,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // One counter over a run's packet indices, with a view (PacketSource) for each side. Each
-// taker's rate is measured from its blocks (packets over the time from one take to its next),
-// and every block's size is chosen from those rates under one lock.
+// taker's rate is measured from its blocks: packets over the time from one take to its next, or
+// for a GPU whose launches are queued (takeLaunch), its completed launches' packets over the time
+// since its first take. Every block's size is chosen from those rates under one lock.
 class HybridCounter {
 public:
     HybridCounter(uint64_t first, uint64_t count, unsigned gpuTakers, unsigned cpuTakers, const HybridPolicy& p,
                   uint64_t gpuMaxChunk)
-        : next_(first), end_(first + count), gpuMaxChunk_(std::max<uint64_t>(gpuMaxChunk, 1)), p_(p),
+        : next_(first), end_(first + count), gpuMaxChunk_(std::max<uint64_t>(gpuMaxChunk, 1)),
+          gpuMinChunk_(guidedMinChunk(count, gpuMaxChunk_, gpuTakers)), p_(p),
           gpu_(gpuTakers), cpu_(cpuTakers), gpuSide_(*this, true), cpuSide_(*this, false) {}
 
     PacketSource& gpuSide() { return gpuSide_; }
@@ -83,12 +85,21 @@ private:
         Clock::time_point start;
         double rate = 0;            // packets/s, 0 until its first block ends
         bool done = false;          // told to stop
+        Clock::time_point firstLaunch;  // queued launches: the first one's take
+        uint64_t launched = 0;          // queued launches: packets taken
+        uint64_t launchesDone = 0;      // queued launches: packets completed
     };
     struct Side final : PacketSource {
         HybridCounter& c;
         bool gpu;
         Side(HybridCounter& counter, bool isGpu) : c(counter), gpu(isGpu) {}
         bool take(unsigned t, uint64_t& begin, uint64_t& end) override { return c.take(gpu, t, begin, end); }
+        bool takeLaunch(unsigned t, uint64_t most, uint64_t& begin, uint64_t& end) override {
+            return gpu ? c.takeLaunch(t, most, begin, end) : c.take(false, t, begin, end);
+        }
+        void launchDone(unsigned t, uint64_t packets) override {
+            if (gpu) c.launchDone(t, packets);
+        }
     };
 
     // The sum of the measured takers' rates, scaled to all those still taking.
@@ -128,7 +139,7 @@ private:
         const Clock::time_point now = Clock::now();
         finish(t, now);
         const uint64_t rest = end_ - next_;
-        const uint64_t size = rest == 0 || stopped_ || t.done ? 0 : gpu ? gpuChunk(t, rest) : cpuBlock(t, rest);
+        const uint64_t size = rest == 0 || stopped_ || t.done ? 0 : gpu ? gpuChunk(rest, rest) : cpuBlock(t, rest);
         if (size == 0) {
             t.done = true;
             cv_.notify_all();
@@ -142,18 +153,47 @@ private:
         return true;
     }
 
-    // gpuShareFraction of this GPU's share of what is left, at least gpuMinChunkSeconds of its
-    // work; its first chunk measures its rate.
-    uint64_t gpuChunk(const Taker& t, uint64_t rest) const {
-        const double gpus = double(gpu_.size());
-        double size;
-        if (t.rate == 0) {
-            size = std::min(double(p_.gpuFirstChunk), std::ceil(double(rest) / (2 * gpus)));
-        } else {
-            const double rg = rate(gpu_), rc = rate(cpu_);
-            size = std::max(double(rest) * rg / (rg + rc) / gpus * p_.gpuShareFraction, t.rate * p_.gpuMinChunkSeconds);
+    // A GPU's chunk or launch block, at most `most`: on one GPU one batch of the standard errors
+    // (the GPU alone runs the same batches, each ending with a drain); over several, guided as
+    // runCuda guides them, so the GPUs finish together; at most policy.gpuChunk.
+    uint64_t gpuChunk(uint64_t rest, uint64_t most) const {
+        const uint64_t size = guidedChunk(rest, std::min(most, gpuMaxChunk_), gpuMinChunk_, gpu_.size());
+        return p_.gpuChunk ? std::min(size, p_.gpuChunk) : size;
+    }
+
+    // A block for a GPU's next queued launch: what it asks for (one launch of the GPU alone; over
+    // several GPUs guided, see gpuChunk). The GPU's launches stay queued, so taking costs it
+    // nothing.
+    bool takeLaunch(unsigned who, uint64_t most, uint64_t& begin, uint64_t& end) {
+        std::lock_guard<std::mutex> g(m_);
+        if (who >= gpu_.size()) throw Error("hybrid run: GPU taker " + std::to_string(who) + " out of range");
+        Taker& t = gpu_[who];
+        const uint64_t rest = end_ - next_;
+        const uint64_t size = rest == 0 || stopped_ || t.done ? 0 : gpuChunk(rest, std::max<uint64_t>(most, 1));
+        if (size == 0) {
+            t.done = true;
+            cv_.notify_all();
+            return false;
         }
-        return uint64_t(std::clamp(size, 1.0, double(std::min(rest, gpuMaxChunk_))));
+        if (t.launched == 0) t.firstLaunch = Clock::now();
+        begin = next_;
+        end = next_ + size;
+        next_ = end;
+        t.launched += size;
+        return true;
+    }
+    // A queued launch has completed: the GPU's rate is its completed packets over the time since
+    // its first take (the start of its first launch: a slight underestimate, on the safe side for
+    // the CPU's deadline).
+    void launchDone(unsigned who, uint64_t packets) {
+        std::lock_guard<std::mutex> g(m_);
+        if (who >= gpu_.size()) throw Error("hybrid run: GPU taker " + std::to_string(who) + " out of range");
+        Taker& t = gpu_[who];
+        completed_ += packets;
+        t.launchesDone += packets;
+        const double dt = std::chrono::duration<double>(Clock::now() - t.firstLaunch).count();
+        if (dt > 0) t.rate = double(t.launchesDone) / dt;
+        cv_.notify_all();
     }
 
     // A block this worker ends within cpuShareOfRest of the run's predicted rest (less the CPU's
@@ -176,7 +216,7 @@ private:
     std::mutex m_;
     std::condition_variable cv_;
     uint64_t next_, end_, completed_ = 0;
-    const uint64_t gpuMaxChunk_;
+    const uint64_t gpuMaxChunk_, gpuMinChunk_;
     const HybridPolicy p_;
     std::vector<Taker> gpu_, cpu_;
     double cpuEndSeconds_ = 0;
@@ -278,20 +318,16 @@ RunResult runHybridWith(const KernelInput& in, const RunOptions& opt, const Hybr
     if (gpu.error) std::rethrow_exception(gpu.error);
     if (cpu.error) std::rethrow_exception(cpu.error);
 
-    RunResult r;
-    accumulateResult(r, gpu.result);
+    RunResult r = std::move(gpu.result);  // the GPU side's arrays and timings, not copied
+    const std::string gpuKernel = r.kernel;
     if (cpu.started && cpu.result.packetsDone > 0) {
         cpu.result.cpuPackets = cpu.result.packetsDone;
         accumulateResult(r, cpu.result);
     }
-    r.uploadSeconds = gpu.result.uploadSeconds;
-    r.kernelSeconds = gpu.result.kernelSeconds;
-    r.downloadSeconds = gpu.result.downloadSeconds;
-    r.gpuBlocksPerSm = gpu.result.gpuBlocksPerSm;
     r.packetsRequested = opt.packets;
     r.cancelled = r.packetsDone < opt.packets;
     if (r.cancelled) r.standardError = TallyErrors{};
-    r.kernel = "hybrid (" + gpu.result.kernel +
+    r.kernel = "hybrid (" + gpuKernel +
                (cpu.started ? " + cpu x" + std::to_string(sides.cpuThreads) : std::string("; the CPU did not join")) + ")";
     if (opt.progress) opt.progress(r.packetsDone, opt.packets);
     r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // One run on the host's CPU threads and its GPUs together (kernel "hybrid"). Both sides take
-// blocks of packet indices from one counter (Kernels/PacketSource.hpp), sized from the rates
-// measured during the run: each GPU takes most of its share of what is left (guided
-// self-scheduling with few, large GPU chunks), each CPU worker a block it finishes well before
-// the run's predicted end, so the CPU never holds the GPUs up. The CPU joins only once the GPUs' rate is known and the run
-// is long enough to pay for the CPU's fixed cost (its tallies allocated and summed); otherwise
-// the GPUs run everything. Each side's tallies, ledger, events and standard errors are added as
-// split runs add them (accumulateResult, Kernels/MPI/MpiRun.hpp): every packet keeps its index
-// and random stream, so the result equals any other split's to summation order.
+// blocks of packet indices from one counter (Kernels/PacketSource.hpp) on the host. A GPU takes
+// a block for each of its launches as it queues them (two deep, as when it runs alone), so it
+// launches as often as alone and never waits for the CPU; with standard errors it takes one
+// batch at a time, as alone. Each CPU worker takes a block sized from the measured rates to end
+// well before the run's predicted end (never more than half of what is left), so the GPUs run
+// the last packets and the CPU never holds them up. The CPU joins only once the GPUs' rate is
+// known and the run is long enough to pay for the CPU's fixed cost (its tallies allocated and
+// summed); otherwise the GPUs run everything. Each side's tallies, ledger, events and standard
+// errors are added as split runs add them (accumulateResult, Kernels/MPI/MpiRun.hpp): every
+// packet keeps its index and random stream, so the result equals any other split's to
+// summation order and to the float rounding that differs between the CPU and GPU kernels.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -22,12 +25,9 @@ struct HybridPolicy {
     double cpuMinBlockSeconds = 0.005; // a CPU worker stops once its block would be shorter
     double cpuMaxBlockSeconds = 0.25;  // longer blocks would adapt too slowly to the rates
     uint64_t cpuFirstBlock = 1024;     // packets of a CPU worker's first block (measures its rate)
-    uint64_t gpuFirstChunk = 1u << 21; // packets of a GPU's first chunk (measures its rate)
-    // A GPU takes this part of its share of the rest (by the measured rates), at least
-    // gpuMinChunkSeconds of its work: each chunk ends with a drain of the GPU (its last packets'
-    // tail), so fewer, larger chunks cost less; the CPU's blocks adapt instead.
-    double gpuShareFraction = 0.75;
-    double gpuMinChunkSeconds = 0.05;
+    // A GPU's block for one launch (or, with standard errors, one batch) is at most this many
+    // packets; 0: no limit beyond the launch or batch (tests force small blocks with it).
+    uint64_t gpuChunk = 0;
     // The CPU's fixed cost: thread start plus its tallies allocated, summed over its threads and
     // added to the GPUs', at hostBytesPerSecond. The CPU joins only where the GPUs' predicted rest
     // is cpuWorthFactor times that cost.

@@ -3,9 +3,11 @@
 # One run on the GPUs and the CPU's threads together (issue 29 item 4, kernel hybrid), in one
 # device call: builds the core + CUDA kernel (CUDA, CMake and Boost headers only), runs the
 # hybrid tests, then for each model given (TIM-OS mesh, .opt, .source with one point source):
-#   1. ROUNDS interleaved rounds of PACKETS packets, same seed: --kernel cuda (the GPUs alone)
-#      against --kernel hybrid: each run's seconds (summary.json: the run, upload to download),
-#      the CPU's share, and the process's wall time;
+#   1. per mode (MODES: "default" = the standard errors' 10 batches, each GPU chunk one batch;
+#      "1" = --batches 1, the GPU's queued launches taking blocks from the counter), ROUNDS
+#      interleaved rounds of PACKETS packets, same seed: --kernel cuda (the GPUs alone) against
+#      --kernel hybrid: each run's seconds (summary.json: the run, upload to download), absorbed
+#      fraction, the CPU's share, and the process's wall time;
 #   2. checks: hybrid against cuda, same seed: fluence L1 (the same packet streams whoever runs
 #      them: float rounding only, < 1e-3) and the same launch count; hybrid's absorbed fraction
 #      against a CPU-kernel run of another seed (|z| < 4 with both standard errors); the median
@@ -14,7 +16,7 @@
 # Usage (on the GPU machine, repo root):
 #   bench/hybrid.sh OUT MESH OPT SOURCE [MESH OPT SOURCE ...]
 #   e.g. bench/hybrid.sh $OUT $D/timos/cube_5med/cube_5med.{mesh,opt,source} $M/digimouse.{mesh,opt,source}
-# Env: PACKETS (1e8), ROUNDS (3), CPU_PACKETS (1e6, the CPU check run), DEVICES (0; 'all' for
+# Env: PACKETS (1e8), ROUNDS (3), MODES ("default 1"), CPU_PACKETS (1e6, the CPU check run), DEVICES (0; 'all' for
 # every GPU), FM_BUILD_DIR (build-hybrid), FM_REUSE_BUILD=1 (skip configure/build when built),
 # JOBS (16), KERNEL=cpu (a smoke test of this script on a machine without a GPU: tiny runs,
 # hybrid is expected to fail there and only the CPU check runs).
@@ -25,6 +27,7 @@ out=${1:?OUT dir}; shift
 build=${FM_BUILD_DIR:-build-hybrid}
 packets=${PACKETS:-100000000}; rounds=${ROUNDS:-3}; cpuN=${CPU_PACKETS:-1000000}; jobs=${JOBS:-16}
 devices=${DEVICES:-0}
+modes=${MODES:-default 1}
 kernel=${KERNEL:-cuda}
 mkdir -p "$out"
 res="$out/hybrid.txt"
@@ -67,25 +70,38 @@ while [ $# -ge 3 ]; do
   say "== $name, $packets packets, devices $devices"
   run=("$bin/fullmonte-run" --mesh "$mesh" --opt "$opt" --source "$src" --quiet)
   wall "${run[@]}" --kernel "$kernel" --packets 1000 --output "$out/${name}_warm" >/dev/null || true  # GPU out of idle
+  for mode in $modes; do
+  bat=(); [ "$mode" = default ] || bat=(--batches "$mode")
+  tag="${name}_b$mode"
   gpuS="" hybS=""
   for r in $(seq 1 "$rounds"); do
     for k in cuda hybrid; do
       [ "$kernel" = cuda ] || [ "$k" = cuda ] || continue
       kk=$k; [ "$kernel" = cuda ] || kk=cpu
-      dir="$out/${name}_${k}_$r"
+      dir="$out/${tag}_${k}_$r"
       devs=(); [ "$kk" != cpu ] && devs=(--devices "$devices")
-      w=$(wall "${run[@]}" --kernel "$kk" "${devs[@]}" --packets "$packets" --seed 1 --output "$dir") || { fail=1; continue; }
+      w=$(wall "${run[@]}" --kernel "$kk" "${devs[@]}" "${bat[@]}" --packets "$packets" --seed 1 --output "$dir") || { fail=1; continue; }
       s=$(json "$dir/summary.json" "round(s['seconds'], 4)")
       extra=""; [ "$k" = hybrid ] && extra=" cpu_packets $(json "$dir/summary.json" "s['cpu_packets']") cpu_share $(json "$dir/summary.json" "round(s['cpu_packets'] / s['packets'], 5)")"
-      say "${name}_${k}_round$r run_s $s process_wall_s $w kernel $(json "$dir/summary.json" "repr(s['kernel'])")$extra"
+      say "${tag}_${k}_round$r run_s $s process_wall_s $w absorbed $(json "$dir/summary.json" "round(s['ledger']['absorbed'] / s['ledger']['launched'], 6)") kernel $(json "$dir/summary.json" "repr(s['kernel'])")$extra"
       [ "$k" = cuda ] && gpuS="$gpuS $s" || hybS="$hybS $s"
     done
+  done
+  [ "$kernel" = cuda ] || continue
+  last="$out/${tag}_hybrid_$rounds" gpu="$out/${tag}_cuda_$rounds"
+  l1=$("$bin/fullmonte-compare" "$gpu/fluence.txt" "$last/fluence.txt" | head -1)
+  say "check_${tag}_fluence_l1_hybrid_vs_cuda_same_seed $l1"
+  awk -v x="${l1##* }" 'BEGIN { exit !(x < 1e-3) }' || { say "check_${tag}_l1 FAIL"; fail=1; }
+  [ "$(json "$last/summary.json" "s['packets']")" = "$(json "$gpu/summary.json" "s['packets']")" ] || { say "check_${tag}_packets FAIL"; fail=1; }
+  mg=$(echo "$gpuS" | median) mh=$(echo "$hybS" | median)
+  say "${tag}_median_run_s cuda $mg hybrid $mh speedup $(awk -v a="$mg" -v b="$mh" 'BEGIN { printf "%.4f", a / b }')"
+  awk -v a="$mg" -v b="$mh" 'BEGIN { exit !(b <= 1.02 * a) }' || { say "check_${tag}_hybrid_not_slower FAIL"; fail=1; }
   done
   # Correctness: the CPU kernel with another seed; hybrid against cuda with the same seed.
   "$bin/fullmonte-run" --mesh "$mesh" --opt "$opt" --source "$src" --packets "$cpuN" --seed 77 --batches 10 \
     --kernel cpu --no-surface --quiet --output "$out/${name}_cpu" >/dev/null 2>&1 || { say "${name}: CPU run failed"; fail=1; }
   [ "$kernel" = cuda ] || continue
-  last="$out/${name}_hybrid_$rounds" gpu="$out/${name}_cuda_$rounds"
+  last="$out/${name}_b${modes%% *}_hybrid_$rounds"
   z=$("$py" -c "
 import json, math
 h = json.load(open('$last/summary.json')); c = json.load(open('$out/${name}_cpu/summary.json'))
@@ -97,13 +113,6 @@ def se(s, n):
 print(f'{a:.6f} {b:.6f} {(a - b) / math.hypot(se(h, $packets), se(c, $cpuN)):.2f}')")
   say "check_${name}_absorbed_hybrid_cpu_z $z"
   awk -v z="${z##* }" 'BEGIN { exit !(z < 4 && z > -4) }' || { say "check_${name}_absorbed FAIL"; fail=1; }
-  l1=$("$bin/fullmonte-compare" "$gpu/fluence.txt" "$last/fluence.txt" | head -1)
-  say "check_${name}_fluence_l1_hybrid_vs_cuda_same_seed $l1"
-  awk -v x="${l1##* }" 'BEGIN { exit !(x < 1e-3) }' || { say "check_${name}_l1 FAIL"; fail=1; }
-  [ "$(json "$last/summary.json" "s['packets']")" = "$(json "$gpu/summary.json" "s['packets']")" ] || { say "check_${name}_packets FAIL"; fail=1; }
-  mg=$(echo "$gpuS" | median) mh=$(echo "$hybS" | median)
-  say "${name}_median_run_s cuda $mg hybrid $mh speedup $(awk -v a="$mg" -v b="$mh" 'BEGIN { printf "%.4f", a / b }')"
-  awk -v a="$mg" -v b="$mh" 'BEGIN { exit !(b <= 1.02 * a) }' || { say "check_${name}_hybrid_not_slower FAIL"; fail=1; }
 done
 [ "$fail" = 0 ] && say "hybrid: all checks pass" || say "hybrid: SOME CHECKS FAILED"
 exit $fail

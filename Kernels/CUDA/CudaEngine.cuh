@@ -13,6 +13,7 @@
 #include "Kernels/Core/CellLayout.hpp"
 #include "Kernels/Core/SlabModel.hpp"
 #include "Kernels/Core/TallyScorer.hpp"
+#include "Kernels/PacketSource.hpp"
 
 namespace fm {
 // Everything here is per translation unit (an unnamed namespace): the constant-memory materials
@@ -457,14 +458,27 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
     const int forced = int(opt.tuning.cudaBlocksPerSm);
     const int perSm = forced ? std::min(forced, fit) : fit;
     const uint64_t batch = uint64_t(sms) * perSm * kBlock * kPacketsPerThread;
+    // With opt.packetSource (a hybrid run's GPU side, Kernels/PacketSource.hpp) each launch's
+    // range is taken from the source as the launch is queued, so the launches stay two deep
+    // however the packets fall between the GPU and the CPU; opt.packets is then an upper bound.
+    PacketSource* const src = opt.packetSource;
     const uint64_t nBatches = (opt.packets + batch - 1) / batch;
+    // One counter and completion event per launch slot. A streamed run may launch more often
+    // (smaller blocks): its slots are reused, the counter zeroed on the launch's stream (an even
+    // slot count keeps a slot on one stream) and the event only after its launch has finished.
+    const uint64_t slots = src ? std::max<uint64_t>(2, nBatches + (nBatches & 1)) : std::max<uint64_t>(nBatches, 1);
     std::unique_ptr<LaunchScratch> own;
     if (!kept) own = std::make_unique<LaunchScratch>();
     LaunchScratch& sc = kept ? *kept : *own;
-    sc.prepare(nBatches, s);
+    sc.prepare(slots, s);
     auto t0 = Clock::now();
     uint64_t packetsDone = 0;
-    const std::vector<cudaEvent_t>& done = sc.done;
+    std::vector<uint64_t> firsts, sizes;  // each launch's range
+    if (!src)
+        for (uint64_t b = 0; b < nBatches; ++b) {
+            firsts.push_back(opt.firstPacket + b * batch);
+            sizes.push_back(std::min(batch, opt.packets - b * batch));
+        }
     // Launches alternate between s and a second stream, so that the next launch's blocks start
     // on the SMs that the last packets of the one before leave idle (its tail), instead of
     // after it. Both streams start after what was queued on s (uploads) and s waits for both
@@ -472,21 +486,36 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
     cudaStream_t second = sc.second;
     cudaCheck(cudaEventRecord(sc.fork, s), "event");
     cudaCheck(cudaStreamWaitEvent(second, sc.fork, 0), "stream wait");
-    auto sizeOf = [&](uint64_t b) { return std::min(batch, opt.packets - b * batch); };
+    bool exhausted = false;  // a streamed run's source has no more for this GPU
     auto launch = [&](uint64_t b) {
-        const uint64_t n = sizeOf(b);
-        cudaStream_t on = (b & 1) ? cudaStream_t(second) : s;
+        if (src) {
+            uint64_t first = 0, end = 0;
+            if (!src->takeLaunch(0, batch, first, end)) return false;
+            firsts.push_back(first);
+            sizes.push_back(end - first);
+        }
+        const uint64_t n = sizes[b];
+        cudaStream_t on = (b & 1) ? second : s;
+        unsigned long long* counter = sc.counters->get() + b % slots;
+        if (b >= slots) cudaCheck(cudaMemsetAsync(counter, 0, sizeof(unsigned long long), on), "counter");
         const unsigned blocks = unsigned(std::min<uint64_t>(uint64_t(sms) * perSm, (n + kBlock - 1) / kBlock));
-        launchOne(blocks, on, opt.firstPacket + b * batch, n, sc.counters->get() + b);
+        launchOne(blocks, on, firsts[b], n, counter);
         cudaCheck(cudaGetLastError(), "launch");
-        cudaCheck(cudaEventRecord(done[b], on), "event");
+        cudaCheck(cudaEventRecord(sc.done[b % slots], on), "event");
+        return true;
     };
     uint64_t launched = 0, finished = 0;
     bool stop = false;
-    while (finished < launched || (!stop && launched < nBatches)) {
-        while (!stop && launched < nBatches && launched < finished + 2) launch(launched++);
-        cudaCheck(cudaEventSynchronize(done[finished]), "packet kernel");
-        packetsDone += sizeOf(finished);
+    auto more = [&] { return !stop && !exhausted && (src || launched < nBatches); };
+    while (finished < launched || more()) {
+        while (more() && launched < finished + 2) {
+            if (launch(launched)) ++launched;
+            else exhausted = true;
+        }
+        if (finished == launched) break;
+        cudaCheck(cudaEventSynchronize(sc.done[finished % slots]), "packet kernel");
+        packetsDone += sizes[finished];
+        if (src) src->launchDone(0, sizes[finished]);
         ++finished;
         if (opt.progress) opt.progress(packetsDone, opt.packets);
         if (opt.cancel && opt.cancel->load()) stop = true;

@@ -341,6 +341,23 @@ void warmUpCudaDevices(const std::vector<int>& devices) {
     for (auto& t : threads) t.join();
 }
 
+namespace {
+// One device's view of a hybrid run's packet source: its launches take blocks as taker `k`.
+class DeviceTaker final : public PacketSource {
+public:
+    DeviceTaker(PacketSource& s, unsigned k) : s_(s), k_(k) {}
+    bool take(unsigned, uint64_t& begin, uint64_t& end) override { return s_.take(k_, begin, end); }
+    bool takeLaunch(unsigned, uint64_t most, uint64_t& begin, uint64_t& end) override {
+        return s_.takeLaunch(k_, most, begin, end);
+    }
+    void launchDone(unsigned, uint64_t packets) override { s_.launchDone(k_, packets); }
+
+private:
+    PacketSource& s_;
+    unsigned k_;
+};
+}  // namespace
+
 RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     auto t0 = Clock::now();
     std::string why;
@@ -356,8 +373,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     // 1/B of the packets, so a run has at least B batches (B on one device).
     const uint64_t batches = effectiveBatches(opt, true);
     const uint64_t maxChunk = batches > 1 ? (opt.packets + batches - 1) / batches : opt.packets;
-    const uint64_t minChunk = std::min(maxChunk, devices.size() == 1 ? opt.packets
-                                                  : std::max<uint64_t>(1u << 20, opt.packets / (64 * devices.size())));
+    const uint64_t minChunk = guidedMinChunk(opt.packets, maxChunk, devices.size());
     std::atomic<uint64_t> nextChunk{0}, done{0};
     auto takeChunk = [&](size_t device, uint64_t& begin, uint64_t& n) {
         if (opt.packetSource) {  // a side of a hybrid run (Kernels/PacketSource.hpp)
@@ -371,7 +387,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         for (;;) {
             if (cur >= opt.packets) return false;
             const uint64_t left = opt.packets - cur;
-            const uint64_t size = std::min({left, maxChunk, std::max(minChunk, left / (2 * devices.size()))});
+            const uint64_t size = guidedChunk(left, maxChunk, minChunk, devices.size());
             if (nextChunk.compare_exchange_weak(cur, cur + size)) {
                 begin = cur;
                 n = size;
@@ -400,11 +416,23 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
             runs[k]->load(in);
             runs[k]->setGates(opt, in);
             upload[k] = since(tu);
+            if (opt.packetSource && batches == 1) {  // a hybrid run's GPU side: one pipelined run
+                DeviceTaker taker(*opt.packetSource, unsigned(k));
+                RunOptions part = opt;
+                part.packetSource = &taker;
+                part.progress = nullptr;
+                const BatchRun b = runs[k]->run(part);
+                done += b.packetsDone;
+                kernel[k] += b.seconds;
+                blocksPerSm[k] = b.blocksPerSm;
+                return;
+            }
             for (;;) {
                 if (opt.cancel && opt.cancel->load()) break;
                 uint64_t begin = 0, n = 0;
                 if (!takeChunk(k, begin, n)) break;
                 RunOptions part = opt;
+                part.packetSource = nullptr;  // the chunk is taken: its launches run just it
                 part.firstPacket = opt.firstPacket + begin;
                 part.packets = n;
                 const uint64_t before = done.load();

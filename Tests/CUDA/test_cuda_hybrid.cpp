@@ -12,6 +12,7 @@
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/Hybrid.hpp"
 #include "Tests/Kernels/BatchTestModel.hpp"
+#include "Tests/Kernels/PacketRecorder.hpp"
 #include "Tests/TestUtil.hpp"
 
 using namespace fm;
@@ -49,7 +50,7 @@ BOOST_AUTO_TEST_CASE(cpu_and_gpu_share_a_run_with_the_same_tallies) {
     s.cpuThreads = 4;
     HybridPolicy p;
     p.cpuWorthFactor = 0;
-    p.gpuFirstChunk = 1u << 16;
+    p.gpuChunk = 1u << 16;
     // 40 batches: GPU chunks of at most n / 40, so the GPU side's run lasts long enough for the
     // CPU's threads to start and take blocks.
     const RunResult h = runHybridWith(in, options(n, 40), s, p);
@@ -67,6 +68,37 @@ BOOST_AUTO_TEST_CASE(cpu_and_gpu_share_a_run_with_the_same_tallies) {
     const double d1 = double(h.standardError.batches - 1), d2 = double(g.standardError.batches - 1);
     BOOST_TEST_MESSAGE("absorbed SE hybrid/gpu " << ratio << " (" << d1 + 1 << " and " << d2 + 1 << " batches)");
     BOOST_CHECK_LT(std::fabs(std::log(ratio)), 4 * std::sqrt(1 / (2 * d1) + 1 / (2 * d2)));
+}
+
+// Without standard errors the GPU takes a block for each launch as it queues it (two deep, no
+// drain between blocks): the union of the packets each side ran is 0..N-1 exactly once, the counts
+// per side add up, and the tallies equal the GPU's alone (same streams: float rounding only).
+BOOST_AUTO_TEST_CASE(queued_gpu_launches_and_cpu_blocks_run_every_packet_once) {
+    if (!haveGpu()) return;
+    const uint64_t n = 4000000;
+    fmtest::PacketBlocks blocks;
+    unsigned launchTakes = 0;
+    HybridSides s;
+    s.gpu = fmtest::recordedSide(blocks, true, runCuda, &launchTakes);
+    s.gpuTakers = 1;
+    s.cpu = fmtest::recordedSide(blocks, false, runCpu);
+    s.cpuThreads = 4;
+    HybridPolicy p;
+    p.cpuWorthFactor = 0;
+    p.gpuChunk = 1u << 16;  // small launches: the run lasts long enough for the CPU to join
+    const RunResult h = runHybridWith(in, options(n, 1), s, p);
+    const RunResult g = runKernel("cuda", in, options(n, 1));
+    const auto [gpu, cpu] = blocks.checkTiling(0, n);
+    BOOST_TEST_MESSAGE("queued launches: GPU ran " << gpu << ", CPU ran " << cpu << " of " << n << " ("
+                                                   << launchTakes << " launch takes, " << h.seconds << " s)");
+    BOOST_CHECK_GT(launchTakes, 2u);
+    BOOST_CHECK_GT(cpu, 0u);
+    BOOST_CHECK_EQUAL(cpu, h.cpuPackets);
+    BOOST_CHECK_EQUAL(gpu + cpu, n);
+    BOOST_CHECK_EQUAL(h.packetsDone, n);
+    BOOST_CHECK_EQUAL(h.events.launch, n);
+    BOOST_CHECK_LT(l1(h.volume, g.volume), 1e-3);
+    BOOST_CHECK_CLOSE(h.ledger.absorbed, g.ledger.absorbed, 1e-2);  // percent
 }
 
 // Through runKernel with the defaults: a short run leaves the CPU out (its fixed cost would not

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <mutex>
+#include <deque>
 #include <stdexcept>
 #include <vector>
 
@@ -18,8 +18,10 @@
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/Hybrid.hpp"
+#include "Kernels/MPI/MpiRun.hpp"
 #include "Kernels/PacketSource.hpp"
 #include "Tests/Kernels/BatchTestModel.hpp"
+#include "Tests/Kernels/PacketRecorder.hpp"
 
 using namespace fm;
 
@@ -64,7 +66,7 @@ HybridSides twoCpus(unsigned gpuThreads = 1, unsigned cpuThreads = 1) {
 // Small first chunks and no fixed cost: the second side joins at once even in a short run.
 HybridPolicy eager(uint64_t packets) {
     HybridPolicy p;
-    p.gpuFirstChunk = packets / 40;
+    p.gpuChunk = packets / 40;
     p.cpuFirstBlock = 256;
     p.cpuWorthFactor = 0;
     p.cpuMinBlockSeconds = 1e-4;
@@ -164,53 +166,71 @@ BOOST_AUTO_TEST_CASE(cpu_takes_none_when_not_worth_its_cost) {
 // takes what is left and never ends the run after the GPUs.
 BOOST_AUTO_TEST_CASE(blocks_tile_the_run_and_the_gpu_side_ends_it) {
     const uint64_t n = 40000;
-    struct Block {
-        uint64_t begin, end;
-        bool gpu;
-    };
-    std::mutex m;
-    std::vector<Block> blocks;
-    struct Recorder final : PacketSource {
-        PacketSource* inner;
-        bool gpu;
-        std::mutex& m;
-        std::vector<Block>& out;
-        Recorder(PacketSource* s, bool g, std::mutex& mu, std::vector<Block>& o) : inner(s), gpu(g), m(mu), out(o) {}
-        bool take(unsigned t, uint64_t& b, uint64_t& e) override {
-            if (!inner->take(t, b, e)) return false;
-            std::lock_guard<std::mutex> g(m);
-            out.push_back({b, e, gpu});
-            return true;
-        }
-    };
-    auto recorded = [&](bool gpu) {
-        return [&, gpu](const KernelInput& model, const RunOptions& o) {
-            Recorder r(o.packetSource, gpu, m, blocks);
-            RunOptions p = o;
-            p.packetSource = &r;
-            p.threads = 1;
-            return runCpu(model, p);
-        };
-    };
+    fmtest::PacketBlocks blocks;
     HybridSides s = twoCpus();
-    s.gpu = recorded(true);
-    s.cpu = recorded(false);
+    s.gpu = fmtest::recordedSide(blocks, true, cpuSide(1));
+    s.cpu = fmtest::recordedSide(blocks, false, cpuSide(1));
     const RunOptions o = options(n, 1);
     const RunResult h = runHybridWith(in, o, s, eager(n));
     checkSameRun(h, runCpu(in, o), n);
-    std::sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) { return a.begin < b.begin; });
-    BOOST_REQUIRE(!blocks.empty());
-    uint64_t at = o.firstPacket, cpu = 0;
-    for (const Block& b : blocks) {
-        BOOST_CHECK_EQUAL(b.begin, at);  // no gap, no overlap
-        BOOST_CHECK_LT(b.begin, b.end);
-        at = b.end;
-        if (!b.gpu) cpu += b.end - b.begin;
-    }
-    BOOST_CHECK_EQUAL(at, o.firstPacket + n);
-    BOOST_CHECK(blocks.back().gpu);
+    const auto [gpu, cpu] = blocks.checkTiling(o.firstPacket, n);
+    BOOST_CHECK(blocks.blocks.back().gpu);
     BOOST_CHECK_EQUAL(cpu, h.cpuPackets);
-    BOOST_TEST_MESSAGE(blocks.size() << " blocks, " << cpu << " packets on the CPU side");
+    BOOST_CHECK_EQUAL(gpu + cpu, n);
+    BOOST_TEST_MESSAGE(blocks.blocks.size() << " blocks, " << cpu << " packets on the CPU side");
+}
+
+// A stand-in GPU that keeps two launches queued, as the CUDA kernel does (Kernels/CUDA/
+// CudaEngine.cuh, runBatches): it takes the block of its next launch (takeLaunch) before running
+// the current one, and reports each launch's end (launchDone).
+RunResult queuedLaunches(const KernelInput& in, const RunOptions& o) {
+    RunResult sum;
+    std::deque<std::pair<uint64_t, uint64_t>> queued;
+    bool more = true;
+    auto fill = [&] {
+        for (uint64_t b = 0, e = 0; more && queued.size() < 2;) {
+            if (o.packetSource->takeLaunch(0, 4096, b, e)) queued.emplace_back(b, e);
+            else more = false;
+        }
+    };
+    for (fill(); !queued.empty(); fill()) {
+        RunOptions p = o;
+        p.packetSource = nullptr;
+        p.progress = nullptr;
+        p.firstPacket = queued.front().first;
+        p.packets = queued.front().second - queued.front().first;
+        p.batches = 1;
+        p.threads = 1;
+        accumulateResult(sum, runCpu(in, p));
+        o.packetSource->launchDone(0, p.packets);
+        queued.pop_front();
+    }
+    sum.packetsRequested = sum.packetsDone;
+    return sum;
+}
+
+// The GPU side's queued launches and the CPU's blocks: the union of the packets each side ran is
+// the run's range exactly once, the per-side counts add up to the run, and the result equals a
+// plain run's.
+BOOST_AUTO_TEST_CASE(queued_launches_and_cpu_blocks_run_every_packet_once) {
+    const uint64_t n = 60000;
+    fmtest::PacketBlocks blocks;
+    unsigned launchTakes = 0;
+    HybridSides s = twoCpus();
+    s.gpu = fmtest::recordedSide(blocks, true, queuedLaunches, &launchTakes);
+    s.cpu = fmtest::recordedSide(blocks, false, runCpu);
+    const RunOptions o = options(n, 1);
+    const RunResult h = runHybridWith(in, o, s, eager(n));
+    checkSameRun(h, runCpu(in, o), n);
+    const auto [gpu, cpu] = blocks.checkTiling(o.firstPacket, n);
+    BOOST_TEST_MESSAGE("queued launches: GPU side ran " << gpu << ", CPU side ran " << cpu << " of " << n << " in "
+                                                        << blocks.blocks.size() << " blocks");
+    BOOST_CHECK_GT(launchTakes, 2u);
+    BOOST_CHECK_GT(cpu, 0u);
+    BOOST_CHECK_GT(gpu, 0u);
+    BOOST_CHECK_EQUAL(cpu, h.cpuPackets);
+    BOOST_CHECK_EQUAL(gpu + cpu, n);
+    BOOST_CHECK(blocks.blocks.back().gpu);
 }
 
 BOOST_AUTO_TEST_CASE(a_failing_side_fails_the_run) {
