@@ -71,8 +71,14 @@ void writeTimeGated(const std::string& path, const TimeGatedArray& a) {
 TimeGatedArray readTimeGated(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw FormatError(path + ": cannot open");
+    return readTimeGated(in, path);
+}
+
+TimeGatedArray readTimeGated(std::istream& in, const std::string& path) {
     in.seekg(0, std::ios::end);
-    const uint64_t size = uint64_t(in.tellg());
+    const std::streamoff end = in.tellg();
+    if (end < 0) throw FormatError(path + ": cannot find the file's size (not a seekable file)");
+    const uint64_t size = uint64_t(end);
     in.seekg(0);
     Header h{};
     if (size < kHeaderBytes || !in.read(reinterpret_cast<char*>(&h), sizeof h))

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <unistd.h>
+#include <streambuf>
 #include <string>
 
 #include "Common/Errors.hpp"
@@ -219,6 +220,20 @@ BOOST_AUTO_TEST_CASE(gated_file_bad_inputs) {
     BOOST_CHECK_THROW(writeTimeGated(q, a), Error);
     std::remove(p.c_str());
     std::remove(q.c_str());
+}
+
+// A stream that cannot tell its size (a pipe) is refused by name, not read with a size of 2^64 - 1.
+BOOST_AUTO_TEST_CASE(gated_stream_without_size_refused) {
+    struct NoSeek : std::streambuf {};  // seekoff fails: tellg() is -1
+    NoSeek buf;
+    std::istream in(&buf);
+    try {
+        readTimeGated(in, "pipe.fmtg");
+        BOOST_FAIL("a stream without a size was read");
+    } catch (const FormatError& e) {
+        BOOST_TEST_MESSAGE("error: " << e.what());
+        BOOST_TEST(std::string(e.what()).find("pipe.fmtg: cannot find the file's size") != std::string::npos);
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
