@@ -50,8 +50,7 @@ const char* kUsage =
     "  --max-output-gb G  refuse runs whose .mco files together exceed G GB (default 1)\n"
     "  --quiet       no progress bar\n"
     "  --time-gates START,STOP,STEP  also write NAME_time.txt beside each NAME.mco: Rd, Tt and A per\n"
-    "                time gate (ns, on the photon clock), Rd(r,t), Tt(r,t), A(z,t) (docs/TIME_DOMAIN.md;\n"
-    "                --kernel cpu only)\n";
+    "                time gate (ns, on the photon clock), Rd(r,t), Tt(r,t), A(z,t) (docs/TIME_DOMAIN.md)\n";
 
 struct Args {
     std::string mci, kernel = "cpu", outputDir;
@@ -92,8 +91,6 @@ Args parse(int argc, char** argv) {
     // The CUDA kernel runs every photon on the GPU: a thread count would be ignored, so it is refused.
     if (a.kernel == "cuda" && a.threadsGiven)
         throw ParameterError("--threads sets the CPU kernel's threads; --kernel cuda runs on the GPU");
-    if (a.kernel == "cuda" && a.gates.on())
-        throw ParameterError("--time-gates: the time-resolved MCML tallies run on the CPU kernel only (--kernel cpu)");
     return a;
 }
 
