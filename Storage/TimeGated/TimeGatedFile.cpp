@@ -2,6 +2,7 @@
 #include "Storage/TimeGated/TimeGatedFile.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -26,6 +27,13 @@ struct Header {
     char reserved[24];
 };
 static_assert(sizeof(Header) == kHeaderBytes, "the .fmtg header is 128 bytes");
+
+// A whole number held in a double, in decimal (a size from the header may be beyond 2^64).
+std::string wholeText(double x) {
+    char buf[400];
+    std::snprintf(buf, sizeof buf, "%.0f", x);
+    return buf;
+}
 
 }  // namespace
 
@@ -101,7 +109,7 @@ TimeGatedArray readTimeGated(std::istream& in, const std::string& path) {
                           " bins do not match start/stop/step (" + std::to_string(a.gates.count) + " gates)");
     const double want = double(kHeaderBytes) + 8.0 * double(h.bins) * double(h.elements) * (1 + h.hasStderr);
     if (double(size) != want)
-        throw FormatError(path + ": " + std::to_string(size) + " bytes, expected " + std::to_string(uint64_t(want)) +
+        throw FormatError(path + ": " + std::to_string(size) + " bytes, expected " + wholeText(want) +
                           " for " + std::to_string(h.bins) + " bins x " + std::to_string(h.elements) + " elements");
     a.quantity = GatedQuantity(h.quantity);
     a.elements = h.elements;
