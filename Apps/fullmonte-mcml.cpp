@@ -25,7 +25,7 @@
 #include "Storage/OutputFolder.hpp"
 #include "Storage/MCML/MCIReader.hpp"
 #include "Storage/MCML/MCOWriter.hpp"
-#include "Storage/MCML/MCMLTimeFile.hpp"
+#include "Apps/McmlTimeOutput.hpp"
 #include "Kernels/TimeGates.hpp"
 
 using namespace fm;

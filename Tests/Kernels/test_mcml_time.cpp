@@ -18,7 +18,6 @@
 #include "Kernels/CPU/McmlCpu.hpp"
 #include "Kernels/McmlKernel.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
-#include "Storage/MCML/MCMLTimeFile.hpp"
 #include "Storage/MCML/MCOReader.hpp"
 #include "Tests/Kernels/DiffusionReference.hpp"
 #include "Tests/TestUtil.hpp"

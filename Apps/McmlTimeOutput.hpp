@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "Storage/MCML/MCMLTimeFile.hpp"
-
+// MCML's time-resolved output (docs/TIME_DOMAIN.md "MCML"): fullmonte-mcml --time-gates writes
+// NAME_time.txt beside each NAME.mco, holding per time bin the total Rd, Tt and A, and Rd(r, t),
+// Tt(r, t) and A(z, t), each integrated over its bin and normalised per launched photon as the
+// .mco's grids are (per cm^2 of annulus, per cm of depth).
+#pragma once
 #include <cmath>
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include "Common/Errors.hpp"
+#include "Kernels/McmlKernel.hpp"
+#include "Storage/MCML/MCMLTypes.hpp"
 
 namespace fm {
-namespace {
+
+namespace mcmltime {
 
 // The label, start and stop (ns) of time bin b: a gate's number, or early / late.
-void binColumns(std::ostream& o, const TimeGates& g, uint32_t b) {
+inline void binColumns(std::ostream& o, const TimeGates& g, uint32_t b) {
     if (b < g.count) o << b << ' ' << g.gateStart(b) << ' ' << g.gateStop(b);
     else if (b == g.earlyBin()) o << "early 0 " << g.startNs;
     else o << "late " << g.stopNs << " inf";
@@ -28,9 +36,11 @@ void gridSection(std::ostream& o, const char* title, const std::vector<double>& 
     }
 }
 
-}  // namespace
+}  // namespace mcmltime
 
-void writeMcmlTimeResolved(std::ostream& o, const McmlTallies& t, const MCMLRun& run) {
+// Writes t's time-resolved tallies (t.gates on) for `run`'s grid. Throws Error where t has none.
+inline void writeMcmlTimeResolved(std::ostream& o, const McmlTallies& t, const MCMLRun& run) {
+    using namespace mcmltime;
     const TimeGates& g = t.gates;
     const size_t nr = run.nr, nz = run.nz;
     if (!g.on() || t.reflectedRT.size() != g.bins() * nr || t.transmittedRT.size() != g.bins() * nr ||
