@@ -25,6 +25,8 @@
 #include "Storage/OutputFolder.hpp"
 #include "Storage/MCML/MCIReader.hpp"
 #include "Storage/MCML/MCOWriter.hpp"
+#include "Apps/McmlTimeOutput.hpp"
+#include "Kernels/TimeGates.hpp"
 
 using namespace fm;
 namespace fs = std::filesystem;
@@ -33,6 +35,7 @@ namespace {
 
 const char* kUsage =
     "usage: fullmonte-mcml FILE.mci [--threads T] [--seed K] [--kernel cpu|cuda] [--batches B] [--output-dir D] [--quiet]\n"
+    "       [--time-gates START,STOP,STEP]\n"
     "  Runs every run in FILE.mci and writes each .mco it names (relative to the .mci's folder,\n"
     "  or to D; a name may not lead out of that folder, and two runs may not share one).\n"
     "  Run k uses packets after those of runs 1..k-1, so runs are independent.\n"
@@ -45,12 +48,15 @@ const char* kUsage =
     "                error of every value in .mco layout (docs/USER_GUIDE.md)\n"
     "  --output-dir  folder for the .mco files (created if needed)\n"
     "  --max-output-gb G  refuse runs whose .mco files together exceed G GB (default 1)\n"
-    "  --quiet       no progress bar\n";
+    "  --quiet       no progress bar\n"
+    "  --time-gates START,STOP,STEP  also write NAME_time.txt beside each NAME.mco: Rd, Tt and A per\n"
+    "                time gate (ns, on the photon clock), Rd(r,t), Tt(r,t), A(z,t) (docs/TIME_DOMAIN.md)\n";
 
 struct Args {
     std::string mci, kernel = "cpu", outputDir;
     uint64_t seed = 1;
     uint64_t batches = 0;  // 0: the default (no _stderr.mco files)
+    TimeGates gates;       // off unless --time-gates
     double maxOutputBytes = 1e9;
     unsigned threads = 0;
     bool threadsGiven = false;
@@ -74,6 +80,7 @@ Args parse(int argc, char** argv) {
         else if (k == "--kernel") a.kernel = value();
         else if (k == "--batches") a.batches = parseBatches(value(), "--batches");
         else if (k == "--output-dir") a.outputDir = value();
+        else if (k == "--time-gates") a.gates = parseTimeGates(value(), "--time-gates");
         else if (k == "--max-output-gb") a.maxOutputBytes = 1e9 * double(wholeNumberOption(k, value(), 1, 1000000));
         else if (k.size() > 1 && k[0] == '-') throw ParameterError("unknown argument '" + k + "' (see --help)");
         else if (a.mci.empty()) a.mci = k;
@@ -91,6 +98,12 @@ Args parse(int argc, char** argv) {
 std::string stderrName(const std::string& mco) {
     const fs::path p(mco);
     return (p.parent_path() / (p.stem().string() + "_stderr" + p.extension().string())).string();
+}
+
+// NAME_time.txt beside NAME.mco: the time-resolved output of --time-gates.
+std::string timeName(const std::string& mco) {
+    const fs::path p(mco);
+    return (p.parent_path() / (p.stem().string() + "_time.txt")).string();
 }
 
 std::string outputFolder(const Args& a) {
@@ -186,6 +199,8 @@ int run(int argc, char** argv) {
     const bool writeErrors = a.batches >= 2;
     if (writeErrors)
         for (const MCMLRun& run : input.runs) names.push_back(stderrName(run.outName));
+    if (a.gates.on())
+        for (const MCMLRun& run : input.runs) names.push_back(timeName(run.outName));
     OutputFolder out(outputFolder(a), names);
     ProgressBar bar(!a.quiet);
     uint64_t first = 0;
@@ -197,6 +212,7 @@ int run(int argc, char** argv) {
         opt.threads = a.threads;
         opt.firstPacket = first;
         opt.batches = a.batches;
+        opt.gates = a.gates;
         opt.progress = [&](uint64_t d, uint64_t t) { bar(d, t); };
         opt.cancel = &stopFlag();
         first += run.photons;
@@ -214,6 +230,11 @@ int run(int argc, char** argv) {
             AtomicFile e(out.staged(stderrName(run.outName)));
             writeMCO(e.out, *res.standardError);
             e.commit();
+        }
+        if (a.gates.on()) {
+            AtomicFile tf(out.staged(timeName(run.outName)));
+            writeMcmlTimeResolved(tf.out, raw, run);
+            tf.commit();
         }
         printSummary(k, input.runs.size(), (fs::path(out.dir()) / run.outName).string(), res, raw);
     }

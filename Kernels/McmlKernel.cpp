@@ -33,6 +33,11 @@ McmlTallies runMcmlKernel(const std::string& kernel, const KernelInput& in, cons
                       " na=" + std::to_string(grid.na) + " with " + std::to_string(workers) + " thread(s)",
                   "use fewer bins (nr, nz, na) or fewer threads");
     slabLayers(in);
+    if (opt.gates.on())  // Rd(r, t), Tt(r, t), A(z, t): per worker, bins x (2 nr + nz) doubles
+        checkGatedSize(opt.gates, (2 * uint64_t(grid.nr) + grid.nz) * std::max(workers, 2u),
+                       "MCML's Rd(r,t), Tt(r,t) and A(z,t) over nr=" + std::to_string(grid.nr) + " and nz=" +
+                           std::to_string(grid.nz) + " bins with " + std::to_string(workers) + " thread(s)",
+                       "use fewer gates, fewer bins (nr, nz) or fewer threads");
     if (kernel == "cpu") return runMcmlCpu(in, grid, opt);
     if (kernel == "cuda") {
 #if FM_HAVE_CUDA && defined(FM_HAVE_CUDA_MCML)

@@ -20,6 +20,12 @@ struct McmlTallies {
     std::vector<double> reflectedRA;    // [ir*na + ia]
     std::vector<double> transmittedRA;  // [ir*na + ia]
     std::vector<double> absorbedCell;   // [cell]; layer i (0-based) is cell i+1
+    // Time-resolved runs (RunOptions::gates on; Kernels/McmlTimeTally.hpp), else empty: bins as
+    // TimeGates (the gates, then early, then late).
+    TimeGates gates;
+    std::vector<double> reflectedRT;    // [bin*nr + ir]
+    std::vector<double> transmittedRT;  // [bin*nr + ir]
+    std::vector<double> absorbedZT;     // [bin*nz + iz]
     Ledger ledger;
     Events events;
     uint64_t packetsRequested = 0;

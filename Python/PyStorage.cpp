@@ -33,6 +33,26 @@ std::vector<double> perTetraCopy(const fm::TetraMesh& mesh, py::handle v, const 
     return withDummy(v, mesh.tetraCount(), what);
 }
 
+// An MCML run's options from Python's seed and threads (`what` names the function in errors).
+fm::RunOptions mcmlOptions(const MCMLRun& run, py::handle seed, unsigned threads, const std::string& what) {
+    fm::RunOptions opt = fm::mcmlRunOptions(run);
+    opt.params.seed = countArg(seed, what + " seed", 0);
+    opt.threads = threads;
+    return opt;
+}
+
+// runMcml with the GIL released and Ctrl-C cancelling; its raw tallies into `raw`.
+MCMLResult runMcmlCancellable(const MCMLRun& run, fm::RunOptions opt, const std::string& kernel, fm::McmlTallies& raw,
+                              const std::string& what) {
+    const fm::LayeredModel model = fm::layeredFromMcml(run);
+    std::atomic<bool> cancel{false};
+    opt.cancel = &cancel;
+    MCMLResult res;
+    runCancellable([&] { res = fm::runMcml(kernel, model, run, opt, &raw); }, cancel);
+    if (raw.cancelled) throw fm::Error(what + ": cancelled; no results kept");
+    return res;
+}
+
 // MCML results: arrays as numpy views shaped as MCML lays them out (r outermost).
 void bindMcml(py::module_& m) {
     py::class_<MCMLRun>(m, "MCMLRun", "One run of an .mci file (MCML's units: cm, 1/cm)")
@@ -100,20 +120,37 @@ void bindMcml(py::module_& m) {
           "An MCML .mco output file as an MCMLResult");
 
     m.def("run_mcml", [](const MCMLRun& run, py::handle seed, unsigned threads, const std::string& kernel) {
-        fm::RunOptions opt = fm::mcmlRunOptions(run);
-        opt.params.seed = countArg(seed, "run_mcml seed", 0);
-        opt.threads = threads;
-        fm::LayeredModel model = fm::layeredFromMcml(run);
-        std::atomic<bool> cancel{false};
-        opt.cancel = &cancel;
-        MCMLResult res;
         fm::McmlTallies raw;
-        runCancellable([&] { res = fm::runMcml(kernel, model, run, opt, &raw); }, cancel);
-        if (raw.cancelled) throw fm::Error("run_mcml: cancelled; no results kept");
-        return res;
+        return runMcmlCancellable(run, mcmlOptions(run, seed, threads, "run_mcml"), kernel, raw, "run_mcml");
     }, py::arg("run"), py::kw_only(), py::arg("seed") = 1, py::arg("threads") = 0, py::arg("kernel") = "cpu",
        "Runs one MCML run (its photon count; set run.photons to change it) and returns its MCMLResult. "
        "GIL released; Ctrl-C cancels.");
+
+    m.def("run_mcml_time", [](const MCMLRun& run, py::handle timeGates, py::handle seed, unsigned threads,
+                              const std::string& kernel) {
+        fm::RunOptions opt = mcmlOptions(run, seed, threads, "run_mcml_time");
+        const auto g = timeGates.cast<std::vector<double>>();
+        if (g.size() != 3) throw py::value_error("time_gates: needs (start, stop, step) in ns");
+        opt.gates = fm::makeTimeGates(g[0], g[1], g[2], "time_gates");
+        fm::McmlTallies raw;
+        const MCMLResult res = runMcmlCancellable(run, opt, kernel, raw, "run_mcml_time");
+        // Per launched photon, shape (bins, rows): the gates, then the early and late bins.
+        const double n = double(raw.packetsDone);
+        auto grid = [&](std::vector<double>& v, unsigned rows) {
+            for (double& x : v) x /= n;
+            return owned(std::move(v), 0).attr("reshape")(raw.gates.bins(), rows);
+        };
+        py::dict t;
+        t["gates"] = py::make_tuple(opt.gates.startNs, opt.gates.stopNs, opt.gates.stepNs);
+        t["Rd_rt"] = grid(raw.reflectedRT, run.nr);
+        t["Tt_rt"] = grid(raw.transmittedRT, run.nr);
+        t["A_zt"] = grid(raw.absorbedZT, run.nz);
+        return py::make_tuple(res, t);
+    }, py::arg("run"), py::arg("time_gates"), py::kw_only(), py::arg("seed") = 1, py::arg("threads") = 0,
+       py::arg("kernel") = "cpu",
+       "Runs one MCML run with time gates (start, stop, step) in ns and returns (MCMLResult, dict): the dict's "
+       "'Rd_rt', 'Tt_rt' (bins, nr) and 'A_zt' (bins, nz) hold the weight per launched photon per time bin "
+       "(the gates, then early, then late) and radius or depth bin; each row of bins sums to the CW value.");
 }
 
 }  // namespace

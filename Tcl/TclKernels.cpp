@@ -111,9 +111,9 @@ void Kernel::batchCount(double n) {
 }
 void Kernel::timeGates(double start, double stop, double step) {
     notRunning("timeGates");
-    if (className_.rfind("TetraTrace", 0) == 0 || className_.rfind("MCML", 0) == 0)
+    if (className_.rfind("TetraTrace", 0) == 0 || className_ == "MCMLKernelWithTraces")
         throw ParameterError(className_ + " timeGates: only the tetra kernels (TetraVolumeKernel, TetraSVKernel, "
-                             "...) keep time-resolved tallies");
+                             "...) and MCMLKernel keep time-resolved tallies");
     opt_.gates = (start == 0 && stop == 0 && step == 0) ? fm::TimeGates{}
                                                          : fm::makeTimeGates(start, stop, step, className_ + " timeGates");
 }

@@ -2,6 +2,7 @@
 #include "Tcl/TclMCML.hpp"
 
 #include <cmath>
+#include <tuple>
 
 #include "Geometry/Layered.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
@@ -253,6 +254,7 @@ Kernel::Job MCMLKernel::makeJob() const {
         opt.params.maxHits = o.params.maxHits;
         opt.threads = o.threads;
         opt.batches = o.batches;
+        opt.gates = o.gates;
         opt.progress = o.progress;
         opt.cancel = o.cancel;
         opt.tuning = o.tuning;
@@ -272,6 +274,14 @@ Kernel::Job MCMLKernel::makeJob() const {
             items->push_back(std::make_shared<SpatialMap>(a));
             items->push_back(std::make_shared<MCMLOutput>(res));
             addMcmlMaps(*items, *res, raw->packetsDone);
+            if (raw->gates.on()) {  // raw weights per time bin (gates, early, late) and radius / depth bin
+                const unsigned bins = raw->gates.bins();
+                for (auto [name, type, v, n] :
+                     {std::tuple{"ReflectanceTime_rt", "RadialTime", &raw->reflectedRT, run->nr},
+                      std::tuple{"TransmissionTime_rt", "RadialTime", &raw->transmittedRT, run->nr},
+                      std::tuple{"AbsorptionTime_zt", "DepthTime", &raw->absorbedZT, run->nz}})
+                    items->push_back(std::make_shared<SpatialMap>(mcmlMap(name, type, *v, {bins, n}, "packet", raw->packetsDone)));
+            }
             return std::shared_ptr<const OutputDataCollection::Items>(items);
         };
         return out;

@@ -5,7 +5,9 @@
 #    totals equal the CPU's within their standard errors) and test_time_resolved (CPU physics);
 #  - kernel time of one model with gates off, with 50 gates on the exit tally only
 #    (--no-gated-volume) and with 50 gates on both, alternated 3 times (every time printed, so
-#    the noise shows), and the per-gate totals of the gated run (tpsf.txt).
+#    the noise shows), 50 gates on both with 20 batches (the standard errors per element and of
+#    the per-gate totals: one fold per batch), and the per-gate totals with their standard errors
+#    (tpsf.txt).
 # Usage (on the GPU machine, repo root): bench/gpu_time_gates.sh DATA_DIR [packets=1e7]
 #   DATA_DIR holds timos/cube_5med/cube_5med.{mesh,opt,source} (shared/data). Results also go
 #   under $OUT (when set).
@@ -35,7 +37,8 @@ for i in 1 2 3; do
   run cw
   run exitgates --time-gates 0,1,0.02 --no-gated-volume
   run allgates --time-gates 0,1,0.02
+  run allgates_b20 --time-gates 0,1,0.02 --batches 20
 done | tee "$out/timings.txt"
-echo "per-gate totals of the gated GPU run (fractions of the launched weight):"
-head -8 "$out/allgates/tpsf.txt"
-tail -2 "$out/allgates/tpsf.txt"
+echo "per-gate totals of the gated GPU run with 20 batches (fractions of the launched weight, standard errors):"
+head -8 "$out/allgates_b20/tpsf.txt"
+tail -2 "$out/allgates_b20/tpsf.txt"

@@ -2,6 +2,7 @@
 // Standard tallies on the GPU: thin glue over Kernels/CUDA/CudaEngine.cuh and Kernels/Core.
 #include "Kernels/CUDA/CudaEngine.cuh"
 #include "Kernels/CUDA/BatchFold.cuh"
+#include "Kernels/CUDA/GateTotalsFold.cuh"
 #include <atomic>
 #include <cstdlib>
 #include <memory>
@@ -96,6 +97,7 @@ public:
         }
         if (gated_) gated_->zero(s_);
         if (gatedFolds_) gatedFolds_->clear(s_);
+        gateTotalFolds_.reset();  // the bins may have changed with the gates
     }
     BatchRun run(const RunOptions& part) {
         BatchRun b;
@@ -138,6 +140,7 @@ public:
         if (b.packetsDone == part.packets) {
             folds().fold(tallies_, copies_, ledgerNow(), b.packetsDone, s_);
             if (gated_) gatedFolds().fold(*gated_, 1, Ledger{}, b.packetsDone, s_);
+            if (gated_) gateTotalFolds().fold(*gated_, b.packetsDone, s_);
         }
         return b;
     }
@@ -155,6 +158,8 @@ public:
             const std::vector<double> g = gatedFolds().q(s_);
             sums.gatedVolume.assign(g.begin(), g.begin() + nGV_);
             sums.gatedSurface.assign(g.begin() + nGV_, g.end());
+            sums.gatedVolumeTotals = gateTotalFolds().volumeQ();
+            sums.gatedSurfaceTotals = gateTotalFolds().exitQ();
         }
         return sums;
     }
@@ -195,6 +200,7 @@ private:
         if (folds_) folds_->clear(s_);
         if (gated_) gated_->zero(s_);
         if (gatedFolds_) gatedFolds_->clear(s_);
+        if (gateTotalFolds_) gateTotalFolds_->clear();
         cudaCheck(cudaStreamSynchronize(s_), "upload");
     }
     OutputSelection o_;
@@ -229,6 +235,12 @@ private:
             gatedFolds_->clear(s_);
         }
         return *gatedFolds_;
+    }
+    // The folds of the gated tallies' per-bin totals (their standard errors), as gatedFolds_.
+    std::unique_ptr<DeviceGateTotalsFold> gateTotalFolds_;
+    DeviceGateTotalsFold& gateTotalFolds() {
+        if (!gateTotalFolds_) gateTotalFolds_ = std::make_unique<DeviceGateTotalsFold>(gates_.bins(), nGV_, nGS_);
+        return *gateTotalFolds_;
     }
     DeviceBatchFold& folds() {
         if (!folds_) {

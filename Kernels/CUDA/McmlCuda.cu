@@ -6,6 +6,7 @@
 #include "Kernels/CUDA/CudaEngine.cuh"
 #include "Kernels/McmlKernel.hpp"
 #include "Kernels/McmlSlabLoop.hpp"
+#include "Kernels/McmlTimeTally.hpp"
 
 #include <string>
 
@@ -21,6 +22,11 @@ struct DeviceSlabTallies {
     double* reflected = nullptr;
     double* transmitted = nullptr;
     double* cells = nullptr;
+    // Time-resolved runs (McmlTimeTally.hpp): Rd(r,t), Tt(r,t), A(z,t), by atomics; else null.
+    double* reflectedRT = nullptr;
+    double* transmittedRT = nullptr;
+    double* absorbedZT = nullptr;
+    GateBins gates;
 };
 
 // A(r,z) on the GPU (McmlAbsorbTally with its own accumulation), into this block's replica.
@@ -52,26 +58,38 @@ struct DeviceRzTally {
 // MCML's tallies on the GPU (Kernels/McmlScorer.hpp): A(r,z) as above, the layer cells (into
 // this block's replica) and the exits into the (r, angle) grids by atomics.
 using DeviceMcmlTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>, McmlLayerTally<DeviceAtomicAdd>>;
+// The same with the time-resolved tallies (a run with time gates).
+using DeviceMcmlTimeTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>,
+                                        McmlLayerTally<DeviceAtomicAdd>, McmlTimeTally<DeviceAtomicAdd>>;
 
-__device__ DeviceMcmlTallies deviceMcmlTallies(const DeviceSlabTallies& t, const McmlGrid& g) {
-    DeviceMcmlTallies p;
+template <class Tallies>
+__device__ Tallies deviceMcmlTallies(const DeviceSlabTallies& t, const McmlGrid& g) {
+    Tallies p;
     p.absorbedRZ = t.rz;
     p.rzGrid = g;
     p.reflectedRA = t.reflected;
     p.transmittedRA = t.transmitted;
     p.raGrid = g;
     p.absorbedCell = t.cells;
+    if constexpr (NeedsClock<Tallies>::value) {
+        p.reflectedRT = t.reflectedRT;
+        p.transmittedRT = t.transmittedRT;
+        p.absorbedZT = t.absorbedZT;
+        p.timeGrid = g;
+        p.timeBins = t.gates;
+    }
     return p;
 }
 
 // The slab loop's sink (McmlSlabLoop.hpp): the tallies' hooks; the ledger and event counts it
 // books only at rare events (launches, crossings, ends, roulette), so they live in shared
 // memory, one slot per thread, instead of in registers.
+template <class Tallies>
 struct DeviceSlabSink {
-    static constexpr bool kScoresFaces = DeviceMcmlTallies::kScoresFaces;
-    static constexpr bool kNeedsClock = DeviceMcmlTallies::kNeedsClock;
-    static_assert(!DeviceMcmlTallies::kNeedsMoves, "a tally that needs moves: forward move() here");
-    DeviceMcmlTallies tallies;
+    static constexpr bool kScoresFaces = Tallies::kScoresFaces;
+    static constexpr bool kNeedsClock = Tallies::kNeedsClock;
+    static_assert(!Tallies::kNeedsMoves, "a tally that needs moves: forward move() here");
+    Tallies tallies;
     Ledger& ledger;
     EventCounts<uint32_t>& events;
 
@@ -97,8 +115,9 @@ constexpr uint32_t kCrossWait = 8;   // iterations a lane waits at most for the 
 // Threads take photons from the batch's counter and advance them one event per iteration, as
 // packetKernel does with packets; kMinBlocksPerSm blocks per SM, as the mesh kernels. The ledger
 // and event counts live in shared memory, one slot per thread (booked only at rare events:
-// registers freed). kGroup: lanes that cross together (1: each lane crosses at once).
-template <uint32_t kGroup>
+// registers freed). kGroup: lanes that cross together (1: each lane crosses at once). Tallies:
+// DeviceMcmlTallies, or DeviceMcmlTimeTallies for a run with time gates.
+template <uint32_t kGroup, class Tallies = DeviceMcmlTallies>
 __global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
 mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, uint64_t count, DeviceSlabTallies t,
                DeviceTotals* totals, unsigned long long* next, BlockTallies bt) {
@@ -110,7 +129,7 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
     EventCounts<uint32_t>& events = counts[threadIdx.x];
     ledger = Ledger{};
     events = EventCounts<uint32_t>{};
-    DeviceSlabSink sk{deviceMcmlTallies(t, g), ledger, events};
+    DeviceSlabSink<Tallies> sk{deviceMcmlTallies<Tallies>(t, g), ledger, events};
     m.enterBlock(0);
     SlabPhoton p;
     uint32_t state = kSlabEnded, waited = 0;
@@ -178,6 +197,15 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     sk.reflected = rd.get();
     sk.transmitted = tt.get();
     sk.cells = cells.get();
+    // Time gates: Rd(r,t), Tt(r,t), A(z,t), one copy each (atomics).
+    const bool gated = opt.gates.on();
+    const size_t nrt = gated ? size_t(opt.gates.bins()) * grid.nr : 0, nzt = gated ? size_t(opt.gates.bins()) * grid.nz : 0;
+    DeviceBuffer<double> rdt(nrt, "Rd(r,t) grid"), ttt(nrt, "Tt(r,t) grid"), azt(nzt, "A(z,t) grid");
+    for (auto* b : {&rdt, &ttt, &azt}) b->zero(s);
+    sk.reflectedRT = rdt.get();
+    sk.transmittedRT = ttt.get();
+    sk.absorbedZT = azt.get();
+    sk.gates = gateBins(opt.gates);
     BlockTallies bt;
     bt.replicate(0, sk.cells, nCells, cellCopies).replicate(1, sk.rz, nrz, rzCopies);
     auto run = [&](auto kernel) {
@@ -186,7 +214,10 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
                               kernel<<<blocks, kBlock, 0, on>>>(m, grid, opt.params, first, n, sk, totals.get(), counter, bt);
                           });
     };
-    const BatchRun b = opt.tuning.mcmlGroupCrossings ? run(mcmlSlabKernel<kCrossGroup>) : run(mcmlSlabKernel<1>);
+    const bool group = opt.tuning.mcmlGroupCrossings;
+    const BatchRun b = gated ? (group ? run(mcmlSlabKernel<kCrossGroup, DeviceMcmlTimeTallies>)
+                                      : run(mcmlSlabKernel<1, DeviceMcmlTimeTallies>))
+                             : (group ? run(mcmlSlabKernel<kCrossGroup>) : run(mcmlSlabKernel<1>));
 
     McmlTallies t;
     t.kernel = "cuda";
@@ -197,6 +228,12 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     t.reflectedRA = rd.download(s);
     t.transmittedRA = tt.download(s);
     t.absorbedCell = downloadFolded(cells, nCells, s);
+    if (gated) {
+        t.gates = opt.gates;
+        t.reflectedRT = rdt.download(s);
+        t.transmittedRT = ttt.download(s);
+        t.absorbedZT = azt.download(s);
+    }
     RunResult r;
     totalsToResult(totals.download(s)[0], r);
     t.ledger = r.ledger;

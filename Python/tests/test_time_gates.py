@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Time-resolved tallies from Python (time_gates; docs/TIME_DOMAIN.md)."""
+import math
+
 import numpy as np
+import pytest
 
 from conftest import fm
 
@@ -35,3 +38,22 @@ def test_bad_time_gates(slab_model):
             assert "time_gates" in str(e) and part in str(e), str(e)
         else:
             raise AssertionError(f"time_gates={bad!r} accepted")
+
+
+def test_mcml_time_bins_sum_to_rat(tmp_path):
+    """run_mcml_time: Rd(r,t), Tt(r,t), A(z,t) per launched photon; the bins of each radius sum
+    to the run's Rd_r (times the annulus area), and all bins to Rd, Tt and A."""
+    mci = tmp_path / "one.mci"
+    mci.write_text("1.0\n1\none.mco A\n3000\n0.01 0.02\n10 12 5\n1\n1.0\n1.37 1 100 0.9 0.1\n1.0\n")
+    run = fm.read_mci(str(mci))[0]
+    res, t = fm.run_mcml_time(run, (0, 0.05, 0.005), seed=3, threads=2)
+    assert t["gates"] == (0, 0.05, 0.005)
+    assert t["Rd_rt"].shape == (12, 12) and t["Tt_rt"].shape == (12, 12) and t["A_zt"].shape == (12, 10)
+    assert math.isclose(t["Rd_rt"].sum(), res.diffuse_reflectance, rel_tol=1e-9)
+    assert math.isclose(t["Tt_rt"].sum(), res.transmittance, rel_tol=1e-9)
+    assert math.isclose(t["A_zt"].sum(), res.absorbed, rel_tol=1e-9)
+    ring = [2 * math.pi * (i + 0.5) * 0.02 ** 2 for i in range(12)]
+    for i in range(12):
+        assert math.isclose(t["Rd_rt"][:, i].sum() / ring[i], res.Rd_r[i], rel_tol=1e-9, abs_tol=1e-12)
+    with pytest.raises(Exception, match="time_gates"):
+        fm.run_mcml_time(run, (0, 1, 0.3))

@@ -96,6 +96,10 @@ void addTallies(McmlTallies& into, const McmlTallies& t) {
     add(into.reflectedRA, t.reflectedRA);
     add(into.transmittedRA, t.transmittedRA);
     add(into.absorbedCell, t.absorbedCell);
+    add(into.reflectedRT, t.reflectedRT);
+    add(into.transmittedRT, t.transmittedRT);
+    add(into.absorbedZT, t.absorbedZT);
+    into.gates = t.gates;
     into.ledger.add(t.ledger);
     into.events.add(t.events);
     into.packetsDone += t.packetsDone;

@@ -2,6 +2,7 @@
 #include "Storage/TimeGated/TimeGatedFile.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -26,6 +27,13 @@ struct Header {
     char reserved[24];
 };
 static_assert(sizeof(Header) == kHeaderBytes, "the .fmtg header is 128 bytes");
+
+// A whole number held in a double, in decimal (a size from the header may be beyond 2^64).
+std::string wholeText(double x) {
+    char buf[400];
+    std::snprintf(buf, sizeof buf, "%.0f", x);
+    return buf;
+}
 
 }  // namespace
 
@@ -71,8 +79,14 @@ void writeTimeGated(const std::string& path, const TimeGatedArray& a) {
 TimeGatedArray readTimeGated(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw FormatError(path + ": cannot open");
+    return readTimeGated(in, path);
+}
+
+TimeGatedArray readTimeGated(std::istream& in, const std::string& path) {
     in.seekg(0, std::ios::end);
-    const uint64_t size = uint64_t(in.tellg());
+    const std::streamoff end = in.tellg();
+    if (end < 0) throw FormatError(path + ": cannot find the file's size (not a seekable file)");
+    const uint64_t size = uint64_t(end);
     in.seekg(0);
     Header h{};
     if (size < kHeaderBytes || !in.read(reinterpret_cast<char*>(&h), sizeof h))
@@ -95,7 +109,7 @@ TimeGatedArray readTimeGated(const std::string& path) {
                           " bins do not match start/stop/step (" + std::to_string(a.gates.count) + " gates)");
     const double want = double(kHeaderBytes) + 8.0 * double(h.bins) * double(h.elements) * (1 + h.hasStderr);
     if (double(size) != want)
-        throw FormatError(path + ": " + std::to_string(size) + " bytes, expected " + std::to_string(uint64_t(want)) +
+        throw FormatError(path + ": " + std::to_string(size) + " bytes, expected " + wholeText(want) +
                           " for " + std::to_string(h.bins) + " bins x " + std::to_string(h.elements) + " elements");
     a.quantity = GatedQuantity(h.quantity);
     a.elements = h.elements;

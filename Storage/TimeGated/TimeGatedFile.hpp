@@ -4,6 +4,7 @@
 // as float64 after a 128-byte header. Written through AtomicFile; the reader checks the header
 // and the size and names the file in its FormatError.
 #pragma once
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,7 @@ std::vector<double> gatedValues(const TimeGates& g, const std::vector<double>& p
 
 void writeTimeGated(const std::string& path, const TimeGatedArray& a);
 TimeGatedArray readTimeGated(const std::string& path);
+// The same from a seekable binary stream; `path` names it in errors.
+TimeGatedArray readTimeGated(std::istream& in, const std::string& path);
 
 }  // namespace fm

@@ -52,6 +52,9 @@
 #define LLVMFuzzerTestOneInput fuzzDetected
 #include "Tests/Fuzz/fuzz_detected.cpp"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzzTimeGated
+#include "Tests/Fuzz/fuzz_time_gated.cpp"
+#undef LLVMFuzzerTestOneInput
 
 namespace fs = std::filesystem;
 
@@ -67,7 +70,7 @@ int main(int argc, char** argv) {
         {"mmc_inp", fuzzMmcInp},       {"mmc_json", fuzzMmcJson},
         {"mci", fuzzMci},              {"mco", fuzzMco},            {"mesh_build", fuzzMeshBuild},
         {"comsol", fuzzComsol},        {"binary_mesh", fuzzBinaryMesh},
-        {"detected", fuzzDetected}};
+        {"detected", fuzzDetected},    {"time_gated", fuzzTimeGated}};
     size_t total = 0;
     for (auto [name, run] : targets) {
         const fs::path dir = fs::path(argv[1]) / name;

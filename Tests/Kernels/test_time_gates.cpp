@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <unistd.h>
+#include <streambuf>
 #include <string>
 
 #include "Common/Errors.hpp"
@@ -214,11 +215,32 @@ BOOST_AUTO_TEST_CASE(gated_file_bad_inputs) {
     corrupt(p, q, 28, u32(1));
     BOOST_TEST(readRefused(q, "expected 256"));
     BOOST_TEST(readRefused(tempPath("missing.fmtg"), "cannot open"));
+    // A header whose size is beyond 2^64 bytes is refused with that size (found by the fuzzer:
+    // converting it to an integer for the message was undefined).
+    const uint64_t huge = uint64_t(1) << 62;
+    corrupt(p, q, 32, std::string(reinterpret_cast<const char*>(&huge), 8));
+    char want[64];
+    std::snprintf(want, sizeof want, "expected %.0f for", 128.0 + 8.0 * 4 * double(huge));
+    BOOST_TEST(readRefused(q, want));
     // A writer given values that do not fit the gates refuses instead of writing them.
     a.values.pop_back();
     BOOST_CHECK_THROW(writeTimeGated(q, a), Error);
     std::remove(p.c_str());
     std::remove(q.c_str());
+}
+
+// A stream that cannot tell its size (a pipe) is refused by name, not read with a size of 2^64 - 1.
+BOOST_AUTO_TEST_CASE(gated_stream_without_size_refused) {
+    struct NoSeek : std::streambuf {};  // seekoff fails: tellg() is -1
+    NoSeek buf;
+    std::istream in(&buf);
+    try {
+        readTimeGated(in, "pipe.fmtg");
+        BOOST_FAIL("a stream without a size was read");
+    } catch (const FormatError& e) {
+        BOOST_TEST_MESSAGE("error: " << e.what());
+        BOOST_TEST(std::string(e.what()).find("pipe.fmtg: cannot find the file's size") != std::string::npos);
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
