@@ -50,7 +50,8 @@ TuningKnobs tuningFromEnvironment() {
     if (const char* l = std::getenv("FM_CUDA_CELL_LAYOUT"); l && *l) {
         const std::string v = l;
         if (v == "split") t.cudaCellLayout = CellLayout::Split;
-        else if (v != "record") throw ParameterError("FM_CUDA_CELL_LAYOUT=" + v + ": expected record or split");
+        else if (v == "record") t.cudaCellLayout = CellLayout::Record;
+        else if (v != "auto") throw ParameterError("FM_CUDA_CELL_LAYOUT=" + v + ": expected auto, record or split");
     }
     return t;
 }

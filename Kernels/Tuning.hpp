@@ -9,7 +9,7 @@
 
 namespace fm {
 
-enum class CellLayout : uint8_t;  // Kernels/Core/CellLayout.hpp (Record, the default, is 0)
+enum class CellLayout : uint8_t;  // Kernels/Core/CellLayout.hpp (Auto, the default, is 0)
 
 // Which CPU lane loop runs (Kernels/CPU/CpuLanes.hpp).
 enum class CpuIsa : uint8_t {
@@ -32,14 +32,15 @@ struct TuningKnobs {
     // GPU batches: runs per launch (0: BatchOptions::runsPerLaunch decides; 1: one run per launch).
     uint32_t batchRunsPerLaunch = 0;
     // GPU mesh kernel (runKernel "cuda"): the cells' layout on the device (Kernels/Core/CellLayout.hpp):
-    // the 112-byte records (default) or split arrays of planes and crossing fields. Batches keep
-    // the records.
+    // auto (default: the split arrays of planes and crossing fields for meshes whose records
+    // outgrow the L2, where memory allows, else the 112-byte records), record or split. Batches
+    // keep the records.
     CellLayout cudaCellLayout{};
 };
 
 // The knobs from the environment, defaults where a variable is unset: FM_CUDA_BLOCKS_PER_SM=N,
 // FM_CUDA_MCML_GROUP_CROSSINGS=0, FM_CUDA_RZ_REPLICAS=N, FM_CPU_ISA=generic,
-// FM_BATCH_SLOTS_PER_DEVICE=1|2, FM_BATCH_RUNS_PER_LAUNCH=N, FM_CUDA_CELL_LAYOUT=record|split. Throws ParameterError
+// FM_BATCH_SLOTS_PER_DEVICE=1|2, FM_BATCH_RUNS_PER_LAUNCH=N, FM_CUDA_CELL_LAYOUT=auto|record|split. Throws ParameterError
 // naming the variable for a value it cannot use. For the applications' main(), not the library.
 TuningKnobs tuningFromEnvironment();
 

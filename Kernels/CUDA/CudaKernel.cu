@@ -276,6 +276,20 @@ DeviceModelCache<DeviceRun>& deviceRunCache() {
     return *cache;
 }
 
+// The layout of a run's cells on `device` (TuningKnobs::cudaCellLayout, chooseCellLayout); the
+// records where the device cannot be asked.
+CellLayout cellLayoutFor(CellLayout wanted, size_t cells, int device) {
+    if (wanted != CellLayout::Auto) return wanted;
+    int l2 = 0;
+    cudaDeviceProp p{};
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess ||
+        cudaGetDeviceProperties(&p, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return CellLayout::Record;
+    }
+    return chooseCellLayout(wanted, cells, double(l2), double(p.totalGlobalMem));
+}
+
 DeviceModelKey deviceRunKey(int device, const KernelInput& mesh, const OutputSelection& o,
                             CellLayout layout = CellLayout::Record) {
     DeviceModelKey k;
@@ -416,7 +430,11 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     if (kept.gated()) kept.volume = kept.surface = true;
     const std::shared_future<uint64_t> hash = cellsHash(in);
     std::vector<std::shared_future<uint64_t>> hashes(devices.size(), hash);  // a copy per device thread
-    for (size_t k = 0; k < devices.size(); ++k) keys[k] = deviceRunKey(devices[k], in, kept, opt.tuning.cudaCellLayout);
+    std::vector<CellLayout> layouts(devices.size());
+    for (size_t k = 0; k < devices.size(); ++k) {
+        layouts[k] = cellLayoutFor(opt.tuning.cudaCellLayout, in.cells.size(), devices[k]);
+        keys[k] = deviceRunKey(devices[k], in, kept, layouts[k]);
+    }
     std::vector<std::string> errors(devices.size());
     std::vector<double> upload(devices.size()), kernel(devices.size());
     std::vector<int> blocksPerSm(devices.size());
@@ -424,7 +442,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         try {
             cudaCheck(cudaSetDevice(devices[k]), "select device");
             auto tu = Clock::now();
-            runs[k] = takeDeviceRun(keys[k], hashes[k], in, kept, opt.tuning.cudaCellLayout);  // the mesh kept from an earlier run, if any
+            runs[k] = takeDeviceRun(keys[k], hashes[k], in, kept, layouts[k]);  // the mesh kept from an earlier run, if any
             runs[k]->load(in);
             runs[k]->setGates(opt, in);
             upload[k] = since(tu);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The split layout of a mesh's cells for the GPU (TuningKnobs::cudaCellLayout, FM_CUDA_CELL_LAYOUT=split):
+// The split layout of a mesh's cells for the GPU (TuningKnobs::cudaCellLayout, FM_CUDA_CELL_LAYOUT):
 // the four planes of every cell in an array of 64-byte entries, read at every event (two 32-byte
 // sectors, half of a 128-byte line, where a 112-byte record's planes straddle three sectors every
 // other cell), and the fields a face crossing reads in an array of 32-byte entries (one sector).
@@ -12,7 +12,9 @@
 
 namespace fm {
 
-enum class CellLayout : uint8_t { Record, Split };
+// Auto (the default): Split where the mesh's records outgrow the L2 and the device has memory to
+// spare, else Record (Kernels/CUDA/CudaKernel.cu cellLayoutFor).
+enum class CellLayout : uint8_t { Auto, Record, Split };
 
 // What a crossing reads: neighbours, their materials, the cell's material and scored faces.
 struct alignas(32) CellLinks {
@@ -44,6 +46,18 @@ inline CellLinks cellLinksOf(const TetraRecord& r) {
     l.material = r.material;
     l.scoredFaces = r.scoredFaces;
     return l;
+}
+
+// The layout for `cells` cells on a device of `l2Bytes` of L2 and `deviceBytes` of memory: as
+// asked, or for Auto the split arrays where the records take more than half of the L2 (most
+// events then miss it, and the split arrays read fewer sectors per event) and the records and
+// arrays together take at most half of the memory; the records elsewhere, so that L2-resident
+// meshes run as before and the largest mesh a device holds stays the records'.
+inline CellLayout chooseCellLayout(CellLayout wanted, size_t cells, double l2Bytes, double deviceBytes) {
+    if (wanted != CellLayout::Auto) return wanted;
+    const double records = double(cells) * sizeof(TetraRecord);
+    const double both = double(cells) * (sizeof(TetraRecord) + sizeof(CellPlanes) + sizeof(CellLinks));
+    return records > 0.5 * l2Bytes && both <= 0.5 * deviceBytes ? CellLayout::Split : CellLayout::Record;
 }
 
 // The split arrays of `cells`, index for index.
