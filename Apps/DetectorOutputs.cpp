@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Apps/DetectorOutputs.hpp"
 
+#include "Apps/RunSummary.hpp"  // jsonNumber
+
 #include <iostream>
 #include <sstream>
 
@@ -55,6 +57,24 @@ void writeJacobian(const OutputFolder& out, const TetraMesh& mesh, const ReplayR
         f.out << '\n';
     }
     f.commit();
+}
+
+std::string detectorsSummaryJson(const DetectedPackets& dp) {
+    const double n = dp.packets > 0 ? double(dp.packets) : 1.0;
+    std::ostringstream o;
+    o << "{\"records\": " << dp.records.size() << ", \"detected\": " << dp.detected << ", \"signal\": [";
+    for (size_t d = 0; d < dp.detectedWeight.size(); ++d) o << (d ? ", " : "") << jsonNumber(dp.detectedWeight[d] / n);
+    o << "], \"signal_stderr\": ";
+    if (dp.detectedWeightError.empty()) {
+        o << "null";
+    } else {
+        o << "[";
+        for (size_t d = 0; d < dp.detectedWeightError.size(); ++d)
+            o << (d ? ", " : "") << jsonNumber(dp.detectedWeightError[d] / n);
+        o << "]";
+    }
+    o << "}";
+    return o.str();
 }
 
 }  // namespace fm

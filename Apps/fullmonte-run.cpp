@@ -546,6 +546,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     extra["abnormal_warning_threshold"] = jsonNumber(kAbnormalWarningFraction);
     extra["warnings"] = jsonStringList(warnings);
     if (opt.gates.on()) extra["time_gates"] = gatedSummaryJson(r);
+    if (detecting) extra["detectors"] = detectorsSummaryJson(r.detected);
     if (!r.cancelled) {
         try {
             writeOutputs(*out, mesh, mats, r, power);

@@ -52,6 +52,9 @@ struct DetectedPackets {
     uint64_t detected = 0;                // records the run found; > records.size() when truncated
     uint64_t packets = 0;                 // packets the run launched
     uint64_t seed = 0;
+    // Per detector, over all its detections (kept or not): the detected weight (launched packet
+    // weight) and its standard error by batch means (empty when the run had no estimate).
+    std::vector<double> detectedWeight, detectedWeightError;
     bool truncated() const { return detected > records.size(); }
     const float* path(size_t k) const { return pathLengths.data() + k * regions; }
 };

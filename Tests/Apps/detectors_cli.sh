@@ -27,6 +27,13 @@ else
   fail "detecting run outputs: $(ls "$dir/run")"
 fi
 
+if grep -q '"detectors": {"records": [0-9]*, "detected": [0-9]*, "signal": \[[-0-9.e]*, [-0-9.e]*\], "signal_stderr": \[[-0-9.e]*, [-0-9.e]*\]}' "$dir/run/summary.json" &&
+   grep -q '"standard_error": {"batches": 10' "$dir/run/summary.json"; then
+  ok "summary.json: detected signal per detector with standard errors, tally standard errors"
+else
+  fail "summary.json of a detecting run: $(grep -e detectors -e standard_error "$dir/run/summary.json")"
+fi
+
 "$det" "$dir/run/detected.fmd" --mua 0.2,0.2 --tpsf 0,0.1,0.01 >"$dir/out" 2>"$dir/err" || fail "fullmonte-detected: $(cat "$dir/err")"
 if grep -q "^signal detector 0: " "$dir/out" && grep -q "^reweighted detector 1: " "$dir/out" &&
    grep -q "^jacobian detector 0 region 2: " "$dir/out" && [ "$(grep -c '^tpsf detector 0' "$dir/out")" = 10 ]; then

@@ -13,6 +13,7 @@
 #include "Geometry/MaterialSet.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
+#include "Kernels/CPU/CpuLanes.hpp"
 #include "Kernels/Core/Tally.hpp"
 #include "Kernels/Detection.hpp"
 #include "Storage/Detected/DetectedFile.hpp"
@@ -100,8 +101,7 @@ void checkSameRecord(const fm::DetectedPackets& a, size_t i, const fm::DetectedP
 
 BOOST_AUTO_TEST_SUITE(detectors)
 
-// The detecting run (scalar loop) gives the lane loop's histories: the same event counts and
-// tallies, and records whose exits lie on the detectors with consistent times and paths.
+// The detecting run gives a plain run's histories: the same event counts and tallies, and records whose exits lie on the detectors with consistent times and paths.
 BOOST_AUTO_TEST_CASE(records_are_consistent_and_tallies_unchanged) {
     DetectorModel model;
     const fm::KernelInput in = model.input(0.05, 0.02);
@@ -175,6 +175,65 @@ BOOST_AUTO_TEST_CASE(replay_reproduces_records) {
     }
     const fm::ReplayResult rr = fm::replayJacobian(in, o, spec, dp);
     BOOST_CHECK_EQUAL(rr.mismatched, 0u);
+}
+
+// The lane loop (AVX2 where this CPU has it) and the one-packet-at-a-time loop give every packet
+// the same history, so the same records bit for bit, and the same tallies to summation order.
+BOOST_AUTO_TEST_CASE(lane_loop_records_equal_the_one_at_a_time_loop) {
+    DetectorModel model;
+    const fm::KernelInput in = model.input(0.05, 0.02);
+    const fm::DetectionSpec spec = model.spec();
+    fm::RunOptions o = options(3000, 5, &spec);
+    const fm::RunResult lanes = fm::runKernel("cpu", in, o);
+    o.tuning.cpuIsa = fm::CpuIsa::Generic;
+    const fm::RunResult one = fm::runKernel("cpu", in, o);
+    BOOST_TEST_MESSAGE("lane loop: " << fm::cpuLaneIsa());
+    BOOST_REQUIRE_GT(lanes.detected.records.size(), 20u);
+    BOOST_REQUIRE_EQUAL(lanes.detected.records.size(), one.detected.records.size());
+    for (size_t k = 0; k < one.detected.records.size(); ++k) checkSameRecord(lanes.detected, k, one.detected, k);
+    fmtest::checkSameEvents(lanes.events, one.events);
+    BOOST_CHECK_LT(fmtest::l1(one.volume, lanes.volume), 1e-12);
+}
+
+// Standard errors of a detecting run: its volume and exit errors are the plain run's (same
+// histories, same batches), and the detected weight's error by batch means agrees with the
+// exact per-packet estimate from the records, sqrt(sum x^2 - (sum x)^2 / N). With B batches of
+// n packets the batch-means variance has a relative variance of 2 / (B - 1) + k / (n B), k the
+// excess kurtosis of one packet's x (large: most packets detect nothing); the error itself half
+// that relative deviation; 4 of those bound the difference.
+BOOST_AUTO_TEST_CASE(standard_errors_of_a_detecting_run) {
+    DetectorModel model;
+    const fm::KernelInput in = model.input(0.05, 0.02);
+    const fm::DetectionSpec spec = model.spec();
+    fm::RunOptions o = options(40000, 9, &spec);
+    o.batches = 100;
+    o.outputs.surface = true;
+    const fm::RunResult det = fm::runKernel("cpu", in, o);
+    o.detection = nullptr;
+    const fm::RunResult plain = fm::runKernel("cpu", in, o);
+    BOOST_REQUIRE_EQUAL(det.standardError.volume.size(), plain.standardError.volume.size());
+    BOOST_REQUIRE_EQUAL(det.standardError.surface.size(), plain.standardError.surface.size());
+    BOOST_CHECK_LT(fmtest::l1(plain.standardError.volume, det.standardError.volume), 1e-9);
+    BOOST_CHECK_LT(fmtest::l1(plain.standardError.surface, det.standardError.surface), 1e-9);
+    const fm::DetectedPackets& dp = det.detected;
+    BOOST_REQUIRE(!dp.truncated());
+    BOOST_REQUIRE_EQUAL(dp.detectedWeightError.size(), 2u);
+    const double N = double(dp.packets), B = 100;
+    for (uint32_t d = 0; d < 2; ++d) {
+        const Signal s = signalOf(dp, d, ownWeights(dp));
+        double x4 = 0;
+        for (const fm::DetectedRecord& r : dp.records)
+            if (r.detector == d) x4 += std::pow(double(r.weight), 4);
+        const double m2 = s.var / N, kurtosis = (x4 / N) / (m2 * m2) - 3;
+        const double tolerance = 4 * 0.5 * std::sqrt(2 / (B - 1) + kurtosis / (N / B) / B);
+        BOOST_CHECK_CLOSE(dp.detectedWeight[d], s.sum, 1e-6);
+        BOOST_TEST_MESSAGE("detector " << d << ": weight " << s.sum << " +- " << dp.detectedWeightError[d]
+                                       << " (batches), " << std::sqrt(s.var) << " (per packet)");
+        BOOST_CHECK_LT(std::fabs(dp.detectedWeightError[d] / std::sqrt(s.var) - 1), tolerance);
+    }
+    o.detection = &spec;
+    o.batches = 1;
+    BOOST_CHECK(fm::runKernel("cpu", in, o).detected.detectedWeightError.empty());
 }
 
 // Reweighting the records of a run at mu_a to mu_a' gives the detected signal of a fresh run at
