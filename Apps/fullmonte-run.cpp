@@ -35,6 +35,7 @@
 #include "Storage/Text/TextFile.hpp"
 #include "Apps/DetectorOutputs.hpp"
 #include "Storage/Detected/DetectedFile.hpp"
+#include "Storage/Detected/MchFile.hpp"
 
 using namespace fm;
 
@@ -85,6 +86,7 @@ const char* kUsage =
     "  --detectors LIST   surface detectors, ';'-separated: x,y,z,r (mm: exits within r of the point) or\n"
     "                     faces:f1,f2,... (boundary face ids); writes detected.fmd (docs/DETECTORS.md);\n"
     "                     --kernel cpu only\n"
+    "  --mch              also write detected.mch: the records as an MMC/MCX .mch file (docs/DETECTORS.md)\n"
     "  --max-detected N   detected-packet records kept (default 1e6; more are counted, not kept)\n"
     "  --tpsf A,B,S       also write detector_tpsf.txt: detected weight per gate, A to B ns by S ns\n"
     "  --replay F.fmd     replay the packets of F.fmd (same model, source, --detectors, --wmin, --prwin)\n"
@@ -124,7 +126,7 @@ Args parse(int argc, char** argv) {
 
 void parseInto(Args& a, int argc, char** argv) {
     static const char* kFlags[] = {"--no-surface", "--quiet", "--help", "--allow-defects", "--no-entry-specular",
-                                   "--no-gated-volume"};
+                                   "--no-gated-volume", "--mch"};
     static const char* const kValues[] = {"--mesh", "--opt", "--source", "--packets", "--seed", "--threads",
                                     "--wmin", "--prwin", "--kernel", "--output", "--power", "--mmc-node",
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
@@ -461,6 +463,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     const bool detecting = a.has("--detectors");
     for (const char* k : {"--max-detected", "--tpsf", "--replay"})
         if (a.has(k) && !detecting) throw ParameterError(std::string(k) + " needs --detectors");
+    if (a.flags.count("--mch") && !detecting) throw ParameterError("--mch needs --detectors");
     if (detecting && kernel != "cpu")
         throw ParameterError("--detectors: kernel " + kernel + " does not record detected packets; use --kernel cpu");
     if (detecting && (batch || mpi.size() > 1))
@@ -552,6 +555,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
             writeOutputs(*out, mesh, mats, r, power);
             writeGatedOutputs(*out, mesh, mats, r, power);
             if (detecting) writeDetectorOutputs(*out, r.detected, gates.get());
+            if (detecting && a.flags.count("--mch")) writeMch(out->staged("detected.mch"), r.detected);
             writeRunSummary(out->staged("summary.json"), r, extra);
             out->publish();
         } catch (const Interrupted&) {

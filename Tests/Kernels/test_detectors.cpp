@@ -17,6 +17,7 @@
 #include "Kernels/Core/Tally.hpp"
 #include "Kernels/Detection.hpp"
 #include "Storage/Detected/DetectedFile.hpp"
+#include "Storage/Detected/MchFile.hpp"
 #include "Tests/TestUtil.hpp"
 
 namespace {
@@ -400,6 +401,74 @@ BOOST_AUTO_TEST_CASE(bad_detectors) {
     // A detecting run on a kernel that cannot detect is refused.
     const fm::RunOptions o = options(100, 1, &spec);
     BOOST_CHECK_THROW(fm::runKernel("cuda", model.input(0.05, 0.02), o), fm::ParameterError);
+}
+
+// The MMC/MCX .mch writer (docs/DETECTORS.md field mapping), read back by our own reader: the
+// header's counts and savedetflag, per row the detector from 1, the partial paths, the exit
+// position and direction, and w0 with w0 exp(-sum mu_a L) the record's exit weight (float
+// rounding of the exponent's factor: relative 1e-5). Bad files and counts that do not fit the
+// header are errors naming the file or field.
+BOOST_AUTO_TEST_CASE(mch_round_trip_and_bad_files) {
+    DetectorModel model;
+    const fm::DetectionSpec spec = model.spec();
+    const fm::DetectedPackets dp = fm::runKernel("cpu", model.input(0.05, 0.02), options(2000, 4, &spec)).detected;
+    BOOST_REQUIRE_GT(dp.records.size(), 0u);
+    std::ostringstream out;
+    fm::writeMch(out, dp);
+    const std::string bytes = out.str();
+    const uint32_t cols = 1 + dp.regions + 3 + 3 + 1;
+    BOOST_CHECK_EQUAL(bytes.size(), 64 + dp.records.size() * cols * 4);
+    std::istringstream in(bytes);
+    const fm::MchFile f = fm::readMch(in, "t.mch");
+    BOOST_CHECK_EQUAL(f.maxmedia, dp.regions);
+    BOOST_CHECK_EQUAL(f.detnum, 2u);
+    BOOST_CHECK_EQUAL(f.colcount, cols);
+    BOOST_CHECK_EQUAL(f.totalphoton, dp.packets);
+    BOOST_CHECK_EQUAL(f.detected, dp.detected);
+    BOOST_CHECK_EQUAL(f.savedphoton, dp.records.size());
+    BOOST_CHECK_EQUAL(f.unitinmm, 1.0f);
+    BOOST_CHECK_EQUAL(f.savedetflag, fm::kMchWritten);
+    for (size_t k = 0; k < dp.records.size(); ++k) {
+        const float* row = f.row(k);
+        const fm::DetectedRecord& r = dp.records[k];
+        BOOST_CHECK_EQUAL(row[0], float(r.detector + 1));
+        double muaL = 0;
+        for (uint32_t m = 0; m < dp.regions; ++m) {
+            BOOST_CHECK_EQUAL(row[1 + m], dp.path(k)[m]);
+            muaL += dp.mua[m] * row[1 + m];
+        }
+        for (int i = 0; i < 3; ++i) {
+            BOOST_CHECK_EQUAL(row[1 + dp.regions + i], r.pos[i]);
+            BOOST_CHECK_EQUAL(row[4 + dp.regions + i], r.dir[i]);
+        }
+        BOOST_CHECK_CLOSE(double(row[cols - 1]) * std::exp(-muaL), double(r.weight), 1e-3);
+    }
+    auto error = [](const std::string& text) -> std::string {
+        std::istringstream s(text);
+        try {
+            fm::readMch(s, "bad.mch");
+        } catch (const fm::FormatError& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    BOOST_CHECK_NE(error(bytes.substr(0, bytes.size() - 3)).find("bad.mch: " + std::to_string(f.savedphoton) + " rows announced"),
+                   std::string::npos);
+    BOOST_CHECK_NE(error(bytes + "x").find("bad.mch: bytes after the last row"), std::string::npos);
+    BOOST_CHECK_NE(error("MCX").find("bad.mch: shorter than the 64-byte"), std::string::npos);
+    BOOST_CHECK_NE(error("XXXX" + bytes.substr(4)).find("magic is not MCXH"), std::string::npos);
+    std::string wrongCols = bytes;
+    wrongCols[16] = char(cols + 1);
+    BOOST_CHECK_NE(error(wrongCols).find("colcount " + std::to_string(cols + 1) + " does not match"), std::string::npos);
+    fm::DetectedPackets many = dp;
+    many.packets = uint64_t(1) << 32;
+    std::ostringstream sink;
+    try {
+        fm::writeMch(sink, many);
+        BOOST_ERROR("packets over 2^32 - 1 written to a .mch header");
+    } catch (const fm::ParameterError& e) {
+        BOOST_CHECK_NE(std::string(e.what()).find(".mch: packets 4294967296 does not fit"), std::string::npos);
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
