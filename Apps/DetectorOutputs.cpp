@@ -10,6 +10,7 @@
 #include "Geometry/Detectors.hpp"
 #include "Storage/AtomicFile.hpp"
 #include "Storage/Detected/DetectedFile.hpp"
+#include "Storage/FluenceMatrix/FluenceMatrix.hpp"
 
 namespace fm {
 
@@ -77,4 +78,18 @@ std::string detectorsSummaryJson(const DetectedPackets& dp) {
     return o.str();
 }
 
+void writeAdjointFluence(const OutputFolder& out, const std::vector<std::vector<double>>& perDetector) {
+    FluenceMatrixHeader h;
+    h.rows = perDetector.front().size() - 1;
+    h.cols = perDetector.size();
+    h.sources = perDetector.size();
+    h.materialSets = 1;
+    h.quantity = MatrixQuantity::Fluence;
+    h.units = "mm^-2 per launched packet";
+    FluenceMatrixWriter w(out.staged("adjoint_fluence.fmm"), h);
+    for (size_t d = 0; d < perDetector.size(); ++d) w.writeColumn(d, matrixColumn(perDetector[d]));
+    w.commit();
+}
+
 }  // namespace fm
+

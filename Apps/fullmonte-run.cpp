@@ -36,6 +36,7 @@
 #include "Apps/DetectorOutputs.hpp"
 #include "Storage/Detected/DetectedFile.hpp"
 #include "Storage/Detected/MchFile.hpp"
+#include "Geometry/AdjointFluence.hpp"
 
 using namespace fm;
 
@@ -86,6 +87,8 @@ const char* kUsage =
     "  --detectors LIST   surface detectors, ';'-separated: x,y,z,r (mm: exits within r of the point) or\n"
     "                     faces:f1,f2,... (boundary face ids); writes detected.fmd (docs/DETECTORS.md);\n"
     "                     --kernel cpu only\n"
+    "  --adjoint          also run each detector as a source (its faces emitting inward, cosine law) and\n"
+    "                     write adjoint_fluence.fmm: fluence per tetra per detector (docs/DETECTORS.md)\n"
     "  --mch              also write detected.mch: the records as an MMC/MCX .mch file (docs/DETECTORS.md)\n"
     "  --max-detected N   detected-packet records kept (default 1e6; more are counted, not kept)\n"
     "  --tpsf A,B,S       also write detector_tpsf.txt: detected weight per gate, A to B ns by S ns\n"
@@ -126,7 +129,7 @@ Args parse(int argc, char** argv) {
 
 void parseInto(Args& a, int argc, char** argv) {
     static const char* kFlags[] = {"--no-surface", "--quiet", "--help", "--allow-defects", "--no-entry-specular",
-                                   "--no-gated-volume", "--mch"};
+                                   "--no-gated-volume", "--mch", "--adjoint"};
     static const char* const kValues[] = {"--mesh", "--opt", "--source", "--packets", "--seed", "--threads",
                                     "--wmin", "--prwin", "--kernel", "--output", "--power", "--mmc-node",
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
@@ -464,6 +467,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     for (const char* k : {"--max-detected", "--tpsf", "--replay"})
         if (a.has(k) && !detecting) throw ParameterError(std::string(k) + " needs --detectors");
     if (a.flags.count("--mch") && !detecting) throw ParameterError("--mch needs --detectors");
+    if (a.flags.count("--adjoint") && !detecting) throw ParameterError("--adjoint needs --detectors");
     if (detecting && kernel != "cpu")
         throw ParameterError("--detectors: kernel " + kernel + " does not record detected packets; use --kernel cpu");
     if (detecting && (batch || mpi.size() > 1))
@@ -529,6 +533,8 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     opt.cancel = &stopFlag();
     if (a.has("--replay")) return replayCommand(a, *out, mesh, in, opt, replayed);
     RunResult r = runDistributed(mpi, kernel, in, opt);
+    std::vector<std::vector<double>> adjoint;  // --adjoint: per detector, fluence per tetra
+    if (a.flags.count("--adjoint") && !r.cancelled) adjoint = adjointFluence(mesh, mats, detection, opt);
     if (mpi.rank() != 0) return r.cancelled || stopRequested() ? stoppedExitStatus() : 0;  // rank 0 writes
 
     std::map<std::string, std::string> extra{
@@ -556,6 +562,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
             writeGatedOutputs(*out, mesh, mats, r, power);
             if (detecting) writeDetectorOutputs(*out, r.detected, gates.get());
             if (detecting && a.flags.count("--mch")) writeMch(out->staged("detected.mch"), r.detected);
+            if (!adjoint.empty()) writeAdjointFluence(*out, adjoint);
             writeRunSummary(out->staged("summary.json"), r, extra);
             out->publish();
         } catch (const Interrupted&) {

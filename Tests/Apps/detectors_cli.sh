@@ -46,6 +46,15 @@ fi
 rc=$?
 if [ "$rc" = 1 ] && grep -q -- "--mch needs --detectors" "$dir/err"; then ok "--mch without --detectors refused"; else fail "--mch alone: exit $rc"; fi
 
+"$exe" "${m[@]}" --detectors "$disks" --adjoint --output "$dir/adj" >/dev/null 2>"$dir/err" || fail "--adjoint run: $(cat "$dir/err")"
+tetras=2  # model.sh
+if [ "$(head -c 8 "$dir/adj/adjoint_fluence.fmm" 2>/dev/null)" = FMFLUMAT ] &&
+   [ "$(stat -c %s "$dir/adj/adjoint_fluence.fmm")" = $((128 + tetras * 2 * 8)) ]; then
+  ok "--adjoint: adjoint_fluence.fmm, a column of $tetras tetras per detector"
+else
+  fail "--adjoint output: $(ls -l "$dir/adj")"
+fi
+
 "$det" "$dir/run/detected.fmd" --mua 0.2,0.2 --tpsf 0,0.1,0.01 >"$dir/out" 2>"$dir/err" || fail "fullmonte-detected: $(cat "$dir/err")"
 if grep -q "^signal detector 0: " "$dir/out" && grep -q "^reweighted detector 1: " "$dir/out" &&
    grep -q "^jacobian detector 0 region 2: " "$dir/out" && [ "$(grep -c '^tpsf detector 0' "$dir/out")" = 10 ]; then
