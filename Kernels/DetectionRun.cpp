@@ -63,10 +63,10 @@ void describeRun(const KernelInput& in, const RunOptions& opt, const DetectionSp
     }
 }
 
-// One worker's batch folds of its tallies, ledger and detected weight per detector.
+// One worker's batch folds of its tallies and ledger, and of its detected weight per detector.
 struct DetectingFolds {
-    BatchFold volume, surface, directed, ledger, detected;
-    uint64_t batches = 0;
+    WorkerFolds tallies;
+    BatchFold detected;
 };
 
 // The records of the workers, the lowest (packet index, detector) first, at most maxRecords.
@@ -91,13 +91,7 @@ void setDetectingErrors(RunResult& r, std::vector<DetectingFolds>& folds) {
     BatchSums q;
     std::vector<double> qDetected;
     for (DetectingFolds& f : folds) {
-        BatchSums s;
-        s.volume = f.volume.q();
-        s.surface = f.surface.q();
-        s.directed = f.directed.q();
-        s.ledger = f.ledger.q();
-        s.batches = f.batches;
-        q.add(s);
+        q.add(f.tallies.sums());
         if (qDetected.empty()) qDetected.assign(f.detected.q().size(), 0.0);
         for (size_t d = 0; d < qDetected.size() && d < f.detected.q().size(); ++d) qDetected[d] += f.detected.q()[d];
     }
@@ -159,20 +153,20 @@ RunResult runCpuDetecting(const KernelInput& in, const RunOptions& opt, const De
             if (!batched) {
                 run(chunks);
             } else {
-                DetectingFolds& f = folds[w];
+                WorkerFolds& f = folds[w].tallies;
                 if (f.ledger.q().empty()) {
                     f.volume.reset(vol[w].size());
                     f.surface.reset(surf[w].size());
                     f.directed.reset(dir[w].size());
                     f.ledger.reset(7);
-                    f.detected.reset(spec.detectors.size());
+                    folds[w].detected.reset(spec.detectors.size());
                 }
                 runWorkerBatches(chunks, b, e, workerBatches(batches, e - b, opt.packets), run, [&](uint64_t n) {
                     f.volume.fold(vol[w].data(), n);
                     f.surface.fold(surf[w].data(), n);
                     f.directed.fold(dir[w].data(), n);
                     f.ledger.fold(ledgerFields(sc.ledger).data(), n);
-                    f.detected.fold(sinks[w].weight.data(), n);
+                    folds[w].detected.fold(sinks[w].weight.data(), n);
                     ++f.batches;
                 });
             }

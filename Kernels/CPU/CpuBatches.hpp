@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "Kernels/BatchMeans.hpp"
 #include "Kernels/CPU/CpuLanes.hpp"
 
 namespace fm {
@@ -40,5 +41,27 @@ void runWorkerBatches(PacketChunks& chunks, uint64_t b, uint64_t e, uint64_t k, 
     }
     chunks.abandon(bc.e - bc.b);  // a cancel left the rest of a chunk unstarted: not done
 }
+
+// One worker's batch folds (Kernels/BatchMeans.hpp): its tallies and ledger after each of its
+// batches.
+struct WorkerFolds {
+    BatchFold volume, surface, directed, ledger;
+    // Time-resolved runs: the gated tallies and their per-bin totals (gateBinTotals).
+    BatchFold gatedVolume, gatedSurface, gatedVolumeTotals, gatedSurfaceTotals;
+    uint64_t batches = 0;
+    BatchSums sums() const {
+        BatchSums s;
+        s.volume = volume.q();
+        s.surface = surface.q();
+        s.directed = directed.q();
+        s.ledger = ledger.q();
+        s.batches = batches;
+        s.gatedVolume = gatedVolume.q();
+        s.gatedSurface = gatedSurface.q();
+        s.gatedVolumeTotals = gatedVolumeTotals.q();
+        s.gatedSurfaceTotals = gatedSurfaceTotals.q();
+        return s;
+    }
+};
 
 }  // namespace fm

@@ -192,19 +192,6 @@ uint64_t forEachPacketRange(const RunOptions& opt, unsigned threads,
     });
 }
 
-namespace {
-
-// One worker's batch folds (Kernels/BatchMeans.hpp): its tallies and ledger after each of its
-// batches.
-struct WorkerFolds {
-    BatchFold volume, surface, directed, ledger;
-    // Time-resolved runs: the gated tallies and their per-bin totals (gateBinTotals).
-    BatchFold gatedVolume, gatedSurface, gatedVolumeTotals, gatedSurfaceTotals;
-    uint64_t batches = 0;
-};
-
-}  // namespace
-
 void addWorkerArrays(std::vector<std::vector<double>>& parts, std::vector<double>& out) {
     if (parts.empty() || parts[0].empty()) return;
     out = std::move(parts[0]);
@@ -308,19 +295,7 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
         }
         if (batched) {
             BatchSums q;
-            for (WorkerFolds& f : folds) {
-                BatchSums s;
-                s.volume = f.volume.q();
-                s.surface = f.surface.q();
-                s.directed = f.directed.q();
-                s.ledger = f.ledger.q();
-                s.batches = f.batches;
-                s.gatedVolume = f.gatedVolume.q();
-                s.gatedSurface = f.gatedSurface.q();
-                s.gatedVolumeTotals = f.gatedVolumeTotals.q();
-                s.gatedSurfaceTotals = f.gatedSurfaceTotals.q();
-                q.add(s);
-            }
+            for (WorkerFolds& f : folds) q.add(f.sums());
             setTallyErrors(r, q);
         }
     };
