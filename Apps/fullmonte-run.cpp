@@ -534,7 +534,9 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     if (a.has("--replay")) return replayCommand(a, *out, mesh, in, opt, replayed);
     RunResult r = runDistributed(mpi, kernel, in, opt);
     std::vector<std::vector<double>> adjoint;  // --adjoint: per detector, fluence per tetra
-    if (a.flags.count("--adjoint") && !r.cancelled) adjoint = adjointFluence(mesh, mats, detection, opt);
+    if (a.flags.count("--adjoint") && !r.cancelled) adjoint = adjointFluence(mesh, mats, detection, opt, [](const KernelInput& k, const RunOptions& o) {
+            return runKernel("cpu", k, o);
+        });
     if (mpi.rank() != 0) return r.cancelled || stopRequested() ? stoppedExitStatus() : 0;  // rank 0 writes
 
     std::map<std::string, std::string> extra{

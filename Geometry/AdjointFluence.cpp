@@ -7,7 +7,6 @@
 #include "Common/Interrupt.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Geometry/Queries.hpp"
-#include "Kernels/Dispatch.hpp"
 
 namespace fm {
 namespace {
@@ -39,14 +38,15 @@ double detectorArea(const TetraMesh& mesh, const DetectionSpec& spec, uint32_t d
 }
 
 std::vector<std::vector<double>> adjointFluence(const TetraMesh& mesh, const MaterialSet& mats,
-                                                const DetectionSpec& spec, const RunOptions& opt) {
+                                                const DetectionSpec& spec, const RunOptions& opt,
+                                                const KernelRunner& run) {
     std::vector<std::vector<double>> phi;
     RunOptions o = opt;
     o.detection = nullptr;
     o.outputs.volume = true;
     for (uint32_t d = 0; d < spec.detectors.size(); ++d) {
         const KernelInput in = packModel(mesh, mats, detectorAdjointSource(mesh, spec, d));
-        const RunResult r = runKernel("cpu", in, o);
+        const RunResult r = run(in, o);
         if (r.cancelled) throw Interrupted("adjoint run of detector " + std::to_string(d) + " cancelled");
         phi.push_back(volumeFluence(mesh, mats, r.volume, 1.0 / double(r.packetsDone)));
     }

@@ -8,6 +8,7 @@
 // exit counted whatever its direction is the adjoint of a cosine-law inward emission of total
 // power pi A, whose fluence at a point is 4 pi times the response to a unit isotropic source there.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "Geometry/MaterialSet.hpp"
@@ -24,9 +25,14 @@ SurfaceSource detectorAdjointSource(const TetraMesh& mesh, const DetectionSpec& 
 // The area of those faces (mm^2).
 double detectorArea(const TetraMesh& mesh, const DetectionSpec& spec, uint32_t d);
 
+// A kernel run (Kernels/Dispatch.hpp runKernel with its kind bound, which this layer may not call).
+using KernelRunner = std::function<RunResult(const KernelInput&, const RunOptions&)>;
+
 // Per detector, the fluence per tetra of its adjoint run (mm^-2 per launched packet; index 0
-// unused; NaN where mu_a = 0), run on the CPU with opt's packets, seed and threads.
+// unused; NaN where mu_a = 0), each run by `run` with opt's packets, seed and threads (no
+// detectors, volume tally on).
 std::vector<std::vector<double>> adjointFluence(const TetraMesh& mesh, const MaterialSet& mats,
-                                                const DetectionSpec& spec, const RunOptions& opt);
+                                                const DetectionSpec& spec, const RunOptions& opt,
+                                                const KernelRunner& run);
 
 }  // namespace fm

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "Kernels/DetectedPackets.hpp"
+#include "Kernels/KernelInput.hpp"  // DetectedPackets.hpp: the records
 
 namespace fm {
 

@@ -76,7 +76,9 @@ BOOST_AUTO_TEST_CASE(reciprocity_of_forward_signal_and_adjoint_overlap) {
     a.batches = 1;
     for (int k = 0; k < K; ++k) {
         a.params.seed = 100 + uint64_t(k);
-        const std::vector<double> phi = fm::adjointFluence(m.mesh, m.mats, m.spec, a).at(0);
+        const std::vector<double> phi = fm::adjointFluence(m.mesh, m.mats, m.spec, a, [](const fm::KernelInput& k, const fm::RunOptions& o) {
+            return fm::runKernel("cpu", k, o);
+        }).at(0);
         double s = 0;
         for (uint32_t t = 1; t <= m.mesh.tetraCount(); ++t)
             if (m.mesh.region(t) == 2) s += m.mesh.volume(t) / V2 * phi[t];
