@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Apps/DetectorOutputs.hpp"
 
+#include "Apps/RunSummary.hpp"  // jsonNumber
+
 #include <iostream>
 #include <sstream>
 
@@ -8,6 +10,7 @@
 #include "Geometry/Detectors.hpp"
 #include "Storage/AtomicFile.hpp"
 #include "Storage/Detected/DetectedFile.hpp"
+#include "Storage/FluenceMatrix/FluenceMatrix.hpp"
 
 namespace fm {
 
@@ -57,4 +60,42 @@ void writeJacobian(const OutputFolder& out, const TetraMesh& mesh, const ReplayR
     f.commit();
 }
 
+std::string detectorsSummaryJson(const DetectedPackets& dp) {
+    const double n = dp.packets > 0 ? double(dp.packets) : 1.0;
+    std::ostringstream o;
+    o << "{\"records\": " << dp.records.size() << ", \"detected\": " << dp.detected << ", \"signal\": ";
+    if (dp.detectedWeight.empty()) {  // unknown: a truncated GPU run keeps no per-detector total
+        o << "null";
+    } else {
+        o << "[";
+        for (size_t d = 0; d < dp.detectedWeight.size(); ++d) o << (d ? ", " : "") << jsonNumber(dp.detectedWeight[d] / n);
+        o << "]";
+    }
+    o << ", \"signal_stderr\": ";
+    if (dp.detectedWeightError.empty()) {
+        o << "null";
+    } else {
+        o << "[";
+        for (size_t d = 0; d < dp.detectedWeightError.size(); ++d)
+            o << (d ? ", " : "") << jsonNumber(dp.detectedWeightError[d] / n);
+        o << "]";
+    }
+    o << "}";
+    return o.str();
+}
+
+void writeAdjointFluence(const OutputFolder& out, const std::vector<std::vector<double>>& perDetector) {
+    FluenceMatrixHeader h;
+    h.rows = perDetector.front().size() - 1;
+    h.cols = perDetector.size();
+    h.sources = perDetector.size();
+    h.materialSets = 1;
+    h.quantity = MatrixQuantity::Fluence;
+    h.units = "mm^-2 per launched packet";
+    FluenceMatrixWriter w(out.staged("adjoint_fluence.fmm"), h);
+    for (size_t d = 0; d < perDetector.size(); ++d) w.writeColumn(d, matrixColumn(perDetector[d]));
+    w.commit();
+}
+
 }  // namespace fm
+

@@ -19,6 +19,15 @@ TimeGates gatesOption(const std::string& text);
 // the records were truncated by maxRecords.
 void writeDetectorOutputs(const OutputFolder& out, const DetectedPackets& dp, const TimeGates* gates);
 
+// summary.json's "detectors": per detector the detected weight per launched packet over all
+// detections (kept or not) and its standard error (null without batches), records kept and
+// detections found.
+std::string detectorsSummaryJson(const DetectedPackets& dp);
+
+// adjoint_fluence.fmm (Storage/FluenceMatrix, docs/FLUENCE_MATRIX.md): rows tetras, one column
+// per detector, its adjoint fluence per launched packet (mm^-2).
+void writeAdjointFluence(const OutputFolder& out, const std::vector<std::vector<double>>& perDetector);
+
 // jacobian.txt: per tetra, its region and d(signal)/d(mu_a) per detector, the signal being
 // detected weight per launched packet (mm).
 void writeJacobian(const OutputFolder& out, const TetraMesh& mesh, const ReplayResult& rr, uint64_t packets);

@@ -36,6 +36,8 @@
 #include "Storage/Text/TextFile.hpp"
 #include "Apps/DetectorOutputs.hpp"
 #include "Storage/Detected/DetectedFile.hpp"
+#include "Storage/Detected/MchFile.hpp"
+#include "Geometry/AdjointFluence.hpp"
 
 using namespace fm;
 
@@ -86,6 +88,9 @@ const char* kUsage =
     "  --detectors LIST   surface detectors, ';'-separated: x,y,z,r (mm: exits within r of the point) or\n"
     "                     faces:f1,f2,... (boundary face ids); writes detected.fmd (docs/DETECTORS.md);\n"
     "                     --kernel cpu or cuda (one GPU)\n"
+    "  --adjoint          also run each detector as a source (its faces emitting inward, cosine law) and\n"
+    "                     write adjoint_fluence.fmm: fluence per tetra per detector (docs/DETECTORS.md)\n"
+    "  --mch              also write detected.mch: the records as an MMC/MCX .mch file (docs/DETECTORS.md)\n"
     "  --max-detected N   detected-packet records kept (default 1e6; more are counted, not kept)\n"
     "  --tpsf A,B,S       also write detector_tpsf.txt: detected weight per gate, A to B ns by S ns\n"
     "  --replay F.fmd     replay the packets of F.fmd (same model, source, --detectors, --wmin, --prwin,\n"
@@ -126,7 +131,7 @@ Args parse(int argc, char** argv) {
 
 void parseInto(Args& a, int argc, char** argv) {
     static const char* kFlags[] = {"--no-surface", "--quiet", "--help", "--allow-defects", "--no-entry-specular",
-                                   "--no-gated-volume"};
+                                   "--no-gated-volume", "--mch", "--adjoint"};
     static const char* const kValues[] = {"--mesh", "--opt", "--source", "--packets", "--seed", "--threads",
                                     "--wmin", "--prwin", "--kernel", "--output", "--power", "--mmc-node",
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
@@ -502,6 +507,8 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     const bool detecting = a.has("--detectors");
     for (const char* k : {"--max-detected", "--tpsf", "--replay"})
         if (a.has(k) && !detecting) throw ParameterError(std::string(k) + " needs --detectors");
+    if (a.flags.count("--mch") && !detecting) throw ParameterError("--mch needs --detectors");
+    if (a.flags.count("--adjoint") && !detecting) throw ParameterError("--adjoint needs --detectors");
     if (detecting && kernel == "hybrid")
         throw ParameterError("--detectors: the hybrid kernel does not record detected packets (CPU and GPU histories in "
                              "one record set could not be replayed); use --kernel cpu or cuda");
@@ -575,6 +582,10 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     phases.mark("run");
     phases.note("upload", r.uploadSeconds);
     phases.note("kernel", r.kernelSeconds);
+    std::vector<std::vector<double>> adjoint;  // --adjoint: per detector, fluence per tetra
+    if (a.flags.count("--adjoint") && !r.cancelled)  // the adjoint runs on the run's kernel
+        adjoint = adjointFluence(mesh, mats, detection, opt,
+                                 [&kernel](const KernelInput& k, const RunOptions& o) { return runKernel(kernel, k, o); });
     if (mpi.rank() != 0) return r.cancelled || stopRequested() ? stoppedExitStatus() : 0;  // rank 0 writes
 
     std::map<std::string, std::string> extra{
@@ -596,11 +607,14 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     extra["warnings"] = jsonStringList(warnings);
     if (opt.gates.on()) extra["time_gates"] = gatedSummaryJson(r);
     phases.mark("summary values");
+    if (detecting) extra["detectors"] = detectorsSummaryJson(r.detected);
     if (!r.cancelled) {
         try {
             writeOutputs(*out, mesh, mats, r, power);
             writeGatedOutputs(*out, mesh, mats, r, power);
             if (detecting) writeDetectorOutputs(*out, r.detected, gates.get());
+            if (detecting && a.flags.count("--mch")) writeMch(out->staged("detected.mch"), r.detected);
+            if (!adjoint.empty()) writeAdjointFluence(*out, adjoint);
             writeRunSummary(out->staged("summary.json"), r, extra);
             out->publish();
             phases.mark("write outputs");

@@ -56,6 +56,10 @@ struct DetectedPackets {
     // The kernel that detected them ("cpu" or "cuda"): a packet's history reproduces only on
     // the kernel that ran it (GPU and CPU math functions round differently), so replays check it.
     std::string kernel = "cpu";
+
+    // Per detector, over all its detections (kept or not): the detected weight (launched packet
+    // weight) and its standard error by batch means (empty when the run had no estimate).
+    std::vector<double> detectedWeight, detectedWeightError;
     bool truncated() const { return detected > records.size(); }
     const float* path(size_t k) const { return pathLengths.data() + k * regions; }
 };

@@ -33,8 +33,9 @@ std::vector<double> regionJacobian(const DetectedPackets& dp);
 
 // A CPU run that also detects packets: the standard tallies of opt.outputs, plus the records
 // in RunResult::detected, kept for the lowest packet indices when more than spec.maxRecords are
-// detected. Runs the scalar packet loop, whose histories equal the lane loop's. No batch
-// standard errors.
+// detected. Runs the lane loop (same histories as the scalar loop that replays use) and, with
+// opt.batches > 1, sets the tallies' standard errors and the detected weight's
+// (DetectedPackets::detectedWeight, detectedWeightError).
 RunResult runCpuDetecting(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec);
 
 // The mu_a Jacobian from a replay of detected packets: J[d][tetra] = -sum over detector d's

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The detecting CPU run and the replay of detected packets: the scalar packet loop (runPacket)
-// over the standard tallies plus DetectorTally, which sums the packet's moves per material (and
-// per cell for replays) and tests its exit against the detectors.
+// The detecting CPU run (the lane loop over the standard tallies plus DetectorTally, which sums
+// the packet's moves per material and tests its exit against the detectors) and the replay of
+// detected packets (the scalar packet loop, the tally also summing the moves per cell).
 #include "Kernels/Detection.hpp"
 
 #include <algorithm>
@@ -11,60 +11,21 @@
 
 #include "Common/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
+#include "Kernels/BatchMeans.hpp"
+#include "Kernels/CPU/CpuBatches.hpp"
 #include "Kernels/CPU/CpuLanes.hpp"
+#include "Kernels/DetectorTally.hpp"
 #include "Kernels/Core/Packet.hpp"
 #include "Kernels/ResourceLimits.hpp"
 
 namespace fm {
 namespace {
 
-// One packet's path: per material, and (when asked) per cell as (tetra, length) runs.
-struct PacketPath {
-    std::vector<double> region;                        // [material]
-    std::vector<std::pair<uint32_t, double>> cells;    // consecutive moves in one cell merged
-};
-
-uint64_t detectorsAt(const DetectionSpec& spec, uint32_t face, Vec3 p);
-
-// The detector tally (Kernels/Core/Tally.hpp hooks): the packet's path per material (and per
-// cell for replays) from its moves, and at its exit the detectors that detect it, with the
-// exit state. Per-packet state: one scorer runs one packet at a time.
-struct DetectorTally {
-    static constexpr bool kScoresFaces = true, kNeedsMoves = true, kNeedsClock = true;
-    const DetectionSpec* spec = nullptr;
-    PacketPath* path = nullptr;
-    bool perCell = false;
-    uint64_t hit = 0;  // detectors that detected the packet (bits); 0 until it exits on one
-    Vec3 exitPos{0, 0, 0}, exitDir{0, 0, 0};
-    float exitWeight = 0, opl = 0;
-    uint32_t scatters = 0;
-
-    // Before each packet (launch() is not called when emission fails).
-    void reset() {
-        hit = 0;
-        std::fill(path->region.begin(), path->region.end(), 0.0);
-        path->cells.clear();
-    }
-    void move(const PacketState& st, uint32_t material, float dist) {
-        path->region[material] += dist;
-        if (!perCell) return;
-        if (!path->cells.empty() && path->cells.back().first == st.pk.tetra) path->cells.back().second += dist;
-        else path->cells.emplace_back(st.pk.tetra, dist);
-    }
-    void exit(const PacketState& st, uint32_t face) {
-        hit = detectorsAt(*spec, face & ~kFaceSideBit, st.pk.pos);
-        exitPos = st.pk.pos;
-        exitDir = st.pk.dir;
-        exitWeight = st.pk.w;
-        opl = st.opl;
-        scatters = st.steps;
-    }
-};
-
-DetectorTally detectorTally(const DetectionSpec& spec, PacketPath& path, bool perCell) {
+DetectorTally detectorTally(const DetectionSpec& spec, uint32_t materials, bool perCell, DetectorSink* sink) {
     DetectorTally t;
     t.spec = &spec;
-    t.path = &path;
+    t.sink = sink;
+    t.path.region.assign(materials, 0.0);
     t.perCell = perCell;
     return t;
 }
@@ -78,18 +39,6 @@ uint64_t runDetected(const ArrayModel& m, const KernelParams& kp, uint64_t index
     return d.hit;
 }
 
-// The detectors (bits) that detect an exit through `face` at `p`.
-uint64_t detectorsAt(const DetectionSpec& spec, uint32_t face, Vec3 p) {
-    uint64_t bits = face < spec.faceDetectors.size() ? spec.faceDetectors[face] : 0, hit = 0;
-    for (; bits; bits &= bits - 1) {
-        const int d = __builtin_ctzll(bits);
-        const DetectorZone& z = spec.detectors[d];
-        const double dx = p.x - z.centre[0], dy = p.y - z.centre[1], dz = p.z - z.centre[2];
-        if (dx * dx + dy * dy + dz * dz <= z.radius2) hit |= uint64_t(1) << d;
-    }
-    return hit;
-}
-
 void checkSpec(const KernelInput& in, const DetectionSpec& spec) {
     if (spec.detectors.size() > kMaxDetectors)
         throw ParameterError("detectors: " + std::to_string(spec.detectors.size()) + " given, at most " +
@@ -98,13 +47,6 @@ void checkSpec(const KernelInput& in, const DetectionSpec& spec) {
         throw ParameterError("detectors: compiled for a mesh of " + std::to_string(spec.faceDetectors.size()) +
                              " faces, the model has " + std::to_string(in.faceCount));
 }
-
-// A worker's detected packets, in its (increasing) packet order.
-struct WorkerRecords {
-    std::vector<DetectedRecord> records;
-    std::vector<float> paths;
-    uint64_t found = 0;
-};
 
 void describeRun(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec, DetectedPackets& dp) {
     dp.regions = uint32_t(in.materials.size() - 1);
@@ -121,28 +63,41 @@ void describeRun(const KernelInput& in, const RunOptions& opt, const DetectionSp
     }
 }
 
-// Appends the records of one detected packet (one per detector in `hit`) to w; its time of
-// flight from the packet clock.
-void keepRecords(const DetectedPackets& dp, uint64_t hit, uint64_t index, const DetectorTally& sc,
-                 uint64_t maxRecords, WorkerRecords& w) {
-    const double time = sc.opl / kLightSpeedMmPerNs;
-    const PacketPath& path = *sc.path;
-    for (; hit; hit &= hit - 1) {
-        ++w.found;
-        if (w.records.size() >= maxRecords) continue;
-        DetectedRecord rec;
-        rec.index = index;
-        rec.detector = uint32_t(__builtin_ctzll(hit));
-        rec.scatters = sc.scatters;
-        rec.weight = sc.exitWeight;
-        rec.time = float(time);
-        const Vec3 p = sc.exitPos, d = sc.exitDir;
-        const float pos[3] = {p.x, p.y, p.z}, dir[3] = {d.x, d.y, d.z};
-        std::memcpy(rec.pos, pos, sizeof pos);
-        std::memcpy(rec.dir, dir, sizeof dir);
-        w.records.push_back(rec);
-        for (uint32_t r = 0; r < dp.regions; ++r) w.paths.push_back(float(path.region[r + 1]));
+// One worker's batch folds of its tallies and ledger, and of its detected weight per detector.
+struct DetectingFolds {
+    WorkerFolds tallies;
+    BatchFold detected;
+};
+
+// The records of the workers, the lowest (packet index, detector) first, at most maxRecords.
+void mergeRecords(std::vector<DetectorSink>& sinks, uint64_t maxRecords, DetectedPackets& dp) {
+    DetectorSink all;
+    all.regions = dp.regions;
+    all.keep = maxRecords;
+    dp.detectedWeight.assign(dp.detectors.size(), 0.0);
+    for (DetectorSink& s : sinks) {
+        dp.detected += s.found;
+        for (size_t d = 0; d < s.weight.size(); ++d) dp.detectedWeight[d] += s.weight[d];
+        all.records.insert(all.records.end(), s.records.begin(), s.records.end());
+        all.paths.insert(all.paths.end(), s.paths.begin(), s.paths.end());
+        s = DetectorSink{};
     }
+    all.compact();
+    dp.records = std::move(all.records);
+    dp.pathLengths = std::move(all.paths);
+}
+
+void setDetectingErrors(RunResult& r, std::vector<DetectingFolds>& folds) {
+    BatchSums q;
+    std::vector<double> qDetected;
+    for (DetectingFolds& f : folds) {
+        q.add(f.tallies.sums());
+        if (qDetected.empty()) qDetected.assign(f.detected.q().size(), 0.0);
+        for (size_t d = 0; d < qDetected.size() && d < f.detected.q().size(); ++d) qDetected[d] += f.detected.q()[d];
+    }
+    setTallyErrors(r, q);
+    if (q.batches >= 2 && !r.cancelled)
+        r.detected.detectedWeightError = batchTotalErrors(qDetected, r.detected.detectedWeight, r.packetsDone, q.batches);
 }
 
 }  // namespace
@@ -152,22 +107,27 @@ RunResult runCpuDetecting(const KernelInput& in, const RunOptions& opt, const De
     const auto t0 = std::chrono::steady_clock::now();
     const unsigned threads = resolveThreads(opt.threads);
     const ArrayModel model = in.view();
+    const std::vector<uint8_t> crossing = plainCrossingBits(in);
     const size_t nv = in.cells.size(), ns = in.faceCount, nd = 2 * size_t(in.faceCount);
     const auto& o = opt.outputs;
+    const uint64_t batches = effectiveBatches(opt);
+    const bool batched = batches > 1;
     const double tallyBytes = 8.0 * double((o.volume ? nv : 0) + (o.surface ? ns : 0) + (o.directed ? nd : 0));
     const double recordBytes = double(sizeof(DetectedRecord)) + 4.0 * double(in.materials.size());
-    requireMemory(tallyBytes * (threads + 2) + recordBytes * double(spec.maxRecords) * (threads + 1),
+    requireMemory(tallyBytes * ((batched ? 3 : 1) * threads + 2) +
+                      recordBytes * double(spec.maxRecords) * (2 * threads + 2),
                   "a detecting CPU run with " + std::to_string(threads) + " threads keeping up to " +
-                      std::to_string(spec.maxRecords) + " records per thread",
+                      std::to_string(spec.maxRecords) + " records (twice that per thread)",
                   "keep fewer records (maxRecords) or use fewer threads");
     RunResult r;
     r.kernel = "cpu";
     r.packetsRequested = opt.packets;
     DetectedPackets& dp = r.detected;
     describeRun(in, opt, spec, dp);
-    std::vector<WorkerRecords> parts(threads);
+    std::vector<DetectorSink> sinks(threads);
+    std::vector<DetectingFolds> folds(batched ? threads : 0);
     dispatchOutputs(o.volume, o.surface, o.directed, [&](auto V, auto S, auto D) {
-        using Scorer = HostTallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value, DetectorTally>;
+        using Scorer = DetectingHostScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value>;
         std::vector<std::vector<double>> vol(threads), surf(threads), dir(threads);
         std::vector<Scorer> scorers(threads);
         for (unsigned w = 0; w < threads; ++w) {
@@ -177,17 +137,39 @@ RunResult runCpuDetecting(const KernelInput& in, const RunOptions& opt, const De
             if constexpr (decltype(V)::value) scorers[w].volume = vol[w].data();
             if constexpr (decltype(S)::value) scorers[w].surface = surf[w].data();
             if constexpr (decltype(D)::value) scorers[w].directed = dir[w].data();
+            sinks[w].regions = dp.regions;
+            sinks[w].keep = spec.maxRecords;
+            sinks[w].weight.assign(spec.detectors.size(), 0.0);
+            scorers[w].template tally<DetectorTally>() =
+                detectorTally(spec, uint32_t(in.materials.size()), false, &sinks[w]);
         }
-        r.packetsDone = forEachPacketRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e) {
+        r.packetsDone = forEachWorkerRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e, PacketChunks& chunks) {
             Scorer sc = scorers[w];
-            PacketPath path;
-            path.region.assign(in.materials.size(), 0.0);
-            sc.template tally<DetectorTally>() = detectorTally(spec, path, false);
-            for (uint64_t i = b; i < e; ++i) {
-                if (const uint64_t hit = runDetected(model, opt.params, i, sc))
-                    keepRecords(dp, hit, i, sc.template tally<DetectorTally>(), spec.maxRecords, parts[w]);
+            auto run = [&](PacketChunks& c) {
+                OnePacketChunks one(c, sinks[w]);
+                runDetectingLanes(model, opt.params, one, sc, uint32_t(in.materials.size()), crossing.data(),
+                                  opt.tuning.cpuIsa);
+            };
+            if (!batched) {
+                run(chunks);
+            } else {
+                WorkerFolds& f = folds[w].tallies;
+                if (f.ledger.q().empty()) {
+                    f.volume.reset(vol[w].size());
+                    f.surface.reset(surf[w].size());
+                    f.directed.reset(dir[w].size());
+                    f.ledger.reset(7);
+                    folds[w].detected.reset(spec.detectors.size());
+                }
+                runWorkerBatches(chunks, b, e, workerBatches(batches, e - b, opt.packets), run, [&](uint64_t n) {
+                    f.volume.fold(vol[w].data(), n);
+                    f.surface.fold(surf[w].data(), n);
+                    f.directed.fold(dir[w].data(), n);
+                    f.ledger.fold(ledgerFields(sc.ledger).data(), n);
+                    folds[w].detected.fold(sinks[w].weight.data(), n);
+                    ++f.batches;
+                });
             }
-            sc.flush();
             scorers[w] = sc;
         });
         addWorkerArrays(vol, r.volume);
@@ -198,17 +180,9 @@ RunResult runCpuDetecting(const KernelInput& in, const RunOptions& opt, const De
             r.events.add(sc.events);
         }
     });
-    // Workers hold contiguous, increasing packet ranges, each keeping its first maxRecords: in
-    // worker order, the first maxRecords of them are the lowest-index detections of the run.
-    for (WorkerRecords& w : parts) {
-        dp.detected += w.found;
-        const size_t room = spec.maxRecords - std::min<size_t>(spec.maxRecords, dp.records.size());
-        const size_t take = std::min(room, w.records.size());
-        dp.records.insert(dp.records.end(), w.records.begin(), w.records.begin() + take);
-        dp.pathLengths.insert(dp.pathLengths.end(), w.paths.begin(), w.paths.begin() + take * dp.regions);
-        w = WorkerRecords{};
-    }
+    mergeRecords(sinks, spec.maxRecords, dp);
     r.cancelled = r.packetsDone < opt.packets;
+    if (batched) setDetectingErrors(r, folds);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
 }
@@ -280,9 +254,7 @@ ReplayResult replayJacobian(const KernelInput& in, const RunOptions& opt, const 
         auto& J = parts[w];
         if (J.empty()) J.assign(nDet, std::vector<double>(nv, 0.0));
         Scorer sc;
-        PacketPath path;
-        path.region.assign(in.materials.size(), 0.0);
-        sc.template tally<DetectorTally>() = detectorTally(spec, path, true);
+        sc.template tally<DetectorTally>() = detectorTally(spec, uint32_t(in.materials.size()), true, nullptr);
         for (uint64_t k = b; k < e; ++k) {
             const uint64_t hit = runDetected(cells, opt.params, list.index[k], sc);
             const DetectorTally& d = sc.template tally<DetectorTally>();
@@ -290,7 +262,7 @@ ReplayResult replayJacobian(const KernelInput& in, const RunOptions& opt, const 
             if ((hit & list.detectors[k]) != list.detectors[k] || d.exitWeight != list.weight[k]) ++mismatched[w];
             for (uint64_t bits = hit & list.detectors[k]; bits; bits &= bits - 1) {
                 std::vector<double>& Jd = J[__builtin_ctzll(bits)];
-                for (const auto& [cell, len] : path.cells) Jd[cell] -= double(d.exitWeight) * len;
+                for (const auto& [cell, len] : d.path.cells) Jd[cell] -= double(d.exitWeight) * len;
             }
         }
     });

@@ -4,6 +4,7 @@
 #include "Kernels/Detection.hpp"
 #include "Python/PyCommon.hpp"
 #include "Storage/Detected/DetectedFile.hpp"
+#include "Storage/Detected/MchFile.hpp"
 
 namespace fmpy {
 namespace {
@@ -80,6 +81,8 @@ void bindDetected(py::module_& m) {
           py::arg("path"), "Reads a .fmd file of fullmonte-run --detectors (docs/DETECTORS.md)");
     m.def("write_detected", [](const DP& d, const std::string& path) { fm::writeDetected(path, d); },
           py::arg("records"), py::arg("path"), "Writes records as a .fmd file");
+    m.def("write_mch", [](const DP& d, const std::string& path) { fm::writeMch(path, d); }, py::arg("records"),
+          py::arg("path"), "Writes records as an MMC/MCX .mch file (docs/DETECTORS.md field mapping)");
 }
 
 }  // namespace fmpy

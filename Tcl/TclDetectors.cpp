@@ -2,12 +2,14 @@
 #include "Tcl/TclDetectors.hpp"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "Common/Errors.hpp"
 #include "Common/WholeNumber.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Storage/Detected/DetectedFile.hpp"
+#include "Storage/Detected/MchFile.hpp"
 
 using fm::ParameterError;
 
@@ -120,6 +122,16 @@ double TetraDetectorKernel::detectedSignal(unsigned detector) const {
     if (detector >= s.size()) throw ParameterError(className_ + " detectedSignal: no detector " + std::to_string(detector));
     return s[detector] / double(dp.packets);
 }
+
+double TetraDetectorKernel::detectedSignalError(unsigned detector) const {
+    const fm::DetectedPackets& dp = records("detectedSignalError");
+    if (detector >= dp.detectors.size())
+        throw ParameterError(className_ + " detectedSignalError: no detector " + std::to_string(detector));
+    if (dp.detectedWeightError.empty()) return std::numeric_limits<double>::quiet_NaN();
+    return dp.detectedWeightError[detector] / double(dp.packets);
+}
+
+void TetraDetectorKernel::writeMch(const std::string& path) const { fm::writeMch(path, records("writeMch")); }
 
 double TetraDetectorKernel::reweightedSignal(unsigned detector, const std::string& mua) const {
     const fm::DetectedPackets& dp = records("reweightedSignal");

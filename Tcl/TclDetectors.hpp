@@ -30,6 +30,9 @@ public:
     unsigned long long detectedTotal() const;    // found (more than kept when truncated)
     void writeDetected(const std::string& path) const;  // a .fmd file
     double detectedSignal(unsigned detector) const;
+    // Standard error of the signal over all detections (batch means; NaN with one batch).
+    double detectedSignalError(unsigned detector) const;
+    void writeMch(const std::string& path) const;  // an MMC/MCX .mch file (docs/DETECTORS.md)
     // The signal at other mu_a (a Tcl list, 1/mm, one per region 1..R), mu_s held.
     double reweightedSignal(unsigned detector, const std::string& mua) const;
     // Detected signal per time gate from start to stop by step (ns), as a Tcl list.

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "Kernels/BatchMeans.hpp"
+#include "Kernels/CPU/CpuBatches.hpp"
 #include "Common/Errors.hpp"
 #include "Kernels/CPU/CpuLanes.hpp"
 #include "Kernels/PacketSource.hpp"
@@ -212,51 +213,6 @@ uint64_t forEachPacketRange(const RunOptions& opt, unsigned threads,
     });
 }
 
-namespace {
-
-// A worker's chunks up to `limit` (a batch boundary): the lane loop drains its lanes there, so
-// a batch's tallies hold exactly its packets. What is left of a chunk that straddles the
-// boundary is handed out after setLimit() moves it on.
-struct BatchChunks final : PacketChunks {
-    PacketChunks& inner;
-    uint64_t limit = 0, b = 0, e = 0;  // [b, e): the rest of the inner chunk
-    explicit BatchChunks(PacketChunks& c) : inner(c) {}
-    bool next(uint64_t& begin, uint64_t& end) override {
-        if (b == e && !inner.next(b, e)) return false;
-        if (b >= limit) return false;
-        begin = b;
-        end = std::min(e, limit);
-        b = end;
-        return true;
-    }
-    bool stopping() const override { return inner.stopping(); }
-    void abandon(uint64_t n) override { inner.abandon(n); }
-};
-
-// One worker's batch folds (Kernels/BatchMeans.hpp): its tallies and ledger after each of its
-// batches.
-struct WorkerFolds {
-    BatchFold volume, surface, directed, ledger;
-    // Time-resolved runs: the gated tallies and their per-bin totals (gateBinTotals).
-    BatchFold gatedVolume, gatedSurface, gatedVolumeTotals, gatedSurfaceTotals;
-    uint64_t batches = 0;
-};
-
-// Runs a worker's range [b, e) as `k` contiguous batches through run(chunks), folding after each.
-template <class Run, class Fold>
-void runWorkerBatches(PacketChunks& chunks, uint64_t b, uint64_t e, uint64_t k, Run run, Fold fold) {
-    BatchChunks bc(chunks);
-    for (uint64_t j = 0; j < k && !chunks.stopping(); ++j) {
-        const uint64_t from = b + uint64_t((unsigned __int128)(e - b) * j / k);
-        bc.limit = b + uint64_t((unsigned __int128)(e - b) * (j + 1) / k);
-        run(static_cast<PacketChunks&>(bc));
-        fold(bc.limit - from);
-    }
-    chunks.abandon(bc.e - bc.b);  // a cancel left the rest of a chunk unstarted: not done
-}
-
-}  // namespace
-
 void addWorkerArrays(std::vector<std::vector<double>>& parts, std::vector<double>& out) {
     if (parts.empty() || parts[0].empty()) return;
     out = std::move(parts[0]);
@@ -360,19 +316,7 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
         }
         if (batched) {
             BatchSums q;
-            for (WorkerFolds& f : folds) {
-                BatchSums s;
-                s.volume = f.volume.q();
-                s.surface = f.surface.q();
-                s.directed = f.directed.q();
-                s.ledger = f.ledger.q();
-                s.batches = f.batches;
-                s.gatedVolume = f.gatedVolume.q();
-                s.gatedSurface = f.gatedSurface.q();
-                s.gatedVolumeTotals = f.gatedVolumeTotals.q();
-                s.gatedSurfaceTotals = f.gatedSurfaceTotals.q();
-                q.add(s);
-            }
+            for (WorkerFolds& f : folds) q.add(f.sums());
             setTallyErrors(r, q);
         }
     };

@@ -285,6 +285,12 @@ void collectRecords(DetectDevice& dev, const DeviceBuffer<DetectedRecord>& recs,
         dp.records.push_back(r[k]);
         dp.pathLengths.insert(dp.pathLengths.end(), p.begin() + k * dp.regions, p.begin() + (k + 1) * dp.regions);
     }
+    // The detected weight per detector, from the records where they are all kept (a truncated
+    // run's is unknown: left empty, and summary.json says null).
+    if (!dp.truncated()) {
+        dp.detectedWeight.assign(dp.detectors.size(), 0.0);
+        for (const DetectedRecord& x : dp.records) dp.detectedWeight[x.detector] += x.weight;
+    }
 }
 
 }  // namespace

@@ -58,3 +58,23 @@ def test_bad_files(tmp_path):
     d = fm.read_detected(str(p))
     with pytest.raises(ValueError, match="regions"):
         d.reweighted_signal([0.1])
+
+
+def test_write_mch(tmp_path):
+    """The records as an MMC/MCX .mch file: header counts, then per row detector id from 1,
+    paths per region, exit position and direction, and w0 = w exp(sum mu_a L)."""
+    p = tmp_path / "d.fmd"
+    p.write_bytes(fmd_bytes(RECORDS))
+    d = fm.read_detected(str(p))
+    m = tmp_path / "d.mch"
+    fm.write_mch(d, str(m))
+    raw = m.read_bytes()
+    assert raw[:4] == b"MCXH"
+    version, media, dets, cols, total, found, saved = np.frombuffer(raw[4:32], dtype="<u4")
+    assert (version, media, cols, total, found, saved) == (1, 2, 10, 100, 3, 3)
+    rows = np.frombuffer(raw[64:], dtype="<f4").reshape(3, 10)
+    L = np.asarray(d.path_lengths)
+    assert list(rows[:, 0]) == [1, 2, 1]
+    assert np.array_equal(rows[:, 1:3], L)
+    w0 = np.asarray(d.weight, dtype=float) * np.exp(L @ np.array(d.mua))
+    assert rows[:, 9] == pytest.approx(w0, rel=1e-6)

@@ -27,6 +27,34 @@ else
   fail "detecting run outputs: $(ls "$dir/run")"
 fi
 
+if grep -q '"detectors": {"records": [0-9]*, "detected": [0-9]*, "signal": \[[-0-9.e]*, [-0-9.e]*\], "signal_stderr": \[[-0-9.e]*, [-0-9.e]*\]}' "$dir/run/summary.json" &&
+   grep -q '"standard_error": {"batches": 10' "$dir/run/summary.json"; then
+  ok "summary.json: detected signal per detector with standard errors, tally standard errors"
+else
+  fail "summary.json of a detecting run: $(grep -e detectors -e standard_error "$dir/run/summary.json")"
+fi
+
+"$exe" "${m[@]}" --detectors "$disks" --mch --output "$dir/mch" >/dev/null 2>"$dir/err" || fail "--mch run: $(cat "$dir/err")"
+records=$(grep -a '^records ' "$dir/mch/detected.fmd" | cut -d' ' -f2)
+if [ -s "$dir/mch/detected.mch" ] && [ "$(head -c 4 "$dir/mch/detected.mch")" = MCXH ] &&
+   [ "$(stat -c %s "$dir/mch/detected.mch")" = $((64 + records * 4 * (1 + 2 + 3 + 3 + 1))) ]; then
+  ok "--mch: detected.mch, 64-byte header and one row of 10 floats per record"
+else
+  fail "--mch output: $(ls -l "$dir/mch")"
+fi
+"$exe" "${m[@]}" --mch --output "$dir/nomch" >/dev/null 2>"$dir/err"
+rc=$?
+if [ "$rc" = 1 ] && grep -q -- "--mch needs --detectors" "$dir/err"; then ok "--mch without --detectors refused"; else fail "--mch alone: exit $rc"; fi
+
+"$exe" "${m[@]}" --detectors "$disks" --adjoint --output "$dir/adj" >/dev/null 2>"$dir/err" || fail "--adjoint run: $(cat "$dir/err")"
+tetras=2  # model.sh
+if [ "$(head -c 8 "$dir/adj/adjoint_fluence.fmm" 2>/dev/null)" = FMFLUMAT ] &&
+   [ "$(stat -c %s "$dir/adj/adjoint_fluence.fmm")" = $((128 + tetras * 2 * 8)) ]; then
+  ok "--adjoint: adjoint_fluence.fmm, a column of $tetras tetras per detector"
+else
+  fail "--adjoint output: $(ls -l "$dir/adj")"
+fi
+
 "$det" "$dir/run/detected.fmd" --mua 0.2,0.2 --tpsf 0,0.1,0.01 >"$dir/out" 2>"$dir/err" || fail "fullmonte-detected: $(cat "$dir/err")"
 if grep -q "^signal detector 0: " "$dir/out" && grep -q "^reweighted detector 1: " "$dir/out" &&
    grep -q "^jacobian detector 0 region 2: " "$dir/out" && [ "$(grep -c '^tpsf detector 0' "$dir/out")" = 10 ]; then

@@ -13,9 +13,11 @@
 #include "Geometry/MaterialSet.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
+#include "Kernels/CPU/CpuLanes.hpp"
 #include "Kernels/Core/Tally.hpp"
 #include "Kernels/Detection.hpp"
 #include "Storage/Detected/DetectedFile.hpp"
+#include "Storage/Detected/MchFile.hpp"
 #include "Tests/TestUtil.hpp"
 
 namespace {
@@ -100,8 +102,7 @@ void checkSameRecord(const fm::DetectedPackets& a, size_t i, const fm::DetectedP
 
 BOOST_AUTO_TEST_SUITE(detectors)
 
-// The detecting run (scalar loop) gives the lane loop's histories: the same event counts and
-// tallies, and records whose exits lie on the detectors with consistent times and paths.
+// The detecting run gives a plain run's histories: the same event counts and tallies, and records whose exits lie on the detectors with consistent times and paths.
 BOOST_AUTO_TEST_CASE(records_are_consistent_and_tallies_unchanged) {
     DetectorModel model;
     const fm::KernelInput in = model.input(0.05, 0.02);
@@ -175,6 +176,65 @@ BOOST_AUTO_TEST_CASE(replay_reproduces_records) {
     }
     const fm::ReplayResult rr = fm::replayJacobian(in, o, spec, dp);
     BOOST_CHECK_EQUAL(rr.mismatched, 0u);
+}
+
+// The lane loop (AVX2 where this CPU has it) and the one-packet-at-a-time loop give every packet
+// the same history, so the same records bit for bit, and the same tallies to summation order.
+BOOST_AUTO_TEST_CASE(lane_loop_records_equal_the_one_at_a_time_loop) {
+    DetectorModel model;
+    const fm::KernelInput in = model.input(0.05, 0.02);
+    const fm::DetectionSpec spec = model.spec();
+    fm::RunOptions o = options(3000, 5, &spec);
+    const fm::RunResult lanes = fm::runKernel("cpu", in, o);
+    o.tuning.cpuIsa = fm::CpuIsa::Generic;
+    const fm::RunResult one = fm::runKernel("cpu", in, o);
+    BOOST_TEST_MESSAGE("lane loop: " << fm::cpuLaneIsa());
+    BOOST_REQUIRE_GT(lanes.detected.records.size(), 20u);
+    BOOST_REQUIRE_EQUAL(lanes.detected.records.size(), one.detected.records.size());
+    for (size_t k = 0; k < one.detected.records.size(); ++k) checkSameRecord(lanes.detected, k, one.detected, k);
+    fmtest::checkSameEvents(lanes.events, one.events);
+    BOOST_CHECK_LT(fmtest::l1(one.volume, lanes.volume), 1e-12);
+}
+
+// Standard errors of a detecting run: its volume and exit errors are the plain run's (same
+// histories, same batches), and the detected weight's error by batch means agrees with the
+// exact per-packet estimate from the records, sqrt(sum x^2 - (sum x)^2 / N). With B batches of
+// n packets the batch-means variance has a relative variance of 2 / (B - 1) + k / (n B), k the
+// excess kurtosis of one packet's x (large: most packets detect nothing); the error itself half
+// that relative deviation; 4 of those bound the difference.
+BOOST_AUTO_TEST_CASE(standard_errors_of_a_detecting_run) {
+    DetectorModel model;
+    const fm::KernelInput in = model.input(0.05, 0.02);
+    const fm::DetectionSpec spec = model.spec();
+    fm::RunOptions o = options(40000, 9, &spec);
+    o.batches = 100;
+    o.outputs.surface = true;
+    const fm::RunResult det = fm::runKernel("cpu", in, o);
+    o.detection = nullptr;
+    const fm::RunResult plain = fm::runKernel("cpu", in, o);
+    BOOST_REQUIRE_EQUAL(det.standardError.volume.size(), plain.standardError.volume.size());
+    BOOST_REQUIRE_EQUAL(det.standardError.surface.size(), plain.standardError.surface.size());
+    BOOST_CHECK_LT(fmtest::l1(plain.standardError.volume, det.standardError.volume), 1e-9);
+    BOOST_CHECK_LT(fmtest::l1(plain.standardError.surface, det.standardError.surface), 1e-9);
+    const fm::DetectedPackets& dp = det.detected;
+    BOOST_REQUIRE(!dp.truncated());
+    BOOST_REQUIRE_EQUAL(dp.detectedWeightError.size(), 2u);
+    const double N = double(dp.packets), B = 100;
+    for (uint32_t d = 0; d < 2; ++d) {
+        const Signal s = signalOf(dp, d, ownWeights(dp));
+        double x4 = 0;
+        for (const fm::DetectedRecord& r : dp.records)
+            if (r.detector == d) x4 += std::pow(double(r.weight), 4);
+        const double m2 = s.var / N, kurtosis = (x4 / N) / (m2 * m2) - 3;
+        const double tolerance = 4 * 0.5 * std::sqrt(2 / (B - 1) + kurtosis / (N / B) / B);
+        BOOST_CHECK_CLOSE(dp.detectedWeight[d], s.sum, 1e-6);
+        BOOST_TEST_MESSAGE("detector " << d << ": weight " << s.sum << " +- " << dp.detectedWeightError[d]
+                                       << " (batches), " << std::sqrt(s.var) << " (per packet)");
+        BOOST_CHECK_LT(std::fabs(dp.detectedWeightError[d] / std::sqrt(s.var) - 1), tolerance);
+    }
+    o.detection = &spec;
+    o.batches = 1;
+    BOOST_CHECK(fm::runKernel("cpu", in, o).detected.detectedWeightError.empty());
 }
 
 // Reweighting the records of a run at mu_a to mu_a' gives the detected signal of a fresh run at
@@ -341,6 +401,74 @@ BOOST_AUTO_TEST_CASE(bad_detectors) {
     // A detecting run on a kernel that cannot detect is refused.
     const fm::RunOptions o = options(100, 1, &spec);
     BOOST_CHECK_THROW(fm::runKernel("hybrid", model.input(0.05, 0.02), o), fm::ParameterError);
+}
+
+// The MMC/MCX .mch writer (docs/DETECTORS.md field mapping), read back by our own reader: the
+// header's counts and savedetflag, per row the detector from 1, the partial paths, the exit
+// position and direction, and w0 with w0 exp(-sum mu_a L) the record's exit weight (float
+// rounding of the exponent's factor: relative 1e-5). Bad files and counts that do not fit the
+// header are errors naming the file or field.
+BOOST_AUTO_TEST_CASE(mch_round_trip_and_bad_files) {
+    DetectorModel model;
+    const fm::DetectionSpec spec = model.spec();
+    const fm::DetectedPackets dp = fm::runKernel("cpu", model.input(0.05, 0.02), options(2000, 4, &spec)).detected;
+    BOOST_REQUIRE_GT(dp.records.size(), 0u);
+    std::ostringstream out;
+    fm::writeMch(out, dp);
+    const std::string bytes = out.str();
+    const uint32_t cols = 1 + dp.regions + 3 + 3 + 1;
+    BOOST_CHECK_EQUAL(bytes.size(), 64 + dp.records.size() * cols * 4);
+    std::istringstream in(bytes);
+    const fm::MchFile f = fm::readMch(in, "t.mch");
+    BOOST_CHECK_EQUAL(f.maxmedia, dp.regions);
+    BOOST_CHECK_EQUAL(f.detnum, 2u);
+    BOOST_CHECK_EQUAL(f.colcount, cols);
+    BOOST_CHECK_EQUAL(f.totalphoton, dp.packets);
+    BOOST_CHECK_EQUAL(f.detected, dp.detected);
+    BOOST_CHECK_EQUAL(f.savedphoton, dp.records.size());
+    BOOST_CHECK_EQUAL(f.unitinmm, 1.0f);
+    BOOST_CHECK_EQUAL(f.savedetflag, fm::kMchWritten);
+    for (size_t k = 0; k < dp.records.size(); ++k) {
+        const float* row = f.row(k);
+        const fm::DetectedRecord& r = dp.records[k];
+        BOOST_CHECK_EQUAL(row[0], float(r.detector + 1));
+        double muaL = 0;
+        for (uint32_t m = 0; m < dp.regions; ++m) {
+            BOOST_CHECK_EQUAL(row[1 + m], dp.path(k)[m]);
+            muaL += dp.mua[m] * row[1 + m];
+        }
+        for (int i = 0; i < 3; ++i) {
+            BOOST_CHECK_EQUAL(row[1 + dp.regions + i], r.pos[i]);
+            BOOST_CHECK_EQUAL(row[4 + dp.regions + i], r.dir[i]);
+        }
+        BOOST_CHECK_CLOSE(double(row[cols - 1]) * std::exp(-muaL), double(r.weight), 1e-3);
+    }
+    auto error = [](const std::string& text) -> std::string {
+        std::istringstream s(text);
+        try {
+            fm::readMch(s, "bad.mch");
+        } catch (const fm::FormatError& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    BOOST_CHECK_NE(error(bytes.substr(0, bytes.size() - 3)).find("bad.mch: " + std::to_string(f.savedphoton) + " rows announced"),
+                   std::string::npos);
+    BOOST_CHECK_NE(error(bytes + "x").find("bad.mch: bytes after the last row"), std::string::npos);
+    BOOST_CHECK_NE(error("MCX").find("bad.mch: shorter than the 64-byte"), std::string::npos);
+    BOOST_CHECK_NE(error("XXXX" + bytes.substr(4)).find("magic is not MCXH"), std::string::npos);
+    std::string wrongCols = bytes;
+    wrongCols[16] = char(cols + 1);
+    BOOST_CHECK_NE(error(wrongCols).find("colcount " + std::to_string(cols + 1) + " does not match"), std::string::npos);
+    fm::DetectedPackets many = dp;
+    many.packets = uint64_t(1) << 32;
+    std::ostringstream sink;
+    try {
+        fm::writeMch(sink, many);
+        BOOST_ERROR("packets over 2^32 - 1 written to a .mch header");
+    } catch (const fm::ParameterError& e) {
+        BOOST_CHECK_NE(std::string(e.what()).find(".mch: packets 4294967296 does not fit"), std::string::npos);
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
