@@ -49,9 +49,11 @@ struct BatchRunSpec {
     uint64_t seed = 1;
 };
 
-// Runs per GPU launch of a batch when BatchOptions::runsPerLaunch is 0: one, until the
-// throughput of run groups is measured on a GPU (docs/PERFORMANCE.md, "Run groups").
-constexpr unsigned kDefaultRunsPerLaunch = 1;
+// Runs per GPU launch of a batch when BatchOptions::runsPerLaunch is 0: groups of 8 runs share a
+// launch, so that one run's last packets overlap the next ones' instead of draining the GPU
+// (docs/PERFORMANCE.md, "Planning loops with run groups": 8 keeps most of the gain of larger
+// groups with results coming in small groups).
+constexpr unsigned kDefaultRunsPerLaunch = 8;
 
 struct BatchOptions {
     std::string kernel = "cpu";  // "cpu" or "cuda"

@@ -181,6 +181,7 @@ uint32_t tallyCopies(size_t doubles) {
 struct DetectDevice {
     Stream s;
     DeviceInput input;
+    MaterialTableSent::Lease materials;  // the model's materials in constant memory, held until done
     size_t nv, ns, stride;
     uint32_t copies;
     DeviceBuffer<double> tallies;
@@ -190,7 +191,8 @@ struct DetectDevice {
     DeviceBuffer<double> zones;
 
     DetectDevice(const KernelInput& in, const DetectionSpec& spec)
-        : input(in, s), nv(in.cells.size()), ns(in.faceCount), stride(nv + 3 * ns), copies(tallyCopies(stride)),
+        : input(in, s), materials(holdMaterials(in.materials, s)), nv(in.cells.size()), ns(in.faceCount),
+          stride(nv + 3 * ns), copies(tallyCopies(stride)),
           tallies(stride * copies, "tallies"), totals(1, "ledger"), rare(kRareLedgerCopies, "ledger replicas"),
           faceDetectors(spec.faceDetectors.size(), "face detectors"), counters(3, "detection counters"),
           zones(4 * spec.detectors.size(), "detector zones") {
