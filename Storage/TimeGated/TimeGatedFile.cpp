@@ -113,7 +113,10 @@ TimeGatedArray readTimeGated(std::istream& in, const std::string& path) {
                           " for " + std::to_string(h.bins) + " bins x " + std::to_string(h.elements) + " elements");
     a.quantity = GatedQuantity(h.quantity);
     a.elements = h.elements;
-    a.units.assign(h.units, strnlen(h.units, sizeof h.units));
+    const size_t unitsLength = strnlen(h.units, sizeof h.units);
+    if (unitsLength == sizeof h.units)
+        throw FormatError(path + ": units field has no terminating NUL (at most 31 characters)");
+    a.units.assign(h.units, unitsLength);
     const size_t n = size_t(h.bins) * h.elements;
     a.values.resize(n);
     in.read(reinterpret_cast<char*>(a.values.data()), std::streamsize(8 * n));

@@ -215,6 +215,9 @@ BOOST_AUTO_TEST_CASE(gated_file_bad_inputs) {
     corrupt(p, q, 28, u32(1));
     BOOST_TEST(readRefused(q, "expected 256"));
     BOOST_TEST(readRefused(tempPath("missing.fmtg"), "cannot open"));
+    // 32 unit characters without a terminating NUL (found by the fuzzer: read as 32 characters).
+    corrupt(p, q, 64, std::string(32, 'J'));
+    BOOST_TEST(readRefused(q, "units field has no terminating NUL"));
     // A header whose size is beyond 2^64 bytes is refused with that size (found by the fuzzer:
     // converting it to an integer for the message was undefined).
     const uint64_t huge = uint64_t(1) << 62;
