@@ -346,7 +346,7 @@ void refuseThreadsWithCuda(const Args& a) {
 
 // This command's work for the choice of devices (restrictDevicesForWork): its packets and its
 // mesh's tetras, from the command line and the files' first lines; 0 where they do not tell (a
-// batch given as a folder or list or with --batch-opt, MMC inputs, .fmb meshes).
+// batch given as a folder or list or with --batch-opt, MMC inputs, a .fmb whose header fails).
 std::pair<double, size_t> estimatedWork(const Args& a) {
     size_t tetras = 0;
     const std::string mesh = a.get("--mesh", "");
@@ -354,6 +354,8 @@ std::pair<double, size_t> estimatedWork(const Args& a) {
         std::ifstream f(mesh);
         double points = 0, cells = 0;
         if (f >> points >> cells && cells >= 1 && cells < 1e12) tetras = size_t(cells);
+    } else if (isBinaryMeshFile(mesh)) {
+        tetras = size_t(binaryMeshTetraCount(mesh));
     }
     try {
         const double given = a.has("--packets") ? double(whole(a, "--packets", 1, uint64_t(1) << 53)) : 0;

@@ -98,6 +98,23 @@ verdict=$(awk -v a="$t1" -v b="$tn" 'BEGIN { print (b <= a * 1.02) ? "ok" : "SLO
 say "batch10_wall_s 1_device $t1 ${gpus}_devices $tn ratio $(awk -v a="$t1" -v b="$tn" 'BEGIN { printf "%.2f", b / a }') $verdict"
 [ "$verdict" = ok ] || fail=1
 
+if [ "$kernel" = cuda ]; then
+  say "== 2b. --devices all (devices chosen by the work: Kernels/DeviceVisibility): tiny run and 10-run batch"
+  declare -A alltiny allten
+  for r in $(seq 1 "$rounds"); do
+    v=$(fm "$work/alltiny" --source "$src" --packets 1000 --kernel cuda --devices all) || fail=1
+    say "tiny_run devices all round $r: $v ($(grep -o 'worth using[^)]*' "$work/alltiny.log" | head -1))"
+    alltiny[x]="${alltiny[x]:-} ${v%% *}"
+    v=$(fm "$work/allten" --batch-sources "$work/ten.txt" --packets "$short" --kernel cuda --devices all) || fail=1
+    say "batch10 devices all round $r: $v devices_per_rank $(json "$work/allten/summary.json" "s.get('devices_per_rank')")"
+    allten[x]="${allten[x]:-} ${v%% *}"
+  done
+  ta=$(best "${allten[x]}"); wa=$(best "${alltiny[x]}")
+  verdict=$(awk -v a="$t1" -v b="$ta" 'BEGIN { print (b <= a * 1.02) ? "ok" : "SLOWER" }')
+  say "all_devices tiny_wall_s $wa (1 device $w1) batch10_wall_s $ta (1 device $t1) ratio $(awk -v a="$t1" -v b="$ta" 'BEGIN { printf "%.2f", b / a }') $verdict"
+  [ "$verdict" = ok ] || fail=1
+fi
+
 say "== 3. one run of $long packets (process wall s, run s, absorbed; kernel s in the json)"
 declare -A lw lr
 for r in $(seq 1 "$rounds"); do

@@ -84,6 +84,19 @@ bool isBinaryMeshFile(const std::string& path) {
     return yes;
 }
 
+uint64_t binaryMeshTetraCount(const std::string& path) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return 0;
+    std::string head(kBinaryMeshHeaderBytes, '\0');
+    const bool whole = std::fread(&head[0], 1, head.size(), f) == head.size();
+    std::fclose(f);
+    if (!whole || !littleEndianHost() || !isBinaryMesh(head) || field<uint32_t>(head, kByteOrder) != kByteOrderMark ||
+        field<uint32_t>(head, kVersion) != kBinaryMeshVersion ||
+        binaryMeshChecksum(head.data(), kHeaderSum) != field<uint64_t>(head, kHeaderSum))
+        return 0;
+    return field<uint64_t>(head, kTetras);
+}
+
 MeshArrays parseBinaryMesh(const std::string& bytes, const std::string& name) {
     auto fail = [&](const std::string& what) -> void { throw FormatError(name + ": " + what); };
     if (!littleEndianHost()) fail("FullMonte binary meshes are read on little-endian hosts only");

@@ -19,6 +19,9 @@ constexpr size_t kBinaryMeshHeaderBytes = 80;
 bool isBinaryMesh(const std::string& bytes);
 // Whether the file starts with the .fmb magic (false for an unreadable file).
 bool isBinaryMeshFile(const std::string& path);
+// The tetra count in a .fmb file's header (its magic, byte order, version and header checksum
+// checked), without reading the arrays; 0 for an unreadable file or a header that fails a check.
+uint64_t binaryMeshTetraCount(const std::string& path);
 
 // The arrays of a .fmb file's bytes; FormatError "name: what is wrong" for a truncated,
 // corrupt (checksum), foreign (byte order, version) or inconsistent (indices, counts) file.

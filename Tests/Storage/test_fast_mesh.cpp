@@ -259,6 +259,16 @@ BOOST_AUTO_TEST_CASE(binary_round_trip_is_bit_identical) {
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     BOOST_CHECK(bytes == binaryMeshBytes(fromBinary));
     BOOST_CHECK_EQUAL(bytes.size(), kBinaryMeshHeaderBytes + 24 * m.pointCount() + 20 * m.tetraCount());
+    // The header alone gives the tetra count (the device choice of fullmonte-run --devices all);
+    // 0 for a text mesh, a missing file and a header whose checksum fails.
+    BOOST_CHECK_EQUAL(binaryMeshTetraCount(bin), m.tetraCount());
+    BOOST_CHECK_EQUAL(binaryMeshTetraCount(text), 0u);
+    BOOST_CHECK_EQUAL(binaryMeshTetraCount(tmpPath("absent.fmb")), 0u);
+    std::string bad = bytes;
+    bad[24] ^= 1;  // the tetra count, under the header checksum
+    std::ofstream(tmpPath("bad.fmb"), std::ios::binary) << bad;
+    BOOST_CHECK_EQUAL(binaryMeshTetraCount(tmpPath("bad.fmb")), 0u);
+    fs::remove(tmpPath("bad.fmb"));
     fs::remove(text);
     fs::remove(bin);
 }
