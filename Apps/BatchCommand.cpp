@@ -149,6 +149,28 @@ void readSources(const BatchCommand& c, BatchInputs& in) {
     }
 }
 
+}  // namespace
+
+double batchPacketEstimate(const std::string& sources, const std::string& materialSets, bool packetsGiven,
+                           uint64_t packets) {
+    try {
+        BatchCommand c;
+        c.sources = sources;
+        c.packetsGiven = packetsGiven;
+        c.opt.packets = packets;
+        BatchInputs in;
+        readSources(c, in);
+        const double sets = materialSets.empty() ? 1.0 : double(listInputs(materialSets, ".opt", "--batch-opt").size());
+        double total = 0;
+        for (uint64_t p : in.packets) total += double(p);
+        return total * sets;
+    } catch (const std::exception&) {
+        return 0;
+    }
+}
+
+namespace {
+
 // Material sets: --batch-opt, else --opt alone.
 void readMaterialSets(const BatchCommand& c, BatchInputs& in) {
     if (c.materialSets.empty()) {

@@ -29,6 +29,12 @@ struct BatchCommand {
     std::vector<std::string> warnings;       // the mesh's (shown already); kept in summary.json
 };
 
+// The packets of the whole batch that `sources` (--batch-sources) and `materialSets` (--batch-opt,
+// may be empty) name, with --packets when `packetsGiven`: the work estimate for the choice of
+// devices before CUDA starts. 0 where the files do not tell (the batch reports bad input itself).
+double batchPacketEstimate(const std::string& sources, const std::string& materialSets, bool packetsGiven,
+                           uint64_t packets);
+
 // Returns the exit status (0 done, 130 interrupted); throws fm::Error for bad input.
 int runBatchCommand(const BatchCommand& c, const MpiSession& mpi);
 

@@ -345,8 +345,8 @@ void refuseThreadsWithCuda(const Args& a) {
 }
 
 // This command's work for the choice of devices (restrictDevicesForWork): its packets and its
-// mesh's tetras, from the command line and the files' first lines; 0 where they do not tell (a
-// batch given as a folder or list or with --batch-opt, MMC inputs, a .fmb whose header fails).
+// mesh's tetras, from the command line, the source files and the mesh's first line or .fmb
+// header; 0 where they do not tell (MMC inputs, unreadable files).
 std::pair<double, size_t> estimatedWork(const Args& a) {
     size_t tetras = 0;
     const std::string mesh = a.get("--mesh", "");
@@ -359,14 +359,9 @@ std::pair<double, size_t> estimatedWork(const Args& a) {
     }
     try {
         const double given = a.has("--packets") ? double(whole(a, "--packets", 1, uint64_t(1) << 53)) : 0;
-        if (a.has("--batch-sources")) {
-            const std::string src = a.get("--batch-sources");
-            if (a.has("--batch-opt") || !std::filesystem::is_regular_file(src)) return {0, tetras};
-            std::ifstream f(src);
-            double rows = 0;
-            if (!(f >> rows) || rows < 1) return {0, tetras};
-            return {given > 0 ? rows * given : readTIMOSSource(src).totalPackets, tetras};
-        }
+        if (a.has("--batch-sources"))
+            return {batchPacketEstimate(a.get("--batch-sources"), a.get("--batch-opt", ""), given > 0, uint64_t(given)),
+                    tetras};
         if (given > 0) return {given, tetras};
         if (a.has("--source")) return {readTIMOSSource(a.get("--source")).totalPackets, tetras};
         return {1e6, tetras};
