@@ -59,6 +59,20 @@ struct ScopedEnv {
 // A run's error that says the variant asked for is not in this build (a device thread's error is
 // reported as an Error naming the GPU).
 bool notBuilt(const Error& x) { return std::string(x.what()).find("is not built") != std::string::npos; }
+
+// The same histories: the same event counts; ledger and tallies equal up to the order of the
+// atomic additions.
+void checkSameHistories(const RunResult& a, const RunResult& b) {
+    BOOST_CHECK_EQUAL(a.events.scatter, b.events.scatter);
+    BOOST_CHECK_EQUAL(a.events.boundary, b.events.boundary);
+    BOOST_CHECK_EQUAL(a.events.fresnel, b.events.fresnel);
+    BOOST_CHECK_EQUAL(a.events.exit, b.events.exit);
+    BOOST_CHECK_CLOSE(a.ledger.absorbed, b.ledger.absorbed, 1e-9);
+    BOOST_CHECK_CLOSE(a.ledger.exited, b.ledger.exited, 1e-9);
+    BOOST_CHECK_SMALL(fmtest::l1(a.volume, b.volume), 1e-9);
+    BOOST_CHECK_SMALL(fmtest::l1(a.surface, b.surface), 1e-9);
+    BOOST_CHECK_SMALL(fmtest::l1(a.directed, b.directed), 1e-9);
+}
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(cuda_cell_layout, LayoutModel)
@@ -135,16 +149,8 @@ BOOST_AUTO_TEST_CASE(both_layouts_follow_the_same_histories) {
     const RunResult rec = runKernel("cuda", in, o);
     o.tuning.cudaCellLayout = CellLayout::Split;
     const RunResult split = runKernel("cuda", in, o);
-    BOOST_CHECK_EQUAL(rec.events.scatter, split.events.scatter);
-    BOOST_CHECK_EQUAL(rec.events.boundary, split.events.boundary);
-    BOOST_CHECK_EQUAL(rec.events.fresnel, split.events.fresnel);
-    BOOST_CHECK_EQUAL(rec.events.exit, split.events.exit);
+    checkSameHistories(rec, split);
     BOOST_CHECK_GT(rec.events.fresnel, 0u);
-    BOOST_CHECK_CLOSE(rec.ledger.absorbed, split.ledger.absorbed, 1e-9);
-    BOOST_CHECK_CLOSE(rec.ledger.exited, split.ledger.exited, 1e-9);
-    BOOST_CHECK_SMALL(fmtest::l1(rec.volume, split.volume), 1e-9);
-    BOOST_CHECK_SMALL(fmtest::l1(rec.surface, split.surface), 1e-9);
-    BOOST_CHECK_SMALL(fmtest::l1(rec.directed, split.directed), 1e-9);
     BOOST_TEST_MESSAGE("kernel s, record / split: " << rec.kernelSeconds << " / " << split.kernelSeconds);
 }
 
@@ -200,13 +206,7 @@ BOOST_AUTO_TEST_CASE(latency_variants_follow_the_default_histories) {
                 BOOST_TEST_MESSAGE("variant not built (FM_CUDA_LATENCY_VARIANTS=OFF): " << x.what());
                 continue;
             }
-            BOOST_CHECK_EQUAL(r.events.scatter, base.events.scatter);
-            BOOST_CHECK_EQUAL(r.events.boundary, base.events.boundary);
-            BOOST_CHECK_EQUAL(r.events.fresnel, base.events.fresnel);
-            BOOST_CHECK_EQUAL(r.events.exit, base.events.exit);
-            BOOST_CHECK_CLOSE(r.ledger.absorbed, base.ledger.absorbed, 1e-9);
-            BOOST_CHECK_SMALL(fmtest::l1(r.volume, base.volume), 1e-9);
-            BOOST_CHECK_SMALL(fmtest::l1(r.surface, base.surface), 1e-9);
+            checkSameHistories(base, r);
             BOOST_TEST_MESSAGE("kernel s, default / variant: " << base.kernelSeconds << " / " << r.kernelSeconds);
             RunOptions d = w;
             d.outputs.directed = true;
