@@ -54,7 +54,7 @@ say "build done at $(( $(date +%s) - t_start )) s"
 # The layouts' own test: same histories in both on a small mesh with Fresnel and scored faces.
 "$bin/test_cuda_cell_layout" --log_level=message > "$out/test_cuda_cell_layout.log" 2>&1 && say "test_cuda_cell_layout: passed" ||
   { say "test_cuda_cell_layout: FAILED"; tail -20 "$out/test_cuda_cell_layout.log"; fail=1; }
-grep -h "kernel s, record" "$out/test_cuda_cell_layout.log" | tee -a "$res"
+grep -h "kernel s, " "$out/test_cuda_cell_layout.log" | tee -a "$res"
 work=$(mktemp -d /tmp/gpu_latency.XXXX)
 [ -s "$out/ptxas_mesh.txt" ] && say "ptxas, mesh kernels of the volume and exit tallies (registers, spills):" &&
   grep "volume true exits true directed false" "$out/ptxas_mesh.txt" | sort -u | tee -a "$res"
