@@ -53,18 +53,6 @@ TuningKnobs tuningFromEnvironment() {
         else if (v == "record") t.cudaCellLayout = CellLayout::Record;
         else if (v != "auto") throw ParameterError("FM_CUDA_CELL_LAYOUT=" + v + ": expected auto, record or split");
     }
-    if (const char* b = std::getenv("FM_CUDA_MESH_BLOCKS_PER_SM"); b && *b) {
-        const std::string v = b;
-        if (v != "4" && v != "5" && v != "6" && v != "8")
-            throw ParameterError("FM_CUDA_MESH_BLOCKS_PER_SM=" + v + ": expected 4, 5, 6 or 8");
-        t.cudaMeshBlocksPerSm = v == "4" ? 0u : uint32_t(std::stoul(v));
-    }
-    if (const char* f = std::getenv("FM_CUDA_MESH_PREFETCH"); f && *f) {
-        const std::string v = f;
-        if (v == "l2") t.cudaMeshPrefetch = 1;
-        else if (v == "l1") t.cudaMeshPrefetch = 2;
-        else if (v != "0") throw ParameterError("FM_CUDA_MESH_PREFETCH=" + v + ": expected 0, l2 or l1");
-    }
     return t;
 }
 

@@ -36,18 +36,11 @@ struct TuningKnobs {
     // outgrow the L2, where memory allows, else the 112-byte records), record or split. Batches
     // keep the records.
     CellLayout cudaCellLayout{};
-    // GPU mesh kernel, latency variants (builds with FM_CUDA_LATENCY_VARIANTS=ON, volume and exit
-    // tallies): the resident blocks per SM it is compiled for (0: the default, 4; 5, 6 or 8 trade
-    // registers for warps in flight), and the prefetch of the planes of the neighbour a packet's
-    // direction points at most (0: none, 1: into L2, 2: into L1).
-    uint32_t cudaMeshBlocksPerSm = 0;
-    uint32_t cudaMeshPrefetch = 0;
 };
 
 // The knobs from the environment, defaults where a variable is unset: FM_CUDA_BLOCKS_PER_SM=N,
 // FM_CUDA_MCML_GROUP_CROSSINGS=0, FM_CUDA_RZ_REPLICAS=N, FM_CPU_ISA=generic,
-// FM_BATCH_SLOTS_PER_DEVICE=1|2, FM_BATCH_RUNS_PER_LAUNCH=N, FM_CUDA_CELL_LAYOUT=auto|record|split,
-// FM_CUDA_MESH_BLOCKS_PER_SM=4|5|6|8, FM_CUDA_MESH_PREFETCH=0|l2|l1. Throws ParameterError
+// FM_BATCH_SLOTS_PER_DEVICE=1|2, FM_BATCH_RUNS_PER_LAUNCH=N, FM_CUDA_CELL_LAYOUT=auto|record|split. Throws ParameterError
 // naming the variable for a value it cannot use. For the applications' main(), not the library.
 TuningKnobs tuningFromEnvironment();
 

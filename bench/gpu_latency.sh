@@ -1,31 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
-# GPU mesh-kernel variants against memory latency (issue 29 item 1), one device call, one GPU:
-# the kernel compiled for more resident blocks per SM (FM_CUDA_MESH_BLOCKS_PER_SM=5|6|8: b5, b6,
-# b8), the likely next cell's planes prefetched into L2 or L1 (FM_CUDA_MESH_PREFETCH=l2|l1: pfl2,
-# pfl1), and the cell layouts (FM_CUDA_CELL_LAYOUT=record|split), each interleaved with the
-# default, on the clinical-scale Digimouse meshes and cube_5med (which must not lose), ROUNDS
-# rounds of PACKETS packets. Built with FM_CUDA_LATENCY_VARIANTS=ON; ptxas' register and spill
-# lines of the mesh kernels are printed (ptxas_mesh.txt).
-# Checks beside the timings: test_cuda_cell_layout (built here: both layouts and every variant
-# follow the default's histories); every variant's absorbed fraction against the default's on
-# the same seed (the same histories: relative difference < 1e-9); the default against the CPU
-# kernel once per mesh (other seed, CPU_PACKETS, |z| < 4).
+# GPU kernel variants against memory latency (issue 29 items 1 and 5), one device call, one GPU:
+# the mesh kernel's cell layouts (FM_CUDA_CELL_LAYOUT=record, the default, and split:
+# Kernels/Core/CellLayout.hpp) on the clinical-scale Digimouse meshes, and the MCML seven-layer
+# skin, each variant interleaved with the default, ROUNDS rounds of PACKETS packets.
+# Checks beside the timings: test_cuda_cell_layout (built here); every variant's absorbed
+# fraction against the default's on the same seed (the same histories: relative difference
+# < 1e-9); the default against the CPU kernel once per mesh (other seed, CPU_PACKETS, |z| < 4).
 # Prints a table; exit 1 when a check fails. Builds a core tree with CUDA (CMake, CUDA and Boost headers only).
 # Usage (GPU machine, repo root): bench/gpu_latency.sh DATA OUT
 #   DATA holds dm3.mesh.gz (2.46M tetras), dm_morton.mesh.gz (996k), digimouse.opt,
-#   digimouse.source and timos/cube_5med/ (default: $FM_DEVICE_DATA, else .device-data).
-# Env: PACKETS (1e8), ROUNDS (2), CPU_PACKETS (1e6), MESHES ("dm3 dm_morton cube_5med"), VARIANTS
-#      ("b5 b6 b8 pfl2 pfl1"), FM_BUILD_DIR (build-latency), FM_REUSE_BUILD=1, JOBS (16), CUDA_ARCH (90).
-# Expected on one H100: build ~4 min, meshes to .fmb ~30 s, CPU checks ~30 s, timed runs
-# 2 rounds x 6 kernels x (dm3 ~7 s + dm ~5 s + cube ~3 s a process) ~3 min: about 8 minutes;
-# MESHES="dm3 dm_morton" or VARIANTS with fewer entries to fit a shorter call.
+#   digimouse.source and mcml/skin7/ (default: $FM_DEVICE_DATA, else .device-data).
+# Env: PACKETS (1e8), ROUNDS (2), CPU_PACKETS (1e6), MESHES ("dm3 dm_morton"), VARIANTS
+#      ("split"), FM_BUILD_DIR (build-latency), FM_REUSE_BUILD=1, JOBS (16), CUDA_ARCH (90).
+# Expected on one H100: build ~3 min, meshes to .fmb ~30 s, CPU checks ~30 s, timed runs
+# ~2 min (dm3 ~7 s a process, dm ~5 s, skin7 ~1 s): under 7 minutes.
 set -uo pipefail
 command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ] || export PATH=/usr/local/cuda/bin:$PATH
 data=$(cd "${1:-${FM_DEVICE_DATA:-.device-data}}" && pwd) || exit 1
 out=${2:?OUT}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 packets=${PACKETS:-100000000}; rounds=${ROUNDS:-2}; cpuN=${CPU_PACKETS:-1000000}
-meshes=${MESHES:-dm3 dm_morton cube_5med}; variants=${VARIANTS:-b5 b6 b8 pfl2 pfl1}
+meshes=${MESHES:-dm3 dm_morton}; variants=${VARIANTS:-split}
 build=${FM_BUILD_DIR:-build-latency}
 res=$out/gpu_latency.txt; : > "$res"
 say() { echo "$@" | tee -a "$res"; }
@@ -39,44 +34,23 @@ t_start=$(date +%s)
 if ! { [ "${FM_REUSE_BUILD:-0}" = 1 ] && [ -x "$build/bin/fullmonte-run" ]; }; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFM_USE_CUDA=ON -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF \
     -DFM_USE_MPI=OFF -DFM_USE_PYTHON=OFF -DFM_USE_PLANNING=OFF -DFM_USE_CGAL=OFF -DFM_USE_HDF5=OFF \
-    -DFM_CUDA_LATENCY_VARIANTS=ON -DFM_CUDA_PTXAS_VERBOSE=ON \
     -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
-  cmake --build "$build" -j "${JOBS:-16}" --target fullmonte-run test_cuda_cell_layout >"$out/build.log" 2>&1 \
+  cmake --build "$build" -j "${JOBS:-16}" --target fullmonte-run fullmonte-mcml test_cuda_cell_layout >"$out/build.log" 2>&1 \
     || { grep -E 'error' "$out/build.log" | head -30; exit 1; }
-  # ptxas on the mesh kernels (DeviceModel) of CudaKernel.cu: registers and spills per instantiation.
-  grep -A4 "Compiling entry function '.*packetKernel.*DeviceModel.*sm_${CUDA_ARCH:-90}" "$out/build.log" | grep -E "Compiling|Used|spill" |
-    sed -E "s/.*Compiling entry function '([^']*)'.*/\1/; s/ptxas info *: //" | { command -v c++filt >/dev/null && c++filt || cat; } |
-    sed -E 's/^void fm::\(anonymous namespace\)::packetKernel<fm::\(anonymous namespace\)::DeviceModel, fm::TallyScorer<(true|false), (true|false), (true|false), .*, ([0-9]), ([0-9])>\(.*/volume \1 exits \2 directed \3, blocks per SM \4, prefetch \5:/' |
-    paste - - - | tr -s ' \t' ' ' > "$out/ptxas_mesh.txt"
 fi
 bin=$build/bin
 say "build done at $(( $(date +%s) - t_start )) s"
 # The layouts' own test: same histories in both on a small mesh with Fresnel and scored faces.
 "$bin/test_cuda_cell_layout" --log_level=message > "$out/test_cuda_cell_layout.log" 2>&1 && say "test_cuda_cell_layout: passed" ||
   { say "test_cuda_cell_layout: FAILED"; tail -20 "$out/test_cuda_cell_layout.log"; fail=1; }
-grep -h "kernel s, " "$out/test_cuda_cell_layout.log" | tee -a "$res"
+grep -h "kernel s, record" "$out/test_cuda_cell_layout.log" | tee -a "$res"
 work=$(mktemp -d /tmp/gpu_latency.XXXX)
-[ -s "$out/ptxas_mesh.txt" ] && say "ptxas, mesh kernels of the volume and exit tallies (registers, spills):" &&
-  grep "volume true exits true directed false" "$out/ptxas_mesh.txt" | sort -u | tee -a "$res"
+opt=$data/digimouse.opt; src=$data/digimouse.source
 
-# The settings of a variant (default: none; the layout then is auto: split on the Digimouse meshes).
-venv() {
-  case $1 in
-    default) ;;
-    b5|b6|b8) echo "FM_CUDA_MESH_BLOCKS_PER_SM=${1#b}" ;;
-    pfl2|pfl1) echo "FM_CUDA_MESH_PREFETCH=${1#pf}" ;;
-    record|split) echo "FM_CUDA_CELL_LAYOUT=$1" ;;
-    *) echo "unknown variant $1" >&2; echo "FM_UNKNOWN_VARIANT=1" ;;
-  esac
-}
-# A mesh's optical properties and source.
-optof() { case $1 in cube_5med) echo "$data/timos/cube_5med/cube_5med.opt" ;; *) echo "$data/digimouse.opt" ;; esac; }
-srcof() { case $1 in cube_5med) echo "$data/timos/cube_5med/cube_5med.source" ;; *) echo "$data/digimouse.source" ;; esac; }
-
-# One fullmonte-run process: prints "kernel_s absorbed" (FAIL on error). VARIANT names the settings.
-fm() {  # VARIANT MESH DIR ARGS...
-  local v=$1 m=$2 dir=$3; shift 3
-  env $(venv "$v") "$bin/fullmonte-run" --opt "$(optof "$m")" --source "$(srcof "$m")" --seed 1 --quiet --output "$dir" "$@" \
+# One fullmonte-run process: prints "kernel_s absorbed" (FAIL on error). LAYOUT names the variant.
+fm() {  # LAYOUT DIR ARGS...
+  local layout=$1 dir=$2; shift 2
+  FM_CUDA_CELL_LAYOUT=$layout "$bin/fullmonte-run" --opt "$opt" --source "$src" --seed 1 --quiet --output "$dir" "$@" \
     >"$dir.log" 2>&1 || { echo FAIL; return 1; }
   json "$dir/summary.json" "'%.4f %.12f' % (s.get('kernel_seconds') or s['seconds'], s['ledger']['absorbed'] / s['ledger']['launched'])"
 }
@@ -85,17 +59,17 @@ zof() { awk -v p="$1" -v q="$2" -v n="$3" -v m="$4" 'BEGIN { printf "%.2f", (p -
 
 declare -A fmb
 for m in $meshes; do
-  f=$data/$m.mesh.gz; [ -f "$f" ] || f=$data/$m.mesh; [ -f "$f" ] || f=$data/timos/$m/$m.mesh
+  f=$data/$m.mesh.gz; [ -f "$f" ] || f=$data/$m.mesh
   [ -f "$f" ] || { say "mesh $m: not in $data"; fail=1; continue; }
   case $f in *.gz) zcat "$f" > "$work/$m.mesh" ;; *) cp "$f" "$work/$m.mesh" ;; esac
   "$bin/fullmonte-run" --mesh "$work/$m.mesh" --save-mesh "$work/$m.fmb" >/dev/null 2>&1 || { say "mesh $m: conversion FAILED"; fail=1; continue; }
   rm -f "$work/$m.mesh"
   fmb[$m]=$work/$m.fmb
   # CPU check of the default, once per mesh (other seed).
-  c=$("$bin/fullmonte-run" --mesh "${fmb[$m]}" --opt "$(optof "$m")" --source "$(srcof "$m")" --seed 77 \
+  c=$(FM_CUDA_CELL_LAYOUT=record "$bin/fullmonte-run" --mesh "${fmb[$m]}" --opt "$opt" --source "$src" --seed 77 \
         --packets "$cpuN" --kernel cpu --quiet --output "$work/${m}_cpu" >/dev/null 2>&1 &&
       json "$work/${m}_cpu/summary.json" "'%.7f' % (s['ledger']['absorbed'] / s['ledger']['launched'])") || c=FAIL
-  g=$(fm default "$m" "$work/${m}_gpu_check" --mesh "${fmb[$m]}" --packets "$cpuN" --kernel cuda)
+  g=$(fm record "$work/${m}_gpu_check" --mesh "${fmb[$m]}" --packets "$cpuN" --kernel cuda)
   if [ "$c" = FAIL ] || [ "${g% *}" = FAIL ]; then say "$m: CPU check FAILED"; fail=1; else
     z=$(zof "${g#* }" "$c" "$cpuN" "$cpuN")
     say "$m: absorbed GPU default ${g#* } (seed 1), CPU $c (seed 77), z $z"
@@ -108,21 +82,29 @@ say "set-up done at $(( $(date +%s) - t_start )) s"
 declare -A kern absb
 for r in $(seq 1 "$rounds"); do
   for m in "${!fmb[@]}"; do
-    for v in default $variants; do
-      x=$(fm "$v" "$m" "$work/${m}_${v}_$r" --mesh "${fmb[$m]}" --packets "$packets" --kernel cuda) || fail=1
+    for v in record $variants; do
+      x=$(fm "$v" "$work/${m}_${v}_$r" --mesh "${fmb[$m]}" --packets "$packets" --kernel cuda) || fail=1
       say "round $r $m $v: kernel s, absorbed: $x"
       kern[$m,$v]="${kern[$m,$v]:-} ${x% *}"; absb[$m,$v,$r]=${x#* }
     done
   done
+  # The seven-layer skin, MCML mode (the default kernel: its variants come here when there are some).
+  skin=$data/mcml/skin7/7layerskin_600nm.mci
+  if [ -f "$skin" ]; then
+    [ -f "$work/skin.mci" ] || "$(dirname "$0")/skin_mci.sh" "$skin" "$packets" skin > "$work/skin.mci"
+    x=$("$bin/fullmonte-mcml" "$work/skin.mci" --kernel cuda --seed 1 --quiet --output-dir "$work/skin_$r" 2>&1 |
+        grep -E 'photons in|Rsp' | tr -s ' \n' ' ')
+    say "round $r skin7 default: $x"
+  fi
 done
 
 say "== kernel s per round (absorbed: the variant against the default, same seed and round)"
 say "$(printf '%-10s %-8s %-24s %s' mesh variant 'kernel s' 'max rel. diff of absorbed')"
 for m in "${!fmb[@]}"; do
-  for v in default $variants; do
+  for v in record $variants; do
     d=0
     for r in $(seq 1 "$rounds"); do
-      a=${absb[$m,$v,$r]:-nan}; b=${absb[$m,default,$r]:-nan}
+      a=${absb[$m,$v,$r]:-nan}; b=${absb[$m,record,$r]:-nan}
       d=$(awk -v a="$a" -v b="$b" -v d="$d" 'BEGIN { x = (a - b) / b; x = x < 0 ? -x : x; print (x > d || x != x) ? x : d }')
     done
     say "$(printf '%-10s %-8s %-24s %s' "$m" "$v" "${kern[$m,$v]}" "$d")"

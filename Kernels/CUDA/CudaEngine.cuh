@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
-#include <string>
-#include <type_traits>
 #include <vector>
 
 #include "Kernels/CUDA/CudaSupport.cuh"
@@ -79,26 +77,6 @@ struct DeviceModel {
         return __ldg(reinterpret_cast<const uint32_t*>(linksOf(i) + materialAt));
     }
     __device__ const MaterialRecord& material(uint32_t i) const { return c_materials[i]; }
-    // The cell across the face of cell i that direction d leaves through most directly (the
-    // largest cosine with the outward normals): where a packet most likely goes next.
-    __device__ uint32_t likelyNext(uint32_t i, Vec3 d) const {
-        const CellPlanes p = planes(i);
-        int best = 0;
-        float most = p.nx[0] * d.x + p.ny[0] * d.y + p.nz[0] * d.z;
-        for (int f = 1; f < 4; ++f) {
-            const float c = p.nx[f] * d.x + p.ny[f] * d.y + p.nz[f] * d.z;
-            if (c > most) most = c, best = f;
-        }
-        return adjacent(i, best);
-    }
-    // Asks for the planes of cell i (both 32-byte sectors) to be brought into L2 (Level 1) or L1
-    // (Level 2) ahead of their reads; cell 0 (outside) and cells past the mesh are never read.
-    template <int Level>
-    __device__ void prefetchPlanes(uint32_t i) const {
-        const char* at = reinterpret_cast<const char*>(planeRows + size_t(i) * planeStride);
-        if constexpr (Level == 1) asm volatile("prefetch.global.L2 [%0];\n\tprefetch.global.L2 [%1];" ::"l"(at), "l"(at + 32));
-        else asm volatile("prefetch.global.L1 [%0];\n\tprefetch.global.L1 [%1];" ::"l"(at), "l"(at + 32));
-    }
 };
 
 // The layered (MCML) model on the GPU: Core/SlabModel.hpp with the slab cells copied per
@@ -274,10 +252,8 @@ struct SplitLedgerScorer {
 // on its own (the MCML slab kernel does not: it is slower there, docs/PERFORMANCE.md).
 // The kernel's own steps are callables: widen(events) adds the scorer's 32-bit event counts into
 // 64-bit totals (long before they could wrap; the loop then zeroes them), launch(i, st) starts
-// the launch's packet i (0..count-1) in st and says whether it is live. Prefetch: after each
-// event, the planes of the cell a packet most likely enters next are prefetched into L2 (1) or
-// L1 (2) (DeviceModel::likelyNext, prefetchPlanes).
-template <int Prefetch = 0, class Model, class Scorer, class Widen, class Launch>
+// the launch's packet i (0..count-1) in st and says whether it is live.
+template <class Model, class Scorer, class Widen, class Launch>
 __device__ __forceinline__ void warpLoop(const Model& m, const KernelParams& kp, uint64_t count, unsigned long long* next,
                                          Scorer& sc, Widen widen, Launch launch) {
     PacketState st;
@@ -288,8 +264,6 @@ __device__ __forceinline__ void warpLoop(const Model& m, const KernelParams& kp,
         if (__all_sync(0xffffffffu, done)) break;  // the whole warp, back together at each event
         if (live) {
             live = advance(m, kp, st, km, sc);
-            if constexpr (Prefetch != 0)
-                if (live) m.template prefetchPlanes<Prefetch>(m.likelyNext(st.pk.tetra, st.pk.dir));
             continue;
         }
         if (done) continue;
@@ -308,10 +282,9 @@ __device__ __forceinline__ void warpLoop(const Model& m, const KernelParams& kp,
 }
 
 // The packet kernel: warpLoop over packets first..first+count-1, with the ledger split
-// (SplitLedgerScorer). MinBlocks: the resident blocks per SM it is compiled for (kMinBlocksPerSm,
-// or a latency variant's: TuningKnobs::cudaMeshBlocksPerSm); Prefetch: warpLoop's (0: none).
-template <class Model, class Scorer, int MinBlocks = kMinBlocksPerSm, int Prefetch = 0>
-__global__ void __launch_bounds__(kBlock, MinBlocks)
+// (SplitLedgerScorer).
+template <class Model, class Scorer>
+__global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
 packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer scIn,
             DeviceTotals* totals, unsigned long long* next, uint32_t nMaterials, BlockTallies bt, Ledger* rare) {
     extern __shared__ double blockAcc[];  // blockDim.x rows of bt.stride() doubles (none for large models)
@@ -321,7 +294,7 @@ packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
     useBlockTallies(scIn, bt, row);
     SplitLedgerScorer<Scorer> sc(scIn, rare + blockIdx.x % kRareLedgerCopies);
     m.enterBlock(nMaterials);
-    warpLoop<Prefetch>(
+    warpLoop(
         m, kp, count, next, sc, [&](const EventCounts<uint32_t>& e) { addEventsUnaggregated(totals, e); },
         [&](uint64_t i, PacketState& st) { return launchPacket(m, kp, first + i, st, sc); });
     sc.flush();
@@ -565,10 +538,11 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
     return BatchRun{packetsDone, since(t0), perSm};
 }
 
-template <class Model, class Scorer, int MinBlocks = kMinBlocksPerSm, int Prefetch = 0>
-BatchRun launchKernelAs(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals, uint32_t nMaterials,
-                        cudaStream_t s, BlockTallies bt, Ledger* rare, LaunchScratch* scratch) {
-    auto kernel = packetKernel<Model, Scorer, MinBlocks, Prefetch>;
+template <class Model, class Scorer>
+BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
+                         uint32_t nMaterials, cudaStream_t s, BlockTallies bt, Ledger* rare,
+                         LaunchScratch* scratch = nullptr) {
+    auto kernel = packetKernel<Model, Scorer>;
     const size_t smem = sizeof(double) * kBlock * bt.stride();
     if (smem > 48 * 1024)  // above the default limit of dynamic shared memory: opt in
         cudaCheck(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
@@ -579,40 +553,6 @@ BatchRun launchKernelAs(const Model& m, const RunOptions& opt, Scorer sc, Device
                                                                bt, rare);
                       },
                       scratch);
-}
-
-// The mesh kernel's latency variants (TuningKnobs::cudaMeshBlocksPerSm, cudaMeshPrefetch), compiled
-// with FM_CUDA_LATENCY_VARIANTS for the volume and exit tallies only (each variant is another
-// instantiation of the kernel, minutes of compile time); a variant asked of a build or a tally
-// set without it is an error.
-template <class Model, class Scorer>
-BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
-                         uint32_t nMaterials, cudaStream_t s, BlockTallies bt, Ledger* rare,
-                         LaunchScratch* scratch = nullptr) {
-    const uint32_t blocks = opt.tuning.cudaMeshBlocksPerSm, prefetch = opt.tuning.cudaMeshPrefetch;
-    if constexpr (std::is_same_v<Model, DeviceModel>) {
-        if (blocks || prefetch) {
-#ifdef FM_CUDA_LATENCY_VARIANTS
-            if constexpr (std::is_same_v<Scorer, TallyScorer<true, true, false, DeviceAtomicAdd, uint32_t>>) {
-                auto as = [&](auto B, auto P) {
-                    return launchKernelAs<Model, Scorer, decltype(B)::value, decltype(P)::value>(
-                        m, opt, sc, totals, nMaterials, s, bt, rare, scratch);
-                };
-                using I = std::integral_constant<int, 0>;
-                if (!blocks && prefetch == 1) return as(std::integral_constant<int, kMinBlocksPerSm>{}, std::integral_constant<int, 1>{});
-                if (!blocks && prefetch == 2) return as(std::integral_constant<int, kMinBlocksPerSm>{}, std::integral_constant<int, 2>{});
-                if (blocks == 5 && !prefetch) return as(std::integral_constant<int, 5>{}, I{});
-                if (blocks == 6 && !prefetch) return as(std::integral_constant<int, 6>{}, I{});
-                if (blocks == 8 && !prefetch) return as(std::integral_constant<int, 8>{}, I{});
-            }
-#endif
-            throw ParameterError("FM_CUDA_MESH_BLOCKS_PER_SM=" + std::to_string(blocks ? blocks : kMinBlocksPerSm) +
-                                 " with FM_CUDA_MESH_PREFETCH=" + (prefetch == 1 ? "l2" : prefetch == 2 ? "l1" : "0") +
-                                 ": this variant of the GPU mesh kernel is not built (FM_CUDA_LATENCY_VARIANTS=ON builds "
-                                 "one non-default knob at a time, for the volume and exit tallies without time gates)");
-        }
-    }
-    return launchKernelAs(m, opt, sc, totals, nMaterials, s, bt, rare, scratch);
 }
 
 // Launches with the small tallies bt in per-thread rows when it names any (and the scorer has a

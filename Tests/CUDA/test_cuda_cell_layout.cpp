@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The GPU mesh kernel's cell layouts (Kernels/Core/CellLayout.hpp, TuningKnobs::cudaCellLayout): the
 // split arrays hold the records' values bit for bit, a bad setting is refused by name, and on a
-// GPU both layouts follow the same histories; the mesh kernel's latency variants
-// (TuningKnobs::cudaMeshBlocksPerSm, cudaMeshPrefetch) likewise, or are refused by name in a build
-// without them. The GPU cases skip with a message without a device.
+// GPU both layouts follow the same histories. The GPU case skips with a message without a device.
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -50,16 +48,6 @@ struct LayoutEnv {
     explicit LayoutEnv(const char* v) { setenv("FM_CUDA_CELL_LAYOUT", v, 1); }
     ~LayoutEnv() { unsetenv("FM_CUDA_CELL_LAYOUT"); }
 };
-// Sets variable `name` for a scope, unset after.
-struct ScopedEnv {
-    const char* name;
-    ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
-    ~ScopedEnv() { unsetenv(name); }
-};
-// A run's error that says the variant asked for is not in this build (a device thread's error is
-// reported as an Error naming the GPU).
-bool notBuilt(const Error& x) { return std::string(x.what()).find("is not built") != std::string::npos; }
-
 // The same histories: the same event counts; ledger and tallies equal up to the order of the
 // atomic additions.
 void checkSameHistories(const RunResult& a, const RunResult& b) {
@@ -152,67 +140,6 @@ BOOST_AUTO_TEST_CASE(both_layouts_follow_the_same_histories) {
     checkSameHistories(rec, split);
     BOOST_CHECK_GT(rec.events.fresnel, 0u);
     BOOST_TEST_MESSAGE("kernel s, record / split: " << rec.kernelSeconds << " / " << split.kernelSeconds);
-}
-
-BOOST_AUTO_TEST_CASE(mesh_variant_settings_are_read_and_bad_ones_refused_by_name) {
-    BOOST_CHECK_EQUAL(tuningFromEnvironment().cudaMeshBlocksPerSm, 0u);
-    BOOST_CHECK_EQUAL(tuningFromEnvironment().cudaMeshPrefetch, 0u);
-    {
-        ScopedEnv e("FM_CUDA_MESH_BLOCKS_PER_SM", "6");
-        BOOST_CHECK_EQUAL(tuningFromEnvironment().cudaMeshBlocksPerSm, 6u);
-    }
-    {
-        ScopedEnv e("FM_CUDA_MESH_BLOCKS_PER_SM", "4");  // the default
-        BOOST_CHECK_EQUAL(tuningFromEnvironment().cudaMeshBlocksPerSm, 0u);
-    }
-    {
-        ScopedEnv e("FM_CUDA_MESH_PREFETCH", "l1");
-        BOOST_CHECK_EQUAL(tuningFromEnvironment().cudaMeshPrefetch, 2u);
-    }
-    auto refused = [](const char* name, const char* value) {
-        ScopedEnv e(name, value);
-        const std::string want = std::string(name) + "=" + value;
-        BOOST_CHECK_EXCEPTION(tuningFromEnvironment(), ParameterError,
-                              [&](const ParameterError& x) { return std::string(x.what()).find(want) != std::string::npos; });
-    };
-    refused("FM_CUDA_MESH_BLOCKS_PER_SM", "7");
-    refused("FM_CUDA_MESH_BLOCKS_PER_SM", "0");
-    refused("FM_CUDA_MESH_PREFETCH", "l3");
-}
-
-// Each latency variant follows the default's histories (same event counts, tallies equal up to
-// the order of the atomic additions), in the split layout; in a build without the variants
-// (FM_CUDA_LATENCY_VARIANTS=OFF) each is refused by name. A variant is never run for tallies it is
-// not built for (directed exits here): refused.
-BOOST_AUTO_TEST_CASE(latency_variants_follow_the_default_histories) {
-    if (!haveGpu()) return;
-    const KernelInput in = input();
-    RunOptions o;
-    o.packets = 1000000;
-    o.outputs.surface = true;
-    o.tuning.cudaCellLayout = CellLayout::Split;
-    const RunResult base = runKernel("cuda", in, o);
-    const struct { uint32_t blocks, prefetch; } variants[] = {{5, 0}, {6, 0}, {8, 0}, {0, 1}, {0, 2}};
-    for (const auto& v : variants) {
-        BOOST_TEST_CONTEXT("blocks per SM " << v.blocks << ", prefetch " << v.prefetch) {
-            RunOptions w = o;
-            w.tuning.cudaMeshBlocksPerSm = v.blocks;
-            w.tuning.cudaMeshPrefetch = v.prefetch;
-            RunResult r;
-            try {
-                r = runKernel("cuda", in, w);
-            } catch (const Error& x) {
-                BOOST_REQUIRE(notBuilt(x));
-                BOOST_TEST_MESSAGE("variant not built (FM_CUDA_LATENCY_VARIANTS=OFF): " << x.what());
-                continue;
-            }
-            checkSameHistories(base, r);
-            BOOST_TEST_MESSAGE("kernel s, default / variant: " << base.kernelSeconds << " / " << r.kernelSeconds);
-            RunOptions d = w;
-            d.outputs.directed = true;
-            BOOST_CHECK_EXCEPTION(runKernel("cuda", in, d), Error, notBuilt);
-        }
-    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
