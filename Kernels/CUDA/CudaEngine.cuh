@@ -243,23 +243,19 @@ struct SplitLedgerScorer {
     }
 };
 
-// Threads take packets one at a time from a shared counter until the batch is used up, and
-// advance them one event per loop iteration, so a lane whose packet ends starts the next one
-// at once instead of waiting for the rest of its warp. A lane whose packets have run out stays
-// in the loop, idle, until its whole warp is done: the warp's lanes vote at the top of the loop
-// at every event (__all_sync) instead of each leaving the loop on its own (the MCML slab kernel
-// does not: it is slower there, docs/PERFORMANCE.md). The ledger is split (SplitLedgerScorer).
-template <class Model, class Scorer>
-__global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
-packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer scIn,
-            DeviceTotals* totals, unsigned long long* next, uint32_t nMaterials, BlockTallies bt, Ledger* rare) {
-    extern __shared__ double blockAcc[];  // blockDim.x rows of bt.stride() doubles (none for large models)
-    const uint32_t stride = bt.stride(), nBlockAcc = stride ? bt.n[0] + bt.n[1] : 0u;
-    double* row = blockAcc + threadIdx.x * stride;
-    for (uint32_t i = 0; i < stride; ++i) row[i] = 0.0;
-    useBlockTallies(scIn, bt, row);
-    SplitLedgerScorer<Scorer> sc(scIn, rare + blockIdx.x % kRareLedgerCopies);
-    m.enterBlock(nMaterials);
+// The warp loop of the mesh kernels (packetKernel, DetectCuda.cu's detectKernel, MultiRunCuda.cu's
+// multiRunKernel). Threads take packets one at a time from the launch's counter `next` until its
+// `count` packets are used up, and advance them one event per loop iteration, so a lane whose
+// packet ends starts the next one at once instead of waiting for the rest of its warp. A lane
+// whose packets have run out stays in the loop, idle, until its whole warp is done: the warp's
+// lanes vote at the top of the loop at every event (__all_sync) instead of each leaving the loop
+// on its own (the MCML slab kernel does not: it is slower there, docs/PERFORMANCE.md).
+// The kernel's own steps are callables: widen(events) adds the scorer's 32-bit event counts into
+// 64-bit totals (long before they could wrap; the loop then zeroes them), launch(i, st) starts
+// the launch's packet i (0..count-1) in st and says whether it is live.
+template <class Model, class Scorer, class Widen, class Launch>
+__device__ __forceinline__ void warpLoop(const Model& m, const KernelParams& kp, uint64_t count, unsigned long long* next,
+                                         Scorer& sc, Widen widen, Launch launch) {
     PacketState st;
     KeptMaterial km;  // the packet's material between events, for models that keep it (Core/Packet.hpp)
     bool live = false;
@@ -271,19 +267,36 @@ packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
             continue;
         }
         if (done) continue;
-        // 32-bit per-thread counters: widen into the totals long before they could wrap.
         if (sc.events.absorb > 0x40000000u || sc.events.boundary > 0x40000000u) {
-            addEventsUnaggregated(totals, sc.events);
+            widen(sc.events);
             sc.events = EventCounts<uint32_t>{};
         }
-        uint64_t i = atomicAdd(next, 1ull);
+        const uint64_t i = atomicAdd(next, 1ull);
         if (i >= count) {
             done = true;
             continue;
         }
-        live = launchPacket(m, kp, first + i, st, sc);
+        live = launch(i, st);
         if (live) km = keptMaterial(m, st.pk.tetra);
     }
+}
+
+// The packet kernel: warpLoop over packets first..first+count-1, with the ledger split
+// (SplitLedgerScorer).
+template <class Model, class Scorer>
+__global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
+packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer scIn,
+            DeviceTotals* totals, unsigned long long* next, uint32_t nMaterials, BlockTallies bt, Ledger* rare) {
+    extern __shared__ double blockAcc[];  // blockDim.x rows of bt.stride() doubles (none for large models)
+    const uint32_t stride = bt.stride(), nBlockAcc = stride ? bt.n[0] + bt.n[1] : 0u;
+    double* row = blockAcc + threadIdx.x * stride;
+    for (uint32_t i = 0; i < stride; ++i) row[i] = 0.0;
+    useBlockTallies(scIn, bt, row);
+    SplitLedgerScorer<Scorer> sc(scIn, rare + blockIdx.x % kRareLedgerCopies);
+    m.enterBlock(nMaterials);
+    warpLoop(
+        m, kp, count, next, sc, [&](const EventCounts<uint32_t>& e) { addEventsUnaggregated(totals, e); },
+        [&](uint64_t i, PacketState& st) { return launchPacket(m, kp, first + i, st, sc); });
     sc.flush();
     addTotals(totals, sc.ledger(), sc.events);
     if (nBlockAcc > 0) {  // the rows' column sums into the global arrays
@@ -529,14 +542,15 @@ template <class Model, class Scorer>
 BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
                          uint32_t nMaterials, cudaStream_t s, BlockTallies bt, Ledger* rare,
                          LaunchScratch* scratch = nullptr) {
+    auto kernel = packetKernel<Model, Scorer>;
     const size_t smem = sizeof(double) * kBlock * bt.stride();
     if (smem > 48 * 1024)  // above the default limit of dynamic shared memory: opt in
-        cudaCheck(cudaFuncSetAttribute(packetKernel<Model, Scorer>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+        cudaCheck(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
                   "shared memory for per-thread tallies");
-    return runBatches(packetKernel<Model, Scorer>, smem, opt, s,
+    return runBatches(kernel, smem, opt, s,
                       [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* counter) {
-                          packetKernel<Model, Scorer><<<blocks, kBlock, smem, on>>>(m, opt.params, first, n, sc, totals,
-                                                                                    counter, nMaterials, bt, rare);
+                          kernel<<<blocks, kBlock, smem, on>>>(m, opt.params, first, n, sc, totals, counter, nMaterials,
+                                                               bt, rare);
                       },
                       scratch);
 }

@@ -11,6 +11,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <utility>
 #include <thread>
 
 #include "Kernels/Core/TallyScorer.hpp"
@@ -276,18 +277,37 @@ DeviceModelCache<DeviceRun>& deviceRunCache() {
     return *cache;
 }
 
+// The L2 and memory sizes of `device` in bytes, asked of the runtime once per device in a process
+// (they never change; cudaGetDeviceProperties costs a fraction of a millisecond to milliseconds,
+// at every run of a planning loop otherwise). False where the device cannot be asked (not kept:
+// asked again next time).
+bool deviceMemorySizes(int device, double& l2Bytes, double& memoryBytes) {
+    static std::mutex m;
+    static std::map<int, std::pair<double, double>> known;
+    std::lock_guard<std::mutex> lock(m);
+    auto it = known.find(device);
+    if (it == known.end()) {
+        int l2 = 0;
+        cudaDeviceProp p{};
+        if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess ||
+            cudaGetDeviceProperties(&p, device) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return false;
+        }
+        it = known.emplace(device, std::make_pair(double(l2), double(p.totalGlobalMem))).first;
+    }
+    l2Bytes = it->second.first;
+    memoryBytes = it->second.second;
+    return true;
+}
+
 // The layout of a run's cells on `device` (TuningKnobs::cudaCellLayout, chooseCellLayout); the
 // records where the device cannot be asked.
 CellLayout cellLayoutFor(CellLayout wanted, size_t cells, int device) {
     if (wanted != CellLayout::Auto) return wanted;
-    int l2 = 0;
-    cudaDeviceProp p{};
-    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess ||
-        cudaGetDeviceProperties(&p, device) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return CellLayout::Record;
-    }
-    return chooseCellLayout(wanted, cells, double(l2), double(p.totalGlobalMem));
+    double l2 = 0, memory = 0;
+    if (!deviceMemorySizes(device, l2, memory)) return CellLayout::Record;
+    return chooseCellLayout(wanted, cells, l2, memory);
 }
 
 DeviceModelKey deviceRunKey(int device, const KernelInput& mesh, const OutputSelection& o,

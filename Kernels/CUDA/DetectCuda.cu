@@ -126,7 +126,7 @@ struct DeviceDetectorTally {
 
 using DetectScorer = TallyScorer<true, true, true, DeviceAtomicAdd, uint32_t, DeviceDetectorTally>;
 
-// packetKernel's warp loop (CudaEngine.cuh) with the detector told each packet's index and
+// The warp loop (CudaEngine.cuh warpLoop) with the detector told each packet's index and
 // replay slot before its launch; replayIndex maps slots to packet indices (null: slot = index).
 // scratch: the launch's path slices for models of more than kGpuDetectMaterials materials
 // (null: a local array).
@@ -144,30 +144,13 @@ detectKernel(DeviceModel m, KernelParams kp, uint64_t first, uint64_t count, Sco
         det.path = path;
     }
     m.enterBlock(0);
-    PacketState st;
-    KeptMaterial km;
-    bool live = false, done = false;
-    for (;;) {
-        if (__all_sync(0xffffffffu, done)) break;
-        if (live) {
-            live = advance(m, kp, st, km, sc);
-            continue;
-        }
-        if (done) continue;
-        if (sc.events.absorb > 0x40000000u || sc.events.boundary > 0x40000000u) {
-            addEventsUnaggregated(totals, sc.events);
-            sc.events = EventCounts<uint32_t>{};
-        }
-        const uint64_t i = atomicAdd(next, 1ull);
-        if (i >= count) {
-            done = true;
-            continue;
-        }
-        const uint64_t slot = first + i, index = replayIndex ? replayIndex[slot] : slot;
-        sc.inner.template tally<DeviceDetectorTally>().startPacket(slot, index);
-        live = launchPacket(m, kp, index, st, sc);
-        if (live) km = keptMaterial(m, st.pk.tetra);
-    }
+    warpLoop(
+        m, kp, count, next, sc, [&](const EventCounts<uint32_t>& e) { addEventsUnaggregated(totals, e); },
+        [&](uint64_t i, PacketState& st) {
+            const uint64_t slot = first + i, index = replayIndex ? replayIndex[slot] : slot;
+            sc.inner.template tally<DeviceDetectorTally>().startPacket(slot, index);
+            return launchPacket(m, kp, index, st, sc);
+        });
     sc.flush();
     addTotals(totals, sc.ledger(), sc.events);
 }

@@ -66,7 +66,7 @@ struct DeviceRunSinks {
     }
 };
 
-// packetKernel's loop (one event per iteration, lanes voting at each) over `count` packets of
+// The warp loop (CudaEngine.cuh warpLoop) over `count` packets of
 // the group's runs: MultiRunLane starts each packet in its run's scorer.
 template <class Scorer>
 __global__ void __launch_bounds__(kBlock, kMultiRunMinBlocksPerSm)
@@ -75,29 +75,9 @@ multiRunKernel(DeviceModel m, KernelParams kp, const MultiRunEntry* runs, uint64
     SplitLedgerScorer<Scorer> sc(scIn, nullptr);
     MultiRunLane lane;
     sinks.open(0, sc);
-    PacketState st;
-    KeptMaterial km;
-    bool live = false;
-    bool done = false;
-    for (;;) {
-        if (__all_sync(0xffffffffu, done)) break;
-        if (live) {
-            live = advance(m, kp, st, km, sc);
-            continue;
-        }
-        if (done) continue;
-        if (sc.events.absorb > 0x40000000u || sc.events.boundary > 0x40000000u) {
-            addEventsUnaggregated(sinks.totalsOf(lane.run), sc.events);
-            sc.events = EventCounts<uint32_t>{};
-        }
-        const uint64_t i = atomicAdd(next, 1ull);
-        if (i >= count) {
-            done = true;
-            continue;
-        }
-        live = lane.launch(m, kp, runs, i, st, sc, sinks);
-        if (live) km = keptMaterial(m, st.pk.tetra);
-    }
+    warpLoop(
+        m, kp, count, next, sc, [&](const EventCounts<uint32_t>& e) { addEventsUnaggregated(sinks.totalsOf(lane.run), e); },
+        [&](uint64_t i, PacketState& st) { return lane.launch(m, kp, runs, i, st, sc, sinks); });
     // The last run of each thread: one reduction per warp where the whole warp ended in one run.
     sc.flush();
     const uint32_t r0 = __shfl_sync(0xffffffffu, lane.run, 0);
