@@ -22,9 +22,12 @@ constexpr uint32_t kRunReplicas = 32;
 // Replicas of each run's ledger and event totals: threads add into them one by one when they
 // leave a run (no warp to reduce over), spread by block.
 constexpr uint32_t kTotalsCopies = 32;
-// Resident blocks per SM the group kernel is compiled for: three, so that a thread's run and
-// tally pointers (kernel parameters in the single-run kernel) fit in registers without spills.
-constexpr int kMultiRunMinBlocksPerSm = 3;
+// Resident blocks per SM the group kernel is compiled for (TuningKnobs::cudaGroupBlocksPerSm):
+// four by default, as the single-run kernel (64 registers a thread: the thread's run and tally
+// pointers, kernel parameters in the single-run kernel, push a few values to local memory, read
+// at a run switch or a flush), or three (no spills, a quarter fewer warps to hide latency).
+constexpr int kMultiRunBlocksPerSm = 4;
+constexpr int kMultiRunBlocksPerSmNoSpill = 3;
 // Device memory for the tallies of one group; groups of runs on larger meshes hold fewer runs.
 constexpr size_t kGroupTallyBudget = size_t(1) << 30;
 
@@ -68,8 +71,8 @@ struct DeviceRunSinks {
 
 // packetKernel's loop (one event per iteration, lanes voting at each) over `count` packets of
 // the group's runs: MultiRunLane starts each packet in its run's scorer.
-template <class Scorer>
-__global__ void __launch_bounds__(kBlock, kMultiRunMinBlocksPerSm)
+template <int MinBlocksPerSm, class Scorer>
+__global__ void __launch_bounds__(kBlock, MinBlocksPerSm)
 multiRunKernel(DeviceModel m, KernelParams kp, const MultiRunEntry* runs, uint64_t count, Scorer scIn,
                DeviceRunSinks<Scorer> sinks, unsigned long long* next) {
     SplitLedgerScorer<Scorer> sc(scIn, nullptr);
@@ -167,6 +170,7 @@ struct CudaRunGroupOnDevice::Impl {
     std::unique_ptr<DeviceBuffer<double>> emitterCdf, pieceCdf;
     std::unique_ptr<DeviceBuffer<Piece>> pieces;
     cudaEvent_t done = nullptr;
+    int sms = 0;  // the device's SMs, queried at the first launch
     MaterialTableSent::Lease materials;  // from upload until the group's tallies are downloaded
 
     Impl(int dev, const KernelInput& in, const OutputSelection& o, size_t want)
@@ -223,14 +227,17 @@ struct CudaRunGroupOnDevice::Impl {
             Scorer sc;
             sc.setReplicas(copies - 1, uint32_t(stride));
             const DeviceRunSinks<Scorer> sinks{tallies.get(), stride * copies, nVol, nSurf, totals.get(), rare.get()};
-            int sms = 0, fit = 0;
-            cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
-            cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, multiRunKernel<Scorer>, kBlock, 0), "occupancy");
+            auto* kernel = o.tuning.cudaGroupBlocksPerSm == kMultiRunBlocksPerSmNoSpill
+                               ? multiRunKernel<kMultiRunBlocksPerSmNoSpill, Scorer>
+                               : multiRunKernel<kMultiRunBlocksPerSm, Scorer>;
+            if (sms == 0) cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
+            int fit = 0;
+            cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, 0), "occupancy");
             fit = std::max(fit, 1);
             perSm = o.tuning.cudaBlocksPerSm ? std::min(int(o.tuning.cudaBlocksPerSm), fit) : fit;
             const unsigned blocks = unsigned(std::min<uint64_t>(uint64_t(sms) * perSm, (count + kBlock - 1) / kBlock));
-            multiRunKernel<Scorer><<<blocks, kBlock, 0, s>>>(deviceModel(mesh, EmitterView{}), o.params,
-                                                               entries.get(), count, sc, sinks, counter.get());
+            kernel<<<blocks, kBlock, 0, s>>>(deviceModel(mesh, EmitterView{}), o.params, entries.get(), count, sc, sinks,
+                                             counter.get());
             cudaCheck(cudaGetLastError(), "launch");
         });
         cudaCheck(cudaEventRecord(done, s), "event");
