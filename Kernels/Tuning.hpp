@@ -32,8 +32,8 @@ struct TuningKnobs {
     // GPU batches: runs per launch (0: BatchOptions::runsPerLaunch decides; 1: one run per launch).
     uint32_t batchRunsPerLaunch = 0;
     // GPU batches' run-group kernel (Kernels/CUDA/MultiRunCuda.cu): the variant compiled for 4
-    // resident blocks per SM (0, the default: 64 registers a thread, a few values spilled) or
-    // for 3 (every value in registers, a quarter fewer threads to hide memory latency).
+    // resident blocks per SM (0, the default, as the single-run kernel) or for 3 (a quarter
+    // fewer threads to hide memory latency; to compare).
     uint32_t cudaGroupBlocksPerSm = 0;
     // GPU mesh kernel (runKernel "cuda"): the cells' layout on the device (Kernels/Core/CellLayout.hpp):
     // auto (default: the split arrays of planes and crossing fields for meshes whose records

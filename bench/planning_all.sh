@@ -11,9 +11,10 @@
 # (`fullmonte-run --batch-sources`) with FM_BATCH_RUNS_PER_LAUNCH = 2, 4, 8, 16, each checked run by
 # run against the one-run-per-launch batch (same packets: equal absorbed fractions to rounding).
 # Groups of 8 run twice each with the group kernel compiled for 4 blocks per SM (the default) and
-# for 3 (FM_CUDA_GROUP_BLOCKS_PER_SM=3, the kernel before: labels 8b3, 8b3r2), interleaved; each
-# prints the group kernels' own rate (*_in_kernel_fraction_of_kernel_only, from the runs'
-# kernel_seconds) beside the batch's, telling a loss inside the kernel from one between launches.
+# for 3 (FM_CUDA_GROUP_BLOCKS_PER_SM=3, the kernel before: labels 8b3, 8b3r2), interleaved, and
+# once each with one group in flight (8s1, 8b3s1), which prints the group kernels' own rate
+# (*_in_kernel_fraction_of_kernel_only, from the runs' kernel_seconds) beside the batch's,
+# telling a loss inside the kernel from one between launches.
 # With several GPUs: planning_loop.sh's 1-vs-all batches (the 10-run batch with --devices all
 # now brings up only the devices its work is worth) and, where the Digimouse data is present,
 # bench/multi_gpu.sh (fixed cost per extra GPU, 10-run batch on 1 vs N, 1e9 Digimouse scaling).
@@ -52,13 +53,16 @@ b="$data/timos/cube_5med/cube_5med"
 krate=$(awk '$1 == "cli_kernel_only_packets_per_s" { print $2 }' "$out/loop/planning_loop.txt")
 base=$out/loop/batch_0_one_run_per_launch/summary.json
 py=$(command -v python3 || command -v /usr/bin/python3)
-# "8b3": groups of 8 with the group kernel compiled for 3 blocks per SM (no spills; the default
-# before 4 blocks per SM), to A/B against "8" in the same call.
-for gl in 2 4 8 8b3 16 8b3r2 8r2; do
+# Labels: N runs per launch; "b3": the group kernel compiled for 3 blocks per SM (the kernel
+# before 4), to A/B against the default in the same call; "s1": one group in flight (its runs'
+# kernel seconds are then the group kernels' own time); "r2": a second round.
+for gl in 2 4 8 8b3 16 8b3r2 8r2 8s1 8b3s1; do
   if [ ! -f "$base" ] || [ -z "$krate" ]; then say "planning_all: no one-run-per-launch batch to compare with"; fail=1; break; fi
-  g=${gl%%b*}; g=${g%%r*}; gb=; case $gl in *b3*) gb=3 ;; esac
+  g=${gl%%[brs]*}; gb=; gs=
+  case $gl in *b3*) gb=3 ;; esac
+  case $gl in *s1*) gs=1 ;; esac
   t1=$(date +%s.%N)
-  if ! FM_CUDA_GROUP_BLOCKS_PER_SM=$gb FM_BATCH_RUNS_PER_LAUNCH=$g "$bin/fullmonte-run" --mesh "$b.mesh" --opt "$b.opt" --kernel cuda --devices 0 --quiet \
+  if ! FM_BATCH_SLOTS_PER_DEVICE=$gs FM_CUDA_GROUP_BLOCKS_PER_SM=$gb FM_BATCH_RUNS_PER_LAUNCH=$g "$bin/fullmonte-run" --mesh "$b.mesh" --opt "$b.opt" --kernel cuda --devices 0 --quiet \
       --batch-sources "$out/loop/cands.source" --packets "$packets" --output "$out/cli_group$gl" > "$out/cli_group$gl.log" 2>&1; then
     say "cli_group${gl} FAIL"; tail -5 "$out/cli_group$gl.log"; fail=1; continue
   fi
@@ -73,7 +77,7 @@ print(f"cli_group{g}_seconds {s['seconds']:.4f}")
 print(f"cli_group{g}_fraction_of_kernel_only {s['packets'] / s['seconds'] / krate:.4f}")
 print(f"cli_group{g}_overhead_per_run_ms {1e3 * (s['seconds'] - s['packets'] / krate) / s['runs']:.3f}")
 ks = sum(r.get('kernel_seconds', 0.0) for r in s['per_run'])
-if ks > 0:  # the group kernels' own rate: below 1 where the loss is in the kernel, not between launches
+if ks > 0 and g.endswith('s1'):  # one group in flight: the group kernels' own rate
     print(f"cli_group{g}_in_kernel_fraction_of_kernel_only {s['packets'] / ks / krate:.4f}")
 d = max(abs(x['ledger']['absorbed'] - y['ledger']['absorbed']) / max(y['ledger']['absorbed'], 1e-300)
         for x, y in zip(s['per_run'], one['per_run']))
