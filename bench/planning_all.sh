@@ -8,8 +8,9 @@
 # in flight) and groups of 2, 4, 8, 16, 32 runs per launch, the Tcl-free C++ planning loop (pack +
 # runKernel per run, as a Tcl kernel's runSync), the CLI batch, with checks (run 0 of each batch
 # equals the same run alone; GPU vs CPU absorbed fraction). Then the CLI batch
-# (`fullmonte-run --batch-sources`) with FM_BATCH_RUNS_PER_LAUNCH = 2, 4, 8, 16, each checked run by
-# run against the one-run-per-launch batch (same packets: equal absorbed fractions to rounding).
+# (`fullmonte-run --batch-sources`) with FM_BATCH_RUNS_PER_LAUNCH = 8 (the C++ API covers 2-32),
+# each checked run by run against the one-run-per-launch batch (same packets: equal absorbed
+# fractions to rounding).
 # Groups of 8 run twice each with the group kernel compiled for 4 blocks per SM (the default) and
 # for 3 (FM_CUDA_GROUP_BLOCKS_PER_SM=3, the kernel before: labels 8b3, 8b3r2), interleaved, and
 # once each with one group in flight (8s1, 8b3s1), which prints the group kernels' own rate
@@ -24,8 +25,8 @@
 #   part, dm_morton.mesh.gz, digimouse.opt, digimouse.source.
 #   Env: RUNS (500 on one GPU, 300 on several: fits the call), PACKETS (1e6), LONG (1e8),
 #   FM_BUILD_DIR (build-plan), JOBS (16), DM_LONG (1e9; the Digimouse run on several GPUs).
-# Expected time on one H100: build ~3 min, planning_loop ~2 min at 500 runs, CLI groups ~40 s:
-# about 7 minutes. On 2 x H100 add ~3 minutes for multi_gpu.sh (RUNS 300).
+# Expected time on one H100: build ~3 min, planning_loop ~2 min at 500 runs, CLI groups ~50 s:
+# about 6-7 minutes. On 2 x H100 add ~3 minutes for multi_gpu.sh (RUNS 300).
 set -uo pipefail
 if [ $# -ge 2 ]; then data=$1; out=$2; else data=${FM_DEVICE_DATA:-.device-data}; out=${1:?OUT dir}; fi
 command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ] || export PATH=/usr/local/cuda/bin:$PATH
@@ -56,7 +57,7 @@ py=$(command -v python3 || command -v /usr/bin/python3)
 # Labels: N runs per launch; "b3": the group kernel compiled for 3 blocks per SM (the kernel
 # before 4), to A/B against the default in the same call; "s1": one group in flight (its runs'
 # kernel seconds are then the group kernels' own time); "r2": a second round.
-for gl in 2 4 8 8b3 16 8b3r2 8r2 8s1 8b3s1; do
+for gl in 8 8b3 8s1 8b3s1 8b3r2 8r2; do
   if [ ! -f "$base" ] || [ -z "$krate" ]; then say "planning_all: no one-run-per-launch batch to compare with"; fail=1; break; fi
   g=${gl%%[brs]*}; gb=; gs=
   case $gl in *b3*) gb=3 ;; esac
