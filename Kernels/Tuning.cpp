@@ -41,6 +41,9 @@ TuningKnobs tuningFromEnvironment() {
     t.mcmlRzReplicas = positiveFromEnv("FM_CUDA_RZ_REPLICAS", 0, 1024);
     t.batchSlotsPerDevice = positiveFromEnv("FM_BATCH_SLOTS_PER_DEVICE", 0, 2);
     t.batchRunsPerLaunch = positiveFromEnv("FM_BATCH_RUNS_PER_LAUNCH", 0, 64);
+    t.cudaGroupBlocksPerSm = positiveFromEnv("FM_CUDA_GROUP_BLOCKS_PER_SM", 0, 4);
+    if (t.cudaGroupBlocksPerSm && t.cudaGroupBlocksPerSm < 3)
+        throw ParameterError("FM_CUDA_GROUP_BLOCKS_PER_SM=" + std::to_string(t.cudaGroupBlocksPerSm) + ": expected 3 or 4");
     if (const char* isa = std::getenv("FM_CPU_ISA"); isa && *isa) {
         const std::string v = isa;
         if (v == "generic") t.cpuIsa = CpuIsa::Generic;

@@ -31,6 +31,10 @@ struct TuningKnobs {
     uint32_t batchSlotsPerDevice = 0;
     // GPU batches: runs per launch (0: BatchOptions::runsPerLaunch decides; 1: one run per launch).
     uint32_t batchRunsPerLaunch = 0;
+    // GPU batches' run-group kernel (Kernels/CUDA/MultiRunCuda.cu): the variant compiled for 4
+    // resident blocks per SM (0, the default, as the single-run kernel) or for 3 (a quarter
+    // fewer threads to hide memory latency; to compare).
+    uint32_t cudaGroupBlocksPerSm = 0;
     // GPU mesh kernel (runKernel "cuda"): the cells' layout on the device (Kernels/Core/CellLayout.hpp):
     // auto (default: the split arrays of planes and crossing fields for meshes whose records
     // outgrow the L2, where memory allows, else the 112-byte records), record or split. Batches
@@ -40,7 +44,8 @@ struct TuningKnobs {
 
 // The knobs from the environment, defaults where a variable is unset: FM_CUDA_BLOCKS_PER_SM=N,
 // FM_CUDA_MCML_GROUP_CROSSINGS=0, FM_CUDA_RZ_REPLICAS=N, FM_CPU_ISA=generic,
-// FM_BATCH_SLOTS_PER_DEVICE=1|2, FM_BATCH_RUNS_PER_LAUNCH=N, FM_CUDA_CELL_LAYOUT=auto|record|split. Throws ParameterError
+// FM_BATCH_SLOTS_PER_DEVICE=1|2, FM_BATCH_RUNS_PER_LAUNCH=N, FM_CUDA_CELL_LAYOUT=auto|record|split,
+// FM_CUDA_GROUP_BLOCKS_PER_SM=3|4. Throws ParameterError
 // naming the variable for a value it cannot use. For the applications' main(), not the library.
 TuningKnobs tuningFromEnvironment();
 

@@ -3,7 +3,8 @@
 # shellcheck disable=SC2046  # $(devs N) expands to two words or none, on purpose
 # Planning loops and many GPUs (issue 29), in one device call: builds the core + CUDA kernel
 # (CUDA, CMake and Boost headers only), runs the batch tests, then on cube_5med:
-#   1. kernel-only throughput: one long run (LONG packets) on GPU 0;
+#   1. kernel-only throughput: one long run (LONG packets) on GPU 0 of all RUNS sources at once
+#      (the batch's packet mix), and of the first source alone (the earlier reference);
 #   2. RUNS runs of PACKETS point sources through the C++ batch API (bench/planning_loop.cpp):
 #      one run per launch (the path before run groups; one and two runs in flight per GPU) and
 #      groups of 2..32 runs per launch (Kernels/MultiRun.hpp), each checked run by run against
@@ -82,10 +83,18 @@ run=("$bin/fullmonte-run" --mesh "$b.mesh" --opt "$b.opt" --kernel "$kernel" --q
 devs() { [ "$kernel" = cuda ] && echo "--devices $1"; }
 say "== command line, GPU 0"
 wall "${run[@]}" --source "$out/first.source" --packets 1000 --output "$out/warm" >/dev/null || true  # GPU out of idle
-w=$(wall "${run[@]}" --source "$out/first.source" --packets "$long" --no-surface $(devs 0) --output "$out/long") || fail=1
+# Kernel-only: one long run of every candidate source at once (cands.source as one composite
+# source: the batch's packet mix; a source nearer the surface loses its packets sooner, so one
+# source's rate is no reference for the others'), and of the first source alone (the reference
+# of earlier sessions: faster per packet than the mix).
+w=$(wall "${run[@]}" --source "$out/cands.source" --packets "$long" --no-surface $(devs 0) --output "$out/long") || fail=1
 krate=$(json "$out/long/summary.json" "s['packets'] / s.get('kernel_seconds', s['seconds'])")
 say "cli_long_run_process_wall_s $w"
 say "cli_kernel_only_packets_per_s $krate"
+say "cli_kernel_only_events_per_packet $(json "$out/long/summary.json" "round((s['events']['absorb'] + s['events']['boundary']) / s['packets'], 1)")"
+wall "${run[@]}" --source "$out/first.source" --packets "$long" --no-surface $(devs 0) --output "$out/long_first" >/dev/null || fail=1
+say "cli_kernel_only_first_source_packets_per_s $(json "$out/long_first/summary.json" "s['packets'] / s.get('kernel_seconds', s['seconds'])")"
+say "cli_kernel_only_first_source_events_per_packet $(json "$out/long_first/summary.json" "round((s['events']['absorb'] + s['events']['boundary']) / s['packets'], 1)")"
 clibatch() {  # NAME DEVICES [ENV...]: one --batch-sources run and its figures
   local name=$1 dev=$2; shift 2
   w=$(wall env "$@" "${run[@]}" --batch-sources "$out/cands.source" --packets "$packets" $(devs "$dev") --output "$out/$name") || { fail=1; return; }

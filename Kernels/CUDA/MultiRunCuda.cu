@@ -22,11 +22,15 @@ constexpr uint32_t kRunReplicas = 32;
 // Replicas of each run's ledger and event totals: threads add into them one by one when they
 // leave a run (no warp to reduce over), spread by block.
 constexpr uint32_t kTotalsCopies = 32;
-// Resident blocks per SM the group kernel is compiled for: three, so that a thread's run and
-// tally pointers (kernel parameters in the single-run kernel) fit in registers without spills.
-constexpr int kMultiRunMinBlocksPerSm = 3;
+// Resident blocks per SM the group kernel is compiled for (TuningKnobs::cudaGroupBlocksPerSm):
+// four by default, as the single-run kernel (64 registers a thread; a thread's run is two 32-bit
+// offsets, TallyReplicas::base and GroupLedgerScorer::rareRun, so that nothing spills), or
+// three (more registers than needed, a quarter fewer warps to hide memory latency: for A/B).
+constexpr int kMultiRunBlocksPerSm = 4;
+constexpr int kMultiRunBlocksPerSmNoSpill = 3;
 // Device memory for the tallies of one group; groups of runs on larger meshes hold fewer runs.
 constexpr size_t kGroupTallyBudget = size_t(1) << 30;
+static_assert(kGroupTallyBudget / sizeof(double) <= UINT32_MAX, "a run's tally offset in a group is 32-bit");
 
 // One thread's ledger into the totals without warp cooperation (a thread leaving a run).
 __device__ inline void addLedgerUnaggregated(DeviceTotals* t, const Ledger& L) {
@@ -36,27 +40,39 @@ __device__ inline void addLedgerUnaggregated(DeviceTotals* t, const Ledger& L) {
         if (l[i] != 0.0) atomicAdd(&t->ledger[i], l[i]);
 }
 
+// SplitLedgerScorer for a group: the rare ledger fields go to the thread's run's replicas,
+// rareRun ledgers past the block's replica of run 0's (a 32-bit offset in a register: a
+// per-run pointer there spills at four blocks per SM).
+template <class Inner>
+struct GroupLedgerScorer : SplitLedgerScorer<Inner> {
+    uint32_t rareRun = 0;
+
+    __device__ GroupLedgerScorer(const Inner& s, Ledger* blockRare) : SplitLedgerScorer<Inner>(s, blockRare) {}
+    template <double Ledger::*F>
+    __device__ void bookLedger(double v) {
+        if constexpr (F == &Ledger::absorbed) this->absorbed += v;
+        else DeviceAtomicAdd::add(&(this->rare[rareRun].*F), v);
+    }
+};
+
 // Where a group's runs keep their sums (MultiRunLane's Sinks): run r's tallies (volume, surface,
-// directed, in replicas) from tallies + r * runStride, its totals and its rare ledger fields.
+// directed, in replicas) r * runStride doubles past run 0's (the scorer's pointers, which stay
+// kernel parameters: a thread holds the run's 32-bit offset, TallyReplicas::base, not three
+// pointers), its totals and its rare ledger fields.
 template <class Inner>
 struct DeviceRunSinks {
-    double* tallies;
-    size_t runStride;  // doubles per run, replicas included
-    uint32_t nVol, nSurf;
+    uint32_t runStride;    // doubles per run, replicas included
     DeviceTotals* totals;  // kTotalsCopies per run
     Ledger* rare;          // kRareLedgerCopies per run
 
     __device__ DeviceTotals* totalsOf(uint32_t r) const {
         return totals + size_t(r) * kTotalsCopies + blockIdx.x % kTotalsCopies;
     }
-    __device__ void open(uint32_t r, SplitLedgerScorer<Inner>& sc) const {
-        double* base = tallies + size_t(r) * runStride;
-        if constexpr (std::is_base_of_v<VolumeTally<DeviceAtomicAdd>, Inner>) sc.inner.volume = base;
-        if constexpr (std::is_base_of_v<ExitTally<DeviceAtomicAdd>, Inner>) sc.inner.surface = base + nVol;
-        if constexpr (std::is_base_of_v<DirectedTally<DeviceAtomicAdd>, Inner>) sc.inner.directed = base + nVol + nSurf;
-        sc.rare = rare + size_t(r) * kRareLedgerCopies + blockIdx.x % kRareLedgerCopies;
+    __device__ void open(uint32_t r, GroupLedgerScorer<Inner>& sc) const {
+        sc.inner.setReplicaBase(r * runStride);
+        sc.rareRun = r * kRareLedgerCopies;
     }
-    __device__ void close(uint32_t r, SplitLedgerScorer<Inner>& sc) const {
+    __device__ void close(uint32_t r, GroupLedgerScorer<Inner>& sc) const {
         sc.flush();
         DeviceTotals* t = totalsOf(r);
         addLedgerUnaggregated(t, sc.ledger());
@@ -68,11 +84,11 @@ struct DeviceRunSinks {
 
 // The warp loop (CudaEngine.cuh warpLoop) over `count` packets of
 // the group's runs: MultiRunLane starts each packet in its run's scorer.
-template <class Scorer>
-__global__ void __launch_bounds__(kBlock, kMultiRunMinBlocksPerSm)
+template <int MinBlocksPerSm, class Scorer>
+__global__ void __launch_bounds__(kBlock, MinBlocksPerSm)
 multiRunKernel(DeviceModel m, KernelParams kp, const MultiRunEntry* runs, uint64_t count, Scorer scIn,
                DeviceRunSinks<Scorer> sinks, unsigned long long* next) {
-    SplitLedgerScorer<Scorer> sc(scIn, nullptr);
+    GroupLedgerScorer<Scorer> sc(scIn, sinks.rare + blockIdx.x % kRareLedgerCopies);
     MultiRunLane lane;
     sinks.open(0, sc);
     warpLoop(
@@ -147,6 +163,7 @@ struct CudaRunGroupOnDevice::Impl {
     std::unique_ptr<DeviceBuffer<double>> emitterCdf, pieceCdf;
     std::unique_ptr<DeviceBuffer<Piece>> pieces;
     cudaEvent_t done = nullptr;
+    int sms = 0;  // the device's SMs, queried at the first launch
     MaterialTableSent::Lease materials;  // from upload until the group's tallies are downloaded
 
     Impl(int dev, const KernelInput& in, const OutputSelection& o, size_t want)
@@ -201,16 +218,23 @@ struct CudaRunGroupOnDevice::Impl {
         dispatchOutputs(outputs.volume, outputs.surface, outputs.directed, [&](auto V, auto S, auto D) {
             using Scorer = TallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value, DeviceAtomicAdd, uint32_t>;
             Scorer sc;
+            double* t = tallies.get();
+            if constexpr (decltype(V)::value) sc.volume = t;
+            if constexpr (decltype(S)::value) sc.surface = t + nVol;
+            if constexpr (decltype(D)::value) sc.directed = t + nVol + nSurf;
             sc.setReplicas(copies - 1, uint32_t(stride));
-            const DeviceRunSinks<Scorer> sinks{tallies.get(), stride * copies, nVol, nSurf, totals.get(), rare.get()};
-            int sms = 0, fit = 0;
-            cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
-            cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, multiRunKernel<Scorer>, kBlock, 0), "occupancy");
+            const DeviceRunSinks<Scorer> sinks{uint32_t(stride * copies), totals.get(), rare.get()};
+            auto* kernel = o.tuning.cudaGroupBlocksPerSm == kMultiRunBlocksPerSmNoSpill
+                               ? multiRunKernel<kMultiRunBlocksPerSmNoSpill, Scorer>
+                               : multiRunKernel<kMultiRunBlocksPerSm, Scorer>;
+            if (sms == 0) cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
+            int fit = 0;
+            cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, 0), "occupancy");
             fit = std::max(fit, 1);
             perSm = o.tuning.cudaBlocksPerSm ? std::min(int(o.tuning.cudaBlocksPerSm), fit) : fit;
             const unsigned blocks = unsigned(std::min<uint64_t>(uint64_t(sms) * perSm, (count + kBlock - 1) / kBlock));
-            multiRunKernel<Scorer><<<blocks, kBlock, 0, s>>>(deviceModel(mesh, EmitterView{}), o.params,
-                                                               entries.get(), count, sc, sinks, counter.get());
+            kernel<<<blocks, kBlock, 0, s>>>(deviceModel(mesh, EmitterView{}), o.params, entries.get(), count, sc, sinks,
+                                             counter.get());
             cudaCheck(cudaGetLastError(), "launch");
         });
         cudaCheck(cudaEventRecord(done, s), "event");

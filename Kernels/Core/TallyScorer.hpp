@@ -34,6 +34,9 @@ struct AccReplicates<A, std::void_t<decltype(A::kReplicas)>> : std::bool_constan
 // replica pointer would be spilled, and its reload would stall every flush).
 struct TallyReplicas {
     uint32_t mask = 0, stride = 0;
+    // Doubles from the array's start to its first replica: 0, or a run's tallies within a group's
+    // arrays (Kernels/CUDA/MultiRunCuda.cu: a 32-bit offset in a register instead of a pointer).
+    uint32_t base = 0;
 
     template <class Acc>
     FM_HD uint32_t offset(Vec3 p) const {
@@ -48,7 +51,7 @@ struct TallyReplicas {
             memcpy(&y, &p.y, sizeof y);
             memcpy(&z, &p.z, sizeof z);
 #endif
-            return (((x ^ y ^ z) * 0x9E3779B1u >> 16) & mask) * stride;
+            return base + (((x ^ y ^ z) * 0x9E3779B1u >> 16) & mask) * stride;
         } else {
             (void)p;
             return 0;
@@ -76,7 +79,7 @@ struct VolumeTally {
             cacheEnergy += dw;
         }
     }
-    FM_HD void flush() { flushInto(0); }
+    FM_HD void flush() { flushInto(volumeReplicas.base); }
     FM_HD void flushInto(uint32_t offset) {  // offset: of the replica (TallyReplicas::offset)
         if (cacheEnergy != 0.0) Acc::add(volume + (offset + cacheTetra), cacheEnergy);
         cacheEnergy = 0.0;
@@ -142,6 +145,12 @@ struct TallyScorer
         if constexpr (kVolume) this->volumeReplicas = r;
         if constexpr (kSurface) this->surfaceReplicas = r;
         if constexpr (kDirected) this->directedReplicas = r;
+    }
+    // Every standard tally's replicas from `base` doubles past its pointer (TallyReplicas::base).
+    FM_HD void setReplicaBase(uint32_t base) {
+        if constexpr (kVolume) this->volumeReplicas.base = base;
+        if constexpr (kSurface) this->surfaceReplicas.base = base;
+        if constexpr (kDirected) this->directedReplicas.base = base;
     }
     // The same scorer (pointers, ledger, counts, extra tallies) with another accumulation policy
     // for the standard tallies.

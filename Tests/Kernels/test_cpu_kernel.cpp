@@ -179,14 +179,17 @@ BOOST_AUTO_TEST_CASE(generic_and_avx2_lane_loops_give_the_same_histories) {
 // The tuning knobs from the environment (the tools' one reader): defaults where unset, the
 // values given, and an error naming the variable for a value it cannot use.
 BOOST_AUTO_TEST_CASE(tuning_knobs_from_the_environment) {
-    const char* names[] = {"FM_CUDA_BLOCKS_PER_SM", "FM_CUDA_MCML_GROUP_CROSSINGS", "FM_CUDA_RZ_REPLICAS", "FM_CPU_ISA"};
+    const char* names[] = {"FM_CUDA_BLOCKS_PER_SM", "FM_CUDA_MCML_GROUP_CROSSINGS", "FM_CUDA_RZ_REPLICAS", "FM_CPU_ISA",
+                           "FM_CUDA_GROUP_BLOCKS_PER_SM"};
     for (const char* n : names) unsetenv(n);
     TuningKnobs t = tuningFromEnvironment();
     BOOST_CHECK_EQUAL(t.cudaBlocksPerSm, 0u);
     BOOST_CHECK(t.mcmlGroupCrossings);
     BOOST_CHECK_EQUAL(t.mcmlRzReplicas, 0u);
     BOOST_CHECK(t.cpuIsa == CpuIsa::Best);
+    BOOST_CHECK_EQUAL(t.cudaGroupBlocksPerSm, 0u);
     setenv("FM_CUDA_BLOCKS_PER_SM", "3", 1);
+    setenv("FM_CUDA_GROUP_BLOCKS_PER_SM", "3", 1);
     setenv("FM_CUDA_MCML_GROUP_CROSSINGS", "0", 1);
     setenv("FM_CUDA_RZ_REPLICAS", "8", 1);
     setenv("FM_CPU_ISA", "generic", 1);
@@ -195,13 +198,15 @@ BOOST_AUTO_TEST_CASE(tuning_knobs_from_the_environment) {
     BOOST_CHECK(!t.mcmlGroupCrossings);
     BOOST_CHECK_EQUAL(t.mcmlRzReplicas, 8u);
     BOOST_CHECK(t.cpuIsa == CpuIsa::Generic);
+    BOOST_CHECK_EQUAL(t.cudaGroupBlocksPerSm, 3u);
     for (const char* n : names) unsetenv(n);
     auto names_ = [](const char* var) {
         return [var](const ParameterError& e) { return std::string(e.what()).find(var) != std::string::npos; };
     };
     for (auto [var, value] : {std::pair{"FM_CUDA_BLOCKS_PER_SM", "three"}, {"FM_CUDA_BLOCKS_PER_SM", "0"},
                               {"FM_CUDA_MCML_GROUP_CROSSINGS", "off"}, {"FM_CUDA_RZ_REPLICAS", "-2"},
-                              {"FM_CPU_ISA", "sse"}}) {
+                              {"FM_CPU_ISA", "sse"}, {"FM_CUDA_GROUP_BLOCKS_PER_SM", "2"},
+                              {"FM_CUDA_GROUP_BLOCKS_PER_SM", "5"}}) {
         setenv(var, value, 1);
         BOOST_CHECK_EXCEPTION(tuningFromEnvironment(), ParameterError, names_(var));
         unsetenv(var);
