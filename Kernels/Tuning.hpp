@@ -31,9 +31,9 @@ struct TuningKnobs {
     uint32_t batchSlotsPerDevice = 0;
     // GPU batches: runs per launch (0: BatchOptions::runsPerLaunch decides; 1: one run per launch).
     uint32_t batchRunsPerLaunch = 0;
-    // GPU batches' run-group kernel (Kernels/CUDA/MultiRunCuda.cu): the variant compiled for 4
-    // resident blocks per SM (0, the default, as the single-run kernel) or for 3 (a quarter
-    // fewer threads to hide memory latency; to compare).
+    // GPU batches' run-group kernel (Kernels/CUDA/MultiRunCuda.cu): the variant compiled for 3
+    // resident blocks per SM (0, the default) or for 4 (64 registers, as the single-run kernel;
+    // to compare).
     uint32_t cudaGroupBlocksPerSm = 0;
     // GPU mesh kernel (runKernel "cuda"): the cells' layout on the device (Kernels/Core/CellLayout.hpp):
     // auto (default: the split arrays of planes and crossing fields for meshes whose records

@@ -11,9 +11,9 @@
 # (`fullmonte-run --batch-sources`) with FM_BATCH_RUNS_PER_LAUNCH = 8 (the C++ API covers 2-32),
 # each checked run by run against the one-run-per-launch batch (same packets: equal absorbed
 # fractions to rounding).
-# Groups of 8 run twice each with the group kernel compiled for 4 blocks per SM (the default) and
-# for 3 (FM_CUDA_GROUP_BLOCKS_PER_SM=3, the kernel before: labels 8b3, 8b3r2), interleaved, and
-# once each with one group in flight (8s1, 8b3s1), which prints the group kernels' own rate
+# Groups of 8 run twice each with the group kernel compiled for 3 blocks per SM (the default) and
+# for 4 (FM_CUDA_GROUP_BLOCKS_PER_SM=4: labels 8b4, 8b4r2), interleaved, and
+# once each with one group in flight (8s1, 8b4s1), which prints the group kernels' own rate
 # (*_in_kernel_fraction_of_kernel_only, from the runs' kernel_seconds) beside the batch's,
 # telling a loss inside the kernel from one between launches.
 # With several GPUs: planning_loop.sh's 1-vs-all batches (the 10-run batch with --devices all
@@ -54,13 +54,13 @@ b="$data/timos/cube_5med/cube_5med"
 krate=$(awk '$1 == "cli_kernel_only_packets_per_s" { print $2 }' "$out/loop/planning_loop.txt")
 base=$out/loop/batch_0_one_run_per_launch/summary.json
 py=$(command -v python3 || command -v /usr/bin/python3)
-# Labels: N runs per launch; "b3": the group kernel compiled for 3 blocks per SM (the kernel
-# before 4), to A/B against the default in the same call; "s1": one group in flight (its runs'
-# kernel seconds are then the group kernels' own time); "r2": a second round.
-for gl in 8 8b3 8s1 8b3s1 8b3r2 8r2; do
+# Labels: N runs per launch; "b4": the group kernel compiled for 4 blocks per SM, to A/B against
+# the default (3) in the same call; "s1": one group in flight (its runs' kernel seconds are then
+# the group kernels' own time); "r2": a second round.
+for gl in 8 8b4 8s1 8b4s1 8b4r2 8r2; do
   if [ ! -f "$base" ] || [ -z "$krate" ]; then say "planning_all: no one-run-per-launch batch to compare with"; fail=1; break; fi
   g=${gl%%[brs]*}; gb=; gs=
-  case $gl in *b3*) gb=3 ;; esac
+  case $gl in *b4*) gb=4 ;; esac
   case $gl in *s1*) gs=1 ;; esac
   t1=$(date +%s.%N)
   if ! FM_BATCH_SLOTS_PER_DEVICE=$gs FM_CUDA_GROUP_BLOCKS_PER_SM=$gb FM_BATCH_RUNS_PER_LAUNCH=$g "$bin/fullmonte-run" --mesh "$b.mesh" --opt "$b.opt" --kernel cuda --devices 0 --quiet \

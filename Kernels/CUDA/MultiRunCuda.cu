@@ -23,11 +23,12 @@ constexpr uint32_t kRunReplicas = 32;
 // leave a run (no warp to reduce over), spread by block.
 constexpr uint32_t kTotalsCopies = 32;
 // Resident blocks per SM the group kernel is compiled for (TuningKnobs::cudaGroupBlocksPerSm):
-// four by default, as the single-run kernel (64 registers a thread; a thread's run is two 32-bit
-// offsets, TallyReplicas::base and GroupLedgerScorer::rareRun, so that nothing spills), or
-// three (more registers than needed, a quarter fewer warps to hide memory latency: for A/B).
-constexpr int kMultiRunBlocksPerSm = 4;
-constexpr int kMultiRunBlocksPerSmNoSpill = 3;
+// three by default (a thread's run is two 32-bit offsets, TallyReplicas::base and
+// GroupLedgerScorer::rareRun; the group kernel with more registers a thread runs a batch's
+// packets faster than at four blocks, docs/PERFORMANCE.md), or four (64 registers, as the
+// single-run kernel, no spills: for A/B).
+constexpr int kMultiRunBlocksPerSm = 3;
+constexpr int kMultiRunBlocksPerSmAlt = 4;
 // Device memory for the tallies of one group; groups of runs on larger meshes hold fewer runs.
 constexpr size_t kGroupTallyBudget = size_t(1) << 30;
 static_assert(kGroupTallyBudget / sizeof(double) <= UINT32_MAX, "a run's tally offset in a group is 32-bit");
@@ -224,8 +225,8 @@ struct CudaRunGroupOnDevice::Impl {
             if constexpr (decltype(D)::value) sc.directed = t + nVol + nSurf;
             sc.setReplicas(copies - 1, uint32_t(stride));
             const DeviceRunSinks<Scorer> sinks{uint32_t(stride * copies), totals.get(), rare.get()};
-            auto* kernel = o.tuning.cudaGroupBlocksPerSm == kMultiRunBlocksPerSmNoSpill
-                               ? multiRunKernel<kMultiRunBlocksPerSmNoSpill, Scorer>
+            auto* kernel = o.tuning.cudaGroupBlocksPerSm == kMultiRunBlocksPerSmAlt
+                               ? multiRunKernel<kMultiRunBlocksPerSmAlt, Scorer>
                                : multiRunKernel<kMultiRunBlocksPerSm, Scorer>;
             if (sms == 0) cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
             int fit = 0;

@@ -67,10 +67,10 @@ BOOST_AUTO_TEST_CASE(group_launch_runs_equal_single_gpu_runs) {
         o.batches = 1;
         opts.push_back(o);
     }
-    // The second group reuses the device buffers and runs the kernel compiled for 3 blocks per SM
-    // (TuningKnobs::cudaGroupBlocksPerSm; the first, the default 4).
+    // The second group reuses the device buffers and runs the kernel compiled for 4 blocks per SM
+    // (TuningKnobs::cudaGroupBlocksPerSm; the first, the default 3).
     for (int round = 0; round < 2; ++round) {
-        for (RunOptions& o : opts) o.tuning.cudaGroupBlocksPerSm = round ? 3 : 0;
+        for (RunOptions& o : opts) o.tuning.cudaGroupBlocksPerSm = round ? 4 : 0;
         const std::vector<RunResult> got = group.run(v, opts);
         BOOST_REQUIRE_EQUAL(got.size(), sources.size());
         for (size_t r = 0; r < sources.size(); ++r) {
