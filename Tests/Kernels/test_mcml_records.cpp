@@ -265,14 +265,16 @@ BOOST_AUTO_TEST_CASE(command_line_writes_records) {
         BOOST_CHECK_MESSAGE(code != 0 && msg.find(named) != std::string::npos && !fs::exists(dir / "a.fmd"),
                             args << ": exit " << code << ", message: " << msg);
     };
-    refused("--records --max-detected 0", "--max-detected");
-    refused("--records --max-detected x", "--max-detected");
-    refused("--max-detected 10", "needs --records");
-    refused("--records-radius 1", "needs --records");
-    refused("--records --records-radius -1", "--records-radius");
-    refused("--records --records-radius 1e999", "--records-radius");
-    refused("--records --kernel cuda", "CPU kernel only");
-    refused("--records --output-dir " + (dir / "a.mci" / "sub").string(), (dir / "a.mci").string());
+    refused("--records --max-detected 0", "--max-detected = 0 is smaller than 1");
+    refused("--records --max-detected x", "--max-detected: 'x' is not a whole number");
+    refused("--max-detected 10", "--max-detected needs --records");
+    refused("--records-radius 1", "--records-radius needs --records");
+    refused("--mch", "--mch needs --records");
+    refused("--records --records-radius -1", "--records-radius must be a finite number of mm > 0");
+    refused("--records --records-radius 1e999", "--records-radius must be a finite number of mm > 0");
+    refused("--records --kernel cuda", "--records: per-photon records are kept by the CPU kernel only");
+    refused("--records --output-dir " + (dir / "a.mci" / "sub").string(),
+            (dir / "a.mci" / "sub").string() + ": cannot create the output folder");
     std::error_code ignored;
     fs::remove_all(dir, ignored);
 }
