@@ -11,6 +11,7 @@
 #include "Geometry/Layered.hpp"
 #include "Kernels/McmlKernel.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
+#include "Tests/Kernels/McmlThreeLayers.hpp"
 #include "Tests/TestUtil.hpp"
 
 using namespace fm;
@@ -18,20 +19,7 @@ using fmtest::haveGpu;
 
 namespace {
 
-// Three index-mismatched layers (MCML units: 1/cm, cm).
-MCMLRun threeLayers() {
-    MCMLRun r;
-    r.outName = "gpu_time.mco";
-    r.dz = 0.01;
-    r.dr = 0.02;
-    r.nz = 30;
-    r.nr = 25;
-    r.na = 5;
-    r.nAbove = 1.0;
-    r.nBelow = 1.2;
-    r.layers = {{1.4, 1, 100, 0.8, 0.05}, {1.33, 0.5, 50, 0.9, 0.1}, {1.45, 2, 80, 0.7, 0.1}};
-    return r;
-}
+MCMLRun threeLayers() { return fmtest::threeMismatchedLayers(); }
 
 RunOptions options(const MCMLRun& run, uint64_t packets, bool gated) {
     RunOptions o = mcmlRunOptions(run);

@@ -19,6 +19,7 @@
 #include "Kernels/McmlKernel.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Storage/MCML/MCOReader.hpp"
+#include "Tests/Kernels/McmlThreeLayers.hpp"
 #include "Tests/Kernels/DiffusionReference.hpp"
 #include "Tests/TestUtil.hpp"
 
@@ -28,21 +29,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Three layers, mismatched indices (MCML units: 1/cm, cm).
-MCMLRun threeLayers() {
-    MCMLRun r;
-    r.outName = "t.mco";
-    r.photons = 20000;
-    r.dz = 0.01;
-    r.dr = 0.02;
-    r.nz = 30;
-    r.nr = 25;
-    r.na = 5;
-    r.nAbove = 1.0;
-    r.nBelow = 1.2;
-    r.layers = {{1.4, 1, 100, 0.8, 0.05}, {1.33, 0.5, 50, 0.9, 0.1}, {1.45, 2, 80, 0.7, 0.1}};
-    return r;
-}
+MCMLRun threeLayers() { return fmtest::threeMismatchedLayers(); }
 
 RunOptions options(const MCMLRun& run, uint64_t packets, uint64_t first = 0) {
     RunOptions o = mcmlRunOptions(run);
