@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <sstream>
 
 #include "Common/Errors.hpp"
 #include "Geometry/Layered.hpp"
@@ -208,6 +209,28 @@ BOOST_AUTO_TEST_CASE(disk_records_are_the_surface_records_within_the_radius) {
     BOOST_CHECK_EQUAL(disk.t.records.records.size(), inside);
     BOOST_CHECK_LT(inside, all.t.records.records.size());
     BOOST_CHECK_GT(inside, 0u);
+}
+
+// The .fmd of layered records says "model layered" and reads back as such; a model the reader
+// does not know is a FormatError naming the file and line.
+BOOST_AUTO_TEST_CASE(fmd_header_names_the_layered_model) {
+    const MCMLRun run = threeLayers();
+    const RecordedRun r = recordedRun(run, options(run, 200));
+    std::stringstream file;
+    writeDetected(file, r.t.records);
+    const std::string text = file.str();
+    BOOST_REQUIRE_NE(text.find("\nmodel layered\n"), std::string::npos);
+    std::istringstream in(text);
+    const DetectedPackets back = readDetected(in, "r.fmd");
+    BOOST_CHECK_EQUAL(back.model, "layered");
+    BOOST_CHECK_EQUAL(back.records.size(), r.t.records.records.size());
+    std::string bad = text;
+    bad.replace(bad.find("model layered"), 13, "model slabsss");
+    std::istringstream badIn(bad);
+    BOOST_CHECK_EXCEPTION(readDetected(badIn, "r.fmd"), FormatError, [](const FormatError& e) {
+        return std::string(e.what()).find("r.fmd:5") != std::string::npos &&
+               std::string(e.what()).find("model must be mesh or layered") != std::string::npos;
+    });
 }
 
 // Records on the GPU kernel, a zero record count and a negative radius are refused by name.
