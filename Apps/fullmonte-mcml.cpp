@@ -18,6 +18,9 @@
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/BatchMeans.hpp"
 #include "Kernels/McmlKernel.hpp"
+#include "Kernels/McmlRecords.hpp"
+#include "Storage/Detected/DetectedFile.hpp"
+#include "Storage/Detected/MchFile.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Kernels/ResourceLimits.hpp"
 #include "Kernels/Tuning.hpp"
@@ -35,7 +38,7 @@ namespace {
 
 const char* kUsage =
     "usage: fullmonte-mcml FILE.mci [--threads T] [--seed K] [--kernel cpu|cuda] [--batches B] [--output-dir D] [--quiet]\n"
-    "       [--time-gates START,STOP,STEP]\n"
+    "       [--time-gates START,STOP,STEP] [--records [--max-detected N] [--records-radius R] [--mch]]\n"
     "  Runs every run in FILE.mci and writes each .mco it names (relative to the .mci's folder,\n"
     "  or to D; a name may not lead out of that folder, and two runs may not share one).\n"
     "  Run k uses packets after those of runs 1..k-1, so runs are independent.\n"
@@ -50,7 +53,15 @@ const char* kUsage =
     "  --max-output-gb G  refuse runs whose .mco files together exceed G GB (default 1)\n"
     "  --quiet       no progress bar\n"
     "  --time-gates START,STOP,STEP  also write NAME_time.txt beside each NAME.mco: Rd, Tt and A per\n"
-    "                time gate (ns, on the photon clock), Rd(r,t), Tt(r,t), A(z,t) (docs/TIME_DOMAIN.md)\n";
+    "                time gate (ns, on the photon clock), Rd(r,t), Tt(r,t), A(z,t) (docs/TIME_DOMAIN.md)\n"
+    "  --records     also write NAME.fmd beside each NAME.mco: one record per photon leaving through\n"
+    "                the top (detector 0, Rd) or bottom (detector 1, Tt) surface, with its weight,\n"
+    "                exit point, direction, time, scatters and path per layer (docs/DETECTORS.md \"MCML\");\n"
+    "                --kernel cpu only (the scalar photon loop)\n"
+    "  --max-detected N   records kept per run, the lowest photon indices (default 1e6; more are\n"
+    "                counted, not kept)\n"
+    "  --records-radius R  record only exits within R mm of the beam axis (default: the whole surface)\n"
+    "  --mch         also write NAME.mch: the records as an MMC/MCX .mch file\n";
 
 struct Args {
     std::string mci, kernel = "cpu", outputDir;
@@ -61,7 +72,21 @@ struct Args {
     unsigned threads = 0;
     bool threadsGiven = false;
     bool quiet = false, help = false;
+    // --records: per-photon exit records (NAME.fmd, and NAME.mch with --mch)
+    bool records = false, mch = false;
+    uint64_t maxDetected = 1000000;
+    double recordsRadius = 0;  // mm; 0: the whole surface
+    std::vector<std::string> recordOptions;  // given options that need --records
 };
+
+// A radius in mm: a finite number > 0.
+double radiusOption(const std::string& k, const std::string& v) {
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !std::isfinite(x) || !(x > 0))
+        throw ParameterError(k + " must be a finite number of mm > 0, got '" + v + "'");
+    return x;
+}
 
 Args parse(int argc, char** argv) {
     Args a;
@@ -81,7 +106,17 @@ Args parse(int argc, char** argv) {
         else if (k == "--batches") a.batches = parseBatches(value(), "--batches");
         else if (k == "--output-dir") a.outputDir = value();
         else if (k == "--time-gates") a.gates = parseTimeGates(value(), "--time-gates");
-        else if (k == "--max-output-gb") a.maxOutputBytes = 1e9 * double(wholeNumberOption(k, value(), 1, 1000000));
+        else if (k == "--records") a.records = true;
+        else if (k == "--mch") {
+            a.mch = true;
+            a.recordOptions.push_back(k);
+        } else if (k == "--max-detected") {
+            a.maxDetected = wholeNumberOption(k, value(), 1, uint64_t(1) << 40);
+            a.recordOptions.push_back(k);
+        } else if (k == "--records-radius") {
+            a.recordsRadius = radiusOption(k, value());
+            a.recordOptions.push_back(k);
+        } else if (k == "--max-output-gb") a.maxOutputBytes = 1e9 * double(wholeNumberOption(k, value(), 1, 1000000));
         else if (k.size() > 1 && k[0] == '-') throw ParameterError("unknown argument '" + k + "' (see --help)");
         else if (a.mci.empty()) a.mci = k;
         else throw ParameterError("only one .mci file is taken, got '" + a.mci + "' and '" + k + "'");
@@ -89,6 +124,9 @@ Args parse(int argc, char** argv) {
     if (a.kernel != "cpu" && a.kernel != "cuda")
         throw ParameterError("--kernel must be cpu or cuda, got '" + a.kernel + "'");
     // The CUDA kernel runs every photon on the GPU: a thread count would be ignored, so it is refused.
+    if (!a.records && !a.recordOptions.empty()) throw ParameterError(a.recordOptions[0] + " needs --records");
+    if (a.records && a.kernel != "cpu")
+        throw ParameterError("--records: per-photon records are kept by the CPU kernel only; use --kernel cpu");
     if (a.kernel == "cuda" && a.threadsGiven)
         throw ParameterError("--threads sets the CPU kernel's threads; --kernel cuda runs on the GPU");
     return a;
@@ -98,6 +136,11 @@ Args parse(int argc, char** argv) {
 std::string stderrName(const std::string& mco) {
     const fs::path p(mco);
     return (p.parent_path() / (p.stem().string() + "_stderr" + p.extension().string())).string();
+}
+
+// NAME.fmd / NAME.mch beside NAME.mco: the records of --records.
+std::string recordsName(const std::string& mco, const char* extension) {
+    return fs::path(mco).replace_extension(extension).string();
 }
 
 // NAME_time.txt beside NAME.mco: the time-resolved output of --time-gates.
@@ -180,6 +223,22 @@ void printSummary(size_t k, size_t runs, const std::string& path, const MCMLResu
                     L.abnormal / L.launched);
 }
 
+// NAME.fmd (and NAME.mch) of a run's records, staged in `out`; a line on what they hold.
+void writeRecords(OutputFolder& out, const std::string& mco, bool mch, const DetectedPackets& dp) {
+    AtomicFile f(out.staged(recordsName(mco, ".fmd")));
+    writeDetected(f.out, dp);
+    f.commit();
+    if (mch) {
+        AtomicFile m(out.staged(recordsName(mco, ".mch")));
+        writeMch(m.out, dp);
+        m.commit();
+    }
+    std::printf("  records: %llu exits detected (%llu kept%s); detected weight per launched photon: top %.6g  bottom %.6g\n",
+                (unsigned long long)dp.detected, (unsigned long long)dp.records.size(),
+                dp.truncated() ? ", the lowest photon indices: raise --max-detected to keep all" : "",
+                dp.detectedWeight.at(0) / double(dp.packets), dp.detectedWeight.at(1) / double(dp.packets));
+}
+
 int run(int argc, char** argv) {
     Args a = parse(argc, argv);
     if (a.help || a.mci.empty()) {
@@ -201,6 +260,11 @@ int run(int argc, char** argv) {
         for (const MCMLRun& run : input.runs) names.push_back(stderrName(run.outName));
     if (a.gates.on())
         for (const MCMLRun& run : input.runs) names.push_back(timeName(run.outName));
+    if (a.records)
+        for (const MCMLRun& run : input.runs) {
+            names.push_back(recordsName(run.outName, ".fmd"));
+            if (a.mch) names.push_back(recordsName(run.outName, ".mch"));
+        }
     OutputFolder out(outputFolder(a), names);
     ProgressBar bar(!a.quiet);
     uint64_t first = 0;
@@ -216,8 +280,14 @@ int run(int argc, char** argv) {
         opt.progress = [&](uint64_t d, uint64_t t) { bar(d, t); };
         opt.cancel = &stopFlag();
         first += run.photons;
+        const LayeredModel model = layeredFromMcml(run);
+        DetectionSpec records;
+        if (a.records) {
+            records = layeredDetection(packLayered(model), a.maxDetected, a.recordsRadius);
+            opt.detection = &records;
+        }
         McmlTallies raw;
-        MCMLResult res = runMcml(a.kernel, layeredFromMcml(run), run, opt, &raw);
+        MCMLResult res = runMcml(a.kernel, model, run, opt, &raw);
         if (raw.cancelled) {
             std::cerr << "fullmonte-mcml: interrupted in run " << k + 1 << " after " << raw.packetsDone
                       << " of " << raw.packetsRequested << " photons; no .mco was written\n";
@@ -236,6 +306,7 @@ int run(int argc, char** argv) {
             writeMcmlTimeResolved(tf.out, raw, run);
             tf.commit();
         }
+        if (a.records) writeRecords(out, run.outName, a.mch, raw.records);
         printSummary(k, input.runs.size(), (fs::path(out.dir()) / run.outName).string(), res, raw);
     }
     throwIfStopped("fullmonte-mcml");

@@ -56,6 +56,10 @@ struct DetectedPackets {
     // The kernel that detected them ("cpu" or "cuda"): a packet's history reproduces only on
     // the kernel that ran it (GPU and CPU math functions round differently), so replays check it.
     std::string kernel = "cpu";
+    // The geometry: "mesh" (regions are the mesh's materials) or "layered" (fullmonte-mcml's
+    // records: regions are the layers 1..L, detector 0 the top surface (reflectance), 1 the
+    // bottom (transmittance); docs/DETECTORS.md "MCML").
+    std::string model = "mesh";
 
     // Per detector, over all its detections (kept or not): the detected weight (launched packet
     // weight) and its standard error by batch means (empty when the run had no estimate).

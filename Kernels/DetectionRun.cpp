@@ -205,6 +205,10 @@ ReplayPackets replayPackets(const DetectedPackets& dp) {
 
 void checkDetectionSpec(const KernelInput& in, const DetectionSpec& spec) { checkSpec(in, spec); }
 
+void mergeWorkerRecords(std::vector<DetectorSink>& sinks, uint64_t maxRecords, DetectedPackets& dp) {
+    mergeRecords(sinks, maxRecords, dp);
+}
+
 DetectedPackets describeDetectingRun(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec) {
     DetectedPackets dp;
     describeRun(in, opt, spec, dp);

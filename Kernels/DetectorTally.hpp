@@ -146,6 +146,11 @@ struct OnePacketChunks final : PacketChunks {
     }
 };
 
+// The workers' records into dp (its regions and detectors set): the lowest (packet index,
+// detector) first, at most maxRecords; dp's detected count and detected weight per detector over
+// all their detections. Empties the sinks.
+void mergeWorkerRecords(std::vector<DetectorSink>& sinks, uint64_t maxRecords, DetectedPackets& dp);
+
 // The standard tallies V, S, D and the detector tally, on the host.
 template <bool V, bool S, bool D>
 using DetectingHostScorer = HostTallyScorer<V, S, D, DetectorTally>;

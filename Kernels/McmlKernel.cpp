@@ -7,6 +7,7 @@
 #include "Common/Errors.hpp"
 #include "Kernels/CPU/McmlCpu.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
+#include "Kernels/Detection.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/ResourceLimits.hpp"
 
@@ -38,6 +39,11 @@ McmlTallies runMcmlKernel(const std::string& kernel, const KernelInput& in, cons
                        "MCML's Rd(r,t), Tt(r,t) and A(z,t) over nr=" + std::to_string(grid.nr) + " and nz=" +
                            std::to_string(grid.nz) + " bins with " + std::to_string(workers) + " thread(s)",
                        "use fewer gates, fewer bins (nr, nz) or fewer threads");
+    if (opt.detection && opt.detection->active()) {
+        if (kernel != "cpu")
+            throw ParameterError("MCML per-photon records (--records) are kept by the CPU kernel only; use --kernel cpu");
+        checkDetectionSpec(in, *opt.detection);
+    }
     if (kernel == "cpu") return runMcmlCpu(in, grid, opt);
     if (kernel == "cuda") {
 #if FM_HAVE_CUDA && defined(FM_HAVE_CUDA_MCML)

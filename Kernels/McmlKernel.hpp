@@ -26,6 +26,9 @@ struct McmlTallies {
     std::vector<double> reflectedRT;    // [bin*nr + ir]
     std::vector<double> transmittedRT;  // [bin*nr + ir]
     std::vector<double> absorbedZT;     // [bin*nz + iz]
+    // Runs with RunOptions::detection (layeredDetection, Kernels/McmlRecords.hpp; CPU only):
+    // the photons' exit records, else empty.
+    DetectedPackets records;
     Ledger ledger;
     Events events;
     uint64_t packetsRequested = 0;
@@ -43,7 +46,8 @@ uint32_t slabLayers(const KernelInput& in);
 // once per CPU worker, and at least twice (raw tallies and MCML's normalised arrays).
 double mcmlMemoryBytes(const McmlGrid& grid, unsigned threads);
 
-// Runs kernel "cpu" or "cuda" over a packed layered model. Refuses (ParameterError, with the
+// Runs kernel "cpu" or "cuda" over a packed layered model; per-photon records (opt.detection)
+// on "cpu" only (ParameterError otherwise). Refuses (ParameterError, with the
 // numbers) a grid whose tallies would not fit in the available memory (ResourceLimits.hpp). Throws ParameterError for an unknown
 // kernel, bad options, or "CUDA MCML kernel not available in this build".
 McmlTallies runMcmlKernel(const std::string& kernel, const KernelInput& in, const McmlGrid& grid,

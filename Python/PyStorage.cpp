@@ -3,6 +3,7 @@
 #include "Geometry/Layered.hpp"
 #include "Geometry/MeshCheck.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
+#include "Kernels/McmlRecords.hpp"
 #include "Python/PyCommon.hpp"
 #include "Storage/COMSOL/COMSOLMesh.hpp"
 #include "Storage/MCML/MCIReader.hpp"
@@ -151,6 +152,21 @@ void bindMcml(py::module_& m) {
        "Runs one MCML run with time gates (start, stop, step) in ns and returns (MCMLResult, dict): the dict's "
        "'Rd_rt', 'Tt_rt' (bins, nr) and 'A_zt' (bins, nz) hold the weight per launched photon per time bin "
        "(the gates, then early, then late) and radius or depth bin; each row of bins sums to the CW value.");
+
+    m.def("run_mcml_records", [](const MCMLRun& run, py::handle maxRecords, double radius, py::handle seed,
+                                 unsigned threads) {
+        fm::RunOptions opt = mcmlOptions(run, seed, threads, "run_mcml_records");
+        const fm::DetectionSpec spec = fm::layeredDetection(fm::packLayered(fm::layeredFromMcml(run)),
+                                                            countArg(maxRecords, "run_mcml_records max_records", 1), radius);
+        opt.detection = &spec;
+        fm::McmlTallies raw;
+        const MCMLResult res = runMcmlCancellable(run, opt, "cpu", raw, "run_mcml_records");
+        return py::make_tuple(res, std::make_shared<fm::DetectedPackets>(std::move(raw.records)));
+    }, py::arg("run"), py::kw_only(), py::arg("max_records") = 1000000, py::arg("radius") = 0.0, py::arg("seed") = 1,
+       py::arg("threads") = 0,
+       "Runs one MCML run on the CPU kernel keeping per-photon exit records and returns (MCMLResult, "
+       "DetectedPackets): detector 0 the top surface (Rd), 1 the bottom (Tt), the layers as regions; radius > 0 "
+       "(mm) keeps only exits within it of the beam axis; the lowest max_records photon indices are kept.");
 }
 
 }  // namespace

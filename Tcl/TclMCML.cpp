@@ -5,6 +5,9 @@
 #include <tuple>
 
 #include "Geometry/Layered.hpp"
+#include "Kernels/McmlRecords.hpp"
+#include "Storage/Detected/DetectedFile.hpp"
+#include "Storage/Detected/MchFile.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Storage/MCML/MCIReader.hpp"
 #include "Storage/MCML/MCOReader.hpp"
@@ -241,13 +244,50 @@ MCMLRun MCMLKernel::buildRun() const {
     return r;
 }
 
+void MCMLKernel::keepRecords(bool on) {
+    notRunning("keepRecords");
+    keepRecords_ = on;
+}
+bool MCMLKernel::keepRecords() const { return keepRecords_; }
+void MCMLKernel::maxDetected(double n) {
+    notRunning("maxDetected");
+    if (!(n >= 1 && n <= 1e12) || n != std::floor(n))
+        throw ParameterError(className_ + " maxDetected: must be a whole number in [1, 1e12], got " + std::to_string(n));
+    maxRecords_ = uint64_t(n);
+}
+unsigned long long MCMLKernel::maxDetected() const { return maxRecords_; }
+void MCMLKernel::recordsRadius(double mm) {
+    notRunning("recordsRadius");
+    if (!(mm >= 0) || !std::isfinite(mm))
+        throw ParameterError(className_ + " recordsRadius: must be finite and >= 0 mm (0: whole surfaces), got " +
+                             std::to_string(mm));
+    recordsRadius_ = mm;
+}
+const fm::DetectedPackets& MCMLKernel::records(const char* what) const {
+    if (!*detected_)
+        throw ParameterError(className_ + " " + what + ": no records (call keepRecords 1 and run the kernel first)");
+    return **detected_;
+}
+unsigned long long MCMLKernel::detectedRecords() const { return records("detectedRecords").records.size(); }
+unsigned long long MCMLKernel::detectedTotal() const { return records("detectedTotal").detected; }
+void MCMLKernel::writeDetected(const std::string& path) const { fm::writeDetected(path, records("writeDetected")); }
+void MCMLKernel::writeMch(const std::string& path) const { fm::writeMch(path, records("writeMch")); }
+
 Kernel::Job MCMLKernel::makeJob() const {
     checkDevice();
     auto run = std::make_shared<const MCMLRun>(buildRun());
     auto model = std::make_shared<const fm::LayeredModel>(fm::layeredFromMcml(*run));
     model->validate();
     std::string dev = device_;
-    return [run, model, dev](const fm::RunOptions& o) {
+    std::shared_ptr<const fm::DetectionSpec> spec;
+    if (keepRecords_) {
+        if (dev != "cpu") throw ParameterError(className_ + ": keepRecords needs the CPU kernel (per-photon records are kept there only)");
+        spec = std::make_shared<const fm::DetectionSpec>(
+            fm::layeredDetection(fm::packLayered(*model), maxRecords_, recordsRadius_));
+    }
+    *detected_ = nullptr;
+    auto slot = detected_;
+    return [run, model, dev, spec, slot](const fm::RunOptions& o) {
         fm::RunOptions opt = fm::mcmlRunOptions(*run);
         opt.params.seed = o.params.seed;
         opt.params.maxSteps = o.params.maxSteps;
@@ -258,8 +298,10 @@ Kernel::Job MCMLKernel::makeJob() const {
         opt.progress = o.progress;
         opt.cancel = o.cancel;
         opt.tuning = o.tuning;
+        opt.detection = spec.get();
         auto raw = std::make_shared<fm::McmlTallies>();
         auto res = std::make_shared<const MCMLResult>(fm::runMcml(dev, *model, *run, opt, raw.get()));
+        if (spec && !raw->cancelled) *slot = std::make_shared<const fm::DetectedPackets>(std::move(raw->records));
         Outcome out;
         out.cancelled = raw->cancelled;
         out.done = raw->packetsDone;

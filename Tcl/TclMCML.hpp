@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "Kernels/DetectedPackets.hpp"
 #include "Storage/MCML/MCMLTypes.hpp"
 #endif
 
@@ -148,11 +149,29 @@ public:
     MCMLKernel();
     void geometry(Layered* l);
     Layered* geometry() const;
+    // Beyond FullMonte: per-photon exit records (docs/DETECTORS.md "MCML"; CPU only), off by
+    // default: detector 0 the top surface (Rd), 1 the bottom (Tt), the layers as regions.
+    void keepRecords(bool on);
+    bool keepRecords() const;
+    void maxDetected(double n);      // records kept, the lowest photon indices (default 1e6)
+    unsigned long long maxDetected() const;
+    void recordsRadius(double mm);   // only exits within mm of the beam axis (0: whole surfaces)
+    unsigned long long detectedRecords() const;  // kept by the last run
+    unsigned long long detectedTotal() const;    // found (more than kept when truncated)
+    void writeDetected(const std::string& path) const;  // a .fmd file
+    void writeMch(const std::string& path) const;       // an MMC/MCX .mch file
 #ifndef SWIG
 protected:
     Job makeJob() const override;
     MCMLRun buildRun() const;  // protected: MCMLKernelWithTraces (Tcl/TclMCMLTraces.hpp) uses it
 private:
+    const fm::DetectedPackets& records(const char* what) const;
     std::shared_ptr<Layered::Data> layered_;
+    bool keepRecords_ = false;
+    uint64_t maxRecords_ = 1000000;
+    double recordsRadius_ = 0;
+    // The last run's records, set by its job (a slot the job shares, as makeJob is const).
+    std::shared_ptr<std::shared_ptr<const fm::DetectedPackets>> detected_ =
+        std::make_shared<std::shared_ptr<const fm::DetectedPackets>>();
 #endif
 };

@@ -17,7 +17,7 @@ rule() {
     Kernels/*)           echo "Kernels/ Common/" ;;
     Geometry/Meshing/*)  echo "Geometry/ Common/ Kernels/Core/ Kernels/KernelInput.hpp Kernels/Batch.hpp" ;;
     Geometry/*)          echo "Geometry/ Common/ Kernels/Core/ Kernels/KernelInput.hpp Kernels/Batch.hpp" ;;
-    Storage/MCML/MCMLKernelRun.*) echo "Storage/ Common/ Geometry/ Kernels/Core/ Kernels/KernelInput.hpp Kernels/McmlKernel.hpp Kernels/BatchMeans.hpp Kernels/Dispatch.hpp" ;;
+    Storage/MCML/MCMLKernelRun.*) echo "Storage/ Common/ Geometry/ Kernels/Core/ Kernels/KernelInput.hpp Kernels/McmlKernel.hpp Kernels/BatchMeans.hpp Kernels/Dispatch.hpp Kernels/McmlRecords.hpp" ;;
     Storage/*)           echo "Storage/ Common/ Geometry/ Kernels/Core/ Kernels/KernelInput.hpp" ;;
     Planning/*)          echo "Planning/ Common/ Storage/ Geometry/ Kernels/" ;;
     Apps/*)              echo "Apps/ Common/ Planning/ Storage/ Geometry/ Kernels/" ;;

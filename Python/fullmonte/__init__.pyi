@@ -258,6 +258,8 @@ def read_mco(path: str) -> MCMLResult: ...
 def run_mcml(run: MCMLRun, *, seed: int = ..., threads: int = ..., kernel: str = ...) -> MCMLResult: ...
 def run_mcml_time(run: MCMLRun, time_gates: Tuple[float, float, float], *, seed: int = ..., threads: int = ...,
                   kernel: str = ...) -> Tuple[MCMLResult, Dict[str, Any]]: ...
+def run_mcml_records(run: MCMLRun, *, max_records: int = ..., radius: float = ..., seed: int = ...,
+                     threads: int = ...) -> Tuple[MCMLResult, DetectedPackets]: ...
 
 # ---- batches, fluence matrices, traces ----
 
@@ -396,6 +398,7 @@ class DetectedPackets:
     regions: int
     packets: int
     seed: int
+    model: str
     kernel: str
     detected: int
     truncated: bool

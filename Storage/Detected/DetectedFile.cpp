@@ -49,8 +49,9 @@ void writeHeader(std::ostream& o, const DetectedPackets& dp) {
     o << kMagic << ' ' << kVersion << '\n'
       << "packets " << dp.packets << '\n'
       << "seed " << dp.seed << '\n'
-      << "kernel " << dp.kernel << '\n'
-      << "regions " << dp.regions << '\n';
+      << "kernel " << dp.kernel << '\n';
+    if (dp.model != "mesh") o << "model " << dp.model << '\n';  // absent: a mesh
+    o << "regions " << dp.regions << '\n';
     for (uint32_t r = 0; r < dp.regions; ++r)
         o << "material " << (r + 1) << ' ' << dp.mua[r] << ' ' << dp.mus[r] << ' ' << dp.g[r] << ' ' << dp.n[r] << '\n';
     o << "detectors " << dp.detectors.size() << '\n';
@@ -144,6 +145,11 @@ uint64_t readHeader(TextReader& t, std::istream& in, DetectedPackets& dp) {
     if (key == "kernel") {  // absent in files written before GPU detection: cpu
         dp.kernel = t.need("the kernel that detected the packets");
         if (dp.kernel != "cpu" && dp.kernel != "cuda") t.fail("kernel must be cpu or cuda, found '" + dp.kernel.substr(0, 40) + "'");
+        key = t.need("'regions'");
+    }
+    if (key == "model") {  // absent for a mesh
+        dp.model = t.need("the model");
+        if (dp.model != "mesh" && dp.model != "layered") t.fail("model must be mesh or layered, found '" + dp.model.substr(0, 40) + "'");
         key = t.need("'regions'");
     }
     if (key != "regions") t.fail("expected 'regions', found '" + key + "'");

@@ -9,6 +9,7 @@
 #include "Common/Errors.hpp"
 #include "Kernels/BatchMeans.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Kernels/McmlRecords.hpp"
 
 namespace fm {
 namespace {
@@ -108,6 +109,15 @@ void addTallies(McmlTallies& into, const McmlTallies& t) {
     into.kernel = t.kernel;
 }
 
+// A batch's detected weight per record detector W_j (n_j packets) into the batch means' sums
+// of W_j^2 / n_j (Kernels/BatchMeans.hpp).
+void addRecordSquares(std::vector<double>& q, const McmlTallies& t) {
+    const std::vector<double>& W = t.records.detectedWeight;
+    if (t.packetsDone == 0) return;
+    q.resize(W.size(), 0.0);
+    for (size_t d = 0; d < W.size(); ++d) q[d] += W[d] * W[d] / double(t.packetsDone);
+}
+
 // MCML's batches: on the GPU each is a whole kernel run with its set-up and drain
 // (docs/PERFORMANCE.md), so the GPU batches only when asked.
 uint64_t mcmlBatches(const RunOptions& opt, const std::string& kernel) {
@@ -193,7 +203,7 @@ MCMLResult runMcmlBatches(const std::string& kernel, const KernelInput& in, cons
     const uint64_t B = mcmlBatches(opt, kernel), N = opt.packets;
     const McmlGrid grid = mcmlGrid(run);
     McmlTallies total;
-    std::vector<double> q;
+    std::vector<double> q, qRecords;  // qRecords: of the detected weight per record detector
     for (uint64_t j = 0; j < B && !total.cancelled; ++j) {
         auto at = [&](uint64_t k) { return uint64_t((unsigned __int128)N * k / B); };
         RunOptions part = opt;
@@ -209,6 +219,10 @@ MCMLResult runMcmlBatches(const std::string& kernel, const KernelInput& in, cons
             q.resize(y.size(), 0.0);
             for (size_t i = 0; i < y.size(); ++i) q[i] += n * y[i] * y[i];  // (n y)^2 / n
         }
+        if (opt.detection && opt.detection->active()) {
+            addRecordSquares(qRecords, t);
+            appendRecords(total.records, t.records, opt.detection->maxRecords);
+        }
         addTallies(total, t);
     }
     total.packetsRequested = N;
@@ -222,6 +236,8 @@ MCMLResult runMcmlBatches(const std::string& kernel, const KernelInput& in, cons
         });
         res.standardError = se;
         res.batches = B;
+        if (!qRecords.empty())
+            total.records.detectedWeightError = batchTotalErrors(qRecords, total.records.detectedWeight, N, B);
     }
     if (raw) *raw = std::move(total);
     return res;

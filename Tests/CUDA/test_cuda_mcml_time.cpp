@@ -11,7 +11,7 @@
 #include "Geometry/Layered.hpp"
 #include "Kernels/McmlKernel.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
-#include "Tests/Kernels/McmlTestUtil.hpp"
+#include "Tests/Kernels/McmlThreeLayers.hpp"
 #include "Tests/TestUtil.hpp"
 
 using namespace fm;
@@ -19,7 +19,7 @@ using fmtest::haveGpu;
 
 namespace {
 
-MCMLRun threeLayers() { return fmtest::threeMismatchedLayers("gpu_time.mco"); }
+MCMLRun threeLayers() { return fmtest::threeMismatchedLayers(); }
 
 RunOptions options(const MCMLRun& run, uint64_t packets, bool gated) {
     RunOptions o = mcmlRunOptions(run);

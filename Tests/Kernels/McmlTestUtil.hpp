@@ -20,23 +20,6 @@ inline std::string mcmlTestData(const std::string& name) {
     return std::string(FM_SOURCE_DIR) + "/Tests/MCML/data/" + name;
 }
 
-// Three layers with mismatched indices (MCML units: 1/cm, cm) on a 30 x 25 (z, r) grid: the
-// model of the time-resolved tests, CPU and GPU.
-inline MCMLRun threeMismatchedLayers(const std::string& outName, uint64_t photons = 20000) {
-    MCMLRun r;
-    r.outName = outName;
-    r.photons = photons;
-    r.dz = 0.01;
-    r.dr = 0.02;
-    r.nz = 30;
-    r.nr = 25;
-    r.na = 5;
-    r.nAbove = 1.0;
-    r.nBelow = 1.2;
-    r.layers = {{1.4, 1, 100, 0.8, 0.05}, {1.33, 0.5, 50, 0.9, 0.1}, {1.45, 2, 80, 0.7, 0.1}};
-    return r;
-}
-
 struct McmlBatches {
     std::vector<MCMLResult> results;
     double seconds = 0;

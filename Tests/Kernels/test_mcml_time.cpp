@@ -19,8 +19,8 @@
 #include "Kernels/McmlKernel.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Storage/MCML/MCOReader.hpp"
+#include "Tests/Kernels/McmlThreeLayers.hpp"
 #include "Tests/Kernels/DiffusionReference.hpp"
-#include "Tests/Kernels/McmlTestUtil.hpp"
 #include "Tests/TestUtil.hpp"
 
 using namespace fm;
@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-MCMLRun threeLayers() { return fmtest::threeMismatchedLayers("t.mco"); }
+MCMLRun threeLayers() { return fmtest::threeMismatchedLayers(); }
 
 RunOptions options(const MCMLRun& run, uint64_t packets, uint64_t first = 0) {
     RunOptions o = mcmlRunOptions(run);
