@@ -103,7 +103,8 @@ const char* kUsage =
     "                     file naming .source files one per line (relative to the list)\n"
     "  --batch-opt O      material sets to sweep: a folder of .opt files, one .opt, or a list\n"
     "                     writes DIR/fluence_matrix.fmm (tetras x runs, docs/FLUENCE_MATRIX.md),\n"
-    "                     fluence_matrix.h5 (HDF5 builds) and summary.json with per-run ledgers\n"
+    "                     fluence_matrix.h5 (HDF5 builds) and summary.json with per-run ledgers;\n"
+    "                     with --time-gates each run's gated outputs in DIR/run_NNNN/ (one process)\n"
     "one process serving many runs (the mesh read once, CUDA started once, the mesh kept on the GPU):\n"
     "  --serve FILE       read runs from FILE ('-' = stdin), one per line: the options that change\n"
     "                     per run (--source/--point/--pencil or --batch-sources, --opt, --packets,\n"
@@ -237,8 +238,6 @@ void applyTimeGates(const Args& a, RunOptions& opt) {
         if (noVolume) throw ParameterError("--no-gated-volume needs --time-gates");
         return;
     }
-    if (a.has("--batch-sources"))
-        throw ParameterError("--time-gates applies to single runs; a batch (--batch-sources) writes CW fluence only");
     opt.gates = parseTimeGates(a.get("--time-gates"), "--time-gates");
     opt.outputs.gatedVolume = !noVolume;
     opt.outputs.gatedSurface = opt.outputs.surface;
@@ -512,6 +511,8 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     if (detecting && kernel == "hybrid")
         throw ParameterError("--detectors: the hybrid kernel does not record detected packets (CPU and GPU histories in "
                              "one record set could not be replayed); use --kernel cpu or cuda");
+    if (opt.outputs.gated() && batch && mpi.size() > 1)  // a rank sends rank 0 a run's CW tallies only
+        throw ParameterError("--time-gates with --batch-sources runs in one process (no mpirun)");
     if (detecting && (batch || mpi.size() > 1))
         throw ParameterError("--detectors: detecting runs are single runs in one process (no --batch-sources, no mpirun)");
     DetectionSpec detection;

@@ -78,6 +78,10 @@ void runCancellable(const std::function<void()>& work, std::atomic<bool>& cancel
 fm::RunOptions runOptions(py::handle packets, py::handle seed, unsigned threads, const std::vector<int>& devices,
                           double wmin, double prwin, uint32_t maxSteps, uint32_t maxHits);
 
+// time_gates=(start, stop, step) in ns (None: off) into opt: the gated volume and exit tallies of
+// the tallies opt keeps (opt.outputs.volume, surface); ValueError naming time_gates otherwise.
+void applyTimeGatesArg(py::handle timeGates, fm::RunOptions& opt);
+
 // Issues each message as a RuntimeWarning (what the mesh checks and the source compiler found).
 void issueWarnings(const std::vector<std::string>& messages);
 

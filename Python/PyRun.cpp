@@ -204,15 +204,7 @@ std::unique_ptr<Simulation> makeSimulation(std::shared_ptr<const fm::TetraMesh> 
     opt.outputs.volume = volume;
     opt.outputs.surface = surface;
     opt.batches = countArg(batches, "batches", 0);
-    if (!timeGates.is_none()) {
-        // (start, stop, step) in ns: the gated volume and exit tallies of the tallies kept.
-        const auto g = timeGates.cast<std::vector<double>>();
-        if (g.size() != 3) throw py::value_error("time_gates: needs (start, stop, step) in ns");
-        opt.gates = fm::makeTimeGates(g[0], g[1], g[2], "time_gates");
-        opt.outputs.gatedVolume = volume;
-        opt.outputs.gatedSurface = surface;
-        if (!opt.outputs.gated()) throw py::value_error("time_gates: volume and surface are both off, nothing to gate");
-    }
+    applyTimeGatesArg(timeGates, opt);
     std::vector<uint32_t> directed;
     for (int64_t f : directedFaces) {
         if (f < 0 || uint64_t(f) + 1 >= mesh->faceCount() + 1)
@@ -356,6 +348,16 @@ void runCancellable(const std::function<void()>& work, std::atomic<bool>& cancel
     if (interrupted) throw py::error_already_set();
     if (error) std::rethrow_exception(error);
     if (tick) tick();
+}
+
+void applyTimeGatesArg(py::handle timeGates, fm::RunOptions& opt) {
+    if (timeGates.is_none()) return;
+    const auto g = timeGates.cast<std::vector<double>>();
+    if (g.size() != 3) throw py::value_error("time_gates: needs (start, stop, step) in ns");
+    opt.gates = fm::makeTimeGates(g[0], g[1], g[2], "time_gates");
+    opt.outputs.gatedVolume = opt.outputs.volume;
+    opt.outputs.gatedSurface = opt.outputs.surface;
+    if (!opt.outputs.gated()) throw py::value_error("time_gates: volume and surface are both off, nothing to gate");
 }
 
 fm::RunOptions runOptions(py::handle packets, py::handle seed, unsigned threads, const std::vector<int>& devices,

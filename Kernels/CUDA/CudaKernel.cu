@@ -86,10 +86,11 @@ public:
     // The time gates of the next runs (Kernels/GatedTally.hpp): their arrays allocated (or kept,
     // at the same size) and zeroed; none when opt selects no gated output. A gated run's DeviceRun
     // keeps the volume and exit tallies (gatedOutputs).
-    void setGates(const RunOptions& opt, const KernelInput& in) {
+    void setGates(const RunOptions& opt, const KernelInput& in) { setGates(opt, in.cells.size(), in.faceCount); }
+    void setGates(const RunOptions& opt, size_t cells, size_t faces) {
         gates_ = opt.gates;
-        nGV_ = opt.outputs.gatedVolume ? size_t(gates_.bins()) * in.cells.size() : 0;
-        nGS_ = opt.outputs.gatedSurface ? size_t(gates_.bins()) * in.faceCount : 0;
+        nGV_ = opt.outputs.gatedVolume ? size_t(gates_.bins()) * cells : 0;
+        nGS_ = opt.outputs.gatedSurface ? size_t(gates_.bins()) * faces : 0;
         if (!gated_ || gated_->size() != nGV_ + nGS_) {
             gated_.reset();
             gatedFolds_.reset();
@@ -538,6 +539,8 @@ struct CudaModelOnDevice::Impl {
     std::shared_future<uint64_t> hash;  // of the batch's mesh, which outlives this model
     std::unique_ptr<DeviceRun> run;
     bool clean = true;  // no run failed: the model may go back to the cache
+    size_t cells = 0, faces = 0;  // of the mesh, for the gated arrays' sizes (setGates)
+    OutputSelection selected;     // the caller's outputs (a gated model keeps volume and exit too)
 };
 
 CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const OutputSelection& outputs)
@@ -545,10 +548,15 @@ CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const 
     std::string why;
     if (!cudaDeviceAvailable(&why)) throw Error("kernel cuda: " + why);
     impl_->device = device;
+    impl_->cells = mesh.cells.size();
+    impl_->faces = mesh.faceCount;
+    impl_->selected = outputs;
+    OutputSelection kept = outputs;  // as runCuda: a gated run keeps the volume and exit tallies
+    if (kept.gated()) kept.volume = kept.surface = true;
     cudaCheck(cudaSetDevice(device), "select device");
-    impl_->key = deviceRunKey(device, mesh, outputs);
+    impl_->key = deviceRunKey(device, mesh, kept);
     impl_->hash = cellsHash(mesh);
-    impl_->run = takeDeviceRun(impl_->key, impl_->hash, mesh, outputs);
+    impl_->run = takeDeviceRun(impl_->key, impl_->hash, mesh, kept);
 }
 
 CudaModelOnDevice::~CudaModelOnDevice() {
@@ -567,6 +575,7 @@ RunResult CudaModelOnDevice::run(const RunVariant& v, const RunOptions& opt) {
     DeviceRun& d = *impl_->run;
     impl_->clean = false;  // until this run ends without an error
     d.load(v.materials, v.emitters, v.emitterCdf, v.pieces, v.pieceCdf);
+    d.setGates(opt, impl_->cells, impl_->faces);
     RunResult r;
     r.kernel = "cuda";
     r.packetsRequested = opt.packets;
@@ -594,6 +603,8 @@ RunResult CudaModelOnDevice::run(const RunVariant& v, const RunOptions& opt) {
     r.packetsDone = b.packetsDone;
     r.cancelled = r.packetsDone < opt.packets;
     if (batches > 1) setTallyErrors(r, d.batchSums());
+    if (!impl_->selected.volume) r.volume.clear(), r.standardError.volume.clear();
+    if (!impl_->selected.surface) r.surface.clear(), r.standardError.surface.clear();
     r.seconds = since(t0);
     impl_->clean = true;
     return r;

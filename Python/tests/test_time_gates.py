@@ -40,6 +40,21 @@ def test_bad_time_gates(slab_model):
             raise AssertionError(f"time_gates={bad!r} accepted")
 
 
+def test_batch_time_gates_equal_single_runs(slab_model):
+    """run_batch(time_gates=...): each run's gated tallies equal the single run's (same seed)."""
+    mesh, mats = slab_model
+    srcs = [fm.PointSource((0, 0, 1)), fm.PointSource((0.5, 0, 1.5))]
+    b = fm.run_batch(mesh, mats, srcs, packets=3000, seed=7, threads=2, time_gates=(0, 0.5, 0.05))
+    for j, src in enumerate(srcs):
+        one = fm.run(mesh, mats, src, packets=3000, seed=7, threads=2, batches=1, time_gates=(0, 0.5, 0.05))
+        assert b[j].time_gates == (0.0, 0.5, 0.05, 10)
+        np.testing.assert_array_equal(b[j].gated_volume_energy, one.gated_volume_energy)
+        np.testing.assert_array_equal(b[j].gated_surface_energy, one.gated_surface_energy)
+    assert not np.array_equal(b[0].gated_volume_energy, b[1].gated_volume_energy)
+    with pytest.raises(ValueError, match="time_gates"):
+        fm.run_batch(mesh, mats, srcs, packets=100, time_gates=(0, 1, 0.3))
+
+
 def test_mcml_time_bins_sum_to_rat(tmp_path):
     """run_mcml_time: Rd(r,t), Tt(r,t), A(z,t) per launched photon; the bins of each radius sum
     to the run's Rd_r (times the annulus area), and all bins to Rd, Tt and A."""

@@ -88,6 +88,33 @@ else
   fail "gated outputs left by an earlier run"
 fi
 
+# A batch with --time-gates: each run's gated outputs in DIR/run_NNNN/, equal to the single run
+# of that source with the same seed (one batch: the batch's runs carry no standard errors).
+printf '1\n1 0.6 0.2 0.15 1000\n' >"$dir/m2.source"
+printf 'm.source\nm2.source\n' >"$dir/list.txt"
+b=(--mesh "$dir/m.mesh" --opt "$dir/m.opt" --packets 4000 --threads 2 --quiet --seed 3 --time-gates 0,0.02,0.001)
+"$exe" "${b[@]}" --batch-sources "$dir/list.txt" --output "$dir/batch" >/dev/null 2>"$dir/err" || fail "gated batch: $(cat "$dir/err")"
+for k in 0 1; do
+  src=$([ $k = 0 ] && echo m.source || echo m2.source)
+  "$exe" "${b[@]}" --source "$dir/$src" --batches 1 --output "$dir/single$k" >/dev/null 2>"$dir/err" || fail "single $k: $(cat "$dir/err")"
+done
+if cmp -s "$dir/batch/run_0000/fluence_gated.fmtg" "$dir/single0/fluence_gated.fmtg" &&
+   cmp -s "$dir/batch/run_0001/fluence_gated.fmtg" "$dir/single1/fluence_gated.fmtg" &&
+   cmp -s "$dir/batch/run_0001/surface_exit_gated.fmtg" "$dir/single1/surface_exit_gated.fmtg" &&
+   cmp -s "$dir/batch/run_0001/tpsf.txt" "$dir/single1/tpsf.txt" &&
+   ! cmp -s "$dir/batch/run_0000/fluence_gated.fmtg" "$dir/batch/run_0001/fluence_gated.fmtg" &&
+   "$py" -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+r = j["per_run"]
+assert [x["gated_outputs"] for x in r] == ["run_0000/", "run_0001/"], r
+assert r[1]["time_gates"]["gates"] == 20 and len(r[1]["time_gates"]["absorbed"]) == 20, r[1]
+' "$dir/batch/summary.json"; then
+  ok "gated batch: run k's gated outputs equal the single run's"
+else
+  fail "gated batch outputs differ from the single runs"
+fi
+
 bad() {  # expected-message then arguments
   local want=$1
   shift
