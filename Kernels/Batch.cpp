@@ -475,7 +475,7 @@ std::vector<int> slotPlan(const BatchOptions& opt, const std::vector<int>& devic
 void checkGatedBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& runs, const BatchOptions& opt,
                      size_t slots) {
     checkGatedRun(mesh, singleRunOptions(opt, runs.front()));
-    const double perRun = (opt.outputs.gatedVolume ? gatedArrayBytes(opt.gates, mesh.cells.size()) : 0.0) +
+    const double perRun = (opt.outputs.gatedVolume ? gatedArrayBytes(opt.gates, gatedVolumeStride(opt.gates, mesh.cells.size())) : 0.0) +
                           (opt.outputs.gatedSurface ? gatedArrayBytes(opt.gates, mesh.faceCount) : 0.0);
     const size_t queued = queuedPerSlot(1, 1);
     const size_t held = std::min(runs.size(), slots + resultsHeld(slots, queued));

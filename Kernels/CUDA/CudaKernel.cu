@@ -89,7 +89,13 @@ public:
     void setGates(const RunOptions& opt, const KernelInput& in) { setGates(opt, in.cells.size(), in.faceCount); }
     void setGates(const RunOptions& opt, size_t cells, size_t faces) {
         gates_ = opt.gates;
-        nGV_ = opt.outputs.gatedVolume ? size_t(gates_.bins()) * cells : 0;
+        gatedCells_ = gatedVolumeStride(gates_, cells);
+        nGV_ = opt.outputs.gatedVolume ? size_t(gates_.bins()) * gatedCells_ : 0;
+        gatedSlot_.reset();  // per-region gating: the tetra -> element map on the device
+        if (nGV_ && gates_.tetras) {
+            gatedSlot_ = std::make_unique<DeviceBuffer<int32_t>>(gates_.tetras->slot.size(), "time gate regions");
+            gatedSlot_->upload(gates_.tetras->slot, s_);
+        }
         nGS_ = opt.outputs.gatedSurface ? size_t(gates_.bins()) * faces : 0;
         if (!gated_ || gated_->size() != nGV_ + nGS_) {
             gated_.reset();
@@ -111,7 +117,8 @@ public:
                 sc.setReplicas(copies_ - 1, uint32_t(stride_));
                 sc.gatedVolume = nGV_ ? gated_->get() : nullptr;
                 sc.gatedSurface = nGS_ ? gated_->get() + nGV_ : nullptr;
-                sc.gatedCells = uint32_t(nVol_);
+                sc.gatedSlot = gatedSlot_ ? gatedSlot_->get() : nullptr;
+                sc.gatedCells = uint32_t(gatedSlot_ ? gatedCells_ : nVol_);
                 sc.gatedFaces = uint32_t(nSurf_);
                 sc.gates = gateBins(gates_);
                 const BlockTallies bt = BlockTallies::rows(sc.volume, nVol_, sc.surface, nSurf_);
@@ -229,6 +236,8 @@ private:
     TimeGates gates_;
     size_t nGV_ = 0, nGS_ = 0;
     std::unique_ptr<DeviceBuffer<double>> gated_;
+    std::unique_ptr<DeviceBuffer<int32_t>> gatedSlot_;  // per-region gating's map, or null
+    size_t gatedCells_ = 0;                             // gated volume elements per bin
     std::unique_ptr<DeviceBatchFold> gatedFolds_;
     DeviceBatchFold& gatedFolds() {
         if (!gatedFolds_) {

@@ -115,6 +115,30 @@ else
   fail "gated batch outputs differ from the single runs"
 fi
 
+# --time-gate-regions 2: fluence_gated.fmtg over region 2's tetra only, listed in
+# fluence_gated_tetras.txt, equal to the all-tetras run's values there (same seed and batches).
+"$exe" "${m[@]}" --time-gates 0,0.02,0.001 --output "$dir/full" >/dev/null 2>"$dir/err" || fail "full: $(cat "$dir/err")"
+"$exe" "${m[@]}" --time-gates 0,0.02,0.001 --time-gate-regions 2 --output "$dir/reg" >/dev/null 2>"$dir/err" ||
+  fail "--time-gate-regions run: $(cat "$dir/err")"
+if "$py" - "$dir/on" "$dir/reg" <<'PY'
+import json, struct, sys
+def fmtg(path):
+    raw = open(path, "rb").read()
+    bins, has_se, n = struct.unpack_from("<IIQ", raw, 24)
+    v = struct.unpack_from(f"<{bins * n * (1 + has_se)}d", raw, 128)
+    return n, bins, v
+# (the CW rerun above replaced "on": rerun the full gated outputs next to it)
+n, bins, full = fmtg(sys.argv[1] + "/../full/fluence_gated.fmtg")
+k, kb, part = fmtg(sys.argv[2] + "/fluence_gated.fmtg")
+ids = [int(l) for l in open(sys.argv[2] + "/fluence_gated_tetras.txt") if not l.startswith("#")]
+assert (n, k, kb, ids) == (2, 1, bins, [2]), (n, k, kb, ids)
+assert all(part[b] == full[b * n + 1] for b in range(bins)), "values differ"
+assert open(sys.argv[2] + "/surface_exit_gated.fmtg", "rb").read() == open(sys.argv[1] + "/../full/surface_exit_gated.fmtg", "rb").read()
+t = json.load(open(sys.argv[2] + "/summary.json"))["time_gates"]
+assert t["regions"] == [2] and t["gated_tetras"] == 1, t
+PY
+then ok "--time-gate-regions: region 2's tetras only, equal to the full run there"; else fail "--time-gate-regions outputs"; fi
+
 bad() {  # expected-message then arguments
   local want=$1
   shift
@@ -136,6 +160,11 @@ bad "--time-gates: 'x' is not a number" --time-gates 0,x,0.1
 bad "more than the 100000 allowed" --time-gates 0,1000,0.001
 bad "--no-gated-volume needs --time-gates" --no-gated-volume
 bad "leaves no tally to gate" --time-gates 0,1,0.1 --no-gated-volume --no-surface
+bad "--time-gate-regions: region 5 has no tetras (the model's regions: 1 2)" --time-gates 0,1,0.1 --time-gate-regions 1,5
+bad "--time-gate-regions: needs at least one region id" --time-gates 0,1,0.1 --time-gate-regions ,
+bad "--time-gate-regions: 'a' is not a region id" --time-gates 0,1,0.1 --time-gate-regions a
+bad "--time-gate-regions needs --time-gates" --time-gate-regions 1
+bad "not with --no-gated-volume" --time-gates 0,1,0.1 --no-gated-volume --time-gate-regions 1
 
 echo "$failures failure(s)"
 [ "$failures" = 0 ]
