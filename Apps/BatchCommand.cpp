@@ -11,6 +11,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "Apps/GatedOutputs.hpp"
 #include "Apps/RunSummary.hpp"
 #include "Common/Text.hpp"
 #include "Geometry/BatchModel.hpp"
@@ -106,7 +107,26 @@ std::string eventsJson(const Events& e) {
 struct RunRecord {
     bool have = false;
     RunResult r;  // tallies dropped once written
+    std::string timeGates = "null";  // the run's summary "time_gates" (gatedSummaryJson), with --time-gates
 };
+
+// The folder of batch run j's time-gated outputs inside the output folder: "run_0003/".
+std::string gatedRunFolder(size_t j) {
+    std::string n = std::to_string(j);
+    return "run_" + std::string(n.size() < 4 ? 4 - n.size() : 0, '0') + n + "/";
+}
+
+// Every file the batch may write: the single run's list, and with time gates each run's gated
+// outputs in its own folder (before summary.json, the marker published last).
+std::vector<std::string> batchOutputs(const BatchCommand& c, size_t runs) {
+    std::vector<std::string> names = kRunOutputs;
+    if (!c.opt.outputs.gated()) return names;
+    std::vector<std::string> gated;
+    for (size_t j = 0; j < runs; ++j)
+        for (const std::string& f : kGatedOutputs) gated.push_back(gatedRunFolder(j) + f);
+    names.insert(names.end() - 1, gated.begin(), gated.end());
+    return names;
+}
 
 // What the batch is made of, read from the files the command line names.
 struct BatchInputs {
@@ -250,6 +270,8 @@ void writePerRun(std::ostream& o, const SummaryContext& x) {
             o << ", \"status\": \"" << (rec.r.cancelled ? "interrupted" : "complete") << "\", \"packets\": "
               << rec.r.packetsDone << ", \"seconds\": " << jsonNumber(rec.r.seconds) << ", \"kernel\": "
               << jsonString(rec.r.kernel);
+            if (x.c.opt.outputs.gated())
+                o << ", \"gated_outputs\": " << jsonString(gatedRunFolder(j)) << ",\n     \"time_gates\": " << rec.timeGates;
             if (rec.r.kernelSeconds > 0)  // GPU: this run's upload is its sources and materials only
                 o << ", \"upload_seconds\": " << jsonNumber(rec.r.uploadSeconds) << ", \"kernel_seconds\": "
                   << jsonNumber(rec.r.kernelSeconds);
@@ -320,6 +342,9 @@ BatchOptions batchOptions(const BatchCommand& c) {
     bo.outputs.volume = true;  // the matrix needs only the volume tally
     bo.outputs.surface = false;
     bo.outputs.directed = false;
+    bo.outputs.gatedVolume = c.opt.outputs.gatedVolume;  // --time-gates: each run's own gated outputs
+    bo.outputs.gatedSurface = c.opt.outputs.gatedSurface;
+    bo.gates = c.opt.gates;
     bo.cancel = c.cancel;
     return bo;
 }
@@ -358,9 +383,12 @@ int runBatchCommand(const BatchCommand& c, const MpiSession& mpi) {
     std::exception_ptr openError;
     if (root) {
         try {
-            out = std::make_unique<OutputFolder>(c.output, kRunOutputs);
-            // The matrix files (binary, and HDF5 where built) hold 8 bytes a tetra and run each.
-            requireDiskSpace((FM_HAVE_HDF5 ? 2.0 : 1.0) * 8.0 * double(h.rows) * double(h.cols), c.output);
+            out = std::make_unique<OutputFolder>(c.output, batchOutputs(c, model.runs.size()));
+            // The matrix files (binary, and HDF5 where built) hold 8 bytes a tetra and run each;
+            // a run's gated files about their arrays' size.
+            const double gated = (c.opt.outputs.gatedVolume ? gatedArrayBytes(c.opt.gates, gatedVolumeStride(c.opt.gates, mesh.tetraCount())) : 0) +
+                                 (c.opt.outputs.gatedSurface ? gatedArrayBytes(c.opt.gates, mesh.faceCount()) : 0);
+            requireDiskSpace(((FM_HAVE_HDF5 ? 2.0 : 1.0) * 8.0 * double(h.rows) + gated) * double(h.cols), c.output);
             matrix = std::make_unique<MatrixFiles>(*out, h, runLabels);
         } catch (...) {
             openError = std::current_exception();
@@ -376,8 +404,14 @@ int runBatchCommand(const BatchCommand& c, const MpiSession& mpi) {
         if (!r.cancelled) {
             const MaterialSet& mats = in.matSets[run / model.sources];
             matrix->writeColumn(run, matrixColumn(volumeFluence(mesh, mats, r.volume, 1.0 / double(r.packetsDone))));
+            if (r.gates.on()) {  // as a single run's gated outputs (per J launched), in the run's folder
+                writeGatedOutputs(*out, mesh, mats, r, 1.0, gatedRunFolder(run));
+                records[run].timeGates = gatedSummaryJson(r);
+            }
         }
         r.volume.clear();
+        r.gatedVolume.clear();
+        r.gatedSurface.clear();
         r.surface.clear();
         r.directed.clear();
         records[run].r = std::move(r);

@@ -15,6 +15,22 @@
 
 namespace fm {
 
+// The gated outputs' file names: volume, exit, per-gate totals (a batch writes them per run).
+inline const std::vector<std::string> kGatedOutputs{"fluence_gated.fmtg", "surface_exit_gated.fmtg", "tpsf.txt",
+                                                    "fluence_gated_tetras.txt"};
+
+// Per-region gating (TimeGates::tetras): an energy conversion of every tetra applied to a gated
+// slice over the chosen tetras (element k = cell cells[k], 0 a dummy), through a full-size array.
+template <class Convert>
+std::vector<double> convertChosenTetras(const GatedTetras& t, size_t cells, const std::vector<double>& slice, Convert convert) {
+    std::vector<double> full(cells, 0.0);
+    for (size_t k = 1; k < t.cells.size(); ++k) full[t.cells[k]] = slice[k];
+    const std::vector<double> v = convert(full);
+    std::vector<double> out(t.cells.size(), 0.0);
+    for (size_t k = 1; k < t.cells.size(); ++k) out[k] = v[t.cells[k]];
+    return out;
+}
+
 // Bin b of a bin-major gated array of `stride` values per bin, as its own per-index vector.
 inline std::vector<double> gateSlice(const std::vector<double>& gated, size_t stride, uint32_t b) {
     return std::vector<double>(gated.begin() + b * stride, gated.begin() + (b + 1) * stride);
@@ -34,14 +50,16 @@ std::vector<double> convertGated(const TimeGates& g, const std::vector<double>& 
     return out;
 }
 
+// The gated outputs of run r, named `prefix` + the single run's names (a batch's run folder:
+// "run_0003/"; every name must be one of the output folder's outputs).
 inline void writeGatedOutputs(const OutputFolder& out, const TetraMesh& mesh, const MaterialSet& mats,
-                              const RunResult& r, double power) {
+                              const RunResult& r, double power, const std::string& prefix = "") {
     if (!r.gates.on()) return;
     const double scale = power / double(r.packetsDone);
     const TallyErrors& se = r.standardError;
     // One .fmtg file of a gated energy array converted bin by bin (the gates' fluence is the
     // time integral over each gate, in J/mm^2 for --power in J).
-    auto writeArray = [&](const char* name, GatedQuantity q, uint64_t elements, const std::vector<double>& gated,
+    auto writeArray = [&](const std::string& name, GatedQuantity q, uint64_t elements, const std::vector<double>& gated,
                           const std::vector<double>& errors, auto convert) {
         if (gated.empty()) return;
         TimeGatedArray a;
@@ -51,16 +69,28 @@ inline void writeGatedOutputs(const OutputFolder& out, const TetraMesh& mesh, co
         a.units = "J/mm^2 (--power in J)";
         a.values = convertGated(r.gates, gated, convert);
         if (!errors.empty()) a.stderrs = convertGated(r.gates, errors, convert);
-        writeTimeGated(out.staged(name), a);
+        writeTimeGated(out.staged(prefix + name), a);
     };
-    writeArray("fluence_gated.fmtg", GatedQuantity::volumeFluence, mesh.tetraCount(), r.gatedVolume, se.gatedVolume,
-               [&](const std::vector<double>& e) { return volumeFluence(mesh, mats, e, scale); });
-    writeArray("surface_exit_gated.fmtg", GatedQuantity::exitFluence, mesh.faceCount(), r.gatedSurface,
+    const std::shared_ptr<const GatedTetras>& chosen = r.gates.tetras;  // per-region gating, or null
+    auto fluence = [&](const std::vector<double>& e) { return volumeFluence(mesh, mats, e, scale); };
+    writeArray(kGatedOutputs[0], GatedQuantity::volumeFluence, chosen ? chosen->cells.size() - 1 : mesh.tetraCount(),
+               r.gatedVolume, se.gatedVolume, [&](const std::vector<double>& e) {
+                   return chosen ? convertChosenTetras(*chosen, mesh.tetraCount() + 1, e, fluence) : fluence(e);
+               });
+    if (chosen && !r.gatedVolume.empty()) {  // which tetras fluence_gated.fmtg's elements are, in order
+        AtomicFile t(out.staged(prefix + kGatedOutputs[3]));
+        t.out << "# tetra ids (1-based, as in fluence.txt's lines) of fluence_gated.fmtg's elements, in order; regions";
+        for (uint32_t g : chosen->regions) t.out << ' ' << g;
+        t.out << '\n';
+        for (size_t k = 1; k < chosen->cells.size(); ++k) t.out << chosen->cells[k] << '\n';
+        t.commit();
+    }
+    writeArray(kGatedOutputs[1], GatedQuantity::exitFluence, mesh.faceCount(), r.gatedSurface,
                se.gatedSurface, [&](const std::vector<double>& e) { return surfaceFluence(mesh, e, scale); });
     // The per-gate totals (the TPSF of the whole model), as fractions of the launched weight.
     const double n = r.ledger.launched > 0 ? r.ledger.launched : 1.0;
     const std::vector<double> abs = gateBinTotals(r.gates, r.gatedVolume), ex = gateBinTotals(r.gates, r.gatedSurface);
-    AtomicFile f(out.staged("tpsf.txt"));
+    AtomicFile f(out.staged(prefix + "tpsf.txt"));
     f.out << "# gate t_start_ns t_stop_ns absorbed exited absorbed_stderr exited_stderr (fractions of the launched "
              "weight; gate 'early': before the first gate, 'late': after the last; - where not kept)\n";
     auto put = [&](const std::vector<double>& v, uint32_t b) {
@@ -93,6 +123,11 @@ inline std::string gatedSummaryJson(const RunResult& r) {
     std::ostringstream o;
     o << "{\"start_ns\": " << jsonNumber(g.startNs) << ", \"stop_ns\": " << jsonNumber(g.stopNs)
       << ", \"step_ns\": " << jsonNumber(g.stepNs) << ", \"gates\": " << g.count;
+    if (g.tetras) {  // per-region gating: the absorbed totals cover the chosen regions' tetras only
+        o << ", \"regions\": [";
+        for (size_t i = 0; i < g.tetras->regions.size(); ++i) o << (i ? ", " : "") << g.tetras->regions[i];
+        o << "], \"gated_tetras\": " << g.tetras->cells.size() - 1;
+    }
     auto field = [&](const char* name, const std::vector<double>& v) {
         if (v.empty()) return;
         o << ", \"" << name << "\": [";

@@ -80,6 +80,9 @@ const char* kUsage =
     "                     kept in an early and a late bin, so the bins sum to the CW tallies\n"
     "  --no-gated-volume  with --time-gates: gate only the exit tally (the volume one takes\n"
     "                     8 bytes x tetras x (gates + 2))\n"
+    "  --time-gate-regions LIST  with --time-gates: gate the volume tally only in the tetras of\n"
+    "                     these regions (ids, commas between), 8 bytes x their tetras x (gates + 2);\n"
+    "                     fluence_gated_tetras.txt lists them; exit and CW tallies unchanged\n"
     "  --allow-defects    run on a mesh with cracks or folded tetras (docs/MESH_CHECKS.md): they\n"
     "                     become warnings instead of errors\n"
     "  --no-entry-specular  pencil beams and fibres entering from outside are not Fresnel-reflected\n"
@@ -103,7 +106,8 @@ const char* kUsage =
     "                     file naming .source files one per line (relative to the list)\n"
     "  --batch-opt O      material sets to sweep: a folder of .opt files, one .opt, or a list\n"
     "                     writes DIR/fluence_matrix.fmm (tetras x runs, docs/FLUENCE_MATRIX.md),\n"
-    "                     fluence_matrix.h5 (HDF5 builds) and summary.json with per-run ledgers\n"
+    "                     fluence_matrix.h5 (HDF5 builds) and summary.json with per-run ledgers;\n"
+    "                     with --time-gates each run's gated outputs in DIR/run_NNNN/ (one process)\n"
     "one process serving many runs (the mesh read once, CUDA started once, the mesh kept on the GPU):\n"
     "  --serve FILE       read runs from FILE ('-' = stdin), one per line: the options that change\n"
     "                     per run (--source/--point/--pencil or --batch-sources, --opt, --packets,\n"
@@ -137,7 +141,7 @@ void parseInto(Args& a, int argc, char** argv) {
                                     "--mmc-elem", "--mmc-prop", "--point", "--pencil", "--exterior-n",
                                     "--max-steps", "--max-hits", "--devices", "--batch-sources", "--batch-opt",
                                     "--mmc", "--batches", "--serve", "--save-mesh",
-                                    "--time-gates", "--detectors",
+                                    "--time-gates", "--time-gate-regions", "--detectors",
                                     "--max-detected", "--tpsf", "--replay"};
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
@@ -223,7 +227,7 @@ std::vector<int> deviceList(const Args& a, const std::string& kernel) {
 
 // The text outputs' size: two values of up to 17 characters a tetra, a line of ~80 a boundary face.
 double outputBytes(const TetraMesh& mesh, const RunOptions& opt) {
-    const double gated = (opt.outputs.gatedVolume ? gatedArrayBytes(opt.gates, mesh.tetraCount()) : 0) +
+    const double gated = (opt.outputs.gatedVolume ? gatedArrayBytes(opt.gates, gatedVolumeStride(opt.gates, mesh.tetraCount())) : 0) +
                          (opt.outputs.gatedSurface ? gatedArrayBytes(opt.gates, mesh.faceCount()) : 0);
     return 36.0 * double(mesh.tetraCount()) + (opt.outputs.surface ? 80.0 * double(mesh.boundaryFaces().size()) : 0) +
            2 * gated + 4096.0;
@@ -237,13 +241,24 @@ void applyTimeGates(const Args& a, RunOptions& opt) {
         if (noVolume) throw ParameterError("--no-gated-volume needs --time-gates");
         return;
     }
-    if (a.has("--batch-sources"))
-        throw ParameterError("--time-gates applies to single runs; a batch (--batch-sources) writes CW fluence only");
     opt.gates = parseTimeGates(a.get("--time-gates"), "--time-gates");
     opt.outputs.gatedVolume = !noVolume;
     opt.outputs.gatedSurface = opt.outputs.surface;
     if (!opt.outputs.gated())
         throw ParameterError("--time-gates with --no-gated-volume and --no-surface leaves no tally to gate");
+}
+
+// --time-gate-regions LIST (after applyTimeGates): the gated volume tally only over the tetras of
+// the listed regions of the mesh (TimeGates::tetras).
+void applyGateRegions(const Args& a, const TetraMesh& mesh, RunOptions& opt) {
+    if (!a.has("--time-gate-regions")) return;
+    if (!opt.gates.on()) throw ParameterError("--time-gate-regions needs --time-gates");
+    if (!opt.outputs.gatedVolume)
+        throw ParameterError("--time-gate-regions chooses the tetras of the gated volume tally: not with --no-gated-volume");
+    std::vector<uint32_t> region(mesh.tetraCount() + 1, 0);
+    for (uint32_t t = 1; t <= mesh.tetraCount(); ++t) region[t] = mesh.region(t);
+    opt.gates.tetras = gatedTetras(region, parseRegionList(a.get("--time-gate-regions"), "--time-gate-regions"),
+                                   "--time-gate-regions");
 }
 
 // The tallies of a complete run, written into the staging folder; with standard errors, each
@@ -497,6 +512,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
         throw ParameterError("--max-steps and --max-hits must be at least 1");
     opt.outputs.surface = !a.flags.count("--no-surface");
     applyTimeGates(a, opt);
+    applyGateRegions(a, mesh, opt);
     double power = number(a, "--power", 1.0);
     if (!(power > 0)) throw ParameterError("--power must be > 0");
     opt.devices = devices;
@@ -509,6 +525,8 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     if (detecting && kernel == "hybrid")
         throw ParameterError("--detectors: the hybrid kernel does not record detected packets (CPU and GPU histories in "
                              "one record set could not be replayed); use --kernel cpu or cuda");
+    if (opt.outputs.gated() && batch && mpi.size() > 1)  // a rank sends rank 0 a run's CW tallies only
+        throw ParameterError("--time-gates with --batch-sources runs in one process (no mpirun)");
     if (detecting && (batch || mpi.size() > 1))
         throw ParameterError("--detectors: detecting runs are single runs in one process (no --batch-sources, no mpirun)");
     DetectionSpec detection;

@@ -17,6 +17,8 @@
 #include "Kernels/DeviceVisibility.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/MultiRun.hpp"
+#include "Kernels/ResourceLimits.hpp"
+#include "Kernels/TimeGates.hpp"
 #include "fm_config.h"
 #if FM_HAVE_CUDA
 #include "Kernels/CUDA/CudaKernel.hpp"
@@ -56,6 +58,7 @@ RunOptions singleRunOptions(const BatchOptions& opt, const BatchRunSpec& r) {
     o.firstPacket = 0;
     o.threads = opt.threads;
     o.outputs = opt.outputs;
+    o.gates = opt.gates;
     o.tuning = opt.tuning;
     o.batches = 1;  // a batch's runs carry no standard errors: no per-run batching cost
     o.cancel = opt.cancel;
@@ -89,6 +92,12 @@ private:
     size_t n_, next_ = 0, delivered_ = 0;
     BatchResultFn onResult_;
 };
+
+// Runs a slot holds (the one it runs and the next, or two groups; one over MPI ranks) and the
+// finished runs the dispatcher keeps before slots wait for it to write them: the bound on the
+// results in memory at once (gatedBatchMemory counts them).
+size_t queuedPerSlot(size_t ranks, size_t groupRuns) { return (ranks > 1 ? 1 : 2) * groupRuns; }
+size_t resultsHeld(size_t slots, size_t queued) { return 4 + queued * slots; }
 
 // ---- where a run executes: the CPU (all threads), one GPU holding the mesh, or several GPUs
 // sharing each run's packets ----
@@ -185,8 +194,8 @@ public:
         const size_t n = plan.size();
         slots_.resize(n);
         groupRuns_ = std::max<size_t>(groupRuns, 1);
-        queued_ = (t_.ranks() > 1 ? 1 : 2) * groupRuns_;
-        maxResults_ = 4 + queued_ * n;
+        queued_ = queuedPerSlot(t_.ranks(), groupRuns_);
+        maxResults_ = resultsHeld(n, queued_);
         try {
             for (size_t k = 0; k < n; ++k) threads_.emplace_back([this, k, &plan, &split] { slotLoop(k, plan[k], split); });
         } catch (const std::system_error& e) {  // process limits: stop the slots that started
@@ -459,6 +468,24 @@ std::vector<int> slotPlan(const BatchOptions& opt, const std::vector<int>& devic
     return plan;
 }
 
+// A gated batch's tallies against the machine, before any run starts: each gated array within
+// checkGatedSize, and the gated arrays of every result that may be in memory at once (one per
+// slot just finished, the finished runs waiting to be written) within the available memory. Gated runs never share a GPU launch (groupRuns is 1 for them), so a launch
+// holds one run's gated arrays.
+void checkGatedBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& runs, const BatchOptions& opt,
+                     size_t slots) {
+    checkGatedRun(mesh, singleRunOptions(opt, runs.front()));
+    const double perRun = (opt.outputs.gatedVolume ? gatedArrayBytes(opt.gates, gatedVolumeStride(opt.gates, mesh.cells.size())) : 0.0) +
+                          (opt.outputs.gatedSurface ? gatedArrayBytes(opt.gates, mesh.faceCount) : 0.0);
+    const size_t queued = queuedPerSlot(1, 1);
+    const size_t held = std::min(runs.size(), slots + resultsHeld(slots, queued));
+    requireMemory(perRun * double(held),
+                  "batch: the time-gated tallies of " + std::to_string(held) + " runs in memory at once (" +
+                      std::to_string(slots) + " slot(s) and the finished runs waiting to be written; " +
+                      bytesText(perRun) + " a run)",
+                  "use fewer gates (a larger step or a shorter window), gate only the exit tally, or fewer devices");
+}
+
 }  // namespace
 
 std::unique_ptr<BatchTransport> makeLocalBatchTransport(size_t runs, const BatchResultFn& onResult) {
@@ -473,8 +500,6 @@ BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& 
     if (opt.kernel != "cpu" && opt.kernel != "cuda")
         throw ParameterError("unknown kernel '" + opt.kernel + "' (use cpu or cuda)");
     if (mesh.cells.size() < 2) throw ParameterError("batch: the mesh has no tetras");
-    if (opt.outputs.gated())  // a batch's runs, groups and matrices hold the CW tallies only
-        throw ParameterError("batch: time-gated tallies are per run; run the sources one at a time with time gates");
     for (size_t i = 0; i < runs.size(); ++i) {
         const BatchRunSpec& r = runs[i];
         try {
@@ -505,11 +530,15 @@ BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& 
     std::unique_ptr<BatchTransport> t;
     if (mpi) t = makeMpiBatchTransport(*mpi, runs.size(), onResult);
     if (!t) t = makeLocalBatchTransport(runs.size(), onResult);
+    if (opt.outputs.gated() && t->ranks() > 1)  // a rank sends rank 0 the CW tallies only
+        throw ParameterError("batch: time-gated tallies need the batch in one process (not over " +
+                             std::to_string(t->ranks()) + " MPI ranks); run it without mpirun");
 
     Dispatcher d(mesh, runs, opt, *t);
     const size_t group = groupRuns(opt, mesh, runs, t->ranks() > 1);
     const std::vector<int> plan = slotPlan(opt, devices, runs, t->ranks() > 1, group);
     const bool whole = plan.size() == 1 && plan[0] < 0;  // the CPU, or each run split over the GPUs
+    if (opt.outputs.gated()) checkGatedBatch(mesh, runs, opt, plan.size());
     bool complete = false;
     try {
         complete = d.run(plan, devices, whole ? 1 : group);

@@ -74,6 +74,10 @@ struct BatchOptions {
     unsigned runsPerLaunch = 0;
     TuningKnobs tuning;  // passed to every run (Kernels/Tuning.hpp)
     OutputSelection outputs;
+    // The time gates of outputs.gatedVolume / gatedSurface (Kernels/TimeGates.hpp): every run
+    // returns its own gated tallies, as the single run would. Gated runs go one per GPU launch
+    // (groups switch the standard tallies only) and only in one process (not over MPI ranks).
+    TimeGates gates;
     // Runs finished so far, on the calling thread (rank 0 only); must be cheap.
     std::function<void(size_t runsDone, size_t runsTotal)> progress;
     const std::atomic<bool>* cancel = nullptr;  // stops the runs in flight, starts no more

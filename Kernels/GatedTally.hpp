@@ -16,13 +16,23 @@ template <class Acc>
 struct TimeGatedTally {
     static constexpr bool kNeedsClock = true;
     static constexpr bool kScoresFaces = true;
-    double* gatedVolume = nullptr;   // [bin * cells + tetra], or null: off
+    double* gatedVolume = nullptr;   // [bin * gatedCells + element], or null: off
     double* gatedSurface = nullptr;  // [bin * faces + face id], or null: off
+    // Per-region gating: [tetra] -> element of gatedVolume, -1 outside the regions (null: the
+    // element is the tetra; gatedCells is then the cell count).
+    const int32_t* gatedSlot = nullptr;
     uint32_t gatedCells = 0, gatedFaces = 0;
     GateBins gates;
 
     FM_HD void absorb(const PacketState& st, double dw) {
-        if (gatedVolume) Acc::add(gatedVolume + (uint64_t(gates.bin(st.opl)) * gatedCells + st.pk.tetra), dw);
+        if (!gatedVolume) return;
+        uint32_t e = st.pk.tetra;
+        if (gatedSlot) {
+            const int32_t s = gatedSlot[e];
+            if (s < 0) return;
+            e = uint32_t(s);
+        }
+        Acc::add(gatedVolume + (uint64_t(gates.bin(st.opl)) * gatedCells + e), dw);
     }
     FM_HD void exit(const PacketState& st, uint32_t face) {
         if (gatedSurface)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Kernels/TimeGates.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <set>
 #include <vector>
 
 #include "Common/Errors.hpp"
@@ -88,15 +90,71 @@ std::vector<double> gateBinTotals(const TimeGates& g, const std::vector<double>&
     return t;
 }
 
+std::vector<uint32_t> parseRegionList(const std::string& text, const std::string& what) {
+    std::string t = text;
+    for (char& c : t)
+        if (c == ',') c = ' ';
+    std::istringstream in(t);
+    std::vector<uint32_t> v;
+    for (std::string item; in >> item;) {
+        char* end = nullptr;
+        const unsigned long long x = std::strtoull(item.c_str(), &end, 10);
+        if (end == item.c_str() || *end || item[0] == '-' || x > 0xffffffffull)
+            throw ParameterError(what + ": '" + item + "' is not a region id (a whole number >= 0)");
+        v.push_back(uint32_t(x));
+    }
+    if (v.empty()) throw ParameterError(what + ": needs at least one region id, got '" + text + "'");
+    return v;
+}
+
+std::shared_ptr<const GatedTetras> gatedTetras(const std::vector<uint32_t>& cellRegion, std::vector<uint32_t> regions,
+                                               const std::string& what) {
+    if (regions.empty()) throw ParameterError(what + ": needs at least one region id");
+    std::sort(regions.begin(), regions.end());
+    for (size_t i = 1; i < regions.size(); ++i)
+        if (regions[i] == regions[i - 1]) throw ParameterError(what + ": region " + std::to_string(regions[i]) + " is given twice");
+    std::set<uint32_t> present(cellRegion.begin() + (cellRegion.empty() ? 0 : 1), cellRegion.end());
+    for (uint32_t r : regions)
+        if (!present.count(r)) {
+            std::string ids;
+            for (uint32_t p : present) ids += (ids.empty() ? "" : " ") + std::to_string(p);
+            throw ParameterError(what + ": region " + std::to_string(r) + " has no tetras (the model's regions: " + ids + ")");
+        }
+    auto g = std::make_shared<GatedTetras>();
+    g->regions = regions;
+    g->slot.assign(cellRegion.size(), -1);
+    g->cells.push_back(0);  // element 0: the dummy, as cell 0 of a full array
+    for (size_t c = 1; c < cellRegion.size(); ++c)
+        if (std::binary_search(regions.begin(), regions.end(), cellRegion[c])) {
+            g->slot[c] = int32_t(g->cells.size());
+            g->cells.push_back(uint32_t(c));
+        }
+    return g;
+}
+
+std::shared_ptr<const GatedTetras> gatedTetras(const KernelInput& in, std::vector<uint32_t> regions, const std::string& what) {
+    std::vector<uint32_t> region(in.cells.size(), 0);
+    for (size_t c = 1; c < in.cells.size(); ++c) region[c] = in.cells[c].material;
+    return gatedTetras(region, std::move(regions), what);
+}
+
 void checkGatedRun(const KernelInput& in, const RunOptions& opt) {
     const OutputSelection& o = opt.outputs;
     if (!o.gated()) return;
     if (!opt.gates.on())
         throw ParameterError("time-gated outputs need time gates: give the gates' start, stop and step in ns");
+    if (opt.gates.tetras && opt.gates.tetras->slot.size() != in.cells.size())
+        throw ParameterError("time gate regions: the map covers " + std::to_string(opt.gates.tetras->slot.size()) +
+                             " cells, the model has " + std::to_string(in.cells.size()) + " (made for another mesh)");
+    if (opt.gates.tetras && !o.gatedVolume)
+        throw ParameterError("time gate regions choose the tetras of the gated volume tally, which this run does not keep");
     if (o.gatedVolume)
-        checkGatedSize(opt.gates, in.cells.size(),
-                       "the gated volume tally over " + std::to_string(in.cells.size() - 1) + " tetras",
-                       "use fewer gates (a larger step or a shorter window), or gate only the exit tally");
+        checkGatedSize(opt.gates, gatedVolumeStride(opt.gates, in.cells.size()),
+                       "the gated volume tally over " + std::to_string(gatedVolumeStride(opt.gates, in.cells.size()) - 1) +
+                           " tetras",
+                       opt.gates.tetras ? "use fewer gates (a larger step or a shorter window), fewer regions, or gate only the exit tally"
+                                        : "use fewer gates (a larger step or a shorter window), gate only the chosen regions' tetras "
+                                          "(--time-gate-regions), or gate only the exit tally");
     if (o.gatedSurface)
         checkGatedSize(opt.gates, in.faceCount, "the gated exit tally over " + std::to_string(in.faceCount) + " faces",
                        "use fewer gates (a larger step or a shorter window)");

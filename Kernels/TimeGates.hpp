@@ -9,6 +9,7 @@
 // bins of an element is its continuous-wave (CW) tally.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,18 @@ constexpr uint32_t kMaxTimeGates = 100000;
 // a run is refused with the size and what to change (checkGatedSize).
 constexpr double kMaxGatedArrayBytes = 8e9;
 
+// Per-region gating (--time-gate-regions): the tetras whose volume tally is gated, as a compact
+// map, so that the gated volume array takes bins x (tetras in the regions + 1) values.
+struct GatedTetras {
+    std::vector<uint32_t> regions;  // the chosen region (material) ids, ascending
+    std::vector<int32_t> slot;      // [cell]: the element of the gated volume array, -1 outside the regions
+    std::vector<uint32_t> cells;    // [element]: its cell (tetra id); element 0 is a dummy (cell 0), as in full arrays
+};
+
 struct TimeGates {
     double startNs = 0, stopNs = 0, stepNs = 0;
     uint32_t count = 0;  // 0: no gates (a continuous-wave run)
+    std::shared_ptr<const GatedTetras> tetras;  // null: the gated volume tally covers every tetra
 
     bool on() const { return count > 0; }
     uint32_t bins() const { return count + 2; }  // the gates, the early bin, the late bin
@@ -51,6 +61,27 @@ std::string describeTimeGates(const TimeGates& g);
 
 // Bytes of one gated array of `elements` values per bin.
 double gatedArrayBytes(const TimeGates& g, uint64_t elements);
+
+// Values per bin of the gated volume array of a model of `cells` cells (dummy included): every
+// cell, or the chosen regions' tetras plus the dummy.
+inline uint64_t gatedVolumeStride(const TimeGates& g, uint64_t cells) {
+    return g.tetras ? g.tetras->cells.size() : cells;
+}
+// The cell -> element map the kernels gate through (null: the identity).
+inline const int32_t* gatedVolumeSlots(const TimeGates& g) { return g.tetras ? g.tetras->slot.data() : nullptr; }
+
+// The map of the tetras of `regions` (material ids of cellRegion: cellRegion[c] for c = 1..cells-1)
+// for per-region gating. ParameterError naming `what` for an empty list, an id no tetra has (with
+// the ids the model has), or a duplicate.
+std::shared_ptr<const GatedTetras> gatedTetras(const std::vector<uint32_t>& cellRegion, std::vector<uint32_t> regions,
+                                               const std::string& what);
+
+struct KernelInput;
+// The same over a packed model's cells (their material ids are the mesh's regions).
+std::shared_ptr<const GatedTetras> gatedTetras(const KernelInput& in, std::vector<uint32_t> regions, const std::string& what);
+
+// "1,3 4": region ids, commas or spaces between them; ParameterError naming `what` otherwise.
+std::vector<uint32_t> parseRegionList(const std::string& text, const std::string& what);
 
 // Throws ParameterError when a gated array of `elements` values per bin (`what`: "the gated
 // volume tally over 1200000 tetras") exceeds kMaxGatedArrayBytes, with its size and `advice`.

@@ -78,6 +78,14 @@ void runCancellable(const std::function<void()>& work, std::atomic<bool>& cancel
 fm::RunOptions runOptions(py::handle packets, py::handle seed, unsigned threads, const std::vector<int>& devices,
                           double wmin, double prwin, uint32_t maxSteps, uint32_t maxHits);
 
+// time_gates=(start, stop, step) in ns (None: off) into opt: the gated volume and exit tallies of
+// the tallies opt keeps (opt.outputs.volume, surface); ValueError naming time_gates otherwise.
+void applyTimeGatesArg(py::handle timeGates, fm::RunOptions& opt);
+
+// time_gate_regions=[ids] (None: every tetra) into opt, after applyTimeGatesArg: the gated volume
+// tally only over the tetras of those regions of `mesh`; ValueError naming time_gate_regions.
+void applyGateRegionsArg(py::handle regions, const fm::TetraMesh& mesh, fm::RunOptions& opt);
+
 // Issues each message as a RuntimeWarning (what the mesh checks and the source compiler found).
 void issueWarnings(const std::vector<std::string>& messages);
 

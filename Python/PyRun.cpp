@@ -197,22 +197,15 @@ std::unique_ptr<Simulation> makeSimulation(std::shared_ptr<const fm::TetraMesh> 
                                            const std::string& kernel, const std::vector<int>& devices, double wmin,
                                            double prwin, uint32_t maxSteps, uint32_t maxHits, bool volume,
                                            bool surface, const std::vector<int64_t>& directedFaces,
-                                           py::handle batches, py::handle timeGates) {
+                                           py::handle batches, py::handle timeGates, py::handle gateRegions) {
     if (!mesh) throw py::value_error("Simulation: mesh is None");
     if (!mats) throw py::value_error("Simulation: materials is None");
     fm::RunOptions opt = runOptions(packets, seed, threads, devices, wmin, prwin, maxSteps, maxHits);
     opt.outputs.volume = volume;
     opt.outputs.surface = surface;
     opt.batches = countArg(batches, "batches", 0);
-    if (!timeGates.is_none()) {
-        // (start, stop, step) in ns: the gated volume and exit tallies of the tallies kept.
-        const auto g = timeGates.cast<std::vector<double>>();
-        if (g.size() != 3) throw py::value_error("time_gates: needs (start, stop, step) in ns");
-        opt.gates = fm::makeTimeGates(g[0], g[1], g[2], "time_gates");
-        opt.outputs.gatedVolume = volume;
-        opt.outputs.gatedSurface = surface;
-        if (!opt.outputs.gated()) throw py::value_error("time_gates: volume and surface are both off, nothing to gate");
-    }
+    applyTimeGatesArg(timeGates, opt);
+    applyGateRegionsArg(gateRegions, *mesh, opt);
     std::vector<uint32_t> directed;
     for (int64_t f : directedFaces) {
         if (f < 0 || uint64_t(f) + 1 >= mesh->faceCount() + 1)
@@ -262,6 +255,11 @@ read-only numpy views. Normalise with fluence(energy=...) or scale = energy / pa
             return gatedView(r.run.gates, r.run.gatedVolume, self);
         }, "(gates + 2, tetras) absorbed packet weight per time gate, then before the first gate and after "
            "the last (None without time_gates); the rows sum to volume_energy")
+        .def_property_readonly("gated_tetras", [](const Result& r) -> py::object {
+            if (!r.run.gates.tetras) return py::none();
+            const auto& c = r.run.gates.tetras->cells;
+            return py::array_t<uint32_t>(py::ssize_t(c.size() - 1), c.data() + 1);
+        }, "The tetra ids (1-based) of gated_volume_energy's columns with time_gate_regions, else None")
         .def_property_readonly("gated_surface_energy", [](py::object self) -> py::object {
             const auto& r = self.cast<const Result&>();
             return gatedView(r.run.gates, r.run.gatedSurface, self);
@@ -358,6 +356,25 @@ void runCancellable(const std::function<void()>& work, std::atomic<bool>& cancel
     if (tick) tick();
 }
 
+void applyTimeGatesArg(py::handle timeGates, fm::RunOptions& opt) {
+    if (timeGates.is_none()) return;
+    const auto g = timeGates.cast<std::vector<double>>();
+    if (g.size() != 3) throw py::value_error("time_gates: needs (start, stop, step) in ns");
+    opt.gates = fm::makeTimeGates(g[0], g[1], g[2], "time_gates");
+    opt.outputs.gatedVolume = opt.outputs.volume;
+    opt.outputs.gatedSurface = opt.outputs.surface;
+    if (!opt.outputs.gated()) throw py::value_error("time_gates: volume and surface are both off, nothing to gate");
+}
+
+void applyGateRegionsArg(py::handle regions, const fm::TetraMesh& mesh, fm::RunOptions& opt) {
+    if (regions.is_none()) return;
+    if (!opt.outputs.gatedVolume)
+        throw py::value_error("time_gate_regions: needs time_gates and the volume tally (volume=True)");
+    std::vector<uint32_t> region(mesh.tetraCount() + 1, 0);
+    for (uint32_t t = 1; t <= mesh.tetraCount(); ++t) region[t] = mesh.region(t);
+    opt.gates.tetras = fm::gatedTetras(region, regions.cast<std::vector<uint32_t>>(), "time_gate_regions");
+}
+
 fm::RunOptions runOptions(py::handle packets, py::handle seed, unsigned threads, const std::vector<int>& devices,
                           double wmin, double prwin, uint32_t maxSteps, uint32_t maxHits) {
     fm::RunOptions opt;
@@ -381,6 +398,8 @@ volume=True, surface=True, directed_faces=[], batches=0, time_gates=None).
 
 time_gates: (start, stop, step) in ns: also keep the kept tallies per time gate
 (Result.gated_volume_energy, gated_surface_energy; docs/TIME_DOMAIN.md).
+time_gate_regions: region ids: gate the volume tally only in their tetras (its columns are then
+Result.gated_tetras, 1-based tetra ids); exit and CW tallies unchanged.
 
 batches: contiguous packet batches behind the standard errors (Result.*_stderr); 0 = the
 default (10; on the GPU 10 from 1e8 packets, else 1), 1 = no standard errors.
@@ -398,7 +417,7 @@ As a context manager, leaving the block cancels a run still going.)doc")
              py::arg("prwin") = 0.1, py::arg("max_steps") = 100000, py::arg("max_hits") = 100000,
              py::arg("volume") = true, py::arg("surface") = true,
              py::arg("directed_faces") = std::vector<int64_t>{}, py::arg("batches") = 0,
-             py::arg("time_gates") = py::none())
+             py::arg("time_gates") = py::none(), py::arg("time_gate_regions") = py::none())
         .def("start", &Simulation::start, "Starts the run on a worker thread (once per Simulation)")
         .def("wait", &Simulation::wait, py::arg("timeout") = -1.0,
              "Waits up to timeout seconds (< 0: until done); True when the run has ended")

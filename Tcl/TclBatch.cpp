@@ -133,6 +133,11 @@ void BatchRunner::devices(const std::string& list) {
     opt_.devices = fmtcl::parseDeviceList(list, "BatchRunner devices");
 }
 std::string BatchRunner::devices() const { return fmtcl::formatDeviceList(opt_.devices); }
+void BatchRunner::timeGates(double start, double stop, double step) {
+    opt_.gates = (start == 0 && stop == 0 && step == 0) ? fm::TimeGates{}
+                                                         : fm::makeTimeGates(start, stop, step, "BatchRunner timeGates");
+}
+std::string BatchRunner::timeGates() const { return fm::describeTimeGates(opt_.gates); }
 void BatchRunner::progress(bool on) { progress_ = on; }
 bool BatchRunner::progress() const { return progress_; }
 
@@ -156,6 +161,8 @@ void BatchRunner::runSync() {
     bo.tuning = fm::tuningFromEnvironment();
     bo.outputs.volume = bo.outputs.surface = true;
     bo.outputs.directed = false;
+    bo.outputs.gatedVolume = bo.outputs.gatedSurface = opt_.gates.on();
+    bo.gates = opt_.gates;
     std::atomic<bool> cancel{false};
     bo.cancel = &cancel;
     const bool bar = progress_ && isatty(2);
@@ -204,6 +211,19 @@ OutputDataCollection* BatchRunner::result(unsigned run) const {
     items->push_back(std::make_shared<ConservationCounts>(r.ledger));
     items->push_back(std::make_shared<SpatialMap>(batchMap("VolumeEnergy", "Volume", r.volume, runMesh_, mats, r.packetsDone)));
     items->push_back(std::make_shared<SpatialMap>(batchMap("SurfaceExitEnergy", "Surface", r.surface, runMesh_, mats, r.packetsDone)));
+    // Time gates: one map per bin, named as a Kernel's (<name>Gate<k>, <name>GateEarly, <name>GateLate).
+    auto gated = [&](const std::string& name, const std::string& type, const std::vector<double>& v) {
+        if (v.empty() || !r.gates.on()) return;
+        const size_t stride = v.size() / r.gates.bins();
+        for (uint32_t b = 0; b < r.gates.bins(); ++b) {
+            const std::string suffix = b < r.gates.count ? std::to_string(b) : b == r.gates.earlyBin() ? "Early" : "Late";
+            items->push_back(std::make_shared<SpatialMap>(
+                batchMap(name + "Gate" + suffix, type, std::vector<double>(v.begin() + b * stride, v.begin() + (b + 1) * stride),
+                         runMesh_, mats, r.packetsDone)));
+        }
+    };
+    gated("VolumeEnergy", "Volume", r.gatedVolume);
+    gated("SurfaceExitEnergy", "Surface", r.gatedSurface);
     return new OutputDataCollection(items);
 }
 

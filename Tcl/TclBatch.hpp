@@ -61,6 +61,10 @@ public:
     std::string devices() const;
     void progress(bool on);
     bool progress() const;
+    // Time gates of every run (as Kernel timeGates; 0 0 0 turns them off): each run's result then
+    // holds VolumeEnergyGate<k>/Early/Late and SurfaceExitEnergyGate* maps.
+    void timeGates(double start, double stop, double step);
+    std::string timeGates() const;
 
     void runSync();
     unsigned runCount() const;           // results held (after runSync)

@@ -119,6 +119,17 @@ void Kernel::timeGates(double start, double stop, double step) {
 }
 std::string Kernel::timeGates() const { return fm::describeTimeGates(opt_.gates); }
 unsigned Kernel::timeGateCount() const { return opt_.gates.count; }
+void Kernel::timeGateRegions(const std::string& ids) {
+    notRunning("timeGateRegions");
+    gateRegions_ = ids.find_first_not_of(" \t,") == std::string::npos
+        ? std::vector<uint32_t>{}
+        : fm::parseRegionList(ids, className_ + " timeGateRegions");
+}
+std::string Kernel::timeGateRegions() const {
+    std::string s;
+    for (uint32_t r : gateRegions_) s += (s.empty() ? "" : " ") + std::to_string(r);
+    return s;
+}
 unsigned long long Kernel::batchCount() const { return fm::effectiveBatches(opt_, device_ == "cuda"); }
 void Kernel::threadCount(unsigned n) {
     notRunning("threadCount");
@@ -216,6 +227,11 @@ std::shared_ptr<Kernel::Prepared> Kernel::prepare() const {
     p->opt.outputs.directed = !directed.empty();
     p->opt.outputs.gatedVolume = p->opt.gates.on() && outputs_.volume;
     p->opt.outputs.gatedSurface = p->opt.gates.on() && outputs_.surface;
+    if (!gateRegions_.empty()) {
+        if (!p->opt.outputs.gatedVolume)
+            throw ParameterError(className_ + " timeGateRegions: needs timeGates and a volume tally");
+        p->opt.gates.tetras = fm::gatedTetras(p->in, gateRegions_, className_ + " timeGateRegions");
+    }
     fm::validateRunOptions(p->opt);
     fm::checkGatedRun(p->in, p->opt);
     return p;
@@ -361,8 +377,14 @@ void Kernel::addGatedMaps(OutputDataCollection::Items& items, const std::string&
     if (gated.empty() || !r.gates.on()) return;
     const fm::TimeGates& g = r.gates;
     const size_t stride = gated.size() / g.bins();
+    // Per-region gating of the volume tally: each bin spread over every cell (0 outside the regions).
+    const fm::GatedTetras* chosen = type == "Volume" ? g.tetras.get() : nullptr;
     auto slice = [&](const std::vector<double>& v, uint32_t b) {
-        return v.empty() ? std::vector<double>{} : std::vector<double>(v.begin() + b * stride, v.begin() + (b + 1) * stride);
+        if (v.empty()) return std::vector<double>{};
+        if (!chosen) return std::vector<double>(v.begin() + b * stride, v.begin() + (b + 1) * stride);
+        std::vector<double> full(chosen->slot.size(), 0.0);
+        for (size_t k = 1; k < chosen->cells.size(); ++k) full[chosen->cells[k]] = v[b * stride + k];
+        return full;
     };
     for (uint32_t b = 0; b < g.bins(); ++b) {
         const std::string suffix = b < g.count ? std::to_string(b) : b == g.earlyBin() ? "Early" : "Late";

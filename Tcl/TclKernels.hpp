@@ -46,6 +46,10 @@ public:
     void timeGates(double start, double stop, double step);
     std::string timeGates() const;
     unsigned timeGateCount() const;
+    // Per-region gating: the gated volume maps only over the tetras of these regions ("1 3"; ""
+    // = every tetra, the default); their other tetras read 0 in the VolumeEnergyGate* maps.
+    void timeGateRegions(const std::string& ids);
+    std::string timeGateRegions() const;
     void threadCount(unsigned n);  // 0 = all hardware threads (the default)
     unsigned threadCount() const;
     void randSeed(unsigned long long s);
@@ -141,6 +145,7 @@ private:
     std::shared_ptr<MaterialSet> materials_;
     fm::SourcePtr source_;
     fm::RunOptions opt_;
+    std::vector<uint32_t> gateRegions_;  // timeGateRegions (empty: every tetra)
     // As given (the kernels take floats; getters should print what the script set). The
     // defaults are the core's (Kernels/Core/Records.hpp KernelParams).
     double wmin_ = 1e-5, prwin_ = 0.1;

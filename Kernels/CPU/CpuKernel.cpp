@@ -233,7 +233,8 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
     const bool batched = batches > 1;
     const bool gated = sel.gated();  // runs the time-gated pack: the volume and exit tallies on
     checkGatedRun(in, opt);
-    const size_t ngv = sel.gatedVolume ? opt.gates.bins() * nv : 0, ngs = sel.gatedSurface ? opt.gates.bins() * ns : 0;
+    const size_t ngc = gatedVolumeStride(opt.gates, nv);  // gated volume elements per bin (per-region gating: fewer)
+    const size_t ngv = sel.gatedVolume ? opt.gates.bins() * ngc : 0, ngs = sel.gatedSurface ? opt.gates.bins() * ns : 0;
     const double tallyBytes = 8.0 * double((sel.volume || gated ? nv : 0) + (sel.surface || gated ? ns : 0) +
                                            (sel.directed ? nd : 0) + ngv + ngs);
     requireMemory(tallyBytes * ((batched ? 3 : 1) * threads + 2),
@@ -264,7 +265,8 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
                 gsurf[w].assign(ngs, 0.0);
                 scorers[w].gatedVolume = ngv ? gvol[w].data() : nullptr;
                 scorers[w].gatedSurface = ngs ? gsurf[w].data() : nullptr;
-                scorers[w].gatedCells = uint32_t(nv);
+                scorers[w].gatedSlot = gatedVolumeSlots(opt.gates);
+                scorers[w].gatedCells = uint32_t(ngc);
                 scorers[w].gatedFaces = uint32_t(ns);
                 scorers[w].gates = gateBins(opt.gates);
             }

@@ -87,10 +87,17 @@ public:
     // The time gates of the next runs (Kernels/GatedTally.hpp): their arrays allocated (or kept,
     // at the same size) and zeroed; none when opt selects no gated output. A gated run's DeviceRun
     // keeps the volume and exit tallies (gatedOutputs).
-    void setGates(const RunOptions& opt, const KernelInput& in) {
+    void setGates(const RunOptions& opt, const KernelInput& in) { setGates(opt, in.cells.size(), in.faceCount); }
+    void setGates(const RunOptions& opt, size_t cells, size_t faces) {
         gates_ = opt.gates;
-        nGV_ = opt.outputs.gatedVolume ? size_t(gates_.bins()) * in.cells.size() : 0;
-        nGS_ = opt.outputs.gatedSurface ? size_t(gates_.bins()) * in.faceCount : 0;
+        gatedCells_ = gatedVolumeStride(gates_, cells);
+        nGV_ = opt.outputs.gatedVolume ? size_t(gates_.bins()) * gatedCells_ : 0;
+        gatedSlot_.reset();  // per-region gating: the tetra -> element map on the device
+        if (nGV_ && gates_.tetras) {
+            gatedSlot_ = std::make_unique<DeviceBuffer<int32_t>>(gates_.tetras->slot.size(), "time gate regions");
+            gatedSlot_->upload(gates_.tetras->slot, s_);
+        }
+        nGS_ = opt.outputs.gatedSurface ? size_t(gates_.bins()) * faces : 0;
         if (!gated_ || gated_->size() != nGV_ + nGS_) {
             gated_.reset();
             gatedFolds_.reset();
@@ -111,7 +118,8 @@ public:
                 sc.setReplicas(copies_ - 1, uint32_t(stride_));
                 sc.gatedVolume = nGV_ ? gated_->get() : nullptr;
                 sc.gatedSurface = nGS_ ? gated_->get() + nGV_ : nullptr;
-                sc.gatedCells = uint32_t(nVol_);
+                sc.gatedSlot = gatedSlot_ ? gatedSlot_->get() : nullptr;
+                sc.gatedCells = uint32_t(gatedSlot_ ? gatedCells_ : nVol_);
                 sc.gatedFaces = uint32_t(nSurf_);
                 sc.gates = gateBins(gates_);
                 const BlockTallies bt = BlockTallies::rows(sc.volume, nVol_, sc.surface, nSurf_);
@@ -229,6 +237,8 @@ private:
     TimeGates gates_;
     size_t nGV_ = 0, nGS_ = 0;
     std::unique_ptr<DeviceBuffer<double>> gated_;
+    std::unique_ptr<DeviceBuffer<int32_t>> gatedSlot_;  // per-region gating's map, or null
+    size_t gatedCells_ = 0;                             // gated volume elements per bin
     std::unique_ptr<DeviceBatchFold> gatedFolds_;
     DeviceBatchFold& gatedFolds() {
         if (!gatedFolds_) {
@@ -558,6 +568,8 @@ struct CudaModelOnDevice::Impl {
     std::shared_future<uint64_t> hash;  // of the batch's mesh, which outlives this model
     std::unique_ptr<DeviceRun> run;
     bool clean = true;  // no run failed: the model may go back to the cache
+    size_t cells = 0, faces = 0;  // of the mesh, for the gated arrays' sizes (setGates)
+    OutputSelection selected;     // the caller's outputs (a gated model keeps volume and exit too)
 };
 
 CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const OutputSelection& outputs)
@@ -565,10 +577,15 @@ CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const 
     std::string why;
     if (!cudaDeviceAvailable(&why)) throw Error("kernel cuda: " + why);
     impl_->device = device;
+    impl_->cells = mesh.cells.size();
+    impl_->faces = mesh.faceCount;
+    impl_->selected = outputs;
+    OutputSelection kept = outputs;  // as runCuda: a gated run keeps the volume and exit tallies
+    if (kept.gated()) kept.volume = kept.surface = true;
     cudaCheck(cudaSetDevice(device), "select device");
-    impl_->key = deviceRunKey(device, mesh, outputs);
+    impl_->key = deviceRunKey(device, mesh, kept);
     impl_->hash = cellsHash(mesh);
-    impl_->run = takeDeviceRun(impl_->key, impl_->hash, mesh, outputs);
+    impl_->run = takeDeviceRun(impl_->key, impl_->hash, mesh, kept);
 }
 
 CudaModelOnDevice::~CudaModelOnDevice() {
@@ -587,6 +604,7 @@ RunResult CudaModelOnDevice::run(const RunVariant& v, const RunOptions& opt) {
     DeviceRun& d = *impl_->run;
     impl_->clean = false;  // until this run ends without an error
     d.load(v.materials, v.emitters, v.emitterCdf, v.pieces, v.pieceCdf);
+    d.setGates(opt, impl_->cells, impl_->faces);
     RunResult r;
     r.kernel = "cuda";
     r.packetsRequested = opt.packets;
@@ -614,6 +632,8 @@ RunResult CudaModelOnDevice::run(const RunVariant& v, const RunOptions& opt) {
     r.packetsDone = b.packetsDone;
     r.cancelled = r.packetsDone < opt.packets;
     if (batches > 1) setTallyErrors(r, d.batchSums());
+    if (!impl_->selected.volume) r.volume.clear(), r.standardError.volume.clear();
+    if (!impl_->selected.surface) r.surface.clear(), r.standardError.surface.clear();
     r.seconds = since(t0);
     impl_->clean = true;
     return r;

@@ -3,6 +3,8 @@
 // .vtk, plus the boundary surface as .vtp) and, optionally, a PNG of the fluence. Lives beside
 // the VTK classes so that everything needing VTK is in Storage/VTK.
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <filesystem>
 #include <iostream>
 #include <new>
@@ -125,6 +127,33 @@ SurfaceExit readSurfaceExit(const std::string& path, const TetraMesh& mesh) {
     return s;
 }
 
+// A gated fluence over chosen tetras (--time-gate-regions; `tetrasFile` lists their ids in the
+// order of the elements) as one value per tetra of the mesh, NaN where not gated.
+TimeGatedArray scatterGatedTetras(const TimeGatedArray& g, const std::string& tetrasFile, const TetraMesh& mesh) {
+    std::ifstream in(tetrasFile);
+    std::vector<uint32_t> ids;
+    std::string line;
+    for (size_t n = 1; std::getline(in, line); ++n) {
+        if (line.empty() || line[0] == '#') continue;
+        char* end = nullptr;
+        const unsigned long t = std::strtoul(line.c_str(), &end, 10);
+        if (end == line.c_str() || t < 1 || t > mesh.tetraCount())
+            throw Error(tetrasFile + ":" + std::to_string(n) + ": '" + line + "' is not a tetra id of the mesh (1.." +
+                        std::to_string(mesh.tetraCount()) + ")");
+        ids.push_back(uint32_t(t));
+    }
+    if (ids.size() != g.elements)
+        throw Error(tetrasFile + ": " + std::to_string(ids.size()) + " tetra ids for the " + std::to_string(g.elements) +
+                    " elements of fluence_gated.fmtg (files of different runs?)");
+    TimeGatedArray full = g;
+    full.elements = mesh.tetraCount();
+    full.values.assign(size_t(g.gates.bins()) * full.elements, std::nan(""));
+    for (uint32_t b = 0; b < g.gates.bins(); ++b)
+        for (size_t k = 0; k < ids.size(); ++k) full.values[b * full.elements + ids[k] - 1] = g.values[b * g.elements + k];
+    full.stderrs.clear();
+    return full;
+}
+
 // One cell array per bin of a time-gated fluence file.
 void addGatedData(VTKMeshWriter& w, const TimeGatedArray& g, const std::string& unit) {
     for (uint32_t b = 0; b < g.gates.bins(); ++b) {
@@ -138,7 +167,8 @@ void addGatedData(VTKMeshWriter& w, const TimeGatedArray& g, const std::string& 
     }
 }
 
-void addFileData(VTKMeshWriter& w, std::vector<double>& fluence, const Args& a, const std::string& unit) {
+void addFileData(VTKMeshWriter& w, std::vector<double>& fluence, const Args& a, const std::string& unit,
+                 const TetraMesh& mesh) {
     std::string dir = a.count("--results") ? a.at("--results") : "";
     std::string fl = a.count("--fluence") ? a.at("--fluence") : (dir.empty() ? "" : dir + "/fluence.txt");
     std::string en = a.count("--energy") ? a.at("--energy") : (dir.empty() ? "" : dir + "/volume_energy.txt");
@@ -148,7 +178,11 @@ void addFileData(VTKMeshWriter& w, std::vector<double>& fluence, const Args& a, 
     }
     if (!en.empty() && (a.count("--energy") || fs::exists(en)))
         w.addData("Absorbed energy (packet weight)", readValues(en));
-    if (!dir.empty() && fs::exists(dir + "/fluence_gated.fmtg")) addGatedData(w, readTimeGated(dir + "/fluence_gated.fmtg"), unit);
+    if (!dir.empty() && fs::exists(dir + "/fluence_gated.fmtg")) {
+        TimeGatedArray g = readTimeGated(dir + "/fluence_gated.fmtg");
+        if (fs::exists(dir + "/fluence_gated_tetras.txt")) g = scatterGatedTetras(g, dir + "/fluence_gated_tetras.txt", mesh);
+        addGatedData(w, g, unit);
+    }
 }
 
 void writeSurface(const Args& a, const TetraMesh& mesh, const std::string& unit) {
@@ -199,7 +233,7 @@ int run(int argc, char** argv) {
     w.mesh(mesh);
     if (a.count("--vtk-version")) w.legacyVersion(a.at("--vtk-version"));
     std::vector<double> fluence;
-    addFileData(w, fluence, a, unit);
+    addFileData(w, fluence, a, unit, mesh);
     if (a.count("--comment")) w.addHeaderComment(a.at("--comment"));
     w.write();
     std::cout << "fullmonte-vtk: wrote " << a.at("--output") << " (" << mesh.tetraCount() << " tetras)\n";

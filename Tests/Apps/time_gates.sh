@@ -88,6 +88,57 @@ else
   fail "gated outputs left by an earlier run"
 fi
 
+# A batch with --time-gates: each run's gated outputs in DIR/run_NNNN/, equal to the single run
+# of that source with the same seed (one batch: the batch's runs carry no standard errors).
+printf '1\n1 0.6 0.2 0.15 1000\n' >"$dir/m2.source"
+printf 'm.source\nm2.source\n' >"$dir/list.txt"
+b=(--mesh "$dir/m.mesh" --opt "$dir/m.opt" --packets 4000 --threads 2 --quiet --seed 3 --time-gates 0,0.02,0.001)
+"$exe" "${b[@]}" --batch-sources "$dir/list.txt" --output "$dir/batch" >/dev/null 2>"$dir/err" || fail "gated batch: $(cat "$dir/err")"
+for k in 0 1; do
+  src=$([ $k = 0 ] && echo m.source || echo m2.source)
+  "$exe" "${b[@]}" --source "$dir/$src" --batches 1 --output "$dir/single$k" >/dev/null 2>"$dir/err" || fail "single $k: $(cat "$dir/err")"
+done
+if cmp -s "$dir/batch/run_0000/fluence_gated.fmtg" "$dir/single0/fluence_gated.fmtg" &&
+   cmp -s "$dir/batch/run_0001/fluence_gated.fmtg" "$dir/single1/fluence_gated.fmtg" &&
+   cmp -s "$dir/batch/run_0001/surface_exit_gated.fmtg" "$dir/single1/surface_exit_gated.fmtg" &&
+   cmp -s "$dir/batch/run_0001/tpsf.txt" "$dir/single1/tpsf.txt" &&
+   ! cmp -s "$dir/batch/run_0000/fluence_gated.fmtg" "$dir/batch/run_0001/fluence_gated.fmtg" &&
+   "$py" -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+r = j["per_run"]
+assert [x["gated_outputs"] for x in r] == ["run_0000/", "run_0001/"], r
+assert r[1]["time_gates"]["gates"] == 20 and len(r[1]["time_gates"]["absorbed"]) == 20, r[1]
+' "$dir/batch/summary.json"; then
+  ok "gated batch: run k's gated outputs equal the single run's"
+else
+  fail "gated batch outputs differ from the single runs"
+fi
+
+# --time-gate-regions 2: fluence_gated.fmtg over region 2's tetra only, listed in
+# fluence_gated_tetras.txt, equal to the all-tetras run's values there (same seed and batches).
+"$exe" "${m[@]}" --time-gates 0,0.02,0.001 --output "$dir/full" >/dev/null 2>"$dir/err" || fail "full: $(cat "$dir/err")"
+"$exe" "${m[@]}" --time-gates 0,0.02,0.001 --time-gate-regions 2 --output "$dir/reg" >/dev/null 2>"$dir/err" ||
+  fail "--time-gate-regions run: $(cat "$dir/err")"
+if "$py" - "$dir/on" "$dir/reg" <<'PY'
+import json, struct, sys
+def fmtg(path):
+    raw = open(path, "rb").read()
+    bins, has_se, n = struct.unpack_from("<IIQ", raw, 24)
+    v = struct.unpack_from(f"<{bins * n * (1 + has_se)}d", raw, 128)
+    return n, bins, v
+# (the CW rerun above replaced "on": rerun the full gated outputs next to it)
+n, bins, full = fmtg(sys.argv[1] + "/../full/fluence_gated.fmtg")
+k, kb, part = fmtg(sys.argv[2] + "/fluence_gated.fmtg")
+ids = [int(l) for l in open(sys.argv[2] + "/fluence_gated_tetras.txt") if not l.startswith("#")]
+assert (n, k, kb, ids) == (2, 1, bins, [2]), (n, k, kb, ids)
+assert all(part[b] == full[b * n + 1] for b in range(bins)), "values differ"
+assert open(sys.argv[2] + "/surface_exit_gated.fmtg", "rb").read() == open(sys.argv[1] + "/../full/surface_exit_gated.fmtg", "rb").read()
+t = json.load(open(sys.argv[2] + "/summary.json"))["time_gates"]
+assert t["regions"] == [2] and t["gated_tetras"] == 1, t
+PY
+then ok "--time-gate-regions: region 2's tetras only, equal to the full run there"; else fail "--time-gate-regions outputs"; fi
+
 bad() {  # expected-message then arguments
   local want=$1
   shift
@@ -109,6 +160,11 @@ bad "--time-gates: 'x' is not a number" --time-gates 0,x,0.1
 bad "more than the 100000 allowed" --time-gates 0,1000,0.001
 bad "--no-gated-volume needs --time-gates" --no-gated-volume
 bad "leaves no tally to gate" --time-gates 0,1,0.1 --no-gated-volume --no-surface
+bad "--time-gate-regions: region 5 has no tetras (the model's regions: 1 2)" --time-gates 0,1,0.1 --time-gate-regions 1,5
+bad "--time-gate-regions: needs at least one region id" --time-gates 0,1,0.1 --time-gate-regions ,
+bad "--time-gate-regions: 'a' is not a region id" --time-gates 0,1,0.1 --time-gate-regions a
+bad "--time-gate-regions needs --time-gates" --time-gate-regions 1
+bad "not with --no-gated-volume" --time-gates 0,1,0.1 --no-gated-volume --time-gate-regions 1
 
 echo "$failures failure(s)"
 [ "$failures" = 0 ]
