@@ -31,9 +31,12 @@ TimeGates gatesOption(const std::string& text) { return parseTimeGates(text, "--
 
 void writeDetectorOutputs(const OutputFolder& out, const DetectedPackets& dp, const TimeGates* gates) {
     writeDetected(out.staged("detected.fmd"), dp);
-    if (dp.truncated())
+    if (dp.truncated()) {
         std::cerr << "fullmonte-run: warning: " << dp.detected << " detections, only the first " << dp.records.size()
-                  << " (lowest packet indices) kept in detected.fmd; raise --max-detected to keep more\n";
+                  << " (lowest packet indices) kept in detected.fmd; raise --max-detected to keep more";
+        if (dp.refilledPackets) std::cerr << " (the GPU ran " << dp.refilledPackets << " packets again to fill them)";
+        std::cerr << "\n";
+    }
     if (!gates) return;
     AtomicFile f(out.staged("detector_tpsf.txt"));
     f.out << "# gate_start_ns gate_stop_ns then per detector: detected weight per launched packet"

@@ -48,6 +48,9 @@ struct DetectedPackets {
     uint32_t regions = 0;                 // materials, not counting the exterior
     std::vector<DetectedRecord> records;
     std::vector<float> pathLengths;
+    // Record k's scattering events per material 1..regions at scatterCounts[k*regions ..): they
+    // sum to its `scatters`. Empty when the records have none (.fmd version 1 files).
+    std::vector<uint32_t> scatterCounts;
     std::vector<double> mua, mus, g, n;   // [material 1..regions at index 0..regions-1] of the run
     std::vector<DetectorZone> detectors;
     uint64_t detected = 0;                // records the run found; > records.size() when truncated
@@ -60,12 +63,15 @@ struct DetectedPackets {
     // records: regions are the layers 1..L, detector 0 the top surface (reflectance), 1 the
     // bottom (transmittance); docs/DETECTORS.md "MCML").
     std::string model = "mesh";
+    // Packets a truncated GPU run ran again to fill its records up to the room (not saved).
+    uint64_t refilledPackets = 0;
 
     // Per detector, over all its detections (kept or not): the detected weight (launched packet
     // weight) and its standard error by batch means (empty when the run had no estimate).
     std::vector<double> detectedWeight, detectedWeightError;
     bool truncated() const { return detected > records.size(); }
     const float* path(size_t k) const { return pathLengths.data() + k * regions; }
+    const uint32_t* scatterCount(size_t k) const { return scatterCounts.data() + k * regions; }
 };
 
 }  // namespace fm

@@ -26,6 +26,7 @@ DetectorTally detectorTally(const DetectionSpec& spec, uint32_t materials, bool 
     t.spec = &spec;
     t.sink = sink;
     t.path.region.assign(materials, 0.0);
+    t.path.scatters.assign(materials, 0u);
     t.perCell = perCell;
     return t;
 }
@@ -80,11 +81,13 @@ void mergeRecords(std::vector<DetectorSink>& sinks, uint64_t maxRecords, Detecte
         for (size_t d = 0; d < s.weight.size(); ++d) dp.detectedWeight[d] += s.weight[d];
         all.records.insert(all.records.end(), s.records.begin(), s.records.end());
         all.paths.insert(all.paths.end(), s.paths.begin(), s.paths.end());
+        all.scatterCounts.insert(all.scatterCounts.end(), s.scatterCounts.begin(), s.scatterCounts.end());
         s = DetectorSink{};
     }
     all.compact();
     dp.records = std::move(all.records);
     dp.pathLengths = std::move(all.paths);
+    dp.scatterCounts = std::move(all.scatterCounts);
 }
 
 void setDetectingErrors(RunResult& r, std::vector<DetectingFolds>& folds) {
@@ -113,7 +116,7 @@ RunResult runCpuDetecting(const KernelInput& in, const RunOptions& opt, const De
     const uint64_t batches = effectiveBatches(opt);
     const bool batched = batches > 1;
     const double tallyBytes = 8.0 * double((o.volume ? nv : 0) + (o.surface ? ns : 0) + (o.directed ? nd : 0));
-    const double recordBytes = double(sizeof(DetectedRecord)) + 4.0 * double(in.materials.size());
+    const double recordBytes = double(sizeof(DetectedRecord)) + 8.0 * double(in.materials.size());  // paths, counts
     requireMemory(tallyBytes * ((batched ? 3 : 1) * threads + 2) +
                       recordBytes * double(spec.maxRecords) * (2 * threads + 2),
                   "a detecting CPU run with " + std::to_string(threads) + " threads keeping up to " +

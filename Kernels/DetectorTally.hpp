@@ -15,9 +15,11 @@
 
 namespace fm {
 
-// One packet's path: per material, and (when asked) per cell as (tetra, length) runs.
+// One packet's path: per material, and (when asked) per cell as (tetra, length) runs; its
+// scattering events per material.
 struct PacketPath {
     std::vector<double> region;                        // [material]
+    std::vector<uint32_t> scatters;                    // [material]
     std::vector<std::pair<uint32_t, double>> cells;    // consecutive moves in one cell merged
 };
 
@@ -42,6 +44,7 @@ struct DetectorSink {
     uint64_t current = 0;  // the packet handed out last (OnePacketChunks): the next launch's index
     std::vector<DetectedRecord> records;
     std::vector<float> paths;   // [record * regions + region - 1]
+    std::vector<uint32_t> scatterCounts;  // as paths
     std::vector<double> weight; // [detector]: detected weight
     uint64_t found = 0;
 
@@ -54,14 +57,18 @@ struct DetectorSink {
         if (order.size() > keep) order.resize(keep);
         std::vector<DetectedRecord> rs;
         std::vector<float> ps;
+        std::vector<uint32_t> cs;
         rs.reserve(order.size());
         ps.reserve(order.size() * regions);
+        cs.reserve(order.size() * regions);
         for (size_t k : order) {
             rs.push_back(records[k]);
             ps.insert(ps.end(), paths.begin() + k * regions, paths.begin() + (k + 1) * regions);
+            cs.insert(cs.end(), scatterCounts.begin() + k * regions, scatterCounts.begin() + (k + 1) * regions);
         }
         records = std::move(rs);
         paths = std::move(ps);
+        scatterCounts = std::move(cs);
     }
 };
 
@@ -76,23 +83,29 @@ struct DetectorTally {
     Vec3 exitPos{0, 0, 0}, exitDir{0, 0, 0};
     float exitWeight = 0, opl = 0;
     uint32_t scatters = 0;
+    uint32_t material = 0;  // of the last move: where an interaction that follows it happens
 
     // Before each packet (launch() is not called when emission fails).
     void reset() {
         hit = 0;
         std::fill(path.region.begin(), path.region.end(), 0.0);
+        std::fill(path.scatters.begin(), path.scatters.end(), 0u);
         path.cells.clear();
     }
     void launch(const PacketState&) {
         reset();
         if (sink) index = sink->current;
     }
-    void move(const PacketState& st, uint32_t material, float dist) {
-        path.region[material] += dist;
+    void move(const PacketState& st, uint32_t m, float dist) {
+        material = m;
+        path.region[m] += dist;
         if (!perCell) return;
         if (!path.cells.empty() && path.cells.back().first == st.pk.tetra) path.cells.back().second += dist;
         else path.cells.emplace_back(st.pk.tetra, dist);
     }
+    // Every interaction (the loops book each one's drop, 0 included, right after its move); a
+    // detected packet survived all of its interactions, so its counts sum to its steps.
+    void absorb(const PacketState&, double) { ++path.scatters[material]; }
     void exit(const PacketState& st, uint32_t face) {
         hit = detectorsAt(*spec, face & ~kFaceSideBit, st.pk.pos);
         exitPos = st.pk.pos;
@@ -120,6 +133,8 @@ struct DetectorTally {
             std::memcpy(rec.dir, dir, sizeof dir);
             s.records.push_back(rec);
             for (uint32_t r = 0; r < s.regions; ++r) s.paths.push_back(float(path.region[r + 1]));
+            const auto counts = path.scatters.begin() + 1;
+            s.scatterCounts.insert(s.scatterCounts.end(), counts, counts + s.regions);
         }
         if (s.records.size() >= 2 * std::max<uint64_t>(s.keep, 1)) s.compact();
     }

@@ -66,6 +66,12 @@ void bindDetected(py::module_& m) {
             const DP& d = self.cast<const DP&>();
             return view2(d.pathLengths.data(), d.records.size(), d.regions, self);
         }, "Path length per record and region 1..R (mm), records x R")
+        .def_property_readonly("scatter_counts", [](py::object self) -> py::object {
+            const DP& d = self.cast<const DP&>();
+            if (d.scatterCounts.empty()) return py::none();
+            return view2(d.scatterCounts.data(), d.records.size(), d.regions, self);
+        }, "Scattering events per record and region 1..R, records x R (rows sum to scatters); "
+           "None for a version 1 file")
         .def("signal", [](const DP& d) { return perPacket(fm::detectedSignal(d), d); },
              "Detected weight per launched packet, per detector")
         .def("reweighted_signal", [](const DP& d, const std::vector<double>& mua) {

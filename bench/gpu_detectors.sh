@@ -7,7 +7,8 @@
 #     detector and mean path per region with standard errors and z, and the GPU replay;
 #  3. kernel time of cube_5med 1e8 packets: GPU without detectors, with detectors, and the base
 #     tree's kernel without detectors (when .device-data/base-main.tgz or FM_BASE_TGZ holds it),
-#     two alternated rounds;
+#     two alternated rounds; 3b. the cost of filling a truncated run's records (packets run
+#     again, process time) for room for all, half and 1% of the detections of 1e7 packets;
 #  4. compute-sanitizer memcheck of a small detecting run and its replay.
 # Usage (GPU machine, repo root): bench/gpu_detectors.sh [packets=1e8]. Data: FM_DEVICE_DATA or
 # .device-data (timos/cube_5med/cube_5med.{mesh,opt,source}). Results printed and under $OUT.
@@ -41,7 +42,7 @@ echo "== 1. tests"
 for t in test_cuda_detectors test_detector_kernels; do
   timeout 120 $B/bin/$t --log_level=message >"$out/$t.log" 2>&1
   echo "$t: exit $? $(grep -E 'No errors|failure' "$out/$t.log" | tail -1)"
-  grep -E "SKIP|error|z = |chi2|kept|replay" "$out/$t.log" | head -20
+  grep -E "SKIP|error|z = |chi2|kept|replay|again" "$out/$t.log" | head -20
 done
 
 echo "== 2. cube_5med, two disks, GPU vs CPU"
@@ -107,6 +108,26 @@ for i in 1 2; do
   row plain $B/bin/fullmonte-run
   row detectors $B/bin/fullmonte-run --detectors "$disks" --max-detected 20000000
 done | tee "$out/timings.txt"
+
+echo "== 3b. truncation refill: 1e7 packets with room for all, half and 1% of the detections"
+rn=10000000
+refill() {  # label, --max-detected value
+  local t0=$(date +%s.%N)
+  $B/bin/fullmonte-run "${m[@]}" --packets $rn --seed 4 --batches 1 --kernel cuda \
+    --detectors "$disks" --max-detected "$2" --output "$w/rf-$1" >/dev/null 2>"$w/rf-$1.err"
+  python3 - "$w/rf-$1/summary.json" "$1" "$t0 $(date +%s.%N)" "$w/rf-$1.err" <<'PY'
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+m = re.search(r"ran (\d+) packets again", open(sys.argv[4]).read())
+d = s["detectors"]
+print(f"{sys.argv[2]:>5}: records {d['records']} of {d['detected']}, packets run again {m.group(1) if m else 0}, "
+      f"kernel_seconds {s['kernel_seconds']:.4f} seconds {s['seconds']:.3f} process {(lambda a, b: b - a)(*map(float, sys.argv[3].split())):.3f} s")
+PY
+}
+refill all 20000000 | tee "$out/refill.txt"
+found=$(python3 -c "import json;print(json.load(open('$w/rf-all/summary.json'))['detectors']['detected'])")
+refill half $((found / 2)) | tee -a "$out/refill.txt"
+refill 1pc $((found / 100)) | tee -a "$out/refill.txt"
 
 echo "== 4. compute-sanitizer memcheck (detecting run, 1e5 packets, and its replay)"
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)

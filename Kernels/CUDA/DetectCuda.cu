@@ -42,6 +42,7 @@ struct DeviceDetectorTally {
     // that found the buffer full.
     DetectedRecord* records = nullptr;
     float* paths = nullptr;
+    uint32_t* scatterCounts = nullptr;  // per record as paths
     unsigned long long* found = nullptr;
     unsigned long long* lowestLost = nullptr;
     uint64_t maxRecords = 0;
@@ -57,11 +58,14 @@ struct DeviceDetectorTally {
     uint64_t index = 0;
     unsigned long long want = 0, hit = 0;
     float wantWeight = 0, exitWeight = 0;
+    uint32_t material = 0;  // of the last move: where an interaction that follows it happens
     // Path of material i at path[i * pathStride]: the thread's own array or scratch slice
     // (detectKernel's), kept apart from the scorer so that the scorer's other members stay in
     // registers (an array indexed at run time is addressed in local memory, and so would be a
     // struct holding it).
+    // Its scattering events of material i at count[i * pathStride], kept the same way.
     float* path = nullptr;
+    uint32_t* count = nullptr;
     uint32_t pathStride = 1;
 
     // Before launchPacket: packet `index`, at position `slot` of the replay list.
@@ -73,17 +77,26 @@ struct DeviceDetectorTally {
             want = replayDetectors[slot];
             wantWeight = replayWeight[slot];
         } else {
-            for (uint32_t r = 0; r <= regions; ++r) path[size_t(r) * pathStride] = 0.f;
+            for (uint32_t r = 0; r <= regions; ++r) {
+                path[size_t(r) * pathStride] = 0.f;
+                count[size_t(r) * pathStride] = 0u;
+            }
         }
     }
-    __device__ void move(const PacketState& st, uint32_t material, float dist) {
+    __device__ void move(const PacketState& st, uint32_t mat, float dist) {
         if (!jacobian) {
-            path[size_t(material) * pathStride] += dist;
+            path[size_t(mat) * pathStride] += dist;
+            material = mat;
             return;
         }
         const double dj = -double(wantWeight) * double(dist);
         for (unsigned long long bits = want; bits; bits &= bits - 1)
             atomicAdd(jacobian + size_t(__ffsll((long long)bits) - 1) * cells + st.pk.tetra, dj);
+    }
+    // Every interaction (booked right after its move): a detected packet survived them all, so
+    // its counts sum to its steps.
+    __device__ void absorb(const PacketState&, double) {
+        if (!jacobian) ++count[size_t(material) * pathStride];
     }
     __device__ void exit(const PacketState& st, uint32_t face) {
         const uint32_t f = face & ~kFaceSideBit;
@@ -119,7 +132,11 @@ struct DeviceDetectorTally {
             rec->pos[0] = st.pk.pos.x, rec->pos[1] = st.pk.pos.y, rec->pos[2] = st.pk.pos.z;
             rec->dir[0] = st.pk.dir.x, rec->dir[1] = st.pk.dir.y, rec->dir[2] = st.pk.dir.z;
             float* p = paths + size_t(k) * regions;
-            for (uint32_t r = 0; r < regions; ++r) p[r] = path[size_t(r + 1) * pathStride];
+            uint32_t* c = scatterCounts + size_t(k) * regions;
+            for (uint32_t r = 0; r < regions; ++r) {
+                p[r] = path[size_t(r + 1) * pathStride];
+                c[r] = count[size_t(r + 1) * pathStride];
+            }
         }
     }
 };
@@ -128,20 +145,24 @@ using DetectScorer = TallyScorer<true, true, true, DeviceAtomicAdd, uint32_t, De
 
 // The warp loop (CudaEngine.cuh warpLoop) with the detector told each packet's index and
 // replay slot before its launch; replayIndex maps slots to packet indices (null: slot = index).
-// scratch: the launch's path slices for models of more than kGpuDetectMaterials materials
-// (null: a local array).
+// scratch, countScratch: the launch's path and scatter count slices for models of more than
+// kGpuDetectMaterials materials (null: local arrays).
 template <class Scorer>
 __global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
 detectKernel(DeviceModel m, KernelParams kp, uint64_t first, uint64_t count, Scorer scIn, DeviceTotals* totals,
-             unsigned long long* next, Ledger* rare, const unsigned long long* replayIndex, float* scratch) {
+             unsigned long long* next, Ledger* rare, const unsigned long long* replayIndex, float* scratch,
+             uint32_t* countScratch) {
     SplitLedgerScorer<Scorer> sc(scIn, rare + blockIdx.x % kRareLedgerCopies);
     float path[kGpuDetectMaterials];
+    uint32_t scatters[kGpuDetectMaterials];
     DeviceDetectorTally& det = sc.inner.template tally<DeviceDetectorTally>();
     if (scratch) {
         det.path = scratch + (blockIdx.x * blockDim.x + threadIdx.x);
+        det.count = countScratch + (blockIdx.x * blockDim.x + threadIdx.x);
         det.pathStride = gridDim.x * blockDim.x;
     } else {
         det.path = path;
+        det.count = scatters;
     }
     m.enterBlock(0);
     warpLoop(
@@ -211,6 +232,7 @@ struct DetectDevice {
         // Scratch for models with more materials than the local array holds: per stream of
         // runBatches, a slice of `materials` floats for each thread a launch can have.
         DeviceBuffer<float> scratch;
+        DeviceBuffer<uint32_t> countScratch;
         size_t half = 0;
         if (materials > kGpuDetectMaterials) {
             int device = 0, sms = 0, fit = 0;
@@ -219,13 +241,16 @@ struct DetectDevice {
             cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, detectKernel<DetectScorer>, kBlock, 0), "occupancy");
             half = size_t(sms) * size_t(std::max(fit, 1)) * kBlock * materials;
             scratch.allocate(2 * half, "per-thread path lengths of the detectors");
+            countScratch.allocate(2 * half, "per-thread scatter counts of the detectors");
         }
         const BatchRun b = runBatches(detectKernel<DetectScorer>, 0, opt, s,
                                       [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* next) {
-                                          float* own = half ? scratch.get() + (on == cudaStream_t(s) ? 0 : half) : nullptr;
+                                          const size_t at = on == cudaStream_t(s) ? 0 : half;
+                                          float* own = half ? scratch.get() + at : nullptr;
+                                          uint32_t* ownCounts = half ? countScratch.get() + at : nullptr;
                                           detectKernel<DetectScorer><<<blocks, kBlock, 0, on>>>(
                                               input.model(), opt.params, first, n, sc, totals.get(), next, rare.get(),
-                                              replayIndex, own);
+                                              replayIndex, own, ownCounts);
                                       });
         cudaCheck(cudaStreamSynchronize(s), "detecting kernel");
         return b;
@@ -252,30 +277,102 @@ void selectOneDevice(const RunOptions& opt, const char* what) {
     cudaCheck(cudaSetDevice(ds[0]), "select device");
 }
 
-// The records kept on the device, in (index, detector) order, cut below lowestLost.
-void collectRecords(DetectDevice& dev, const DeviceBuffer<DetectedRecord>& recs, const DeviceBuffer<float>& paths,
-                    DetectedPackets& dp) {
+// The device record buffer: records, their path lengths and scatter counts per region.
+struct RecordBuffers {
+    DeviceBuffer<DetectedRecord> records;
+    DeviceBuffer<float> paths;
+    DeviceBuffer<uint32_t> scatterCounts;
+    RecordBuffers(uint64_t slots, uint32_t regions)
+        : records(slots, "detected-packet records (keep fewer: --max-detected)"),
+          paths(slots * regions, "detected path lengths (keep fewer: --max-detected)"),
+          scatterCounts(slots * regions, "detected scatter counts (keep fewer: --max-detected)") {}
+    void setIn(DeviceDetectorTally& d) const {
+        d.records = records.get();
+        d.paths = paths.get();
+        d.scatterCounts = scatterCounts.get();
+    }
+};
+
+// Detection counters of the device: found, lowestLost, mismatched.
+struct DetectCounters {
+    unsigned long long found = 0, lowestLost = ~0ull, mismatched = 0;
+};
+
+DetectCounters readCounters(DetectDevice& dev) {
     const std::vector<unsigned long long> c = dev.counters.download(dev.s);
-    dp.detected = c[0];
-    const size_t n = size_t(std::min<unsigned long long>(c[0], recs.size()));
-    const std::vector<DetectedRecord> r = recs.download(dev.s, n);
-    const std::vector<float> p = paths.download(dev.s, n * dp.regions);
+    return DetectCounters{c[0], c[1], c[2]};
+}
+
+void resetCounters(DetectDevice& dev) {
+    const std::vector<unsigned long long> start{0, ~0ull, 0};
+    dev.counters.upload(start, dev.s);
+}
+
+// Appends to dp the records in the device buffer (`stored` slots filled) of the packets below
+// `below`, in (index, detector) order, until dp holds `keep` records.
+void appendRecordsBelow(DetectDevice& dev, const RecordBuffers& b, unsigned long long stored, uint64_t below,
+                        uint64_t keep, DetectedPackets& dp) {
+    const size_t n = size_t(std::min<unsigned long long>(stored, b.records.size()));
+    const std::vector<DetectedRecord> r = b.records.download(dev.s, n);
+    const std::vector<float> p = b.paths.download(dev.s, n * dp.regions);
+    const std::vector<uint32_t> c = b.scatterCounts.download(dev.s, n * dp.regions);
     std::vector<size_t> order(n);
     std::iota(order.begin(), order.end(), size_t(0));
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
         return r[a].index != r[b].index ? r[a].index < r[b].index : r[a].detector < r[b].detector;
     });
     for (size_t k : order) {
-        if (r[k].index >= c[1]) break;
+        if (r[k].index >= below || dp.records.size() >= keep) break;
         dp.records.push_back(r[k]);
         dp.pathLengths.insert(dp.pathLengths.end(), p.begin() + k * dp.regions, p.begin() + (k + 1) * dp.regions);
+        dp.scatterCounts.insert(dp.scatterCounts.end(), c.begin() + k * dp.regions, c.begin() + (k + 1) * dp.regions);
     }
-    // The detected weight per detector, from the records where they are all kept (a truncated
-    // run's is unknown: left empty, and summary.json says null).
-    if (!dp.truncated()) {
-        dp.detectedWeight.assign(dp.detectors.size(), 0.0);
-        for (const DetectedRecord& x : dp.records) dp.detectedWeight[x.detector] += x.weight;
+}
+
+// Fills a truncated run's records up to maxRecords, as the CPU keeps them: dp holds every record
+// of the packets below `from` (the main run's lowest lost index); packets from, from + 1, ...
+// up to `end` run again, with their own (seed, index) streams and the detecting kernel itself,
+// so their records are bit-identical to the main run's (their tally additions go to the arrays
+// already read, and are dropped). They run in index-ordered chunks sized for the records still
+// wanted at `rate` detections per packet; each chunk keeps the records below its own lowest
+// lost index and the next starts there. A chunk that keeps nothing (its first packet was lost)
+// is halved: a one-packet chunk always fits, the buffer holding at least kMaxDetectors records.
+// Returns the packets run again.
+uint64_t refillRecords(DetectDevice& dev, const RunOptions& opt, DetectScorer sc, const RecordBuffers& b,
+                       uint64_t from, uint64_t end, uint32_t materials, uint64_t maxRecords, double rate,
+                       DetectedPackets& dp) {
+    sc.tally<DeviceDetectorTally>().maxRecords = b.records.size();
+    RunOptions ro = opt;
+    ro.progress = nullptr;
+    uint64_t rerun = 0, cap = end - from;
+    while (dp.records.size() < maxRecords && from < end) {
+        const double need = double(maxRecords - dp.records.size());
+        const double chunk = std::ceil((need + 3.0 * std::sqrt(need) + 1.0) / rate);
+        ro.firstPacket = from;
+        ro.packets = std::min<uint64_t>({uint64_t(std::min(chunk, 1e18)), end - from, cap});
+        resetCounters(dev);
+        const uint64_t done = dev.run(ro, sc, nullptr, materials).packetsDone;
+        rerun += done;
+        const DetectCounters c = readCounters(dev);
+        const uint64_t below = std::min<uint64_t>(c.lowestLost, from + done);
+        appendRecordsBelow(dev, b, c.found, below, maxRecords, dp);
+        if (done < ro.packets) break;  // cancelled
+        if (below > from) {
+            from = below;
+            cap = std::max(cap, std::min(end - from, 2 * cap));
+        } else {
+            cap = std::max<uint64_t>(1, ro.packets / 2);
+        }
     }
+    return rerun;
+}
+
+// The detected weight per detector, from the records where they are all kept (a truncated run's
+// is unknown: left empty, and summary.json says null).
+void setDetectedWeight(DetectedPackets& dp) {
+    if (dp.truncated()) return;
+    dp.detectedWeight.assign(dp.detectors.size(), 0.0);
+    for (const DetectedRecord& x : dp.records) dp.detectedWeight[x.detector] += x.weight;
 }
 
 }  // namespace
@@ -291,12 +388,12 @@ RunResult runCudaDetecting(const KernelInput& in, const RunOptions& opt, const D
     DetectedPackets& dp = r.detected;
     dp.kernel = "cuda";
     DetectDevice dev(in, spec);
-    DeviceBuffer<DetectedRecord> recs(spec.maxRecords, "detected-packet records (keep fewer: --max-detected)");
-    DeviceBuffer<float> paths(spec.maxRecords * dp.regions, "detected path lengths (keep fewer: --max-detected)");
+    // At least kMaxDetectors slots, so that a refill's one-packet chunk always fits.
+    const uint64_t slots = std::max<uint64_t>(spec.maxRecords, kMaxDetectors);
+    const RecordBuffers bufs(slots, dp.regions);
     DetectScorer sc = dev.scorer();
     DeviceDetectorTally& d = sc.tally<DeviceDetectorTally>();
-    d.records = recs.get();
-    d.paths = paths.get();
+    bufs.setIn(d);
     d.maxRecords = spec.maxRecords;
     d.regions = dp.regions;
     r.uploadSeconds = since(t0);
@@ -305,10 +402,17 @@ RunResult runCudaDetecting(const KernelInput& in, const RunOptions& opt, const D
     r.gpuBlocksPerSm = b.blocksPerSm;
     const auto t1 = Clock::now();
     dev.addTo(r, opt.outputs);
-    collectRecords(dev, recs, paths, dp);
-    r.downloadSeconds = since(t1);
+    const DetectCounters c = readCounters(dev);
+    dp.detected = c.found;
+    appendRecordsBelow(dev, bufs, c.found, c.lowestLost, spec.maxRecords, dp);
     r.packetsDone = b.packetsDone;
     r.cancelled = r.packetsDone < opt.packets;
+    if (dp.truncated() && !r.cancelled)
+        dp.refilledPackets = refillRecords(dev, opt, sc, bufs, c.lowestLost, opt.firstPacket + opt.packets,
+                                           uint32_t(in.materials.size()), spec.maxRecords,
+                                           double(c.found) / double(std::max<uint64_t>(1, b.packetsDone)), dp);
+    setDetectedWeight(dp);
+    r.downloadSeconds = since(t1);
     r.seconds = since(t0);
     return r;
 }

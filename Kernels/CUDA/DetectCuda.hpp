@@ -12,9 +12,10 @@ constexpr uint32_t kGpuDetectMaterials = 32;
 
 // runCpuDetecting on one GPU (opt.devices: empty or one device): the standard tallies of
 // opt.outputs and the records (DetectedPackets::kernel "cuda"). When more than spec.maxRecords
-// are detected, the records kept are all those of the packets below the lowest index whose
-// record did not fit: the lowest-index detections, as on the CPU, possibly fewer than
-// maxRecords. No batch standard errors. Throws ParameterError for more than one device.
+// are detected, the records kept are the spec.maxRecords lowest (index, detector) detections,
+// as on the CPU: those of the packets below the lowest index whose record did not fit, then
+// those of packets run again from that index on (DetectedPackets::refilledPackets counts them).
+// No batch standard errors. Throws ParameterError for more than one device.
 RunResult runCudaDetecting(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec);
 
 // replayJacobian on one GPU, for records a GPU detecting run made (streams keyed by (seed,

@@ -8,13 +8,17 @@ import pytest
 fm = pytest.importorskip("fullmonte", reason="the fullmonte module is not built (FM_USE_PYTHON=OFF)")
 
 
-def fmd_bytes(records, regions=2, packets=100, mua=(0.05, 0.02), kernel=None):
-    head = ["fullmonte-detected 1", f"packets {packets}", "seed 3"] + ([f"kernel {kernel}"] if kernel else [])
+def fmd_bytes(records, regions=2, packets=100, mua=(0.05, 0.02), kernel=None, counts=None):
+    """A version 1 file, or version 2 with `counts` (scatter counts per record and region)."""
+    version = 2 if counts else 1
+    head = [f"fullmonte-detected {version}", f"packets {packets}", "seed 3"]
+    head += [f"kernel {kernel}"] if kernel else []
     head += [f"regions {regions}"]
     head += [f"material {r + 1} {mua[r]} 5 0.8 1.4" for r in range(regions)]
     head += ["detectors 2", "detector 0 disk 3 0 0 1.5", "detector 1 faces",
-             f"detected {len(records)}", f"records {len(records)}", f"record_bytes {48 + 4 * regions}", "data"]
-    body = b"".join(struct.pack("<QIIff3f3f%df" % regions, *r) for r in records)
+             f"detected {len(records)}", f"records {len(records)}", f"record_bytes {48 + 4 * version * regions}", "data"]
+    body = b"".join(struct.pack("<QIIff3f3f%df" % regions, *r) +
+                    (struct.pack("<%dI" % regions, *counts[k]) if counts else b"") for k, r in enumerate(records))
     return ("\n".join(head) + "\n").encode() + body
 
 
@@ -78,3 +82,19 @@ def test_write_mch(tmp_path):
     assert np.array_equal(rows[:, 1:3], L)
     w0 = np.asarray(d.weight, dtype=float) * np.exp(L @ np.array(d.mua))
     assert rows[:, 9] == pytest.approx(w0, rel=1e-6)
+
+
+def test_scatter_counts_of_version_2(tmp_path):
+    p = tmp_path / "d2.fmd"
+    p.write_bytes(fmd_bytes(RECORDS, counts=[(6, 4), (10, 20), (25, 5)]))
+    d = fm.read_detected(str(p))
+    C = np.asarray(d.scatter_counts)
+    assert C.shape == (3, 2) and list(C[1]) == [10, 20]
+    assert list(C.sum(axis=1)) == list(d.scatters)
+    bad = tmp_path / "bad.fmd"
+    bad.write_bytes(fmd_bytes(RECORDS, counts=[(6, 5), (10, 20), (25, 5)]))
+    with pytest.raises(Exception, match="record 0: its scatter counts per region sum to 11"):
+        fm.read_detected(str(bad))
+    v1 = tmp_path / "d1.fmd"
+    v1.write_bytes(fmd_bytes(RECORDS))
+    assert fm.read_detected(str(v1)).scatter_counts is None

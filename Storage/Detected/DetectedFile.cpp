@@ -16,7 +16,9 @@ namespace fm {
 namespace {
 
 constexpr const char* kMagic = "fullmonte-detected";
-constexpr uint64_t kVersion = 1;
+// Version 2 records carry scatter counts per region after the path lengths; version 1 files
+// (and records without counts) are read and written as before.
+constexpr uint64_t kVersionPaths = 1, kVersionScatterCounts = 2;
 constexpr size_t kFixedBytes = 8 + 4 + 4 + 4 + 4 + 12 + 12;  // index .. dir
 constexpr uint64_t kMaxRegions = 65535;
 
@@ -44,9 +46,11 @@ float getF32(const unsigned char* p) {
     return f;
 }
 
+bool hasScatterCounts(const DetectedPackets& dp) { return !dp.scatterCounts.empty(); }
+
 void writeHeader(std::ostream& o, const DetectedPackets& dp) {
     o.precision(17);
-    o << kMagic << ' ' << kVersion << '\n'
+    o << kMagic << ' ' << (hasScatterCounts(dp) ? kVersionScatterCounts : kVersionPaths) << '\n'
       << "packets " << dp.packets << '\n'
       << "seed " << dp.seed << '\n'
       << "kernel " << dp.kernel << '\n';
@@ -63,7 +67,7 @@ void writeHeader(std::ostream& o, const DetectedPackets& dp) {
     }
     o << "detected " << dp.detected << '\n'
       << "records " << dp.records.size() << '\n'
-      << "record_bytes " << detectedRecordBytes(dp.regions) << '\n'
+      << "record_bytes " << detectedRecordBytes(dp.regions, hasScatterCounts(dp)) << '\n'
       << "data\n";
 }
 
@@ -79,6 +83,8 @@ void writeRecords(std::ostream& o, const DetectedPackets& dp) {
         for (float v : r.pos) putF32(b, v);
         for (float v : r.dir) putF32(b, v);
         for (uint32_t i = 0; i < dp.regions; ++i) putF32(b, dp.path(k)[i]);
+        if (hasScatterCounts(dp))
+            for (uint32_t i = 0; i < dp.regions; ++i) putU32(b, dp.scatterCount(k)[i]);
         if (b.size() >= (1u << 16)) {
             o.write(b.data(), std::streamsize(b.size()));
             b.clear();
@@ -132,11 +138,15 @@ void readDetectors(TextReader& t, DetectedPackets& dp) {
     }
 }
 
-// The header up to "data" and its newline; returns the record count.
-uint64_t readHeader(TextReader& t, std::istream& in, DetectedPackets& dp) {
+// The header up to "data" and its newline; returns the record count and sets withCounts (a
+// version 2 file).
+uint64_t readHeader(TextReader& t, std::istream& in, DetectedPackets& dp, bool& withCounts) {
     const std::string magic = t.token();
     if (magic != kMagic) t.fail("not a detected-packet file (expected '" + std::string(kMagic) + "', found '" + magic.substr(0, 40) + "')");
-    if (t.count("version", 1000) != kVersion) t.fail("unsupported version (this reader reads version 1)");
+    const uint64_t version = t.count("version", 1000);
+    if (version != kVersionPaths && version != kVersionScatterCounts)
+        t.fail("unsupported version " + std::to_string(version) + " (this reader reads versions 1 and 2)");
+    withCounts = version == kVersionScatterCounts;
     expectKey(t, "packets");
     dp.packets = t.count("packets", uint64_t(1) << 53);
     expectKey(t, "seed");
@@ -162,9 +172,9 @@ uint64_t readHeader(TextReader& t, std::istream& in, DetectedPackets& dp) {
     expectKey(t, "records");
     const uint64_t records = t.count("records", dp.detected);
     expectKey(t, "record_bytes");
-    if (t.count("record_bytes", 1u << 20) != detectedRecordBytes(dp.regions))
-        t.fail("record_bytes must be " + std::to_string(detectedRecordBytes(dp.regions)) + " for " +
-               std::to_string(dp.regions) + " regions");
+    if (t.count("record_bytes", 1u << 20) != detectedRecordBytes(dp.regions, withCounts))
+        t.fail("record_bytes must be " + std::to_string(detectedRecordBytes(dp.regions, withCounts)) + " for " +
+               std::to_string(dp.regions) + " regions in version " + std::to_string(version));
     expectKey(t, "data");
     if (in.get() != '\n') t.fail("expected a newline after 'data'");
     return records;
@@ -180,7 +190,9 @@ uint64_t bytesLeft(std::istream& in) {
     return end >= here ? uint64_t(end - here) : 0;
 }
 
-void decodeRecord(const unsigned char* p, const DetectedPackets& dp, DetectedRecord& r, float* paths,
+// One record; counts (null: a version 1 record) its scatter counts per region, which must sum
+// to its scatter count.
+void decodeRecord(const unsigned char* p, const DetectedPackets& dp, DetectedRecord& r, float* paths, uint32_t* counts,
                   const std::string& where) {
     auto bad = [&](const std::string& why) { throw FormatError(where + ": " + why); };
     r.index = getU64(p);
@@ -199,15 +211,24 @@ void decodeRecord(const unsigned char* p, const DetectedPackets& dp, DetectedRec
         paths[i] = getF32(p + kFixedBytes + 4 * i);
         if (!(paths[i] >= 0) || !std::isfinite(paths[i])) bad("path length of region " + std::to_string(i + 1) + " must be finite and >= 0");
     }
+    if (!counts) return;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < dp.regions; ++i) sum += counts[i] = getU32(p + kFixedBytes + 4 * (size_t(dp.regions) + i));
+    if (sum != r.scatters)
+        bad("its scatter counts per region sum to " + std::to_string(sum) + ", its scatter count is " +
+            std::to_string(r.scatters));
 }
 
 }  // namespace
 
-size_t detectedRecordBytes(uint32_t regions) { return kFixedBytes + 4 * size_t(regions); }
+size_t detectedRecordBytes(uint32_t regions, bool withScatterCounts) {
+    return kFixedBytes + (withScatterCounts ? 8 : 4) * size_t(regions);
+}
 
 void writeDetected(std::ostream& out, const DetectedPackets& dp) {
     if (dp.mua.size() != dp.regions || dp.mus.size() != dp.regions || dp.g.size() != dp.regions ||
-        dp.n.size() != dp.regions || dp.pathLengths.size() != dp.records.size() * dp.regions)
+        dp.n.size() != dp.regions || dp.pathLengths.size() != dp.records.size() * dp.regions ||
+        (hasScatterCounts(dp) && dp.scatterCounts.size() != dp.records.size() * dp.regions))
         throw Error("detected packets: inconsistent sizes (regions " + std::to_string(dp.regions) + ")");
     writeHeader(out, dp);
     writeRecords(out, dp);
@@ -222,8 +243,9 @@ void writeDetected(const std::string& path, const DetectedPackets& dp) {
 DetectedPackets readDetected(std::istream& in, const std::string& name) {
     TextReader t(in, name);
     DetectedPackets dp;
-    const uint64_t records = readHeader(t, in, dp);
-    const size_t rb = detectedRecordBytes(dp.regions);
+    bool withCounts = false;
+    const uint64_t records = readHeader(t, in, dp, withCounts);
+    const size_t rb = detectedRecordBytes(dp.regions, withCounts);
     const uint64_t left = bytesLeft(in);
     if (left != std::numeric_limits<uint64_t>::max() && left != records * rb)
         throw FormatError(name + ": the header announces " + std::to_string(records) + " records of " + std::to_string(rb) +
@@ -232,6 +254,7 @@ DetectedPackets readDetected(std::istream& in, const std::string& name) {
     if (left != std::numeric_limits<uint64_t>::max()) {
         dp.records.reserve(records);
         dp.pathLengths.reserve(records * dp.regions);
+        if (withCounts) dp.scatterCounts.reserve(records * dp.regions);
     }
     std::vector<unsigned char> buf(rb);
     for (uint64_t k = 0; k < records; ++k) {
@@ -240,9 +263,11 @@ DetectedPackets readDetected(std::istream& in, const std::string& name) {
             throw FormatError(where + ": the file ends early");
         DetectedRecord r;
         std::vector<float> paths(dp.regions);
-        decodeRecord(buf.data(), dp, r, paths.data(), where);
+        std::vector<uint32_t> counts(withCounts ? dp.regions : 0);
+        decodeRecord(buf.data(), dp, r, paths.data(), withCounts ? counts.data() : nullptr, where);
         dp.records.push_back(r);
         dp.pathLengths.insert(dp.pathLengths.end(), paths.begin(), paths.end());
+        dp.scatterCounts.insert(dp.scatterCounts.end(), counts.begin(), counts.end());
     }
     if (in.peek() != EOF) throw FormatError(name + ": extra data after record " + std::to_string(records));
     return dp;

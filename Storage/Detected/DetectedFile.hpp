@@ -11,8 +11,8 @@
 
 namespace fm {
 
-// Bytes of one record with `regions` path lengths.
-size_t detectedRecordBytes(uint32_t regions);
+// Bytes of one record with `regions` path lengths (and scatter counts: a version 2 record).
+size_t detectedRecordBytes(uint32_t regions, bool withScatterCounts = false);
 
 void writeDetected(const std::string& path, const DetectedPackets& dp);
 void writeDetected(std::ostream& out, const DetectedPackets& dp);

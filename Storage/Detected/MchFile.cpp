@@ -48,8 +48,12 @@ uint32_t columnCount(uint32_t flag, uint32_t media) {
 
 }  // namespace
 
+// The columns written for dp: kMchWritten, and the scatter counts per medium where the records
+// have them.
+uint32_t mchFlags(const DetectedPackets& dp) { return kMchWritten | (dp.scatterCounts.empty() ? 0u : kMchScatters); }
+
 void writeMch(std::ostream& out, const DetectedPackets& dp) {
-    const uint32_t media = dp.regions, cols = columnCount(kMchWritten, media);
+    const uint32_t flags = mchFlags(dp), media = dp.regions, cols = columnCount(flags, media);
     std::string b;
     b.append("MCXH", 4);
     putU32(b, kMchVersion);
@@ -64,7 +68,7 @@ void writeMch(std::ostream& out, const DetectedPackets& dp) {
     putF32(b, 0.0f);  // normalizer: none (no fluence in this file)
     putU32(b, 1);     // respin
     putU32(b, 1);     // srcnum
-    putU32(b, kMchWritten);
+    putU32(b, flags);
     putU32(b, 0);
     putU32(b, 0);
     out.write(b.data(), std::streamsize(b.size()));
@@ -73,6 +77,8 @@ void writeMch(std::ostream& out, const DetectedPackets& dp) {
         const DetectedRecord& r = dp.records[k];
         row.clear();
         putF32(row, float(r.detector + 1));
+        if (flags & kMchScatters)
+            for (uint32_t m = 0; m < media; ++m) putF32(row, float(dp.scatterCount(k)[m]));
         double muaL = 0;
         for (uint32_t m = 0; m < media; ++m) {
             putF32(row, dp.path(k)[m]);

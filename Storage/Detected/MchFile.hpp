@@ -15,14 +15,14 @@ namespace fm {
 // savedetflag bits (MCX/MMC): which columns a row has, in this order.
 enum MchColumns : uint32_t {
     kMchDetector = 1,   // detector id, from 1
-    kMchScatters = 2,   // scatter count per medium (not written: FullMonte counts per packet)
+    kMchScatters = 2,   // scatter count per medium (written where the records have them)
     kMchPaths = 4,      // partial path length per medium (mm with unitinmm 1)
     kMchMomentum = 8,   // momentum transfer per medium (not written)
     kMchExitPos = 16,   // exit position (3, mm)
     kMchExitDir = 32,   // exit direction (3)
     kMchWeight = 64,    // initial weight w0: the detected weight is w0 exp(-sum mu_a,r L_r)
 };
-// The columns FullMonte writes.
+// The columns FullMonte always writes (and kMchScatters where the records have scatter counts).
 constexpr uint32_t kMchWritten = kMchDetector | kMchPaths | kMchExitPos | kMchExitDir | kMchWeight;
 
 // A .mch file as read back: its header fields and rows.

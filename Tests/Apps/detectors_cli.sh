@@ -21,7 +21,7 @@ fail() { echo "FAIL $1"; failures=$((failures + 1)); }
 "$exe" "${m[@]}" --detectors "$disks" --tpsf 0,0.1,0.001 --output "$dir/run" >/dev/null 2>"$dir/err" ||
   fail "detecting run: $(cat "$dir/err")"
 if [ -s "$dir/run/detected.fmd" ] && [ "$(grep -vc '^#' "$dir/run/detector_tpsf.txt")" = 100 ] &&
-   head -1 "$dir/run/detected.fmd" | grep -q "fullmonte-detected 1"; then
+   head -1 "$dir/run/detected.fmd" | grep -q "fullmonte-detected 2"; then
   ok "detected.fmd and detector_tpsf.txt written"
 else
   fail "detecting run outputs: $(ls "$dir/run")"
@@ -37,8 +37,8 @@ fi
 "$exe" "${m[@]}" --detectors "$disks" --mch --output "$dir/mch" >/dev/null 2>"$dir/err" || fail "--mch run: $(cat "$dir/err")"
 records=$(grep -a '^records ' "$dir/mch/detected.fmd" | cut -d' ' -f2)
 if [ -s "$dir/mch/detected.mch" ] && [ "$(head -c 4 "$dir/mch/detected.mch")" = MCXH ] &&
-   [ "$(stat -c %s "$dir/mch/detected.mch")" = $((64 + records * 4 * (1 + 2 + 3 + 3 + 1))) ]; then
-  ok "--mch: detected.mch, 64-byte header and one row of 10 floats per record"
+   [ "$(stat -c %s "$dir/mch/detected.mch")" = $((64 + records * 4 * (1 + 2 + 2 + 3 + 3 + 1))) ]; then
+  ok "--mch: detected.mch, 64-byte header and one row of 12 floats per record (d, s, p, x, v, w)"
 else
   fail "--mch output: $(ls -l "$dir/mch")"
 fi

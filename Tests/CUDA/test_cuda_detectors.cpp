@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Detectors on the GPU (issue 28 items 4-6): GPU records against the CPU's within statistics
-// (detected weight per detector, mean path per region, TPSF), the GPU's tallies unchanged by
-// detection, its truncation rule, the replay of GPU records and its Jacobian. Skips (with a
-// message) when no GPU is present.
+// (detected weight per detector, mean path and scatter count per region, TPSF), the GPU's
+// tallies unchanged by detection, its truncation rule (the CPU's: the lowest indices, up to the
+// room), the replay of GPU records and its Jacobian. Skips (with a message) when no GPU is present.
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -73,12 +73,24 @@ Sum signal(const fm::DetectedPackets& dp, uint32_t d) {
     return s;
 }
 
+// Records whose scatter counts per region do not sum to their scatter count.
+size_t countSumsDiffer(const fm::DetectedPackets& dp) {
+    size_t bad = 0;
+    for (size_t k = 0; k < dp.records.size(); ++k) {
+        uint64_t sum = 0;
+        for (uint32_t r = 0; r < dp.regions; ++r) sum += dp.scatterCount(k)[r];
+        bad += sum != dp.records[k].scatters;
+    }
+    return bad;
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(cuda_detectors, GpuDetectorModel)
 
 // GPU and CPU detections (independent seeds) agree: per detector the detected weight, the
-// weighted path per region (sum of w L_r: the per-region Jacobian) and the TPSF per gate, each
+// weighted path per region (sum of w L_r: the per-region Jacobian), the scattering events per
+// region (whose sum over regions is each record's scatter count) and the TPSF per gate, each
 // within 4 combined standard errors (the TPSF: its chi-square over the gates within 5 sigma of
 // its dof). The GPU detecting run's tallies equal a plain GPU run's of the same seed (same
 // streams; only the summation order of the atomics differs).
@@ -94,6 +106,8 @@ BOOST_AUTO_TEST_CASE(gpu_records_match_cpu) {
     BOOST_REQUIRE_GT(gd.records.size(), 1000u);
     BOOST_CHECK_EQUAL(gd.records.size(), gd.detected);
     for (size_t k = 1; k < gd.records.size(); ++k) BOOST_CHECK_LE(gd.records[k - 1].index, gd.records[k].index);
+    BOOST_REQUIRE_EQUAL(gd.scatterCounts.size(), gd.records.size() * gd.regions);
+    BOOST_CHECK_EQUAL(countSumsDiffer(gd), 0u);
     const fm::TimeGates gates = fm::makeTimeGates(0, 0.4, 0.02, "gates");
     for (uint32_t d = 0; d < 2; ++d) {
         const double zs = zOf(signal(gd, d), signal(cd, d), n);
@@ -110,6 +124,16 @@ BOOST_AUTO_TEST_CASE(gpu_records_match_cpu) {
             BOOST_TEST_MESSAGE("  region " << r + 1 << " sum w L: GPU " << a.s / n << ", CPU " << b.s / n << ", z = " << z);
             BOOST_CHECK_LE(std::fabs(z), 4.0);
             BOOST_CHECK_GT(a.s, 0.0);
+            Sum ca, cb;  // scattering events in the region
+            for (size_t k = 0; k < gd.records.size(); ++k)
+                if (gd.records[k].detector == d) ca.add(gd.scatterCount(k)[r]);
+            for (size_t k = 0; k < cd.records.size(); ++k)
+                if (cd.records[k].detector == d) cb.add(cd.scatterCount(k)[r]);
+            const double zc = zOf(ca, cb, n);
+            BOOST_TEST_MESSAGE("  region " << r + 1 << " scatters: GPU " << ca.s / n << ", CPU " << cb.s / n
+                                            << ", z = " << zc);
+            BOOST_CHECK_LE(std::fabs(zc), 4.0);
+            BOOST_CHECK_GT(ca.s, 0.0);
         }
         std::vector<Sum> ga(gates.count), ca(gates.count);
         auto bin = [&](const fm::DetectedPackets& dp, std::vector<Sum>& h) {
@@ -137,32 +161,43 @@ BOOST_AUTO_TEST_CASE(gpu_records_match_cpu) {
     BOOST_CHECK_LT(fmtest::l1(plain.surface, g.surface), 1e-9);
 }
 
-// With room for fewer records than detections, the GPU keeps the records of every packet below
-// the lowest index that found the buffer full: a prefix, in index order, of the full run's
-// records, counted in `detected` and flagged as truncated. Packets still in flight when the
-// buffer fills (one per GPU thread, some of them long-lived) lower that index, so the prefix is
-// much shorter than the room (docs/DETECTORS.md); the run is long against them (2e6 packets, room
-// for half the detections) so that the prefix compared is not empty.
+// With room for fewer records than detections, the GPU keeps what the CPU keeps: the first
+// `room` records in (index, detector) order of the run with room for all, bit for bit (the
+// packets past the main run's lowest lost index run again with their own streams), counted in
+// `detected` and flagged as truncated; the tallies stay the main run's. Rooms of about half the
+// detections and of fewer than one packet's worth of buffer slots (kMaxDetectors).
 BOOST_AUTO_TEST_CASE(gpu_truncation_keeps_lowest_indices) {
     if (!haveGpu()) return;
-    const uint64_t n = 2000000;
+    const uint64_t n = 400000;
     const fm::DetectionSpec roomy = withMax(n);  // a packet exits once: room for every detection
-    const fm::DetectedPackets all = fm::runKernel("cuda", in, options(n, 3, &roomy)).detected;
+    const fm::RunResult full = fm::runKernel("cuda", in, options(n, 3, &roomy));
+    const fm::DetectedPackets& all = full.detected;
     BOOST_REQUIRE(!all.truncated());
     BOOST_REQUIRE_GT(all.records.size(), 2000u);
-    const uint64_t room = all.records.size() / 2;
-    const fm::DetectionSpec small = withMax(room);
-    const fm::DetectedPackets cut = fm::runKernel("cuda", in, options(n, 3, &small)).detected;
-    BOOST_CHECK(cut.truncated());
-    BOOST_CHECK_EQUAL(cut.detected, all.detected);
-    BOOST_CHECK_LE(cut.records.size(), room);
-    BOOST_REQUIRE_GT(cut.records.size(), 0u);
-    BOOST_TEST_MESSAGE("kept " << cut.records.size() << " of " << room << " record slots");
-    for (size_t k = 0; k < cut.records.size(); ++k) {
-        BOOST_CHECK_EQUAL(cut.records[k].index, all.records[k].index);
-        BOOST_CHECK_EQUAL(cut.records[k].detector, all.records[k].detector);
-        BOOST_CHECK_EQUAL(cut.records[k].weight, all.records[k].weight);
-        BOOST_CHECK_EQUAL(cut.path(k)[0], all.path(k)[0]);
+    for (const uint64_t room : {uint64_t(all.records.size() / 2), uint64_t(7)}) {
+        const fm::DetectionSpec small = withMax(room);
+        const fm::RunResult r = fm::runKernel("cuda", in, options(n, 3, &small));
+        const fm::DetectedPackets& cut = r.detected;
+        BOOST_TEST_MESSAGE("room " << room << ": ran " << cut.refilledPackets << " of " << n << " packets again");
+        BOOST_CHECK(cut.truncated());
+        BOOST_CHECK_EQUAL(cut.detected, all.detected);
+        BOOST_CHECK(cut.detectedWeight.empty());
+        BOOST_REQUIRE_EQUAL(cut.records.size(), room);
+        BOOST_REQUIRE_EQUAL(cut.pathLengths.size(), room * cut.regions);
+        BOOST_REQUIRE_EQUAL(cut.scatterCounts.size(), room * cut.regions);
+        size_t differ = 0;
+        for (size_t k = 0; k < room; ++k) {
+            const fm::DetectedRecord &x = cut.records[k], &y = all.records[k];
+            differ += x.index != y.index || x.detector != y.detector || x.scatters != y.scatters ||
+                      x.weight != y.weight || x.time != y.time || !std::equal(x.pos, x.pos + 3, y.pos) ||
+                      !std::equal(x.dir, x.dir + 3, y.dir) ||
+                      !std::equal(cut.path(k), cut.path(k) + cut.regions, all.path(k)) ||
+                      !std::equal(cut.scatterCount(k), cut.scatterCount(k) + cut.regions, all.scatterCount(k));
+        }
+        BOOST_CHECK_EQUAL(differ, 0u);
+        fmtest::checkSameEvents(r.events, full.events);
+        BOOST_CHECK_EQUAL(r.packetsDone, n);
+        BOOST_CHECK_LT(fmtest::l1(full.volume, r.volume), 1e-9);
     }
 }
 
@@ -193,7 +228,7 @@ BOOST_AUTO_TEST_CASE(gpu_replay_and_jacobian) {
 // A model of 40 regions with one material's properties has the histories of the one-region
 // model (no interface changes the index, so no draw differs): the same records, and each
 // record's paths over the 40 regions (kept in the global scratch, above the local array's 31)
-// sum to its one-region path.
+// sum to its one-region path, and its scatter counts to its scatter count.
 BOOST_AUTO_TEST_CASE(gpu_many_regions_use_the_scratch) {
     if (!haveGpu()) return;
     const uint32_t slabs = 40;
@@ -230,6 +265,7 @@ BOOST_AUTO_TEST_CASE(gpu_many_regions_use_the_scratch) {
     }
     BOOST_CHECK_EQUAL(bad, 0u);
     BOOST_CHECK_GT(spread, a.records.size() / 2);  // most paths cross several slabs
+    BOOST_CHECK_EQUAL(countSumsDiffer(b), 0u);  // the scatter counts kept in the global scratch
 }
 
 BOOST_AUTO_TEST_SUITE_END()

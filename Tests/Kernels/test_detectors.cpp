@@ -96,6 +96,9 @@ void checkSameRecord(const fm::DetectedPackets& a, size_t i, const fm::DetectedP
         BOOST_CHECK_EQUAL(x.dir[k], y.dir[k]);
     }
     for (uint32_t r = 0; r < a.regions; ++r) BOOST_CHECK_EQUAL(a.path(i)[r], b.path(j)[r]);
+    BOOST_REQUIRE_EQUAL(a.scatterCounts.empty(), b.scatterCounts.empty());
+    if (!a.scatterCounts.empty())
+        for (uint32_t r = 0; r < a.regions; ++r) BOOST_CHECK_EQUAL(a.scatterCount(i)[r], b.scatterCount(j)[r]);
 }
 
 }  // namespace
@@ -118,6 +121,7 @@ BOOST_AUTO_TEST_CASE(records_are_consistent_and_tallies_unchanged) {
     BOOST_REQUIRE_GT(dp.records.size(), 20u);
     BOOST_CHECK(!dp.truncated());
     BOOST_CHECK_EQUAL(dp.regions, 2u);
+    BOOST_REQUIRE_EQUAL(dp.scatterCounts.size(), dp.records.size() * dp.regions);
     for (size_t k = 0; k < dp.records.size(); ++k) {
         const fm::DetectedRecord& r = dp.records[k];
         const fm::DetectorZone& z = dp.detectors[r.detector];
@@ -128,6 +132,12 @@ BOOST_AUTO_TEST_CASE(records_are_consistent_and_tallies_unchanged) {
         double t = 0;
         for (uint32_t i = 0; i < dp.regions; ++i) t += dp.path(k)[i] * dp.n[i] / fm::kLightSpeedMmPerNs;
         BOOST_CHECK_CLOSE(double(r.time), t, 1e-2);  // the clock and the lengths summed in float
+        uint64_t scatters = 0;
+        for (uint32_t i = 0; i < dp.regions; ++i) {
+            scatters += dp.scatterCount(k)[i];
+            if (dp.path(k)[i] == 0.f) BOOST_CHECK_EQUAL(dp.scatterCount(k)[i], 0u);  // no interaction without a path
+        }
+        BOOST_CHECK_EQUAL(scatters, r.scatters);
         if (k) BOOST_CHECK_LE(dp.records[k - 1].index, r.index);
     }
     // The detected weight is part of the exited weight of the ledger.
@@ -404,7 +414,8 @@ BOOST_AUTO_TEST_CASE(bad_detectors) {
 }
 
 // The MMC/MCX .mch writer (docs/DETECTORS.md field mapping), read back by our own reader: the
-// header's counts and savedetflag, per row the detector from 1, the partial paths, the exit
+// header's counts and savedetflag, per row the detector from 1, the scatter counts per medium
+// (without them: the columns of a record set that has none), the partial paths, the exit
 // position and direction, and w0 with w0 exp(-sum mu_a L) the record's exit weight (float
 // rounding of the exponent's factor: relative 1e-5). Bad files and counts that do not fit the
 // header are errors naming the file or field.
@@ -416,7 +427,7 @@ BOOST_AUTO_TEST_CASE(mch_round_trip_and_bad_files) {
     std::ostringstream out;
     fm::writeMch(out, dp);
     const std::string bytes = out.str();
-    const uint32_t cols = 1 + dp.regions + 3 + 3 + 1;
+    const uint32_t cols = 1 + 2 * dp.regions + 3 + 3 + 1;
     BOOST_CHECK_EQUAL(bytes.size(), 64 + dp.records.size() * cols * 4);
     std::istringstream in(bytes);
     const fm::MchFile f = fm::readMch(in, "t.mch");
@@ -427,22 +438,35 @@ BOOST_AUTO_TEST_CASE(mch_round_trip_and_bad_files) {
     BOOST_CHECK_EQUAL(f.detected, dp.detected);
     BOOST_CHECK_EQUAL(f.savedphoton, dp.records.size());
     BOOST_CHECK_EQUAL(f.unitinmm, 1.0f);
-    BOOST_CHECK_EQUAL(f.savedetflag, fm::kMchWritten);
+    BOOST_CHECK_EQUAL(f.savedetflag, fm::kMchWritten | fm::kMchScatters);
+    const uint32_t R = dp.regions;
     for (size_t k = 0; k < dp.records.size(); ++k) {
         const float* row = f.row(k);
         const fm::DetectedRecord& r = dp.records[k];
         BOOST_CHECK_EQUAL(row[0], float(r.detector + 1));
-        double muaL = 0;
-        for (uint32_t m = 0; m < dp.regions; ++m) {
-            BOOST_CHECK_EQUAL(row[1 + m], dp.path(k)[m]);
-            muaL += dp.mua[m] * row[1 + m];
+        double muaL = 0, scatters = 0;
+        for (uint32_t m = 0; m < R; ++m) {
+            BOOST_CHECK_EQUAL(row[1 + m], float(dp.scatterCount(k)[m]));
+            scatters += row[1 + m];
+            BOOST_CHECK_EQUAL(row[1 + R + m], dp.path(k)[m]);
+            muaL += dp.mua[m] * row[1 + R + m];
         }
+        BOOST_CHECK_EQUAL(scatters, double(r.scatters));
         for (int i = 0; i < 3; ++i) {
-            BOOST_CHECK_EQUAL(row[1 + dp.regions + i], r.pos[i]);
-            BOOST_CHECK_EQUAL(row[4 + dp.regions + i], r.dir[i]);
+            BOOST_CHECK_EQUAL(row[1 + 2 * R + i], r.pos[i]);
+            BOOST_CHECK_EQUAL(row[4 + 2 * R + i], r.dir[i]);
         }
         BOOST_CHECK_CLOSE(double(row[cols - 1]) * std::exp(-muaL), double(r.weight), 1e-3);
     }
+    fm::DetectedPackets noCounts = dp;
+    noCounts.scatterCounts.clear();
+    std::ostringstream plain;
+    fm::writeMch(plain, noCounts);
+    std::istringstream plainIn(plain.str());
+    const fm::MchFile g = fm::readMch(plainIn, "p.mch");
+    BOOST_CHECK_EQUAL(g.savedetflag, fm::kMchWritten);
+    BOOST_CHECK_EQUAL(g.colcount, cols - R);
+    BOOST_CHECK_EQUAL(g.row(0)[1], dp.path(0)[0]);
     auto error = [](const std::string& text) -> std::string {
         std::istringstream s(text);
         try {
@@ -494,6 +518,19 @@ BOOST_AUTO_TEST_CASE(round_trip_and_bad_files) {
     BOOST_CHECK_EQUAL(back.packets, dp.packets);
     for (uint32_t r = 0; r < dp.regions; ++r) BOOST_CHECK_EQUAL(back.mua[r], dp.mua[r]);
     BOOST_CHECK_EQUAL(back.detectors[1].radius2, dp.detectors[1].radius2);
+    BOOST_CHECK_EQUAL(bytes.rfind("fullmonte-detected 2\n", 0), 0u);  // records with scatter counts: version 2
+    // A version 1 file (records without scatter counts, as files written before them) reads.
+    fm::DetectedPackets v1 = dp;
+    v1.scatterCounts.clear();
+    std::ostringstream outV1;
+    fm::writeDetected(outV1, v1);
+    BOOST_CHECK_EQUAL(outV1.str().rfind("fullmonte-detected 1\n", 0), 0u);
+    BOOST_CHECK_EQUAL(outV1.str().size() + dp.records.size() * 4 * dp.regions, bytes.size());
+    std::istringstream inV1(outV1.str());
+    const fm::DetectedPackets backV1 = fm::readDetected(inV1, "v1.fmd");
+    BOOST_REQUIRE_EQUAL(backV1.records.size(), dp.records.size());
+    BOOST_CHECK(backV1.scatterCounts.empty());
+    for (size_t k = 0; k < dp.records.size(); ++k) checkSameRecord(v1, k, backV1, k);
 
     auto error = [](const std::string& text) -> std::string {
         std::istringstream s(text);
@@ -515,6 +552,14 @@ BOOST_AUTO_TEST_CASE(round_trip_and_bad_files) {
     const size_t data = bytes.find("data\n") + 5;
     badDetector[data + 8] = char(9);
     BOOST_CHECK_NE(error(badDetector).find("record 0: detector 9 does not exist"), std::string::npos);
+    // Scatter counts that do not sum to the record's scatter count.
+    std::string badCounts = bytes;
+    const size_t count0 = data + fm::detectedRecordBytes(dp.regions, true) - 4 * dp.regions;
+    badCounts[count0] = char(uint8_t(badCounts[count0]) + 1);
+    BOOST_CHECK_NE(error(badCounts).find("bad.fmd: record 0: its scatter counts per region sum to"), std::string::npos);
+    std::string v3 = bytes;
+    v3[std::string("fullmonte-detected ").size()] = '3';
+    BOOST_CHECK_NE(error(v3).find("unsupported version 3"), std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
