@@ -25,8 +25,7 @@ DetectorTally detectorTally(const DetectionSpec& spec, uint32_t materials, bool 
     DetectorTally t;
     t.spec = &spec;
     t.sink = sink;
-    t.path.region.assign(materials, 0.0);
-    t.path.scatters.assign(materials, 0u);
+    t.path.size(materials);
     t.perCell = perCell;
     return t;
 }

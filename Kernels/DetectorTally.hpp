@@ -21,6 +21,11 @@ struct PacketPath {
     std::vector<double> region;                        // [material]
     std::vector<uint32_t> scatters;                    // [material]
     std::vector<std::pair<uint32_t, double>> cells;    // consecutive moves in one cell merged
+    // Room for `materials` materials (index 0 the exterior), zeroed.
+    void size(size_t materials) {
+        region.assign(materials, 0.0);
+        scatters.assign(materials, 0u);
+    }
 };
 
 // The detectors (bits) that detect an exit through boundary face `face` at `p`.

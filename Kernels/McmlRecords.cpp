@@ -54,6 +54,11 @@ void appendRecords(DetectedPackets& into, const DetectedPackets& more, uint64_t 
         into.records.insert(into.records.end(), more.records.begin(), more.records.begin() + n);
         into.pathLengths.insert(into.pathLengths.end(), more.pathLengths.begin(),
                                 more.pathLengths.begin() + n * more.regions);
+        if (into.scatterCounts.empty() != more.scatterCounts.empty())
+            throw Error("records: batches with and without per-layer scatter counts");
+        if (!more.scatterCounts.empty())
+            into.scatterCounts.insert(into.scatterCounts.end(), more.scatterCounts.begin(),
+                                      more.scatterCounts.begin() + n * more.regions);
         into.detected += more.detected;
         into.packets += more.packets;
         for (size_t d = 0; d < into.detectedWeight.size() && d < more.detectedWeight.size(); ++d)
@@ -62,6 +67,7 @@ void appendRecords(DetectedPackets& into, const DetectedPackets& more, uint64_t 
     if (into.records.size() > keep) {
         into.records.resize(keep);
         into.pathLengths.resize(keep * into.regions);
+        if (!into.scatterCounts.empty()) into.scatterCounts.resize(keep * into.regions);
     }
 }
 

@@ -61,7 +61,7 @@ struct WorkerTallies {
             records.keep = opt.detection->maxRecords;
             records.weight.assign(opt.detection->detectors.size(), 0.0);
             sink.spec = opt.detection;
-            sink.path.region.assign(in.materials.size(), 0.0);
+            sink.path.size(in.materials.size());
         }
     }
     WorkerTallies(WorkerTallies&&) = default;  // vectors keep their buffers: pointers stay valid
