@@ -10,7 +10,9 @@
 #     two alternated rounds; 3b. the cost of filling a truncated run's records (packets run
 #     again, process time) for room for all, half and 1% of the detections of 1e7 packets;
 #  4. compute-sanitizer memcheck of a small detecting run and its replay.
-# Usage (GPU machine, repo root): bench/gpu_detectors.sh [packets=1e8]. Data: FM_DEVICE_DATA or
+# Usage (GPU machine, repo root): bench/gpu_detectors.sh [packets=1e8]. FM_BUILD_DIR (build-detect)
+# with FM_REUSE_BUILD=1 uses a tree already built with tests; FM_BASE_TGZ another commit's tree
+# to time beside this one (default DATA/base-main.tgz). Data: FM_DEVICE_DATA or
 # .device-data (timos/cube_5med/cube_5med.{mesh,opt,source}). Results printed and under $OUT.
 set -uo pipefail
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
@@ -30,11 +32,13 @@ if [ -f "$tgz" ]; then  # the base tree, built beside this one
   (cmake -S /tmp/gd-base -B /tmp/gd-bb "${cfg[@]}" -DFM_BUILD_TESTS=OFF >/tmp/gd-bb.log 2>&1 &&
     cmake --build /tmp/gd-bb -j 6 --target fullmonte-run >>/tmp/gd-bb.log 2>&1) &
 fi
-B=build-detect
-cmake -S . -B $B "${cfg[@]}" -DFM_BUILD_TESTS=ON -DFM_SHARED_DATA_DIR="$(cd "$data" && pwd)" >"$out/cmake.log" 2>&1 ||
-  { tail -20 "$out/cmake.log"; exit 1; }
-cmake --build $B -j 10 --target fullmonte-run fullmonte-detected test_cuda_detectors test_detector_kernels \
-  >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -20; exit 1; }
+B=${FM_BUILD_DIR:-build-detect}
+if ! { [ "${FM_REUSE_BUILD:-0}" = 1 ] && [ -x "$B/bin/fullmonte-run" ] && [ -x "$B/bin/test_cuda_detectors" ]; }; then
+  cmake -S . -B $B "${cfg[@]}" -DFM_BUILD_TESTS=ON -DFM_SHARED_DATA_DIR="$(cd "$data" && pwd)" >"$out/cmake.log" 2>&1 ||
+    { tail -20 "$out/cmake.log"; exit 1; }
+  cmake --build $B -j 10 --target fullmonte-run fullmonte-detected test_cuda_detectors test_detector_kernels \
+    >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -20; exit 1; }
+fi
 wait
 echo "built $(date +%T)"
 
