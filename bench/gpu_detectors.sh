@@ -65,11 +65,12 @@ def read(path):
         head.setdefault(line[0], line[1:])
         if line[0] == 'regions': mats = int(line[1])
     n, R, K = int(head['packets'][0]), mats, int(head['records'][0])
-    rec = struct.Struct('<QII' + 'f' * (8 + R))
+    counts = 'I' * R if int(head['version'][0]) >= 2 else ''  # version 2: scatter counts per region
+    rec = struct.Struct('<QII' + 'f' * (8 + R) + counts)
     sums = {}
     for k in range(K):
         v = rec.unpack(f.read(rec.size))
-        d, w, L = v[1], v[3], v[11:]
+        d, w, L = v[1], v[3], v[11:11 + R]
         s = sums.setdefault(d, [0.0, 0.0, [0.0] * R, [0.0] * R, 0])
         s[0] += w; s[1] += w * w; s[4] += 1
         for r in range(R): s[2][r] += L[r]; s[3][r] += L[r] * L[r]

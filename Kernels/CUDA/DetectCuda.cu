@@ -394,7 +394,7 @@ RunResult runCudaDetecting(const KernelInput& in, const RunOptions& opt, const D
     DetectScorer sc = dev.scorer();
     DeviceDetectorTally& d = sc.tally<DeviceDetectorTally>();
     bufs.setIn(d);
-    d.maxRecords = spec.maxRecords;
+    d.maxRecords = slots;  // every slot the buffer has: appendRecordsBelow reads the filled ones
     d.regions = dp.regions;
     r.uploadSeconds = since(t0);
     const BatchRun b = dev.run(opt, sc, nullptr, uint32_t(in.materials.size()));
