@@ -65,7 +65,7 @@ def read(path):
         head.setdefault(line[0], line[1:])
         if line[0] == 'regions': mats = int(line[1])
     n, R, K = int(head['packets'][0]), mats, int(head['records'][0])
-    counts = 'I' * R if int(head['version'][0]) >= 2 else ''  # version 2: scatter counts per region
+    counts = 'I' * R if int(head['record_bytes'][0]) == 48 + 8 * R else ''  # version 2: scatter counts per region
     rec = struct.Struct('<QII' + 'f' * (8 + R) + counts)
     sums = {}
     for k in range(K):

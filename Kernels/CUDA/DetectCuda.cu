@@ -334,7 +334,7 @@ void appendRecordsBelow(DetectDevice& dev, const RecordBuffers& b, unsigned long
 // up to `end` run again, with their own (seed, index) streams and the detecting kernel itself,
 // so their records are bit-identical to the main run's (their tally additions go to the arrays
 // already read, and are dropped). They run in index-ordered chunks sized for the records still
-// wanted at `rate` detections per packet; each chunk keeps the records below its own lowest
+// wanted at `rate` detections per packet, within the buffer; each chunk keeps the records below its own lowest
 // lost index and the next starts there. A chunk that keeps nothing (its first packet was lost)
 // is halved: a one-packet chunk always fits, the buffer holding at least kMaxDetectors records.
 // Returns the packets run again.
@@ -345,9 +345,13 @@ uint64_t refillRecords(DetectDevice& dev, const RunOptions& opt, DetectScorer sc
     RunOptions ro = opt;
     ro.progress = nullptr;
     uint64_t rerun = 0, cap = end - from;
+    // Detections a chunk may expect: what is still needed (3 standard deviations over), but no
+    // more than keep clear of the buffer's end by 3 standard deviations, so that a chunk rarely
+    // overflows and runs again from its lowest lost index.
+    const double slots = double(b.records.size()), fit = std::max(1.0, slots - 3.0 * std::sqrt(slots));
     while (dp.records.size() < maxRecords && from < end) {
         const double need = double(maxRecords - dp.records.size());
-        const double chunk = std::ceil((need + 3.0 * std::sqrt(need) + 1.0) / rate);
+        const double chunk = std::ceil(std::min(need + 3.0 * std::sqrt(need) + 1.0, fit) / rate);
         ro.firstPacket = from;
         ro.packets = std::min<uint64_t>({uint64_t(std::min(chunk, 1e18)), end - from, cap});
         resetCounters(dev);
