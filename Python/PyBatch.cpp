@@ -96,7 +96,7 @@ std::shared_ptr<BatchResult> runBatch(MeshPtr mesh, py::handle materials, const 
                                       py::handle packets, py::handle seed, unsigned threads,
                                       const std::string& kernel, const std::vector<int>& devices, double wmin,
                                       double prwin, uint32_t maxSteps, uint32_t maxHits, py::object progress,
-                                      py::handle timeGates) {
+                                      py::handle timeGates, py::handle gateRegions) {
     if (!mesh) throw py::value_error("run_batch: mesh is None");
     std::vector<MatsPtr> sets;
     if (py::isinstance<fm::MaterialSet>(materials)) sets.push_back(materials.cast<MatsPtr>());
@@ -120,6 +120,7 @@ std::shared_ptr<BatchResult> runBatch(MeshPtr mesh, py::handle materials, const 
     fm::RunOptions ro = runOptions(packets, seed, threads, devices, wmin, prwin, maxSteps, maxHits);
     ro.outputs.volume = ro.outputs.surface = true;  // as the batch keeps them (below)
     applyTimeGatesArg(timeGates, ro);
+    applyGateRegionsArg(gateRegions, *mesh, ro);
     fm::validateRunOptions(ro);
 
     std::vector<fm::MaterialSet> plain;
@@ -415,14 +416,16 @@ void bindBatch(py::module_& m) {
           py::arg("packets") = 1000000, py::arg("seed") = 1, py::arg("threads") = 0, py::arg("kernel") = "cpu",
           py::arg("devices") = std::vector<int>{}, py::arg("wmin") = 1e-5, py::arg("prwin") = 0.1,
           py::arg("max_steps") = 100000, py::arg("max_hits") = 100000, py::arg("progress") = py::none(),
-          py::arg("time_gates") = py::none(),
+          py::arg("time_gates") = py::none(), py::arg("time_gate_regions") = py::none(),
           R"doc(Runs a batch over one mesh (Tcl BatchRunner): one run per source and material set
 (materials: a MaterialSet or a list for a sweep), every run with `packets` and `seed`, the mesh
 packed once (uploaded once per GPU). Run j = material set j // len(sources), source j % len(sources);
 each equals a single run of that source and materials with the same seed and threads. progress:
 called as progress(runs_done, runs_total) while waiting. time_gates: (start, stop, step) in ns, each
 run's Result then has gated_volume_energy / gated_surface_energy as a single run with time_gates
-(one process; gated runs go one per GPU launch). GIL released; Ctrl-C cancels.)doc");
+(one process; gated runs go one per GPU launch). time_gate_regions: region ids whose tetras alone
+get the gated volume tally, as in run(); Result.gated_tetras lists them. GIL released; Ctrl-C
+cancels.)doc");
     bindMatrixFiles(m);
     bindTraces(m);
 }

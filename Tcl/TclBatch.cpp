@@ -138,6 +138,16 @@ void BatchRunner::timeGates(double start, double stop, double step) {
                                                          : fm::makeTimeGates(start, stop, step, "BatchRunner timeGates");
 }
 std::string BatchRunner::timeGates() const { return fm::describeTimeGates(opt_.gates); }
+void BatchRunner::timeGateRegions(const std::string& ids) {
+    gateRegions_ = ids.find_first_not_of(" \t,") == std::string::npos
+        ? std::vector<uint32_t>{}
+        : fm::parseRegionList(ids, "BatchRunner timeGateRegions");
+}
+std::string BatchRunner::timeGateRegions() const {
+    std::string s;
+    for (uint32_t r : gateRegions_) s += (s.empty() ? "" : " ") + std::to_string(r);
+    return s;
+}
 void BatchRunner::progress(bool on) { progress_ = on; }
 bool BatchRunner::progress() const { return progress_; }
 
@@ -163,6 +173,12 @@ void BatchRunner::runSync() {
     bo.outputs.directed = false;
     bo.outputs.gatedVolume = bo.outputs.gatedSurface = opt_.gates.on();
     bo.gates = opt_.gates;
+    if (!gateRegions_.empty()) {
+        if (!opt_.gates.on()) throw ParameterError("BatchRunner timeGateRegions: needs timeGates");
+        std::vector<uint32_t> region(mesh_->tetraCount() + 1, 0);
+        for (uint32_t t = 1; t <= mesh_->tetraCount(); ++t) region[t] = mesh_->region(t);
+        bo.gates.tetras = fm::gatedTetras(region, gateRegions_, "BatchRunner timeGateRegions");
+    }
     std::atomic<bool> cancel{false};
     bo.cancel = &cancel;
     const bool bar = progress_ && isatty(2);
@@ -212,14 +228,20 @@ OutputDataCollection* BatchRunner::result(unsigned run) const {
     items->push_back(std::make_shared<SpatialMap>(batchMap("VolumeEnergy", "Volume", r.volume, runMesh_, mats, r.packetsDone)));
     items->push_back(std::make_shared<SpatialMap>(batchMap("SurfaceExitEnergy", "Surface", r.surface, runMesh_, mats, r.packetsDone)));
     // Time gates: one map per bin, named as a Kernel's (<name>Gate<k>, <name>GateEarly, <name>GateLate).
+    // Per-region gating: each volume bin spread over every cell (0 outside the regions).
     auto gated = [&](const std::string& name, const std::string& type, const std::vector<double>& v) {
         if (v.empty() || !r.gates.on()) return;
         const size_t stride = v.size() / r.gates.bins();
+        const fm::GatedTetras* chosen = type == "Volume" ? r.gates.tetras.get() : nullptr;
         for (uint32_t b = 0; b < r.gates.bins(); ++b) {
             const std::string suffix = b < r.gates.count ? std::to_string(b) : b == r.gates.earlyBin() ? "Early" : "Late";
-            items->push_back(std::make_shared<SpatialMap>(
-                batchMap(name + "Gate" + suffix, type, std::vector<double>(v.begin() + b * stride, v.begin() + (b + 1) * stride),
-                         runMesh_, mats, r.packetsDone)));
+            std::vector<double> bin(v.begin() + b * stride, v.begin() + (b + 1) * stride);
+            if (chosen) {
+                std::vector<double> full(chosen->slot.size(), 0.0);
+                for (size_t k = 1; k < chosen->cells.size(); ++k) full[chosen->cells[k]] = bin[k];
+                bin = std::move(full);
+            }
+            items->push_back(std::make_shared<SpatialMap>(batchMap(name + "Gate" + suffix, type, bin, runMesh_, mats, r.packetsDone)));
         }
     };
     gated("VolumeEnergy", "Volume", r.gatedVolume);

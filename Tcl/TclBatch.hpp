@@ -65,6 +65,10 @@ public:
     // holds VolumeEnergyGate<k>/Early/Late and SurfaceExitEnergyGate* maps.
     void timeGates(double start, double stop, double step);
     std::string timeGates() const;
+    // Per-region gating (as Kernel timeGateRegions; "" = every tetra): the gated volume maps hold
+    // the tetras of these regions, 0 elsewhere.
+    void timeGateRegions(const std::string& ids);
+    std::string timeGateRegions() const;
 
     void runSync();
     unsigned runCount() const;           // results held (after runSync)
@@ -87,6 +91,7 @@ private:
     std::vector<fm::SourcePtr> sources_;
     fm::RunOptions opt_;
     double wmin_ = 1e-5, prwin_ = 0.1;
+    std::vector<uint32_t> gateRegions_;  // timeGateRegions (empty: every tetra)
     std::string kernel_ = "cpu";
     bool progress_ = true;
     // After a run: the packed material sets and each run's result.

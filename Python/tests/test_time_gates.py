@@ -55,6 +55,22 @@ def test_batch_time_gates_equal_single_runs(slab_model):
         fm.run_batch(mesh, mats, srcs, packets=100, time_gates=(0, 1, 0.3))
 
 
+def test_batch_time_gate_regions_equal_single_runs(slab_model):
+    """run_batch(time_gate_regions=...): each run's gated tetras and values equal the single run's
+    with the same regions (same seed); bad ids are refused."""
+    mesh, mats = slab_model
+    srcs = [fm.PointSource((0, 0, 1)), fm.PointSource((0.5, 0, 1.5))]
+    kw = dict(packets=3000, seed=7, threads=2, time_gates=(0, 0.5, 0.05))
+    b = fm.run_batch(mesh, mats, srcs, time_gate_regions=[2], **kw)
+    for j, src in enumerate(srcs):
+        one = fm.run(mesh, mats, src, batches=1, time_gate_regions=[2], **kw)
+        assert len(b[j].gated_tetras) > 0
+        np.testing.assert_array_equal(b[j].gated_tetras, one.gated_tetras)
+        np.testing.assert_array_equal(b[j].gated_volume_energy, one.gated_volume_energy)
+    with pytest.raises(ValueError, match="region 7 has no tetras"):
+        fm.run_batch(mesh, mats, srcs, time_gate_regions=[2, 7], **kw)
+
+
 def test_time_gate_regions(slab_model):
     """time_gate_regions: the gated volume tally over region 2's tetras equals the all-tetras
     run's columns there (same seed), and each column's bins sum to its CW tally."""
