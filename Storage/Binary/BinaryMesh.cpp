@@ -84,41 +84,49 @@ bool isBinaryMeshFile(const std::string& path) {
     return yes;
 }
 
+namespace {
+
+// What is wrong with a .fmb header (the first kBinaryMeshHeaderBytes of `bytes`, when there are
+// that many): "" for a header this reader takes. Checks in order: host byte order, magic,
+// length, byte-order mark, checksum, version, flags and reserved fields, counts.
+std::string headerProblem(const std::string& bytes) {
+    if (!littleEndianHost()) return "FullMonte binary meshes are read on little-endian hosts only";
+    if (!isBinaryMesh(bytes)) return "not a FullMonte binary mesh (the file does not start with FMBMESH)";
+    if (bytes.size() < kBinaryMeshHeaderBytes)
+        return "truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the " +
+               std::to_string(kBinaryMeshHeaderBytes) + "-byte header";
+    const uint32_t order = field<uint32_t>(bytes, kByteOrder);
+    if (order != kByteOrderMark) return "byte-order mark " + hex(order) + " is not 0x01020304 (a big-endian or corrupt file)";
+    if (binaryMeshChecksum(bytes.data(), kHeaderSum) != field<uint64_t>(bytes, kHeaderSum))
+        return "header checksum mismatch (the header is corrupt)";
+    const uint32_t version = field<uint32_t>(bytes, kVersion);
+    if (version != kBinaryMeshVersion)
+        return "format version " + std::to_string(version) + "; this FullMonte reads version " +
+               std::to_string(kBinaryMeshVersion) + " (written by a newer FullMonte?)";
+    if (field<uint32_t>(bytes, kFlags) || field<uint32_t>(bytes, kReserved32) || field<uint64_t>(bytes, kReserved64))
+        return "unknown flags or reserved fields set (written by a newer FullMonte?)";
+    const uint64_t np = field<uint64_t>(bytes, kPoints), nt = field<uint64_t>(bytes, kTetras);
+    if (np < 4 || np > kMaxCount || nt < 1 || nt > kMaxCount)
+        return "counts out of range: " + std::to_string(np) + " points (4.." + std::to_string(kMaxCount) + "), " +
+               std::to_string(nt) + " tetras (1.." + std::to_string(kMaxCount) + ")";
+    return "";
+}
+
+}  // namespace
+
 uint64_t binaryMeshTetraCount(const std::string& path) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) return 0;
     std::string head(kBinaryMeshHeaderBytes, '\0');
     const bool whole = std::fread(&head[0], 1, head.size(), f) == head.size();
     std::fclose(f);
-    if (!whole || !littleEndianHost() || !isBinaryMesh(head) || field<uint32_t>(head, kByteOrder) != kByteOrderMark ||
-        field<uint32_t>(head, kVersion) != kBinaryMeshVersion ||
-        binaryMeshChecksum(head.data(), kHeaderSum) != field<uint64_t>(head, kHeaderSum))
-        return 0;
-    return field<uint64_t>(head, kTetras);
+    return whole && headerProblem(head).empty() ? field<uint64_t>(head, kTetras) : 0;
 }
 
 MeshArrays parseBinaryMesh(const std::string& bytes, const std::string& name) {
     auto fail = [&](const std::string& what) -> void { throw FormatError(name + ": " + what); };
-    if (!littleEndianHost()) fail("FullMonte binary meshes are read on little-endian hosts only");
-    if (!isBinaryMesh(bytes)) fail("not a FullMonte binary mesh (the file does not start with FMBMESH)");
-    if (bytes.size() < kBinaryMeshHeaderBytes)
-        fail("truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the " +
-             std::to_string(kBinaryMeshHeaderBytes) + "-byte header");
-    uint32_t order = field<uint32_t>(bytes, kByteOrder);
-    if (order != kByteOrderMark)
-        fail("byte-order mark " + hex(order) + " is not 0x01020304 (a big-endian or corrupt file)");
-    if (binaryMeshChecksum(bytes.data(), kHeaderSum) != field<uint64_t>(bytes, kHeaderSum))
-        fail("header checksum mismatch (the header is corrupt)");
-    uint32_t version = field<uint32_t>(bytes, kVersion);
-    if (version != kBinaryMeshVersion)
-        fail("format version " + std::to_string(version) + "; this FullMonte reads version " +
-             std::to_string(kBinaryMeshVersion) + " (written by a newer FullMonte?)");
-    if (field<uint32_t>(bytes, kFlags) || field<uint32_t>(bytes, kReserved32) || field<uint64_t>(bytes, kReserved64))
-        fail("unknown flags or reserved fields set (written by a newer FullMonte?)");
+    if (const std::string problem = headerProblem(bytes); !problem.empty()) fail(problem);
     const uint64_t np = field<uint64_t>(bytes, kPoints), nt = field<uint64_t>(bytes, kTetras);
-    if (np < 4 || np > kMaxCount || nt < 1 || nt > kMaxCount)
-        fail("counts out of range: " + std::to_string(np) + " points (4.." + std::to_string(kMaxCount) + "), " +
-             std::to_string(nt) + " tetras (1.." + std::to_string(kMaxCount) + ")");
     const uint64_t pointBytes = 24 * np, tetraBytes = 16 * nt, regionBytes = 4 * nt;
     const uint64_t expected = kBinaryMeshHeaderBytes + pointBytes + tetraBytes + regionBytes;
     if (bytes.size() < expected)
