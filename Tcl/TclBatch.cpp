@@ -231,17 +231,11 @@ OutputDataCollection* BatchRunner::result(unsigned run) const {
     // Per-region gating: each volume bin spread over every cell (0 outside the regions).
     auto gated = [&](const std::string& name, const std::string& type, const std::vector<double>& v) {
         if (v.empty() || !r.gates.on()) return;
-        const size_t stride = v.size() / r.gates.bins();
-        const fm::GatedTetras* chosen = type == "Volume" ? r.gates.tetras.get() : nullptr;
         for (uint32_t b = 0; b < r.gates.bins(); ++b) {
             const std::string suffix = b < r.gates.count ? std::to_string(b) : b == r.gates.earlyBin() ? "Early" : "Late";
-            std::vector<double> bin(v.begin() + b * stride, v.begin() + (b + 1) * stride);
-            if (chosen) {
-                std::vector<double> full(chosen->slot.size(), 0.0);
-                for (size_t k = 1; k < chosen->cells.size(); ++k) full[chosen->cells[k]] = bin[k];
-                bin = std::move(full);
-            }
-            items->push_back(std::make_shared<SpatialMap>(batchMap(name + "Gate" + suffix, type, bin, runMesh_, mats, r.packetsDone)));
+            items->push_back(std::make_shared<SpatialMap>(batchMap(name + "Gate" + suffix, type,
+                                                                   fmtcl::gatedBin(v, r.gates, b, type == "Volume"),
+                                                                   runMesh_, mats, r.packetsDone)));
         }
     };
     gated("VolumeEnergy", "Volume", r.gatedVolume);

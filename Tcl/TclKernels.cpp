@@ -376,16 +376,8 @@ void Kernel::addGatedMaps(OutputDataCollection::Items& items, const std::string&
                           const Prepared& p) const {
     if (gated.empty() || !r.gates.on()) return;
     const fm::TimeGates& g = r.gates;
-    const size_t stride = gated.size() / g.bins();
     // Per-region gating of the volume tally: each bin spread over every cell (0 outside the regions).
-    const fm::GatedTetras* chosen = type == "Volume" ? g.tetras.get() : nullptr;
-    auto slice = [&](const std::vector<double>& v, uint32_t b) {
-        if (v.empty()) return std::vector<double>{};
-        if (!chosen) return std::vector<double>(v.begin() + b * stride, v.begin() + (b + 1) * stride);
-        std::vector<double> full(chosen->slot.size(), 0.0);
-        for (size_t k = 1; k < chosen->cells.size(); ++k) full[chosen->cells[k]] = v[b * stride + k];
-        return full;
-    };
+    auto slice = [&](const std::vector<double>& v, uint32_t b) { return fmtcl::gatedBin(v, g, b, type == "Volume"); };
     for (uint32_t b = 0; b < g.bins(); ++b) {
         const std::string suffix = b < g.count ? std::to_string(b) : b == g.earlyBin() ? "Early" : "Late";
         items.push_back(std::make_shared<SpatialMap>(makeMap(name + "Gate" + suffix, type, slice(gated, b), p,

@@ -139,4 +139,14 @@ std::string formatDeviceList(const std::vector<int>& d) {
     return s;
 }
 
+std::vector<double> gatedBin(const std::vector<double>& v, const fm::TimeGates& g, uint32_t b, bool volume) {
+    if (v.empty()) return {};
+    const size_t stride = v.size() / g.bins();
+    const fm::GatedTetras* chosen = volume ? g.tetras.get() : nullptr;
+    if (!chosen) return std::vector<double>(v.begin() + b * stride, v.begin() + (b + 1) * stride);
+    std::vector<double> full(chosen->slot.size(), 0.0);
+    for (size_t k = 1; k < chosen->cells.size(); ++k) full[chosen->cells[k]] = v[b * stride + k];
+    return full;
+}
+
 }  // namespace fmtcl

@@ -10,6 +10,7 @@
 
 #include "Common/Errors.hpp"
 #include "Geometry/TetraMesh.hpp"
+#include "Kernels/TimeGates.hpp"
 
 namespace fmtcl {
 
@@ -39,6 +40,11 @@ T& need(T* p, const std::string& what) {
 // ---- device lists (issue 9): "0 1", "0,1", "all" (every GPU), "" (device 0) ----
 std::vector<int> parseDeviceList(const std::string& s, const std::string& what);
 std::string formatDeviceList(const std::vector<int>& d);
+
+// Bin b of a gated tally ([bin * elements + k]) as one value per element; a volume tally gated
+// over chosen tetras (TimeGates::tetras) spread over every cell, 0 outside them. Empty for an
+// empty tally.
+std::vector<double> gatedBin(const std::vector<double>& v, const fm::TimeGates& g, uint32_t b, bool volume);
 
 }  // namespace fmtcl
 #endif
