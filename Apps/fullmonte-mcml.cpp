@@ -57,7 +57,7 @@ const char* kUsage =
     "  --records     also write NAME.fmd beside each NAME.mco: one record per photon leaving through\n"
     "                the top (detector 0, Rd) or bottom (detector 1, Tt) surface, with its weight,\n"
     "                exit point, direction, time, scatters and path per layer (docs/DETECTORS.md \"MCML\");\n"
-    "                --kernel cpu only (the scalar photon loop)\n"
+    "                both kernels (cuda: up to 30 layers)\n"
     "  --max-detected N   records kept per run, the lowest photon indices (default 1e6; more are\n"
     "                counted, not kept)\n"
     "  --records-radius R  record only exits within R mm of the beam axis (default: the whole surface)\n"
@@ -125,8 +125,6 @@ Args parse(int argc, char** argv) {
         throw ParameterError("--kernel must be cpu or cuda, got '" + a.kernel + "'");
     // The CUDA kernel runs every photon on the GPU: a thread count would be ignored, so it is refused.
     if (!a.records && !a.recordOptions.empty()) throw ParameterError(a.recordOptions[0] + " needs --records");
-    if (a.records && a.kernel != "cpu")
-        throw ParameterError("--records: per-photon records are kept by the CPU kernel only; use --kernel cpu");
     if (a.kernel == "cuda" && a.threadsGiven)
         throw ParameterError("--threads sets the CPU kernel's threads; --kernel cuda runs on the GPU");
     return a;

@@ -2,6 +2,9 @@
 // The three index-mismatched layers the MCML kernel tests run (time gates, records, CPU and GPU),
 // in MCML's units (1/cm, cm): 0.25 cm of tissue between n = 1.0 above and 1.2 below.
 #pragma once
+#include <vector>
+
+#include "Kernels/DetectedPackets.hpp"
 #include "Storage/MCML/MCMLTypes.hpp"
 
 namespace fmtest {
@@ -19,6 +22,24 @@ inline MCMLRun threeMismatchedLayers() {
     r.nBelow = 1.2;
     r.layers = {{1.4, 1, 100, 0.8, 0.05}, {1.33, 0.5, 50, 0.9, 0.1}, {1.45, 2, 80, 0.7, 0.1}};
     return r;
+}
+
+// Per record detector of an MCML run (0 top, 1 bottom): the total of the records' weights w (or
+// their own) and the variance of that total over photons (each photon gives at most one record
+// per detector): sum w^2 - (sum w)^2 / N.
+struct RecordSignal {
+    double total[2] = {0, 0}, variance[2] = {0, 0};
+};
+inline RecordSignal signalOf(const fm::DetectedPackets& dp, const std::vector<double>* w = nullptr) {
+    RecordSignal s;
+    double s2[2] = {0, 0};
+    for (size_t k = 0; k < dp.records.size(); ++k) {
+        const double x = w ? (*w)[k] : dp.records[k].weight;
+        s.total[dp.records[k].detector] += x;
+        s2[dp.records[k].detector] += x * x;
+    }
+    for (int d = 0; d < 2; ++d) s.variance[d] = s2[d] - s.total[d] * s.total[d] / double(dp.packets);
+    return s;
 }
 
 }  // namespace fmtest

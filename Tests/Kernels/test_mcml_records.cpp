@@ -50,22 +50,8 @@ double sum(const std::vector<double>& v) {
     return s;
 }
 
-// Per detector: the total of the records' weights w (or their own) and the variance of that
-// total over photons (each photon gives at most one record per detector): sum w^2 - (sum w)^2 / N.
-struct Signal {
-    double total[2] = {0, 0}, variance[2] = {0, 0};
-};
-Signal signalOf(const DetectedPackets& dp, const std::vector<double>* w = nullptr) {
-    Signal s;
-    double s2[2] = {0, 0};
-    for (size_t k = 0; k < dp.records.size(); ++k) {
-        const double x = w ? (*w)[k] : dp.records[k].weight;
-        s.total[dp.records[k].detector] += x;
-        s2[dp.records[k].detector] += x * x;
-    }
-    for (int d = 0; d < 2; ++d) s.variance[d] = s2[d] - s.total[d] * s.total[d] / double(dp.packets);
-    return s;
-}
+using fmtest::signalOf;
+using Signal = fmtest::RecordSignal;
 
 struct RecordedRun {
     McmlTallies t;
@@ -233,7 +219,8 @@ BOOST_AUTO_TEST_CASE(fmd_header_names_the_layered_model) {
     });
 }
 
-// Records on the GPU kernel, a zero record count and a negative radius are refused by name.
+// A zero record count, a negative radius and GPU records of more layers than a GPU thread keeps
+// paths for are refused by name.
 BOOST_AUTO_TEST_CASE(refusals) {
     const MCMLRun run = threeLayers();
     const KernelInput in = packLayered(layeredFromMcml(run));
@@ -246,7 +233,13 @@ BOOST_AUTO_TEST_CASE(refusals) {
     const DetectionSpec spec = layeredDetection(in, 10);
     RunOptions o = options(run, 100);
     o.detection = &spec;
-    BOOST_CHECK_EXCEPTION(runMcmlKernel("cuda", in, mcmlGrid(run), o), ParameterError, names("CPU kernel only"));
+    MCMLRun many = run;
+    many.layers.assign(31, run.layers[0]);
+    const KernelInput manyIn = packLayered(layeredFromMcml(many));
+    const DetectionSpec manySpec = layeredDetection(manyIn, 10);
+    o.detection = &manySpec;
+    BOOST_CHECK_EXCEPTION(runMcmlKernel("cuda", manyIn, mcmlGrid(many), o), ParameterError,
+                          names("MCML per-photon records on the GPU: at most 30 layers, the model has 31"));
 }
 
 // fullmonte-mcml --records --mch writes NAME.fmd (a layered .fmd whose top records add up to the
@@ -282,7 +275,6 @@ BOOST_AUTO_TEST_CASE(command_line_writes_records) {
     refused("--mch", "--mch needs --records");
     refused("--records --records-radius -1", "--records-radius must be a finite number of mm > 0");
     refused("--records --records-radius 1e999", "--records-radius must be a finite number of mm > 0");
-    refused("--records --kernel cuda", "--records: per-photon records are kept by the CPU kernel only");
     refused("--records --output-dir " + (dir / "a.mci" / "sub").string(),
             (dir / "a.mci" / "sub").string() + ": cannot create the output folder");
     std::error_code ignored;
