@@ -2,9 +2,13 @@
 // The three index-mismatched layers the MCML kernel tests run (time gates, records, CPU and GPU),
 // in MCML's units (1/cm, cm): 0.25 cm of tissue between n = 1.0 above and 1.2 below.
 #pragma once
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
 #include <vector>
 
-#include "Kernels/DetectedPackets.hpp"
+#include "Kernels/Detection.hpp"
+#include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Storage/MCML/MCMLTypes.hpp"
 
 namespace fmtest {
@@ -24,6 +28,22 @@ inline MCMLRun threeMismatchedLayers() {
     return r;
 }
 
+// The options of a records test's run: `packets` photons, 2 CPU threads, one batch, `seed`.
+inline fm::RunOptions recordRunOptions(const MCMLRun& run, uint64_t packets, uint64_t seed) {
+    fm::RunOptions o = fm::mcmlRunOptions(run);
+    o.packets = packets;
+    o.threads = 2;
+    o.batches = 1;
+    o.params.seed = seed;
+    return o;
+}
+
+inline double sum(const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return s;
+}
+
 // Per record detector of an MCML run (0 top, 1 bottom): the total of the records' weights w (or
 // their own) and the variance of that total over photons (each photon gives at most one record
 // per detector): sum w^2 - (sum w)^2 / N.
@@ -40,6 +60,21 @@ inline RecordSignal signalOf(const fm::DetectedPackets& dp, const std::vector<do
     }
     for (int d = 0; d < 2; ++d) s.variance[d] = s2[d] - s.total[d] * s.total[d] / double(dp.packets);
     return s;
+}
+
+// The records of `base` reweighted to layer absorptions `mua` (1/mm) against those of `fresh`, a
+// run at those mu_a with another seed: per surface within 4 combined standard deviations, and the
+// change resolved (the unweighted base more than 5 away).
+inline void checkReweightedMatchesFresh(const fm::DetectedPackets& base, const fm::DetectedPackets& fresh,
+                                        const std::vector<double>& mua) {
+    const std::vector<double> w = fm::reweightedWeights(base, mua);
+    const RecordSignal a = signalOf(base, &w), b = signalOf(fresh), old = signalOf(base);
+    for (int d = 0; d < 2; ++d) {
+        const double z = (a.total[d] - b.total[d]) / std::sqrt(a.variance[d] + b.variance[d]);
+        BOOST_TEST_MESSAGE("detector " << d << ": reweighted " << a.total[d] << ", fresh " << b.total[d] << ", z " << z);
+        BOOST_CHECK_LT(std::fabs(z), 4.0);
+        BOOST_CHECK_GT(std::fabs(old.total[d] - b.total[d]), 5.0 * std::sqrt(old.variance[d] + b.variance[d]));
+    }
 }
 
 }  // namespace fmtest
