@@ -235,6 +235,8 @@ void writeRecords(OutputFolder& out, const std::string& mco, bool mch, const Det
                 (unsigned long long)dp.detected, (unsigned long long)dp.records.size(),
                 dp.truncated() ? ", the lowest photon indices: raise --max-detected to keep all" : "",
                 dp.detectedWeight.at(0) / double(dp.packets), dp.detectedWeight.at(1) / double(dp.packets));
+    if (dp.refilledPackets > 0)  // GPU: photons from the lowest one whose record found the buffer full
+        std::printf("  records: %llu photons run again to keep the first ones\n", (unsigned long long)dp.refilledPackets);
 }
 
 int run(int argc, char** argv) {

@@ -157,7 +157,7 @@ BOOST_AUTO_TEST_CASE(gpu_records_equal_cpu_within_statistics) {
     }
     std::map<std::pair<uint64_t, uint32_t>, size_t> cpuAt;
     for (size_t k = 0; k < C.records.size(); ++k) cpuAt[{C.records[k].index, C.records[k].detector}] = k;
-    size_t shared = 0, identical = 0, inRange = 0;
+    size_t shared = 0, identical = 0, close = 0, inRange = 0;
     for (size_t k = 0; k < G.records.size(); ++k) {
         const DetectedRecord& x = G.records[k];
         if (x.index >= uint64_t(Nc)) break;
@@ -167,9 +167,12 @@ BOOST_AUTO_TEST_CASE(gpu_records_equal_cpu_within_statistics) {
         ++shared;
         const DetectedRecord& y = C.records[it->second];
         identical += x.weight == y.weight && x.scatters == y.scatters && x.pos[0] == y.pos[0] && x.dir[2] == y.dir[2];
+        close += x.scatters == y.scatters && std::fabs(x.weight - y.weight) <= 1e-4f * y.weight &&
+                 std::hypot(x.pos[0] - y.pos[0], x.pos[1] - y.pos[1]) <= 1e-3f;
     }
     BOOST_TEST_MESSAGE("photons 0.." << uint64_t(Nc) << ": GPU records " << inRange << ", CPU " << C.records.size()
-                                     << "; same (index, surface) " << shared << ", of them bit-identical " << identical);
+                                     << "; same (index, surface) " << shared << ", of them bit-identical " << identical
+                                     << ", the same scatters, weight and exit point to 1e-4 " << close);
 }
 
 // A GPU run keeping N records keeps exactly the first N (photon index, surface) records of the
