@@ -2,9 +2,10 @@
 // MCML per-photon records on the GPU (Kernels/CUDA/McmlCuda.cu with the detector tally, issue 28
 // items 4 and 6): the record weights per surface add up to the same run's Rd and Tt; recording
 // changes no GPU history; the records equal the CPU kernel's within statistics (detected weight,
-// path, scatter count and time of flight per layer); a truncated run keeps exactly the first N
-// records of the run with room for all; reweighted records equal a fresh GPU run; fullmonte-mcml
-// --kernel cuda --records writes them. Skips (with a message) when no GPU is present.
+// path and scatter count per layer); a truncated run keeps exactly the first N records of the
+// run with room for all; reweighted records equal a fresh GPU run; with time gates, the records'
+// TPSF equals the gated Rd; fullmonte-mcml --kernel cuda --records writes them. Skips (with a
+// message) when no GPU is present.
 #include <boost/test/unit_test.hpp>
 
 #include <cfloat>
@@ -218,6 +219,34 @@ BOOST_AUTO_TEST_CASE(gpu_reweighted_records_match_a_fresh_run) {
     run.layers[1].mua = 1.5;
     const McmlTallies fresh = recorded("cuda", run, 400000, 77);
     fmtest::checkReweightedMatchesFresh(base.records, fresh.records, mua);
+}
+
+// With time gates (the time-resolved and the record tallies in one kernel) the GPU keeps the same
+// photons' records as without (same histories: indices, surfaces and scatter counts equal,
+// weights to float rounding), and the records' TPSF per gate equals the run's Rd(r, t) summed
+// over r, up to the records whose time rounds across a gate edge.
+BOOST_AUTO_TEST_CASE(gpu_gated_records_match_the_gates) {
+    if (!haveGpu()) return;
+    const MCMLRun run = fmtest::threeMismatchedLayers();
+    const KernelInput in = packLayered(layeredFromMcml(run));
+    const DetectionSpec spec = layeredDetection(in, 10000000);
+    RunOptions o = fmtest::recordRunOptions(run, 200000, 13);
+    o.detection = &spec;
+    const McmlTallies cw = runMcmlKernel("cuda", in, mcmlGrid(run), o);
+    o.gates = makeTimeGates(0, 0.05, 0.005, "gates");
+    const McmlTallies g = runMcmlKernel("cuda", in, mcmlGrid(run), o);
+    const DetectedPackets &A = cw.records, &B = g.records;
+    BOOST_REQUIRE_EQUAL(B.records.size(), A.records.size());
+    size_t differ = 0, bitIdentical = 0;
+    for (size_t k = 0; k < A.records.size(); ++k) {
+        const DetectedRecord &a = A.records[k], &b = B.records[k];
+        differ += a.index != b.index || a.detector != b.detector || a.scatters != b.scatters ||
+                  std::fabs(a.weight - b.weight) > 1e-5f * a.weight;
+        bitIdentical += a.weight == b.weight && a.time == b.time && a.pos[0] == b.pos[0];
+    }
+    BOOST_TEST_MESSAGE("gated vs CW GPU records: " << bitIdentical << " of " << A.records.size() << " bit-identical");
+    BOOST_CHECK_EQUAL(differ, 0u);
+    fmtest::checkTpsfMatchesGates(g, run.nr, o.gates);
 }
 
 // fullmonte-mcml --kernel cuda --records writes NAME.fmd: GPU records whose top and bottom totals

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "Kernels/Detection.hpp"
+#include "Kernels/McmlKernel.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Storage/MCML/MCMLTypes.hpp"
 
@@ -75,6 +76,23 @@ inline void checkReweightedMatchesFresh(const fm::DetectedPackets& base, const f
         BOOST_CHECK_LT(std::fabs(z), 4.0);
         BOOST_CHECK_GT(std::fabs(old.total[d] - b.total[d]), 5.0 * std::sqrt(old.variance[d] + b.variance[d]));
     }
+}
+
+// The records' TPSF of the top surface (detectorTpsf) against the run's Rd(r, t) summed over its
+// nr radii, gate by gate: equal up to the weight of the records whose time rounds across a gate
+// edge; the gates hold more than half the top records' weight.
+inline void checkTpsfMatchesGates(const fm::McmlTallies& t, size_t nr, const fm::TimeGates& gates) {
+    const fm::DetectedPackets& dp = t.records;
+    const std::vector<double> tpsf = fm::detectorTpsf(dp, 0, gates);
+    for (uint32_t g = 0; g < gates.count; ++g) {
+        double gated = 0, edge = 0;
+        for (size_t ir = 0; ir < nr; ++ir) gated += t.reflectedRT[g * nr + ir];
+        for (const fm::DetectedRecord& rec : dp.records)
+            for (double x : {gates.startNs + g * gates.stepNs, gates.startNs + (g + 1) * gates.stepNs})
+                if (rec.detector == 0 && std::fabs(rec.time - x) <= 1e-5 * x) edge += rec.weight;
+        BOOST_CHECK_LE(std::fabs(tpsf[g] - gated), edge + 1e-12 * gated);
+    }
+    BOOST_CHECK_GT(sum(tpsf), 0.5 * signalOf(dp).total[0]);
 }
 
 }  // namespace fmtest

@@ -155,17 +155,7 @@ BOOST_AUTO_TEST_CASE(paths_match_time_of_flight_and_gates) {
         bad += std::fabs(opl / kLightSpeedMmPerNs - dp.records[k].time) > 1e-5 * dp.records[k].time + 1e-9;
     }
     BOOST_CHECK_EQUAL(bad, 0u);
-    const std::vector<double> tpsf = detectorTpsf(dp, 0, o.gates);
-    const size_t nr = run.nr;
-    for (uint32_t g = 0; g < o.gates.count; ++g) {
-        double gated = 0, edge = 0;
-        for (size_t ir = 0; ir < nr; ++ir) gated += r.t.reflectedRT[g * nr + ir];
-        for (const DetectedRecord& rec : dp.records)
-            for (double t : {o.gates.startNs + g * o.gates.stepNs, o.gates.startNs + (g + 1) * o.gates.stepNs})
-                if (rec.detector == 0 && std::fabs(rec.time - t) <= 1e-5 * t) edge += rec.weight;
-        BOOST_CHECK_LE(std::fabs(tpsf[g] - gated), edge + 1e-12 * gated);
-    }
-    BOOST_CHECK_GT(sum(tpsf), 0.5 * signalOf(dp).total[0]);
+    fmtest::checkTpsfMatchesGates(r.t, run.nr, o.gates);
 }
 
 // A disk of radius R on each surface records exactly the whole-surface records within R of the
