@@ -215,6 +215,7 @@ void printSummary(size_t k, size_t runs, const std::string& path, const MCMLResu
     std::printf("  %.1f interactions per photon, %.3g interactions/s\n",
                 double(t.events.absorb) / std::fmax(1.0, double(t.packetsDone)),
                 double(t.events.absorb) / std::fmax(t.seconds, 1e-9));
+    if (t.kernelSeconds > 0) std::printf("  GPU kernel %.3f s of the %.3f s\n", t.kernelSeconds, t.seconds);
     const Ledger& L = t.ledger;
     if (L.abnormal > 0)
         std::printf("  warning: %.3g of the launched weight was booked abnormal (step/hit guards)\n",

@@ -34,6 +34,7 @@ struct McmlTallies {
     uint64_t packetsRequested = 0;
     uint64_t packetsDone = 0;
     double seconds = 0;
+    double kernelSeconds = 0;  // GPU: the run's launches (a records refill not included); CPU: 0
     bool cancelled = false;
     std::string kernel;
 };

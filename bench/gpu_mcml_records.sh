@@ -8,19 +8,21 @@
 #    test_mcml_records (CPU side);
 #  - the seven-layer skin, 1e8 photons on the GPU: without records, with --records (10^6 kept,
 #    the rest refilled), and with --records --max-detected 10^7, alternated twice (the run's
-#    line: seconds of the whole run, records read back included; its records line);
+#    lines: seconds of the run, records read back and refilled included, and of its GPU kernel;
+#    its records lines);
 #  - compute-sanitizer memcheck and racecheck of a small recording run that truncates (refill).
 # Usage (on the GPU machine, repo root): bench/gpu_mcml_records.sh [DATA_DIR]
 #   DATA_DIR (default $FM_DEVICE_DATA or .device-data) holds mcml/skin7/7layerskin_600nm.mci.
-#   Builds with CUDA (no VTK/Tcl/MPI/Python) in ${FM_BUILD_DIR:-build-gpu}; results also under $OUT.
+#   Builds with CUDA (no VTK/Tcl/MPI/Python) in ${FM_BUILD_DIR:-build-gpu}; logs also under $OUT,
+#   the runs' outputs (.mco, .fmd: up to 1 GB) in ${FM_WORK_DIR:-/tmp/fm_mcml_records}.
 #   About 4-6 minutes with a cold build directory on 16 cores.
 set -uo pipefail
 command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ] || export PATH=/usr/local/cuda/bin:$PATH
 data=${1:-${FM_DEVICE_DATA:-.device-data}}
 build=${FM_BUILD_DIR:-build-gpu}
 out=${OUT:-$(mktemp -d)}
-dir="$out/mcml_records"
-mkdir -p "$dir"
+dir=${FM_WORK_DIR:-/tmp/fm_mcml_records}
+mkdir -p "$dir" "$out/mcml_records"
 nvidia-smi -L
 cmake -S . -B "$build" -DFM_USE_CUDA=ON -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DFM_USE_PYTHON=OFF \
   -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
@@ -41,16 +43,16 @@ for i in 1 2; do
     [ $mode = kept1e6 ] && extra=(--records)
     [ $mode = kept1e7 ] && extra=(--records --max-detected 10000000)
     /usr/bin/time -f "  wall %e s, max RSS %M kB" "$build/bin/fullmonte-mcml" "$dir/skin_1e8.mci" --kernel cuda --quiet \
-      --output-dir "$dir/cuda_$mode$i" "${extra[@]}" > "$dir/cuda_$mode$i.log" 2>&1
+      --output-dir "$dir/cuda_$mode$i" "${extra[@]}" > "$out/mcml_records/cuda_$mode$i.log" 2>&1
     echo "records $mode, round $i (exit $?):"
-    grep -E '^run |records:|wall' "$dir/cuda_$mode$i.log"
+    grep -E '^run |GPU kernel|records:|wall' "$out/mcml_records/cuda_$mode$i.log"
   done
+  rm -rf "$dir"/cuda_*"$i"
 done
-ls -l "$dir"/cuda_kept1e61/*.fmd 2>/dev/null
 if command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 3 "$build/bin/fullmonte-mcml" "$dir/skin_2e4.mci" --kernel cuda \
-      --quiet --records --max-detected 100 --output-dir "$dir/san_$tool" > "$dir/san_$tool.log" 2>&1
-    echo "compute-sanitizer $tool (MCML records, 2e4 photons, 100 kept): exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$dir/san_$tool.log" | head -1)"
+      --quiet --records --max-detected 100 --output-dir "$dir/san_$tool" > "$out/mcml_records/san_$tool.log" 2>&1
+    echo "compute-sanitizer $tool (MCML records, 2e4 photons, 100 kept): exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/mcml_records/san_$tool.log" | head -1)"
   done
 fi

@@ -319,6 +319,7 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     t.kernel = "cuda";
     t.packetsRequested = opt.packets;
     t.packetsDone = b.packetsDone;
+    t.kernelSeconds = b.seconds;
     t.cancelled = b.packetsDone < opt.packets;
     t.absorbedRZ = downloadFolded(rz, nrz, s);
     t.reflectedRA = rd.download(s);
