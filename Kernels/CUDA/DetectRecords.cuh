@@ -21,6 +21,7 @@ namespace detect_records {
 
 using namespace cuda_engine;
 
+// The detector tally of the GPU's record runs (one copy per thread: one packet at a time).
 struct DeviceDetectorTally {
     static constexpr bool kScoresFaces = true, kNeedsMoves = true, kNeedsClock = true;
     // The detectors: bits per face id, and per detector its zone (centre x, y, z, radius^2).
@@ -51,7 +52,7 @@ struct DeviceDetectorTally {
     float wantWeight = 0, exitWeight = 0;
     uint32_t material = 0;  // of the last move: where an interaction that follows it happens
     // Path of material i at path[i * pathStride]: the thread's own array or scratch slice
-    // (detectKernel's), kept apart from the scorer so that the scorer's other members stay in
+    // (detectKernel's, mcmlSlabKernel's), kept apart from the scorer so that the scorer's other members stay in
     // registers (an array indexed at run time is addressed in local memory, and so would be a
     // struct holding it).
     // Its scattering events of material i at count[i * pathStride], kept the same way.
