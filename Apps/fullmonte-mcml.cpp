@@ -57,7 +57,7 @@ const char* kUsage =
     "  --records     also write NAME.fmd beside each NAME.mco: one record per photon leaving through\n"
     "                the top (detector 0, Rd) or bottom (detector 1, Tt) surface, with its weight,\n"
     "                exit point, direction, time, scatters and path per layer (docs/DETECTORS.md \"MCML\");\n"
-    "                --kernel cpu only (the scalar photon loop)\n"
+    "                both kernels (cuda: up to 30 layers)\n"
     "  --max-detected N   records kept per run, the lowest photon indices (default 1e6; more are\n"
     "                counted, not kept)\n"
     "  --records-radius R  record only exits within R mm of the beam axis (default: the whole surface)\n"
@@ -125,8 +125,6 @@ Args parse(int argc, char** argv) {
         throw ParameterError("--kernel must be cpu or cuda, got '" + a.kernel + "'");
     // The CUDA kernel runs every photon on the GPU: a thread count would be ignored, so it is refused.
     if (!a.records && !a.recordOptions.empty()) throw ParameterError(a.recordOptions[0] + " needs --records");
-    if (a.records && a.kernel != "cpu")
-        throw ParameterError("--records: per-photon records are kept by the CPU kernel only; use --kernel cpu");
     if (a.kernel == "cuda" && a.threadsGiven)
         throw ParameterError("--threads sets the CPU kernel's threads; --kernel cuda runs on the GPU");
     return a;
@@ -217,6 +215,7 @@ void printSummary(size_t k, size_t runs, const std::string& path, const MCMLResu
     std::printf("  %.1f interactions per photon, %.3g interactions/s\n",
                 double(t.events.absorb) / std::fmax(1.0, double(t.packetsDone)),
                 double(t.events.absorb) / std::fmax(t.seconds, 1e-9));
+    if (t.kernelSeconds > 0) std::printf("  GPU kernel %.3f s of the %.3f s\n", t.kernelSeconds, t.seconds);
     const Ledger& L = t.ledger;
     if (L.abnormal > 0)
         std::printf("  warning: %.3g of the launched weight was booked abnormal (step/hit guards)\n",
@@ -237,6 +236,8 @@ void writeRecords(OutputFolder& out, const std::string& mco, bool mch, const Det
                 (unsigned long long)dp.detected, (unsigned long long)dp.records.size(),
                 dp.truncated() ? ", the lowest photon indices: raise --max-detected to keep all" : "",
                 dp.detectedWeight.at(0) / double(dp.packets), dp.detectedWeight.at(1) / double(dp.packets));
+    if (dp.refilledPackets > 0)  // GPU: photons from the lowest one whose record found the buffer full
+        std::printf("  records: %llu photons run again to keep the first ones\n", (unsigned long long)dp.refilledPackets);
 }
 
 int run(int argc, char** argv) {

@@ -7,6 +7,7 @@
 #include "Common/Errors.hpp"
 #include "Kernels/CPU/McmlCpu.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
+#include "Kernels/CUDA/DetectCuda.hpp"
 #include "Kernels/Detection.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/ResourceLimits.hpp"
@@ -40,9 +41,12 @@ McmlTallies runMcmlKernel(const std::string& kernel, const KernelInput& in, cons
                            std::to_string(grid.nz) + " bins with " + std::to_string(workers) + " thread(s)",
                        "use fewer gates, fewer bins (nr, nz) or fewer threads");
     if (opt.detection && opt.detection->active()) {
-        if (kernel != "cpu")
-            throw ParameterError("MCML per-photon records (--records) are kept by the CPU kernel only; use --kernel cpu");
         checkDetectionSpec(in, *opt.detection);
+        // The GPU keeps a photon's path per layer in a per-thread array (CUDA/McmlCuda.cu).
+        if (kernel == "cuda" && in.materials.size() > kGpuDetectMaterials)
+            throw ParameterError("MCML per-photon records on the GPU: at most " +
+                                 std::to_string(kGpuDetectMaterials - 2) + " layers, the model has " +
+                                 std::to_string(in.materials.size() - 2) + " (use --kernel cpu)");
     }
     if (kernel == "cpu") return runMcmlCpu(in, grid, opt);
     if (kernel == "cuda") {

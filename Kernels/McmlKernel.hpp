@@ -26,14 +26,15 @@ struct McmlTallies {
     std::vector<double> reflectedRT;    // [bin*nr + ir]
     std::vector<double> transmittedRT;  // [bin*nr + ir]
     std::vector<double> absorbedZT;     // [bin*nz + iz]
-    // Runs with RunOptions::detection (layeredDetection, Kernels/McmlRecords.hpp; CPU only):
-    // the photons' exit records, else empty.
+    // Runs with RunOptions::detection (layeredDetection, Kernels/McmlRecords.hpp): the photons'
+    // exit records, else empty.
     DetectedPackets records;
     Ledger ledger;
     Events events;
     uint64_t packetsRequested = 0;
     uint64_t packetsDone = 0;
     double seconds = 0;
+    double kernelSeconds = 0;  // GPU: the run's launches (a records refill not included); CPU: 0
     bool cancelled = false;
     std::string kernel;
 };
@@ -46,8 +47,9 @@ uint32_t slabLayers(const KernelInput& in);
 // once per CPU worker, and at least twice (raw tallies and MCML's normalised arrays).
 double mcmlMemoryBytes(const McmlGrid& grid, unsigned threads);
 
-// Runs kernel "cpu" or "cuda" over a packed layered model; per-photon records (opt.detection)
-// on "cpu" only (ParameterError otherwise). Refuses (ParameterError, with the
+// Runs kernel "cpu" or "cuda" over a packed layered model, with per-photon records where
+// opt.detection is set (on "cuda" for at most kGpuDetectMaterials - 2 layers: ParameterError
+// otherwise). Refuses (ParameterError, with the
 // numbers) a grid whose tallies would not fit in the available memory (ResourceLimits.hpp). Throws ParameterError for an unknown
 // kernel, bad options, or "CUDA MCML kernel not available in this build".
 McmlTallies runMcmlKernel(const std::string& kernel, const KernelInput& in, const McmlGrid& grid,

@@ -4,9 +4,11 @@
 // (transmittance, Tt) gives one detected-packet record (Kernels/DetectedPackets.hpp: exit
 // weight, position, direction, time of flight on the packet clock, scatter count, path length
 // per layer), so the mesh detectors' reweighting, TPSF and .fmd/.mch files apply unchanged.
-// The layers are the records' regions 1..L; detector 0 is the top surface, 1 the bottom. The
-// CPU kernel records them (Kernels/CPU/McmlCpu.cpp: the scalar slab loop with the detector
-// tally, DetectorTally.hpp), keeping the lowest photon indices, as the mesh detectors do.
+// The layers are the records' regions 1..L; detector 0 is the top surface, 1 the bottom. Both
+// kernels record them, keeping the lowest photon indices, as the mesh detectors do: the CPU in
+// its scalar slab loop with the detector tally (Kernels/CPU/McmlCpu.cpp, DetectorTally.hpp), the
+// GPU in its slab kernel with the mesh's device detector tally (Kernels/CUDA/McmlCuda.cu,
+// DetectRecords.cuh).
 #pragma once
 #include "Kernels/DetectedPackets.hpp"
 #include "Kernels/KernelInput.hpp"

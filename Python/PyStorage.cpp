@@ -154,17 +154,17 @@ void bindMcml(py::module_& m) {
        "(the gates, then early, then late) and radius or depth bin; each row of bins sums to the CW value.");
 
     m.def("run_mcml_records", [](const MCMLRun& run, py::handle maxRecords, double radius, py::handle seed,
-                                 unsigned threads) {
+                                 unsigned threads, const std::string& kernel) {
         fm::RunOptions opt = mcmlOptions(run, seed, threads, "run_mcml_records");
         const fm::DetectionSpec spec = fm::layeredDetection(fm::packLayered(fm::layeredFromMcml(run)),
                                                             countArg(maxRecords, "run_mcml_records max_records", 1), radius);
         opt.detection = &spec;
         fm::McmlTallies raw;
-        const MCMLResult res = runMcmlCancellable(run, opt, "cpu", raw, "run_mcml_records");
+        const MCMLResult res = runMcmlCancellable(run, opt, kernel, raw, "run_mcml_records");
         return py::make_tuple(res, std::make_shared<fm::DetectedPackets>(std::move(raw.records)));
     }, py::arg("run"), py::kw_only(), py::arg("max_records") = 1000000, py::arg("radius") = 0.0, py::arg("seed") = 1,
-       py::arg("threads") = 0,
-       "Runs one MCML run on the CPU kernel keeping per-photon exit records and returns (MCMLResult, "
+       py::arg("threads") = 0, py::arg("kernel") = "cpu",
+       "Runs one MCML run (kernel 'cpu' or 'cuda') keeping per-photon exit records and returns (MCMLResult, "
        "DetectedPackets): detector 0 the top surface (Rd), 1 the bottom (Tt), the layers as regions; radius > 0 "
        "(mm) keeps only exits within it of the beam axis; the lowest max_records photon indices are kept.");
 }

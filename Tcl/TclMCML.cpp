@@ -281,7 +281,6 @@ Kernel::Job MCMLKernel::makeJob() const {
     std::string dev = device_;
     std::shared_ptr<const fm::DetectionSpec> spec;
     if (keepRecords_) {
-        if (dev != "cpu") throw ParameterError(className_ + ": keepRecords needs the CPU kernel (per-photon records are kept there only)");
         spec = std::make_shared<const fm::DetectionSpec>(
             fm::layeredDetection(fm::packLayered(*model), maxRecords_, recordsRadius_));
     }

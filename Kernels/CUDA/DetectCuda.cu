@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Detectors on the GPU mesh kernel (Kernels/CUDA/DetectCuda.hpp): DeviceDetectorTally, a tally
-// of the pack (Kernels/Core/Tally.hpp hooks) that keeps each packet's path per material, tests
-// its exit against the detectors (a face -> detector bits table and the detector zones in device
-// memory) and appends the records into a bounded device buffer; in a replay it adds each move
-// of a listed packet into the mu_a Jacobian of the detectors that recorded it.
+// Detectors on the GPU mesh kernel (Kernels/CUDA/DetectCuda.hpp): DeviceDetectorTally
+// (DetectRecords.cuh), a tally of the pack that keeps each packet's path per material, tests
+// its exit against the detectors and appends the records into a bounded device buffer; in a
+// replay it adds each move of a listed packet into the mu_a Jacobian of the detectors that
+// recorded it.
 //
 // The detecting kernel is its own template instantiation (detectKernel over DetectScorer), so a
 // run without detectors runs the standard kernel, unchanged. Detecting runs and replays use the
@@ -18,6 +18,7 @@
 // ([material][thread of the launch]: a warp's adds to one material coalesce), one scratch per
 // stream of runBatches, so that its two overlapping launches never share a slice.
 #include "Kernels/CUDA/CudaEngine.cuh"
+#include "Kernels/CUDA/DetectRecords.cuh"
 
 #include <algorithm>
 #include <numeric>
@@ -30,116 +31,7 @@ namespace fm {
 namespace {
 
 using namespace cuda_engine;
-
-struct DeviceDetectorTally {
-    static constexpr bool kScoresFaces = true, kNeedsMoves = true, kNeedsClock = true;
-    // The detectors: bits per face id, and per detector its zone (centre x, y, z, radius^2).
-    const unsigned long long* faceDetectors = nullptr;
-    const double* zones = nullptr;
-    uint32_t faces = 0;
-    // Detecting runs: the record buffer (maxRecords records and their regions path lengths),
-    // the detections found (records appended or not), the lowest packet index of a detection
-    // that found the buffer full.
-    DetectedRecord* records = nullptr;
-    float* paths = nullptr;
-    uint32_t* scatterCounts = nullptr;  // per record as paths
-    unsigned long long* found = nullptr;
-    unsigned long long* lowestLost = nullptr;
-    uint64_t maxRecords = 0;
-    uint32_t regions = 0;
-    // Replays (jacobian set): per packet slot its recorded detectors and exit weight; the
-    // Jacobian [detector][cell]; packets that do not reproduce their records.
-    double* jacobian = nullptr;
-    uint32_t cells = 0;
-    const unsigned long long* replayDetectors = nullptr;
-    const float* replayWeight = nullptr;
-    unsigned long long* mismatched = nullptr;
-    // The packet in flight.
-    uint64_t index = 0;
-    unsigned long long want = 0, hit = 0;
-    float wantWeight = 0, exitWeight = 0;
-    uint32_t material = 0;  // of the last move: where an interaction that follows it happens
-    // Path of material i at path[i * pathStride]: the thread's own array or scratch slice
-    // (detectKernel's), kept apart from the scorer so that the scorer's other members stay in
-    // registers (an array indexed at run time is addressed in local memory, and so would be a
-    // struct holding it).
-    // Its scattering events of material i at count[i * pathStride], kept the same way.
-    float* path = nullptr;
-    uint32_t* count = nullptr;
-    uint32_t pathStride = 1;
-
-    // Before launchPacket: packet `index`, at position `slot` of the replay list.
-    __device__ void startPacket(uint64_t slot, uint64_t packetIndex) {
-        index = packetIndex;
-        hit = 0;
-        exitWeight = -1.f;
-        if (jacobian) {
-            want = replayDetectors[slot];
-            wantWeight = replayWeight[slot];
-        } else {
-            for (uint32_t r = 0; r <= regions; ++r) {
-                path[size_t(r) * pathStride] = 0.f;
-                count[size_t(r) * pathStride] = 0u;
-            }
-        }
-    }
-    __device__ void move(const PacketState& st, uint32_t mat, float dist) {
-        if (!jacobian) {
-            path[size_t(mat) * pathStride] += dist;
-            material = mat;
-            return;
-        }
-        const double dj = -double(wantWeight) * double(dist);
-        for (unsigned long long bits = want; bits; bits &= bits - 1)
-            atomicAdd(jacobian + size_t(__ffsll((long long)bits) - 1) * cells + st.pk.tetra, dj);
-    }
-    // Every interaction (booked right after its move): a detected packet survived them all, so
-    // its counts sum to its steps.
-    __device__ void absorb(const PacketState&, double) {
-        if (!jacobian) ++count[size_t(material) * pathStride];
-    }
-    __device__ void exit(const PacketState& st, uint32_t face) {
-        const uint32_t f = face & ~kFaceSideBit;
-        unsigned long long bits = f < faces ? __ldg(faceDetectors + f) : 0ull;
-        for (; bits; bits &= bits - 1) {
-            const int d = __ffsll((long long)bits) - 1;
-            const double* z = zones + 4 * d;
-            const double dx = st.pk.pos.x - z[0], dy = st.pk.pos.y - z[1], dz = st.pk.pos.z - z[2];
-            if (dx * dx + dy * dy + dz * dz <= z[3]) hit |= 1ull << d;
-        }
-        if (!hit) return;
-        exitWeight = st.pk.w;
-        if (!jacobian) append(st);
-    }
-    __device__ void end(const PacketState&) {
-        if (jacobian && ((hit & want) != want || exitWeight != wantWeight)) atomicAdd(mismatched, 1ull);
-    }
-    // One record per detector of `hit`; a full buffer counts the detection and lowers lowestLost.
-    __device__ void append(const PacketState& st) {
-        const float time = float(double(st.opl) / kLightSpeedMmPerNs);
-        for (unsigned long long bits = hit; bits; bits &= bits - 1) {
-            const unsigned long long k = atomicAdd(found, 1ull);
-            if (k >= maxRecords) {
-                atomicMin(lowestLost, (unsigned long long)index);
-                continue;
-            }
-            DetectedRecord* rec = records + k;
-            rec->index = index;
-            rec->detector = uint32_t(__ffsll((long long)bits) - 1);
-            rec->scatters = st.steps;
-            rec->weight = st.pk.w;
-            rec->time = time;
-            rec->pos[0] = st.pk.pos.x, rec->pos[1] = st.pk.pos.y, rec->pos[2] = st.pk.pos.z;
-            rec->dir[0] = st.pk.dir.x, rec->dir[1] = st.pk.dir.y, rec->dir[2] = st.pk.dir.z;
-            float* p = paths + size_t(k) * regions;
-            uint32_t* c = scatterCounts + size_t(k) * regions;
-            for (uint32_t r = 0; r < regions; ++r) {
-                p[r] = path[size_t(r + 1) * pathStride];
-                c[r] = count[size_t(r + 1) * pathStride];
-            }
-        }
-    }
-};
+using namespace detect_records;
 
 using DetectScorer = TallyScorer<true, true, true, DeviceAtomicAdd, uint32_t, DeviceDetectorTally>;
 
@@ -191,25 +83,16 @@ struct DetectDevice {
     DeviceBuffer<double> tallies;
     DeviceBuffer<DeviceTotals> totals;
     DeviceBuffer<Ledger> rare;
-    DeviceBuffer<unsigned long long> faceDetectors, counters;  // counters: found, lowestLost, mismatched
-    DeviceBuffer<double> zones;
+    DetectorTables tables;
 
     DetectDevice(const KernelInput& in, const DetectionSpec& spec)
         : input(in, s), materials(holdMaterials(in.materials, s)), nv(in.cells.size()), ns(in.faceCount),
           stride(nv + 3 * ns), copies(tallyCopies(stride)),
           tallies(stride * copies, "tallies"), totals(1, "ledger"), rare(kRareLedgerCopies, "ledger replicas"),
-          faceDetectors(spec.faceDetectors.size(), "face detectors"), counters(3, "detection counters"),
-          zones(4 * spec.detectors.size(), "detector zones") {
+          tables(spec, s) {
         tallies.zero(s);
         totals.zero(s);
         rare.zero(s);
-        const std::vector<unsigned long long> fd(spec.faceDetectors.begin(), spec.faceDetectors.end());
-        faceDetectors.upload(fd, s);
-        const std::vector<unsigned long long> start{0, ~0ull, 0};
-        counters.upload(start, s);
-        std::vector<double> z;
-        for (const DetectorZone& d : spec.detectors) z.insert(z.end(), {d.centre[0], d.centre[1], d.centre[2], d.radius2});
-        zones.upload(z, s);
         cudaCheck(cudaStreamSynchronize(s), "upload");
     }
     DetectScorer scorer() const {
@@ -218,13 +101,7 @@ struct DetectDevice {
         sc.surface = tallies.get() + nv;
         sc.directed = tallies.get() + nv + ns;
         sc.setReplicas(copies - 1, uint32_t(stride));
-        DeviceDetectorTally& d = sc.tally<DeviceDetectorTally>();
-        d.faceDetectors = faceDetectors.get();
-        d.zones = zones.get();
-        d.faces = uint32_t(faceDetectors.size());
-        d.found = counters.get();
-        d.lowestLost = counters.get() + 1;
-        d.mismatched = counters.get() + 2;
+        tables.setIn(sc.tally<DeviceDetectorTally>());
         return sc;
     }
     BatchRun run(const RunOptions& opt, const DetectScorer& sc, const unsigned long long* replayIndex,
@@ -277,100 +154,6 @@ void selectOneDevice(const RunOptions& opt, const char* what) {
     cudaCheck(cudaSetDevice(ds[0]), "select device");
 }
 
-// The device record buffer: records, their path lengths and scatter counts per region.
-struct RecordBuffers {
-    DeviceBuffer<DetectedRecord> records;
-    DeviceBuffer<float> paths;
-    DeviceBuffer<uint32_t> scatterCounts;
-    RecordBuffers(uint64_t slots, uint32_t regions)
-        : records(slots, "detected-packet records (keep fewer: --max-detected)"),
-          paths(slots * regions, "detected path lengths (keep fewer: --max-detected)"),
-          scatterCounts(slots * regions, "detected scatter counts (keep fewer: --max-detected)") {}
-    void setIn(DeviceDetectorTally& d) const {
-        d.records = records.get();
-        d.paths = paths.get();
-        d.scatterCounts = scatterCounts.get();
-    }
-};
-
-// Detection counters of the device: found, lowestLost, mismatched.
-struct DetectCounters {
-    unsigned long long found = 0, lowestLost = ~0ull, mismatched = 0;
-};
-
-DetectCounters readCounters(DetectDevice& dev) {
-    const std::vector<unsigned long long> c = dev.counters.download(dev.s);
-    return DetectCounters{c[0], c[1], c[2]};
-}
-
-void resetCounters(DetectDevice& dev) {
-    const std::vector<unsigned long long> start{0, ~0ull, 0};
-    dev.counters.upload(start, dev.s);
-}
-
-// Appends to dp the records in the device buffer (`stored` slots filled) of the packets below
-// `below`, in (index, detector) order, until dp holds `keep` records.
-void appendRecordsBelow(DetectDevice& dev, const RecordBuffers& b, unsigned long long stored, uint64_t below,
-                        uint64_t keep, DetectedPackets& dp) {
-    const size_t n = size_t(std::min<unsigned long long>(stored, b.records.size()));
-    const std::vector<DetectedRecord> r = b.records.download(dev.s, n);
-    const std::vector<float> p = b.paths.download(dev.s, n * dp.regions);
-    const std::vector<uint32_t> c = b.scatterCounts.download(dev.s, n * dp.regions);
-    std::vector<size_t> order(n);
-    std::iota(order.begin(), order.end(), size_t(0));
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return r[a].index != r[b].index ? r[a].index < r[b].index : r[a].detector < r[b].detector;
-    });
-    for (size_t k : order) {
-        if (r[k].index >= below || dp.records.size() >= keep) break;
-        dp.records.push_back(r[k]);
-        dp.pathLengths.insert(dp.pathLengths.end(), p.begin() + k * dp.regions, p.begin() + (k + 1) * dp.regions);
-        dp.scatterCounts.insert(dp.scatterCounts.end(), c.begin() + k * dp.regions, c.begin() + (k + 1) * dp.regions);
-    }
-}
-
-// Fills a truncated run's records up to maxRecords, as the CPU keeps them: dp holds every record
-// of the packets below `from` (the main run's lowest lost index); packets from, from + 1, ...
-// up to `end` run again, with their own (seed, index) streams and the detecting kernel itself,
-// so their records are bit-identical to the main run's (their tally additions go to the arrays
-// already read, and are dropped). They run in index-ordered chunks sized for the records still
-// wanted at `rate` detections per packet, within the buffer; each chunk keeps the records below its own lowest
-// lost index and the next starts there. A chunk that keeps nothing (its first packet was lost)
-// is halved: a one-packet chunk always fits, the buffer holding at least kMaxDetectors records.
-// Returns the packets run again.
-uint64_t refillRecords(DetectDevice& dev, const RunOptions& opt, DetectScorer sc, const RecordBuffers& b,
-                       uint64_t from, uint64_t end, uint32_t materials, uint64_t maxRecords, double rate,
-                       DetectedPackets& dp) {
-    sc.tally<DeviceDetectorTally>().maxRecords = b.records.size();
-    RunOptions ro = opt;
-    ro.progress = nullptr;
-    uint64_t rerun = 0, cap = end - from;
-    // Detections a chunk may expect: what is still needed (3 standard deviations over), but no
-    // more than keep clear of the buffer's end by 3 standard deviations, so that a chunk rarely
-    // overflows and runs again from its lowest lost index.
-    const double slots = double(b.records.size()), fit = std::max(1.0, slots - 3.0 * std::sqrt(slots));
-    while (dp.records.size() < maxRecords && from < end) {
-        const double need = double(maxRecords - dp.records.size());
-        const double chunk = std::ceil(std::min(need + 3.0 * std::sqrt(need) + 1.0, fit) / rate);
-        ro.firstPacket = from;
-        ro.packets = std::min<uint64_t>({uint64_t(std::min(chunk, 1e18)), end - from, cap});
-        resetCounters(dev);
-        const uint64_t done = dev.run(ro, sc, nullptr, materials).packetsDone;
-        rerun += done;
-        const DetectCounters c = readCounters(dev);
-        const uint64_t below = std::min<uint64_t>(c.lowestLost, from + done);
-        appendRecordsBelow(dev, b, c.found, below, maxRecords, dp);
-        if (done < ro.packets) break;  // cancelled
-        if (below > from) {
-            from = below;
-            cap = std::max(cap, std::min(end - from, 2 * cap));
-        } else {
-            cap = std::max<uint64_t>(1, ro.packets / 2);
-        }
-    }
-    return rerun;
-}
-
 // The detected weight per detector, from the records where they are all kept (a truncated run's
 // is unknown: left empty, and summary.json says null).
 void setDetectedWeight(DetectedPackets& dp) {
@@ -406,15 +189,21 @@ RunResult runCudaDetecting(const KernelInput& in, const RunOptions& opt, const D
     r.gpuBlocksPerSm = b.blocksPerSm;
     const auto t1 = Clock::now();
     dev.addTo(r, opt.outputs);
-    const DetectCounters c = readCounters(dev);
+    const DetectCounters c = dev.tables.read(dev.s);
     dp.detected = c.found;
-    appendRecordsBelow(dev, bufs, c.found, c.lowestLost, spec.maxRecords, dp);
+    appendRecordsBelow(dev.s, bufs, c.found, c.lowestLost, spec.maxRecords, dp);
     r.packetsDone = b.packetsDone;
     r.cancelled = r.packetsDone < opt.packets;
-    if (dp.truncated() && !r.cancelled)
-        dp.refilledPackets = refillRecords(dev, opt, sc, bufs, c.lowestLost, opt.firstPacket + opt.packets,
-                                           uint32_t(in.materials.size()), spec.maxRecords,
+    if (dp.truncated() && !r.cancelled) {
+        const uint32_t materials = uint32_t(in.materials.size());
+        auto runChunk = [&](const RunOptions& ro) {
+            dev.tables.reset(dev.s);
+            return dev.run(ro, sc, nullptr, materials).packetsDone;
+        };
+        dp.refilledPackets = refillRecords(dev.s, opt, runChunk, [&] { return dev.tables.read(dev.s); },
+                                           bufs, c.lowestLost, opt.firstPacket + opt.packets, spec.maxRecords,
                                            double(c.found) / double(std::max<uint64_t>(1, b.packetsDone)), dp);
+    }
     setDetectedWeight(dp);
     r.downloadSeconds = since(t1);
     r.seconds = since(t0);
@@ -454,7 +243,7 @@ ReplayResult replayJacobianCuda(const KernelInput& in, const RunOptions& opt, co
     ro.firstPacket = 0;
     out.replayed = dev.run(ro, sc, index.get(), 0).packetsDone;  // a replay keeps no path per material
     out.cancelled = out.replayed < list.index.size();
-    out.mismatched = dev.counters.download(dev.s)[2];
+    out.mismatched = dev.tables.read(dev.s).mismatched;
     const std::vector<double> J = jac.download(dev.s);
     for (size_t k = 0; k < nDet; ++k) std::copy(J.begin() + k * nv, J.begin() + (k + 1) * nv, out.jacobian[k].begin());
     return out;

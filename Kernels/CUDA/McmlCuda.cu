@@ -2,17 +2,26 @@
 // MCML mode on the GPU: the engine's batched launches (CudaEngine.cuh) of the slab photon loop
 // (Kernels/McmlSlabLoop.hpp: the common packet loop's physics written out for layers) over the
 // slab geometry computed from the layer bounds (DeviceSlabModel): no cell records are read.
-// Tallies accumulate through double atomics into replicas (CudaEngine.cuh).
+// Tallies accumulate through double atomics into replicas (CudaEngine.cuh). A run with per-photon
+// records (Kernels/McmlRecords.hpp) adds the detector tally of the mesh detectors
+// (DetectRecords.cuh) to the pack, its records kept as the mesh detecting run keeps them.
 #include "Kernels/CUDA/CudaEngine.cuh"
+#include "Kernels/CUDA/DetectCuda.hpp"
+#include "Kernels/CUDA/DetectRecords.cuh"
 #include "Kernels/McmlKernel.hpp"
+#include "Kernels/McmlRecords.hpp"
 #include "Kernels/McmlSlabLoop.hpp"
 #include "Kernels/McmlTimeTally.hpp"
 
+#include <memory>
 #include <string>
+
+#include "Kernels/ResourceLimits.hpp"
 
 namespace fm {
 
 using namespace cuda_engine;
+using namespace detect_records;
 
 namespace {
 
@@ -27,6 +36,9 @@ struct DeviceSlabTallies {
     double* transmittedRT = nullptr;
     double* absorbedZT = nullptr;
     GateBins gates;
+    // Runs with records: the detector tally's tables and buffers (its per-photon path arrays
+    // are the thread's own, set by the kernel).
+    DeviceDetectorTally detector;
 };
 
 // A(r,z) on the GPU (McmlAbsorbTally with its own accumulation), into this block's replica.
@@ -61,6 +73,14 @@ using DeviceMcmlTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<Devic
 // The same with the time-resolved tallies (a run with time gates).
 using DeviceMcmlTimeTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>,
                                         McmlLayerTally<DeviceAtomicAdd>, McmlTimeTally<DeviceAtomicAdd>>;
+// The same two with the per-photon records (a run with RunOptions::detection).
+using DeviceMcmlRecordTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>,
+                                          McmlLayerTally<DeviceAtomicAdd>, DeviceDetectorTally>;
+using DeviceMcmlTimeRecordTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>,
+                                              McmlLayerTally<DeviceAtomicAdd>, McmlTimeTally<DeviceAtomicAdd>,
+                                              DeviceDetectorTally>;
+template <class Tallies>
+constexpr bool kRecords = std::is_base_of_v<DeviceDetectorTally, Tallies>;
 
 template <class Tallies>
 __device__ Tallies deviceMcmlTallies(const DeviceSlabTallies& t, const McmlGrid& g) {
@@ -71,13 +91,14 @@ __device__ Tallies deviceMcmlTallies(const DeviceSlabTallies& t, const McmlGrid&
     p.transmittedRA = t.transmitted;
     p.raGrid = g;
     p.absorbedCell = t.cells;
-    if constexpr (NeedsClock<Tallies>::value) {
+    if constexpr (std::is_base_of_v<McmlTimeTally<DeviceAtomicAdd>, Tallies>) {
         p.reflectedRT = t.reflectedRT;
         p.transmittedRT = t.transmittedRT;
         p.absorbedZT = t.absorbedZT;
         p.timeGrid = g;
         p.timeBins = t.gates;
     }
+    if constexpr (kRecords<Tallies>) p.template tally<DeviceDetectorTally>() = t.detector;
     return p;
 }
 
@@ -88,12 +109,13 @@ template <class Tallies>
 struct DeviceSlabSink {
     static constexpr bool kScoresFaces = Tallies::kScoresFaces;
     static constexpr bool kNeedsClock = Tallies::kNeedsClock;
-    static_assert(!Tallies::kNeedsMoves, "a tally that needs moves: forward move() here");
+    static constexpr bool kNeedsMoves = Tallies::kNeedsMoves;
     Tallies tallies;
     Ledger& ledger;
     EventCounts<uint32_t>& events;
 
     __device__ void launch(const PacketState& st) { tallies.launch(st); }
+    __device__ void move(const PacketState& st, uint32_t material, float dist) { tallies.move(st, material, dist); }
     __device__ void absorbStep(const PacketState& st, double dw) { tallies.absorbStep(st, dw); }
     __device__ void visit(const PacketState& st, double w) { tallies.visit(st, w); }
     __device__ void exit(const PacketState& st, uint32_t face) { tallies.exit(st, face); }
@@ -116,7 +138,9 @@ constexpr uint32_t kCrossWait = 8;   // iterations a lane waits at most for the 
 // packetKernel does with packets; kMinBlocksPerSm blocks per SM, as the mesh kernels. The ledger
 // and event counts live in shared memory, one slot per thread (booked only at rare events:
 // registers freed). kGroup: lanes that cross together (1: each lane crosses at once). Tallies:
-// DeviceMcmlTallies, or DeviceMcmlTimeTallies for a run with time gates.
+// DeviceMcmlTallies, or DeviceMcmlTimeTallies for a run with time gates, or either with the
+// records (the detector told each photon's index before its launch; its path and scatter count
+// per layer in the thread's local arrays).
 template <uint32_t kGroup, class Tallies = DeviceMcmlTallies>
 __global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
 mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, uint64_t count, DeviceSlabTallies t,
@@ -130,6 +154,14 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
     ledger = Ledger{};
     events = EventCounts<uint32_t>{};
     DeviceSlabSink<Tallies> sk{deviceMcmlTallies<Tallies>(t, g), ledger, events};
+    float path[kRecords<Tallies> ? kGpuDetectMaterials : 1];
+    uint32_t scatters[kRecords<Tallies> ? kGpuDetectMaterials : 1];
+    if constexpr (kRecords<Tallies>) {
+        DeviceDetectorTally& det = sk.tallies.template tally<DeviceDetectorTally>();
+        det.path = path;
+        det.count = scatters;
+        det.pathStride = 1;
+    }
     m.enterBlock(0);
     SlabPhoton p;
     uint32_t state = kSlabEnded, waited = 0;
@@ -152,12 +184,65 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
         }
         const uint64_t i = atomicAdd(next, 1ull);
         if (i >= count) break;
+        if constexpr (kRecords<Tallies>) sk.tallies.template tally<DeviceDetectorTally>().startPacket(first + i, first + i);
         state = startSlabPhoton(m, kp, first + i, p, sk) ? kSlabLive : kSlabEnded;
     }
     sk.flush();
     slabScatterCount(events);
     addTotals(totals, Ledger(ledger), EventCounts<uint32_t>(events));
 }
+
+// A recording run's device side: the detectors (top and bottom surface, layeredDetection), the
+// record buffer (at least kMaxDetectors slots, so that a refill's one-photon chunk fits) and the
+// detected weight per detector over all detections, kept or not.
+struct DeviceRecords {
+    std::unique_ptr<DetectorTables> tables;
+    std::unique_ptr<RecordBuffers> buffers;
+    DeviceBuffer<double> detectedWeight;
+    uint64_t keep = 0;
+
+    void prepare(const KernelInput& in, const DetectionSpec& spec, uint32_t layers, DeviceDetectorTally& d,
+                 cudaStream_t s) {
+        // runMcmlKernel has checked that the layers' paths fit the thread's arrays (kGpuDetectMaterials).
+        keep = spec.maxRecords;
+        const uint64_t slots = std::max<uint64_t>(keep, kMaxDetectors);
+        // Host memory of the records read back: the buffer's, dp's, and the sort's order.
+        requireMemory((double(sizeof(DetectedRecord)) + 8.0 * layers + 8.0) * double(slots) * 2.0,
+                      "an MCML run on the GPU keeping up to " + std::to_string(keep) + " records",
+                      "keep fewer records (--max-detected)");
+        tables = std::make_unique<DetectorTables>(spec, s);
+        buffers = std::make_unique<RecordBuffers>(slots, layers);
+        detectedWeight.allocate(spec.detectors.size(), "detected weight per detector");
+        detectedWeight.zero(s);
+        tables->setIn(d);
+        buffers->setIn(d);
+        d.maxRecords = slots;  // every slot: appendRecordsBelow reads the filled ones
+        d.regions = layers;
+        d.detectedWeight = detectedWeight.get();
+    }
+
+    // The run's records into dp (described by describeLayeredRun): the first `keep` by (photon
+    // index, detector), refilled by running photons from the lowest lost index again
+    // (refillRecords, with launchAll(options)) where the buffer overflowed; counts and detected
+    // weight of every detection.
+    template <class LaunchAll>
+    void collect(const RunOptions& opt, uint64_t done, bool cancelled, LaunchAll& launchAll, cudaStream_t s,
+                 DetectedPackets& dp) {
+        dp.kernel = "cuda";
+        const DetectCounters c = tables->read(s);
+        dp.detected = c.found;
+        dp.detectedWeight = detectedWeight.download(s);
+        appendRecordsBelow(s, *buffers, c.found, c.lowestLost, keep, dp);
+        if (!dp.truncated() || cancelled) return;
+        auto runChunk = [&](const RunOptions& ro) {
+            tables->reset(s);
+            return launchAll(ro).packetsDone;
+        };
+        dp.refilledPackets = refillRecords(s, opt, runChunk, [&] { return tables->read(s); }, *buffers, c.lowestLost,
+                                           opt.firstPacket + opt.packets, keep,
+                                           double(c.found) / double(std::max<uint64_t>(1, done)), dp);
+    }
+};
 
 }  // namespace
 
@@ -208,21 +293,33 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     sk.gates = gateBins(opt.gates);
     BlockTallies bt;
     bt.replicate(0, sk.cells, nCells, cellCopies).replicate(1, sk.rz, nrz, rzCopies);
-    auto run = [&](auto kernel) {
-        return runBatches(kernel, 0, opt, s,
-                          [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* counter) {
-                              kernel<<<blocks, kBlock, 0, on>>>(m, grid, opt.params, first, n, sk, totals.get(), counter, bt);
-                          });
+    const bool records = opt.detection && opt.detection->active();
+    DeviceRecords rec;
+    if (records) rec.prepare(in, *opt.detection, layers, sk.detector, s);
+    // The packets of o (opt, or a refill's chunk of it) through the kernel of the run's tallies.
+    // Recording runs always group crossings (a photon's history does not depend on it).
+    auto launchAll = [&](const RunOptions& o) {
+        auto run = [&](auto kernel) {
+            return runBatches(kernel, 0, o, s,
+                              [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* counter) {
+                                  kernel<<<blocks, kBlock, 0, on>>>(m, grid, o.params, first, n, sk, totals.get(), counter, bt);
+                              });
+        };
+        const bool group = o.tuning.mcmlGroupCrossings;
+        if (records)
+            return gated ? run(mcmlSlabKernel<kCrossGroup, DeviceMcmlTimeRecordTallies>)
+                         : run(mcmlSlabKernel<kCrossGroup, DeviceMcmlRecordTallies>);
+        return gated ? (group ? run(mcmlSlabKernel<kCrossGroup, DeviceMcmlTimeTallies>)
+                              : run(mcmlSlabKernel<1, DeviceMcmlTimeTallies>))
+                     : (group ? run(mcmlSlabKernel<kCrossGroup>) : run(mcmlSlabKernel<1>));
     };
-    const bool group = opt.tuning.mcmlGroupCrossings;
-    const BatchRun b = gated ? (group ? run(mcmlSlabKernel<kCrossGroup, DeviceMcmlTimeTallies>)
-                                      : run(mcmlSlabKernel<1, DeviceMcmlTimeTallies>))
-                             : (group ? run(mcmlSlabKernel<kCrossGroup>) : run(mcmlSlabKernel<1>));
+    const BatchRun b = launchAll(opt);
 
     McmlTallies t;
     t.kernel = "cuda";
     t.packetsRequested = opt.packets;
     t.packetsDone = b.packetsDone;
+    t.kernelSeconds = b.seconds;
     t.cancelled = b.packetsDone < opt.packets;
     t.absorbedRZ = downloadFolded(rz, nrz, s);
     t.reflectedRA = rd.download(s);
@@ -238,6 +335,10 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     totalsToResult(totals.download(s)[0], r);
     t.ledger = r.ledger;
     t.events = r.events;
+    if (records) {  // after every tally is read: a refill's additions to them are dropped
+        t.records = describeLayeredRun(in, opt, *opt.detection);
+        rec.collect(opt, b.packetsDone, t.cancelled, launchAll, s, t.records);
+    }
     t.seconds = since(t0);
     return t;
 }

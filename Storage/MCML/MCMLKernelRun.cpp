@@ -105,6 +105,7 @@ void addTallies(McmlTallies& into, const McmlTallies& t) {
     into.events.add(t.events);
     into.packetsDone += t.packetsDone;
     into.seconds += t.seconds;
+    into.kernelSeconds += t.kernelSeconds;
     into.cancelled = into.cancelled || t.cancelled;
     into.kernel = t.kernel;
 }

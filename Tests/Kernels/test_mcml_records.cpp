@@ -36,36 +36,13 @@ namespace {
 MCMLRun threeLayers() { return fmtest::threeMismatchedLayers(); }
 
 RunOptions options(const MCMLRun& run, uint64_t packets, uint64_t seed = 9) {
-    RunOptions o = mcmlRunOptions(run);
-    o.packets = packets;
-    o.threads = 2;
-    o.batches = 1;
-    o.params.seed = seed;
-    return o;
+    return fmtest::recordRunOptions(run, packets, seed);
 }
 
-double sum(const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x;
-    return s;
-}
+using fmtest::sum;
 
-// Per detector: the total of the records' weights w (or their own) and the variance of that
-// total over photons (each photon gives at most one record per detector): sum w^2 - (sum w)^2 / N.
-struct Signal {
-    double total[2] = {0, 0}, variance[2] = {0, 0};
-};
-Signal signalOf(const DetectedPackets& dp, const std::vector<double>* w = nullptr) {
-    Signal s;
-    double s2[2] = {0, 0};
-    for (size_t k = 0; k < dp.records.size(); ++k) {
-        const double x = w ? (*w)[k] : dp.records[k].weight;
-        s.total[dp.records[k].detector] += x;
-        s2[dp.records[k].detector] += x * x;
-    }
-    for (int d = 0; d < 2; ++d) s.variance[d] = s2[d] - s.total[d] * s.total[d] / double(dp.packets);
-    return s;
-}
+using fmtest::signalOf;
+using Signal = fmtest::RecordSignal;
 
 struct RecordedRun {
     McmlTallies t;
@@ -157,17 +134,9 @@ BOOST_AUTO_TEST_CASE(reweighted_records_match_a_fresh_run) {
     const RecordedRun base = recordedRun(run, options(run, 40000));
     std::vector<double> mua = base.t.records.mua;
     mua[1] = 0.15;
-    const std::vector<double> w = reweightedWeights(base.t.records, mua);
     run.layers[1].mua = 1.5;
     const RecordedRun fresh = recordedRun(run, options(run, 40000, 77));
-    const Signal a = signalOf(base.t.records, &w), b = signalOf(fresh.t.records), old = signalOf(base.t.records);
-    for (int d = 0; d < 2; ++d) {
-        const double z = (a.total[d] - b.total[d]) / std::sqrt(a.variance[d] + b.variance[d]);
-        BOOST_TEST_MESSAGE("detector " << d << ": reweighted " << a.total[d] << ", fresh " << b.total[d] << ", z " << z);
-        BOOST_CHECK_LT(std::fabs(z), 4.0);
-        // The change is resolved: the old signal is far from the new one.
-        BOOST_CHECK_GT(std::fabs(old.total[d] - b.total[d]), 5.0 * std::sqrt(old.variance[d] + b.variance[d]));
-    }
+    fmtest::checkReweightedMatchesFresh(base.t.records, fresh.t.records, mua);
 }
 
 // Each record's time of flight is its optical path over the layers, sum n_r L_r, over c; the
@@ -186,17 +155,7 @@ BOOST_AUTO_TEST_CASE(paths_match_time_of_flight_and_gates) {
         bad += std::fabs(opl / kLightSpeedMmPerNs - dp.records[k].time) > 1e-5 * dp.records[k].time + 1e-9;
     }
     BOOST_CHECK_EQUAL(bad, 0u);
-    const std::vector<double> tpsf = detectorTpsf(dp, 0, o.gates);
-    const size_t nr = run.nr;
-    for (uint32_t g = 0; g < o.gates.count; ++g) {
-        double gated = 0, edge = 0;
-        for (size_t ir = 0; ir < nr; ++ir) gated += r.t.reflectedRT[g * nr + ir];
-        for (const DetectedRecord& rec : dp.records)
-            for (double t : {o.gates.startNs + g * o.gates.stepNs, o.gates.startNs + (g + 1) * o.gates.stepNs})
-                if (rec.detector == 0 && std::fabs(rec.time - t) <= 1e-5 * t) edge += rec.weight;
-        BOOST_CHECK_LE(std::fabs(tpsf[g] - gated), edge + 1e-12 * gated);
-    }
-    BOOST_CHECK_GT(sum(tpsf), 0.5 * signalOf(dp).total[0]);
+    fmtest::checkTpsfMatchesGates(r.t, run.nr, o.gates);
 }
 
 // A disk of radius R on each surface records exactly the whole-surface records within R of the
@@ -233,7 +192,8 @@ BOOST_AUTO_TEST_CASE(fmd_header_names_the_layered_model) {
     });
 }
 
-// Records on the GPU kernel, a zero record count and a negative radius are refused by name.
+// A zero record count, a negative radius and GPU records of more layers than a GPU thread keeps
+// paths for are refused by name.
 BOOST_AUTO_TEST_CASE(refusals) {
     const MCMLRun run = threeLayers();
     const KernelInput in = packLayered(layeredFromMcml(run));
@@ -246,7 +206,13 @@ BOOST_AUTO_TEST_CASE(refusals) {
     const DetectionSpec spec = layeredDetection(in, 10);
     RunOptions o = options(run, 100);
     o.detection = &spec;
-    BOOST_CHECK_EXCEPTION(runMcmlKernel("cuda", in, mcmlGrid(run), o), ParameterError, names("CPU kernel only"));
+    MCMLRun many = run;
+    many.layers.assign(31, run.layers[0]);
+    const KernelInput manyIn = packLayered(layeredFromMcml(many));
+    const DetectionSpec manySpec = layeredDetection(manyIn, 10);
+    o.detection = &manySpec;
+    BOOST_CHECK_EXCEPTION(runMcmlKernel("cuda", manyIn, mcmlGrid(many), o), ParameterError,
+                          names("MCML per-photon records on the GPU: at most 30 layers, the model has 31"));
 }
 
 // fullmonte-mcml --records --mch writes NAME.fmd (a layered .fmd whose top records add up to the
@@ -282,7 +248,6 @@ BOOST_AUTO_TEST_CASE(command_line_writes_records) {
     refused("--mch", "--mch needs --records");
     refused("--records --records-radius -1", "--records-radius must be a finite number of mm > 0");
     refused("--records --records-radius 1e999", "--records-radius must be a finite number of mm > 0");
-    refused("--records --kernel cuda", "--records: per-photon records are kept by the CPU kernel only");
     refused("--records --output-dir " + (dir / "a.mci" / "sub").string(),
             (dir / "a.mci" / "sub").string() + ": cannot create the output folder");
     std::error_code ignored;

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Per-packet records on the GPU, shared by the detecting mesh kernel (DetectCuda.cu) and the
+// recording MCML slab kernel (McmlCuda.cu): DeviceDetectorTally, a tally of the pack
+// (Kernels/Core/Tally.hpp hooks) that keeps each packet's path and scatter count per material,
+// tests its exit against the detectors (a face -> detector bits table and the detector zones in
+// device memory) and appends the records into a bounded device buffer (in a mesh replay it adds
+// each move of a listed packet into the mu_a Jacobian instead); and the host side of a recording
+// run: the buffer, its counters, and the truncation rule "exactly the first N records by
+// (packet index, detector)" (appendRecordsBelow, refillRecords), whatever kernel fills them.
+#pragma once
+#include "Kernels/CUDA/CudaEngine.cuh"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "Kernels/Detection.hpp"
+
+namespace fm {
+namespace detect_records {
+
+using namespace cuda_engine;
+
+// The detector tally of the GPU's record runs (one copy per thread: one packet at a time).
+struct DeviceDetectorTally {
+    static constexpr bool kScoresFaces = true, kNeedsMoves = true, kNeedsClock = true;
+    // The detectors: bits per face id, and per detector its zone (centre x, y, z, radius^2).
+    const unsigned long long* faceDetectors = nullptr;
+    const double* zones = nullptr;
+    uint32_t faces = 0;
+    // Detecting runs: the record buffer (maxRecords records and their regions path lengths),
+    // the detections found (records appended or not), the lowest packet index of a detection
+    // that found the buffer full.
+    DetectedRecord* records = nullptr;
+    float* paths = nullptr;
+    uint32_t* scatterCounts = nullptr;  // per record as paths
+    unsigned long long* found = nullptr;
+    unsigned long long* lowestLost = nullptr;
+    double* detectedWeight = nullptr;  // [detector]: weight of every detection, kept or not (null: not added up)
+    uint64_t maxRecords = 0;
+    uint32_t regions = 0;
+    // Replays (jacobian set): per packet slot its recorded detectors and exit weight; the
+    // Jacobian [detector][cell]; packets that do not reproduce their records.
+    double* jacobian = nullptr;
+    uint32_t cells = 0;
+    const unsigned long long* replayDetectors = nullptr;
+    const float* replayWeight = nullptr;
+    unsigned long long* mismatched = nullptr;
+    // The packet in flight.
+    uint64_t index = 0;
+    unsigned long long want = 0, hit = 0;
+    float wantWeight = 0, exitWeight = 0;
+    uint32_t material = 0;  // of the last move: where an interaction that follows it happens
+    // Path of material i at path[i * pathStride]: the thread's own array or scratch slice
+    // (detectKernel's, mcmlSlabKernel's), kept apart from the scorer so that the scorer's other members stay in
+    // registers (an array indexed at run time is addressed in local memory, and so would be a
+    // struct holding it).
+    // Its scattering events of material i at count[i * pathStride], kept the same way.
+    float* path = nullptr;
+    uint32_t* count = nullptr;
+    uint32_t pathStride = 1;
+
+    // Before launchPacket: packet `index`, at position `slot` of the replay list.
+    __device__ void startPacket(uint64_t slot, uint64_t packetIndex) {
+        index = packetIndex;
+        hit = 0;
+        exitWeight = -1.f;
+        if (jacobian) {
+            want = replayDetectors[slot];
+            wantWeight = replayWeight[slot];
+        } else {
+            for (uint32_t r = 0; r <= regions; ++r) {
+                path[size_t(r) * pathStride] = 0.f;
+                count[size_t(r) * pathStride] = 0u;
+            }
+        }
+    }
+    __device__ void move(const PacketState& st, uint32_t mat, float dist) {
+        if (!jacobian) {
+            path[size_t(mat) * pathStride] += dist;
+            material = mat;
+            return;
+        }
+        const double dj = -double(wantWeight) * double(dist);
+        for (unsigned long long bits = want; bits; bits &= bits - 1)
+            atomicAdd(jacobian + size_t(__ffsll((long long)bits) - 1) * cells + st.pk.tetra, dj);
+    }
+    // Every interaction (booked right after its move): a detected packet survived them all, so
+    // its counts sum to its steps.
+    __device__ void absorb(const PacketState&, double) {
+        if (!jacobian) ++count[size_t(material) * pathStride];
+    }
+    __device__ void exit(const PacketState& st, uint32_t face) {
+        const uint32_t f = face & ~kFaceSideBit;
+        unsigned long long bits = f < faces ? __ldg(faceDetectors + f) : 0ull;
+        for (; bits; bits &= bits - 1) {
+            const int d = __ffsll((long long)bits) - 1;
+            const double* z = zones + 4 * d;
+            const double dx = st.pk.pos.x - z[0], dy = st.pk.pos.y - z[1], dz = st.pk.pos.z - z[2];
+            if (dx * dx + dy * dy + dz * dz <= z[3]) hit |= 1ull << d;
+        }
+        if (!hit) return;
+        exitWeight = st.pk.w;
+        if (!jacobian) append(st);
+    }
+    __device__ void end(const PacketState&) {
+        if (jacobian && ((hit & want) != want || exitWeight != wantWeight)) atomicAdd(mismatched, 1ull);
+    }
+    // One record per detector of `hit`; a full buffer counts the detection and lowers lowestLost.
+    __device__ void append(const PacketState& st) {
+        const float time = float(double(st.opl) / kLightSpeedMmPerNs);
+        for (unsigned long long bits = hit; bits; bits &= bits - 1) {
+            if (detectedWeight) atomicAdd(detectedWeight + (__ffsll((long long)bits) - 1), double(st.pk.w));
+            const unsigned long long k = atomicAdd(found, 1ull);
+            if (k >= maxRecords) {
+                atomicMin(lowestLost, (unsigned long long)index);
+                continue;
+            }
+            DetectedRecord* rec = records + k;
+            rec->index = index;
+            rec->detector = uint32_t(__ffsll((long long)bits) - 1);
+            rec->scatters = st.steps;
+            rec->weight = st.pk.w;
+            rec->time = time;
+            rec->pos[0] = st.pk.pos.x, rec->pos[1] = st.pk.pos.y, rec->pos[2] = st.pk.pos.z;
+            rec->dir[0] = st.pk.dir.x, rec->dir[1] = st.pk.dir.y, rec->dir[2] = st.pk.dir.z;
+            float* p = paths + size_t(k) * regions;
+            uint32_t* c = scatterCounts + size_t(k) * regions;
+            for (uint32_t r = 0; r < regions; ++r) {
+                p[r] = path[size_t(r + 1) * pathStride];
+                c[r] = count[size_t(r + 1) * pathStride];
+            }
+        }
+    }
+};
+
+// The device record buffer: records, their path lengths and scatter counts per region.
+struct RecordBuffers {
+    DeviceBuffer<DetectedRecord> records;
+    DeviceBuffer<float> paths;
+    DeviceBuffer<uint32_t> scatterCounts;
+    RecordBuffers(uint64_t slots, uint32_t regions)
+        : records(slots, "detected-packet records (keep fewer: --max-detected)"),
+          paths(slots * regions, "detected path lengths (keep fewer: --max-detected)"),
+          scatterCounts(slots * regions, "detected scatter counts (keep fewer: --max-detected)") {}
+    void setIn(DeviceDetectorTally& d) const {
+        d.records = records.get();
+        d.paths = paths.get();
+        d.scatterCounts = scatterCounts.get();
+    }
+};
+
+// Detection counters of the device (DeviceDetectorTally's found, lowestLost, mismatched).
+struct DetectCounters {
+    unsigned long long found = 0, lowestLost = ~0ull, mismatched = 0;
+};
+
+// The detectors in device memory, as DeviceDetectorTally reads them: the detector bits per face
+// id, the zones (centre x, y, z, radius^2 per detector) and the detection counters.
+struct DetectorTables {
+    DeviceBuffer<unsigned long long> faceDetectors, counters;  // counters: found, lowestLost, mismatched
+    DeviceBuffer<double> zones;
+
+    DetectorTables(const DetectionSpec& spec, cudaStream_t s)
+        : faceDetectors(spec.faceDetectors.size(), "face detectors"), counters(3, "detection counters"),
+          zones(4 * spec.detectors.size(), "detector zones") {
+        const std::vector<unsigned long long> fd(spec.faceDetectors.begin(), spec.faceDetectors.end());
+        faceDetectors.upload(fd, s);
+        reset(s);
+        std::vector<double> z;
+        for (const DetectorZone& d : spec.detectors) z.insert(z.end(), {d.centre[0], d.centre[1], d.centre[2], d.radius2});
+        zones.upload(z, s);
+    }
+    void setIn(DeviceDetectorTally& d) const {
+        d.faceDetectors = faceDetectors.get();
+        d.zones = zones.get();
+        d.faces = uint32_t(faceDetectors.size());
+        d.found = counters.get();
+        d.lowestLost = counters.get() + 1;
+        d.mismatched = counters.get() + 2;
+    }
+    DetectCounters read(cudaStream_t s) const {
+        const std::vector<unsigned long long> c = counters.download(s);
+        return DetectCounters{c[0], c[1], c[2]};
+    }
+    void reset(cudaStream_t s) {
+        const std::vector<unsigned long long> start{0, ~0ull, 0};
+        counters.upload(start, s);
+    }
+};
+
+// Appends to dp the records in the device buffer (`stored` slots filled) of the packets below
+// `below`, in (index, detector) order, until dp holds `keep` records.
+inline void appendRecordsBelow(cudaStream_t s, const RecordBuffers& b, unsigned long long stored, uint64_t below,
+                               uint64_t keep, DetectedPackets& dp) {
+    const size_t n = size_t(std::min<unsigned long long>(stored, b.records.size()));
+    const std::vector<DetectedRecord> r = b.records.download(s, n);
+    const std::vector<float> p = b.paths.download(s, n * dp.regions);
+    const std::vector<uint32_t> c = b.scatterCounts.download(s, n * dp.regions);
+    std::vector<size_t> order(n);
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return r[a].index != r[b].index ? r[a].index < r[b].index : r[a].detector < r[b].detector;
+    });
+    for (size_t k : order) {
+        if (r[k].index >= below || dp.records.size() >= keep) break;
+        dp.records.push_back(r[k]);
+        dp.pathLengths.insert(dp.pathLengths.end(), p.begin() + k * dp.regions, p.begin() + (k + 1) * dp.regions);
+        dp.scatterCounts.insert(dp.scatterCounts.end(), c.begin() + k * dp.regions, c.begin() + (k + 1) * dp.regions);
+    }
+}
+
+// Fills a truncated run's records up to maxRecords, as the CPU keeps them: dp holds every record
+// of the packets below `from` (the main run's lowest lost index); packets from, from + 1, ...
+// up to `end` run again, with their own (seed, index) streams and the detecting kernel itself,
+// so their records are bit-identical to the main run's (their tally additions go to the arrays
+// already read, and are dropped). They run in index-ordered chunks sized for the records still
+// wanted at `rate` detections per packet, within the buffer; each chunk keeps the records below its own lowest
+// lost index and the next starts there. A chunk that keeps nothing (its first packet was lost)
+// is halved: a one-packet chunk always fits, the buffer holding at least kMaxDetectors records.
+// runChunk(ro) resets the counters and runs ro's packets (ro.firstPacket on) through the
+// recording kernel into b, every slot of b usable, and returns the packets done; counters()
+// reads the counters. Returns the packets run again.
+template <class RunChunk, class ReadCounters>
+uint64_t refillRecords(cudaStream_t s, const RunOptions& opt, RunChunk runChunk, ReadCounters counters,
+                       const RecordBuffers& b, uint64_t from, uint64_t end, uint64_t maxRecords, double rate,
+                       DetectedPackets& dp) {
+    RunOptions ro = opt;
+    ro.progress = nullptr;
+    uint64_t rerun = 0, cap = end - from;
+    // Detections a chunk may expect: what is still needed (3 standard deviations over), but no
+    // more than keep clear of the buffer's end by 3 standard deviations, so that a chunk rarely
+    // overflows and runs again from its lowest lost index.
+    const double slots = double(b.records.size()), fit = std::max(1.0, slots - 3.0 * std::sqrt(slots));
+    while (dp.records.size() < maxRecords && from < end) {
+        const double need = double(maxRecords - dp.records.size());
+        const double chunk = std::ceil(std::min(need + 3.0 * std::sqrt(need) + 1.0, fit) / rate);
+        ro.firstPacket = from;
+        ro.packets = std::min<uint64_t>({uint64_t(std::min(chunk, 1e18)), end - from, cap});
+        const uint64_t done = runChunk(ro);
+        rerun += done;
+        const DetectCounters c = counters();
+        const uint64_t below = std::min<uint64_t>(c.lowestLost, from + done);
+        appendRecordsBelow(s, b, c.found, below, maxRecords, dp);
+        if (done < ro.packets) break;  // cancelled
+        if (below > from) {
+            from = below;
+            cap = std::max(cap, std::min(end - from, 2 * cap));
+        } else {
+            cap = std::max<uint64_t>(1, ro.packets / 2);
+        }
+    }
+    return rerun;
+}
+
+}  // namespace detect_records
+}  // namespace fm
