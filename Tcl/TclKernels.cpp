@@ -220,8 +220,8 @@ std::shared_ptr<Kernel::Prepared> Kernel::prepare() const {
     p->mesh = mesh_;
     p->mats = std::make_shared<fm::MaterialSet>(materials_->build(mesh_->unitDimension));
     std::vector<uint32_t> directed = directedFaces(*mesh_);
-    p->in = fm::packModel(*mesh_, *p->mats, *source_, directed);
-    fmtcl::reportWarnings(p->in.warnings);
+    p->in = packed_.pack(*mesh_, *p->mats, *source_, directed);
+    fmtcl::reportWarnings(p->in->warnings);
     p->opt = opt_;
     p->opt.outputs = outputs_;
     p->opt.outputs.directed = !directed.empty();
@@ -230,10 +230,10 @@ std::shared_ptr<Kernel::Prepared> Kernel::prepare() const {
     if (!gateRegions_.empty()) {
         if (!p->opt.outputs.gatedVolume)
             throw ParameterError(className_ + " timeGateRegions: needs timeGates and a volume tally");
-        p->opt.gates.tetras = fm::gatedTetras(p->in, gateRegions_, className_ + " timeGateRegions");
+        p->opt.gates.tetras = fm::gatedTetras(*p->in, gateRegions_, className_ + " timeGateRegions");
     }
     fm::validateRunOptions(p->opt);
-    fm::checkGatedRun(p->in, p->opt);
+    fm::checkGatedRun(*p->in, p->opt);
     return p;
 }
 
@@ -246,7 +246,7 @@ Kernel::Job Kernel::makeJob() const {
         opt.progress = o.progress;
         opt.cancel = o.cancel;
         opt.tuning = o.tuning;
-        auto r = std::make_shared<fm::RunResult>(fm::runKernel(kind, p->in, opt));
+        auto r = std::make_shared<fm::RunResult>(fm::runKernel(kind, *p->in, opt));
         cpuPackets_ = r->cpuPackets;
         Outcome out;
         out.cancelled = r->cancelled;

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "Geometry/MaterialSet.hpp"
+#include "Geometry/PackedModelCache.hpp"
 #include "Geometry/Sources.hpp"
 #include "Kernels/KernelInput.hpp"
 #include "Tcl/TclOutputs.hpp"
@@ -97,7 +98,7 @@ public:
     struct Prepared {
         std::shared_ptr<const fm::TetraMesh> mesh;
         std::shared_ptr<const fm::MaterialSet> mats;
-        fm::KernelInput in;
+        std::shared_ptr<const fm::KernelInput> in;  // from the kernel's PackedModelCache
         fm::RunOptions opt;
     };
     const std::shared_ptr<fm::TetraMesh>& meshPtr() const { return mesh_; }
@@ -141,6 +142,9 @@ private:
     void waitWithProgress();
 
     fm::OutputSelection outputs_;
+    // The cells of the last run's mesh, reused by the next run on the same mesh (a runSync loop
+    // over sources or material values packs only those).
+    mutable fm::PackedModelCache packed_;
     std::shared_ptr<fm::TetraMesh> mesh_;
     std::shared_ptr<MaterialSet> materials_;
     fm::SourcePtr source_;

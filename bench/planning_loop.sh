@@ -8,7 +8,9 @@
 #   2. RUNS runs of PACKETS point sources through the C++ batch API (bench/planning_loop.cpp):
 #      one run per launch (the path before run groups; one and two runs in flight per GPU) and
 #      groups of 2..32 runs per launch (Kernels/MultiRun.hpp), each checked run by run against
-#      single GPU runs of a sample of the runs; the model cache's key cost; and through
+#      single GPU runs of a sample of the runs; a script's loop of single runs (pack +
+#      runKernel per run) with and without the packed cells kept (script_loop_*,
+#      script_loop_reuse_*); the model cache's key cost; and through
 #      `fullmonte-run --batch-sources`, with its defaults (groups) and with one run per launch
 #      (FM_BATCH_RUNS_PER_LAUNCH=1): packets/s against (1), overhead per run, idle;
 #   3. with several GPUs: the same batches on GPU 0 and on all GPUs; a 10-run batch (the issue's
