@@ -280,8 +280,10 @@ void Kernel::launch(Job job) {
             } catch (...) {
                 error_ = std::current_exception();
             }
+            std::lock_guard<std::mutex> g(endMutex_);  // a runSync waiting on ended_ wakes now
             finished_ = true;
             running_ = false;
+            ended_.notify_all();
         });
     } catch (const std::system_error& e) {  // process limits: no run, and the kernel stays usable
         running_ = false;
@@ -332,8 +334,11 @@ void Kernel::waitWithProgress() {
     fm::ProgressBar bar(progress_);
     auto t0 = std::chrono::steady_clock::now();
     bool shown = false;
+    std::unique_lock<std::mutex> lock(endMutex_);
     while (running_) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        // Woken when the run ends (a short run returns at once), else every 50 ms for Ctrl-C and
+        // the progress bar.
+        ended_.wait_for(lock, std::chrono::milliseconds(50), [this] { return !running_; });
         if (gInterrupted) cancel_ = true;
         if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(1) && running_) {
             bar(done_, total_);

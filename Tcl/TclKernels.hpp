@@ -8,9 +8,11 @@
 
 #ifndef SWIG
 #include <atomic>
+#include <condition_variable>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "Geometry/MaterialSet.hpp"
@@ -158,6 +160,8 @@ private:
     bool progress_ = true;
 
     std::thread worker_;
+    std::mutex endMutex_;             // with ended_: the worker tells a waiting runSync it is done
+    std::condition_variable ended_;
     std::atomic<uint64_t> done_{0}, total_{0};
     std::atomic<bool> running_{false}, finished_{false}, cancel_{false};
     std::exception_ptr error_;
