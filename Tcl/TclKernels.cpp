@@ -422,12 +422,15 @@ TetraCUDAInternalKernel::TetraCUDAInternalKernel() : TetraInternalKernel("TetraC
 // SV: the directed tally on every face between two different regions (FullMonte's faces "for
 // fluence counting"), as one map indexed 2*face + side (side 0: leaving the face's owner tetra).
 std::vector<uint32_t> TetraSVKernel::directedFaces(const fm::TetraMesh& m) const {
-    std::vector<uint32_t> f;
-    for (uint32_t i = 1; i <= m.faceCount(); ++i) {
-        const fm::MeshFace& F = m.face(i);
-        if (F.other && m.region(F.owner) != m.region(F.other)) f.push_back(i);
+    if (directedMesh_ != m.identity()) {
+        directed_.clear();
+        for (uint32_t i = 1; i <= m.faceCount(); ++i) {
+            const fm::MeshFace& F = m.face(i);
+            if (F.other && m.region(F.owner) != m.region(F.other)) directed_.push_back(i);
+        }
+        directedMesh_ = m.identity();
     }
-    return f;
+    return directed_;
 }
 
 void TetraSVKernel::addMaps(OutputDataCollection::Items& items, const fm::RunResult& r, const Prepared& p) const {

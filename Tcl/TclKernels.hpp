@@ -199,6 +199,11 @@ protected:
     TetraSVKernel(std::string name, std::string device);
     std::vector<uint32_t> directedFaces(const fm::TetraMesh& mesh) const override;
     void addMaps(OutputDataCollection::Items& items, const fm::RunResult& r, const Prepared& p) const override;
+
+private:
+    // The faces between regions of the last run's mesh (TetraMesh::identity), for the next run.
+    mutable uint64_t directedMesh_ = 0;
+    mutable std::vector<uint32_t> directed_;
 #endif
 };
 
