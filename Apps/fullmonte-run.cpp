@@ -20,6 +20,7 @@
 #include "Common/ProgressBar.hpp"
 #include "Apps/RunSummary.hpp"
 #include "Geometry/ModelPacker.hpp"
+#include "Geometry/PackedModelCache.hpp"
 #include "Geometry/ParallelFor.hpp"
 #include "Geometry/Queries.hpp"
 #include "Common/WholeNumber.hpp"
@@ -197,9 +198,10 @@ std::vector<double> numberList(const std::string& k, const std::string& s, size_
 
 // packModel's errors (a region without material, a source outside the mesh) come from the
 // files together: name them, so the message says where to look.
-KernelInput packWithContext(const Args& a, const TetraMesh& mesh, const MaterialSet& mats, const Source& src) {
+std::shared_ptr<const KernelInput> packWithContext(const Args& a, PackedModelCache& packed, const TetraMesh& mesh,
+                                                   const MaterialSet& mats, const Source& src) {
     try {
-        return packModel(mesh, mats, src);
+        return packed.pack(mesh, mats, src);
     } catch (const ModelError& e) {
         std::string files;
         for (const char* k : {"--mesh", "--opt", "--source", "--mmc-node", "--mmc-elem", "--mmc-prop", "--mmc"})
@@ -341,13 +343,14 @@ void checkConflicts(const Args& a) {
                              "the exterior refractive index itself");
 }
 
-// What stays between the runs of one process (--serve): the devices, narrowed once, and the
-// mesh, read once.
+// What stays between the runs of one process (--serve): the devices, narrowed once, the mesh,
+// read once, and its packed cells (only materials and sources packed per line).
 struct Session {
     std::vector<int> devices;
     bool serving = false;
     std::string meshPath;
     std::unique_ptr<TetraMesh> mesh;
+    PackedModelCache packed;
 };
 
 // Only the devices the run uses are visible to CUDA (Kernels/DeviceVisibility.hpp): set before
@@ -563,7 +566,8 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
 
     if (a.flags.count("--no-entry-specular")) setSpecularAtEntry(*src, false);
     phases.mark("read source, options");
-    KernelInput in = packWithContext(a, mesh, mats, *src);
+    const std::shared_ptr<const KernelInput> packed = packWithContext(a, ses.packed, mesh, mats, *src);
+    const KernelInput& in = *packed;
     phases.mark("pack the model");
     checkGatedRun(in, opt);
     if (mpi.rank() == 0) showWarnings(in.warnings);

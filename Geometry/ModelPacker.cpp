@@ -53,6 +53,8 @@ void packCell(const TetraMesh& mesh, const MaterialSet& mats, uint32_t t, TetraR
     }
 }
 
+}  // namespace
+
 // Everything the cells depend on: the mesh (never changed once built: its identity), the
 // boundary flag and the directed face ids, mixed into one non-zero number.
 uint64_t cellsIdentity(const TetraMesh& mesh, const MaterialSet& mats, const std::vector<uint32_t>& directedFaces) {
@@ -66,18 +68,8 @@ uint64_t cellsIdentity(const TetraMesh& mesh, const MaterialSet& mats, const std
     return h ? h : 1;
 }
 
-}  // namespace
-
-KernelInput packModel(const TetraMesh& mesh, const MaterialSet& mats, const Source& src,
-                      const std::vector<uint32_t>& directedFaces) {
-    KernelInput in;
-    in.materials = packMaterials(mats);
-    if (mesh.regionCount() > mats.size())
-        throw ModelError("region " + std::to_string(mesh.regionCount() - 1) + " has no material (" +
-                         std::to_string(mats.size() - 1) + " materials given besides the exterior)");
-    if (mats.size() > kMaxPackedMaterials)
-        throw ModelError(std::to_string(mats.size()) + " materials: at most " + std::to_string(kMaxPackedMaterials) +
-                         " are supported");
+void packModelCells(const TetraMesh& mesh, const MaterialSet& mats, const std::vector<uint32_t>& directedFaces,
+                    KernelInput& in) {
     in.cells.assign(mesh.tetraCount() + 1, TetraRecord{});
     parallelFor(1, mesh.tetraCount() + 1, [&](unsigned, size_t lo, size_t hi) {
         for (size_t t = lo; t < hi; ++t) packCell(mesh, mats, uint32_t(t), in.cells[t]);
@@ -93,6 +85,32 @@ KernelInput packModel(const TetraMesh& mesh, const MaterialSet& mats, const Sour
     }
     in.faceCount = uint32_t(mesh.faceCount() + 1);
     in.cellsIdentity = cellsIdentity(mesh, mats, directedFaces);
+}
+
+namespace {
+// The materials packed, after the checks that they serve the mesh.
+std::vector<MaterialRecord> packMeshMaterials(const TetraMesh& mesh, const MaterialSet& mats) {
+    std::vector<MaterialRecord> out = packMaterials(mats);
+    if (mesh.regionCount() > mats.size())
+        throw ModelError("region " + std::to_string(mesh.regionCount() - 1) + " has no material (" +
+                         std::to_string(mats.size() - 1) + " materials given besides the exterior)");
+    if (mats.size() > kMaxPackedMaterials)
+        throw ModelError(std::to_string(mats.size()) + " materials: at most " + std::to_string(kMaxPackedMaterials) +
+                         " are supported");
+    return out;
+}
+}  // namespace
+
+void packModelRun(const TetraMesh& mesh, const MaterialSet& mats, const Source& src, KernelInput& in) {
+    in.materials = packMeshMaterials(mesh, mats);
+    compileSources(src, mesh, mats, in);
+}
+
+KernelInput packModel(const TetraMesh& mesh, const MaterialSet& mats, const Source& src,
+                      const std::vector<uint32_t>& directedFaces) {
+    KernelInput in;
+    in.materials = packMeshMaterials(mesh, mats);
+    packModelCells(mesh, mats, directedFaces, in);
     compileSources(src, mesh, mats, in);
     return in;
 }

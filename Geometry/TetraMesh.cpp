@@ -161,16 +161,23 @@ uint64_t newMeshIdentity() {
 }
 }  // namespace
 
+TetraMesh::Identity::Identity() : value(newMeshIdentity()) {}
+TetraMesh::Identity::Identity(Identity&& o) noexcept : value(o.value) { o.value = newMeshIdentity(); }
+TetraMesh::Identity& TetraMesh::Identity::operator=(Identity&& o) noexcept {
+    value = o.value;
+    o.value = newMeshIdentity();
+    return *this;
+}
+
 TetraMesh::TetraMesh() : points_(1), tetras_(1), regions_(1, 0), volumes_(1, 0), faces_(1),
-                         tetraFaces_(1), identity_(newMeshIdentity()) {}
+                         tetraFaces_(1) {}
 TetraMesh::~TetraMesh() = default;
 TetraMesh::TetraMesh(TetraMesh&&) noexcept = default;
 TetraMesh& TetraMesh::operator=(TetraMesh&&) noexcept = default;
 
 TetraMesh::TetraMesh(std::vector<Point3> points, std::vector<TetraPoints> tetras,
                      std::vector<uint32_t> regions, const MeshCheckOptions& opt)
-    : points_(std::move(points)), tetras_(std::move(tetras)), regions_(std::move(regions)),
-      identity_(newMeshIdentity()) {
+    : points_(std::move(points)), tetras_(std::move(tetras)), regions_(std::move(regions)) {
     Stopwatch clock;
     check();
     report_.tolerance = meshTolerance(points_, opt);

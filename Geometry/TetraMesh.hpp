@@ -85,10 +85,12 @@ public:
     // What the checks found when the mesh was built (warnings, and errors allowed through).
     const MeshCheckReport& checkReport() const { return report_; }
     const MeshBuildTimes& buildTimes() const { return times_; }
-    // A number no other mesh built in this process has (a mesh never changes once built, and a
-    // move takes its number along): what the packed model's identity rests on
-    // (KernelInput::cellsIdentity), so that a GPU keeping this mesh knows it without hashing it.
-    uint64_t identity() const { return identity_; }
+    // A number no other mesh built in this process has (a mesh never changes once built; a move
+    // takes its number along and leaves the moved-from mesh a new one, so a mesh object given
+    // other contents never keeps its number): what the packed model's identity rests on
+    // (KernelInput::cellsIdentity), so that a GPU keeping this mesh knows it without hashing it
+    // and a loop of runs reuses its packed cells (Geometry/PackedModelCache.hpp).
+    uint64_t identity() const { return identity_.value; }
 
 private:
     void check();
@@ -106,7 +108,13 @@ private:
     std::unique_ptr<PointLocator> locator_;
     MeshCheckReport report_;
     MeshBuildTimes times_;
-    uint64_t identity_;
+    struct Identity {
+        uint64_t value;
+        Identity();  // a new number
+        Identity(Identity&& o) noexcept;
+        Identity& operator=(Identity&& o) noexcept;
+    };
+    Identity identity_;
 };
 
 Point3 sub(const Point3& a, const Point3& b);

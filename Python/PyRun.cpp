@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Runs: a Simulation packs the model once (Geometry/ModelPacker, as the Tcl kernels do) and runs
-// it on a worker thread through Kernels/Dispatch runKernel, so Python keeps its GIL free while
-// packets fly; waiting checks for Ctrl-C and cancels the run. Results are numpy views.
+// Runs: a Simulation packs the model once (Geometry/ModelPacker, as the Tcl kernels do; the
+// cells of the last Simulation's mesh are reused, Geometry/PackedModelCache) and runs it on a
+// worker thread through Kernels/Dispatch runKernel, so Python keeps its GIL free while packets
+// fly; waiting checks for Ctrl-C and cancels the run. Results are numpy views.
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -9,7 +10,7 @@
 #include <thread>
 
 #include "Geometry/MaterialSet.hpp"
-#include "Geometry/ModelPacker.hpp"
+#include "Geometry/PackedModelCache.hpp"
 #include "Geometry/Queries.hpp"
 #include "Geometry/Sources.hpp"
 #include "Kernels/Dispatch.hpp"
@@ -67,6 +68,14 @@ double scaleFor(const Result& r, double total) {
     return total / double(r.run.packetsDone);
 }
 
+// The packed cells of the last Simulation's mesh (one mesh's at a time), reused by the next
+// Simulation on the same mesh: a loop of Simulations over sources or material sets packs only
+// those (Geometry/PackedModelCache.hpp).
+fm::PackedModelCache& packedModels() {
+    static fm::PackedModelCache cache;
+    return cache;
+}
+
 class Simulation {
 public:
     Simulation(std::shared_ptr<const fm::TetraMesh> mesh, std::shared_ptr<const fm::MaterialSet> mats,
@@ -83,12 +92,12 @@ public:
         fm::validateRunOptions(opt_);
         {
             py::gil_scoped_release nogil;
-            in_ = fm::packModel(*mesh_, *mats_, *source, directed);
+            in_ = packedModels().pack(*mesh_, *mats_, *source, directed);
         }
-        fm::checkGatedRun(in_, opt_);
+        fm::checkGatedRun(*in_, opt_);
         // What the mesh checks and the source compiler found, shown as fullmonte-run shows them.
         warnings_ = mesh_->checkReport().warnings();
-        warnings_.insert(warnings_.end(), in_.warnings.begin(), in_.warnings.end());
+        warnings_.insert(warnings_.end(), in_->warnings.begin(), in_->warnings.end());
         issueWarnings(warnings_);
     }
     const std::vector<std::string>& warnings() const { return warnings_; }
@@ -115,7 +124,7 @@ public:
             r->materials = mats_;
             std::exception_ptr err;
             try {
-                r->run = fm::runKernel(kernel_, in_, o);
+                r->run = fm::runKernel(kernel_, *in_, o);
             } catch (...) {
                 err = std::current_exception();
             }
@@ -179,7 +188,7 @@ private:
     std::shared_ptr<const fm::MaterialSet> mats_;
     fm::RunOptions opt_;
     std::string kernel_;
-    fm::KernelInput in_;
+    std::shared_ptr<const fm::KernelInput> in_;
     std::thread worker_;
     std::atomic<bool> cancel_{false};
     std::atomic<uint64_t> done_{0}, total_{0};

@@ -87,7 +87,7 @@ Kernel::Job TetraDetectorKernel::makeJob() const {
         fm::RunOptions opt = p->opt;
         opt.progress = o.progress;
         opt.cancel = o.cancel;
-        auto r = std::make_shared<fm::RunResult>(fm::runKernel(device_, p->in, opt));
+        auto r = std::make_shared<fm::RunResult>(fm::runKernel(device_, *p->in, opt));
         Outcome out;
         out.cancelled = r->cancelled;
         out.done = r->packetsDone;
@@ -151,7 +151,7 @@ std::string TetraDetectorKernel::tpsf(unsigned detector, double start, double st
 void TetraDetectorKernel::replay() {
     notRunning("replay");
     const fm::DetectedPackets& dp = records("replay");
-    replay_ = std::make_shared<const fm::ReplayResult>(fm::replayKernel(dp.kernel, lastRun_->in, lastRun_->opt, *lastSpec_, dp));
+    replay_ = std::make_shared<const fm::ReplayResult>(fm::replayKernel(dp.kernel, *lastRun_->in, lastRun_->opt, *lastSpec_, dp));
     if (replay_->mismatched)
         throw fm::Error(className_ + " replay: " + std::to_string(replay_->mismatched) + " packets did not reproduce");
 }

@@ -220,8 +220,8 @@ std::shared_ptr<Kernel::Prepared> Kernel::prepare() const {
     p->mesh = mesh_;
     p->mats = std::make_shared<fm::MaterialSet>(materials_->build(mesh_->unitDimension));
     std::vector<uint32_t> directed = directedFaces(*mesh_);
-    p->in = fm::packModel(*mesh_, *p->mats, *source_, directed);
-    fmtcl::reportWarnings(p->in.warnings);
+    p->in = packed_.pack(*mesh_, *p->mats, *source_, directed);
+    fmtcl::reportWarnings(p->in->warnings);
     p->opt = opt_;
     p->opt.outputs = outputs_;
     p->opt.outputs.directed = !directed.empty();
@@ -230,10 +230,10 @@ std::shared_ptr<Kernel::Prepared> Kernel::prepare() const {
     if (!gateRegions_.empty()) {
         if (!p->opt.outputs.gatedVolume)
             throw ParameterError(className_ + " timeGateRegions: needs timeGates and a volume tally");
-        p->opt.gates.tetras = fm::gatedTetras(p->in, gateRegions_, className_ + " timeGateRegions");
+        p->opt.gates.tetras = fm::gatedTetras(*p->in, gateRegions_, className_ + " timeGateRegions");
     }
     fm::validateRunOptions(p->opt);
-    fm::checkGatedRun(p->in, p->opt);
+    fm::checkGatedRun(*p->in, p->opt);
     return p;
 }
 
@@ -246,7 +246,7 @@ Kernel::Job Kernel::makeJob() const {
         opt.progress = o.progress;
         opt.cancel = o.cancel;
         opt.tuning = o.tuning;
-        auto r = std::make_shared<fm::RunResult>(fm::runKernel(kind, p->in, opt));
+        auto r = std::make_shared<fm::RunResult>(fm::runKernel(kind, *p->in, opt));
         cpuPackets_ = r->cpuPackets;
         Outcome out;
         out.cancelled = r->cancelled;
@@ -280,8 +280,10 @@ void Kernel::launch(Job job) {
             } catch (...) {
                 error_ = std::current_exception();
             }
+            std::lock_guard<std::mutex> g(endMutex_);  // a runSync waiting on ended_ wakes now
             finished_ = true;
             running_ = false;
+            ended_.notify_all();
         });
     } catch (const std::system_error& e) {  // process limits: no run, and the kernel stays usable
         running_ = false;
@@ -332,8 +334,11 @@ void Kernel::waitWithProgress() {
     fm::ProgressBar bar(progress_);
     auto t0 = std::chrono::steady_clock::now();
     bool shown = false;
+    std::unique_lock<std::mutex> lock(endMutex_);
     while (running_) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        // Woken when the run ends (a short run returns at once), else every 50 ms for Ctrl-C and
+        // the progress bar.
+        ended_.wait_for(lock, std::chrono::milliseconds(50), [this] { return !running_; });
         if (gInterrupted) cancel_ = true;
         if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(1) && running_) {
             bar(done_, total_);
@@ -417,12 +422,15 @@ TetraCUDAInternalKernel::TetraCUDAInternalKernel() : TetraInternalKernel("TetraC
 // SV: the directed tally on every face between two different regions (FullMonte's faces "for
 // fluence counting"), as one map indexed 2*face + side (side 0: leaving the face's owner tetra).
 std::vector<uint32_t> TetraSVKernel::directedFaces(const fm::TetraMesh& m) const {
-    std::vector<uint32_t> f;
-    for (uint32_t i = 1; i <= m.faceCount(); ++i) {
-        const fm::MeshFace& F = m.face(i);
-        if (F.other && m.region(F.owner) != m.region(F.other)) f.push_back(i);
+    if (directedMesh_ != m.identity()) {
+        directed_.clear();
+        for (uint32_t i = 1; i <= m.faceCount(); ++i) {
+            const fm::MeshFace& F = m.face(i);
+            if (F.other && m.region(F.owner) != m.region(F.other)) directed_.push_back(i);
+        }
+        directedMesh_ = m.identity();
     }
-    return f;
+    return directed_;
 }
 
 void TetraSVKernel::addMaps(OutputDataCollection::Items& items, const fm::RunResult& r, const Prepared& p) const {

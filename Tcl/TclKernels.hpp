@@ -8,12 +8,15 @@
 
 #ifndef SWIG
 #include <atomic>
+#include <condition_variable>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "Geometry/MaterialSet.hpp"
+#include "Geometry/PackedModelCache.hpp"
 #include "Geometry/Sources.hpp"
 #include "Kernels/KernelInput.hpp"
 #include "Tcl/TclOutputs.hpp"
@@ -97,7 +100,7 @@ public:
     struct Prepared {
         std::shared_ptr<const fm::TetraMesh> mesh;
         std::shared_ptr<const fm::MaterialSet> mats;
-        fm::KernelInput in;
+        std::shared_ptr<const fm::KernelInput> in;  // from the kernel's PackedModelCache
         fm::RunOptions opt;
     };
     const std::shared_ptr<fm::TetraMesh>& meshPtr() const { return mesh_; }
@@ -141,6 +144,9 @@ private:
     void waitWithProgress();
 
     fm::OutputSelection outputs_;
+    // The cells of the last run's mesh, reused by the next run on the same mesh (a runSync loop
+    // over sources or material values packs only those).
+    mutable fm::PackedModelCache packed_;
     std::shared_ptr<fm::TetraMesh> mesh_;
     std::shared_ptr<MaterialSet> materials_;
     fm::SourcePtr source_;
@@ -154,6 +160,8 @@ private:
     bool progress_ = true;
 
     std::thread worker_;
+    std::mutex endMutex_;             // with ended_: the worker tells a waiting runSync it is done
+    std::condition_variable ended_;
     std::atomic<uint64_t> done_{0}, total_{0};
     std::atomic<bool> running_{false}, finished_{false}, cancel_{false};
     std::exception_ptr error_;
@@ -191,6 +199,11 @@ protected:
     TetraSVKernel(std::string name, std::string device);
     std::vector<uint32_t> directedFaces(const fm::TetraMesh& mesh) const override;
     void addMaps(OutputDataCollection::Items& items, const fm::RunResult& r, const Prepared& p) const override;
+
+private:
+    // The faces between regions of the last run's mesh (TetraMesh::identity), for the next run.
+    mutable uint64_t directedMesh_ = 0;
+    mutable std::vector<uint32_t> directed_;
 #endif
 };
 

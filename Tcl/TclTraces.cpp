@@ -97,7 +97,7 @@ Kernel::Job TetraTraceKernel::makeJob() const {
         fm::RunOptions opt = p->opt;
         opt.progress = o.progress;
         opt.cancel = o.cancel;
-        auto r = std::make_shared<fm::TracedRunResult>(fm::runCpuTraced(p->in, opt, maxPoints));
+        auto r = std::make_shared<fm::TracedRunResult>(fm::runCpuTraced(*p->in, opt, maxPoints));
         Outcome out;
         out.cancelled = r->run.cancelled;
         out.done = r->run.packetsDone;

@@ -6,7 +6,8 @@
 # test_cuda_async_materials: two GPU runs at once with different materials) and measures on
 # cube_5med kernel-only throughput, the C++ batch API with one run per launch (one and two runs
 # in flight) and groups of 2, 4, 8, 16, 32 runs per launch, the Tcl-free C++ planning loop (pack +
-# runKernel per run, as a Tcl kernel's runSync), the CLI batch, with checks (run 0 of each batch
+# runKernel per run, as a Tcl kernel's runSync; packing everything per run and keeping the
+# packed cells: script_loop_*, script_loop_reuse_*), the CLI batch, with checks (run 0 of each batch
 # equals the same run alone; GPU vs CPU absorbed fraction). Then the CLI batch
 # (`fullmonte-run --batch-sources`) with FM_BATCH_RUNS_PER_LAUNCH = 8 (the C++ API covers 2-32),
 # each checked run by run against the one-run-per-launch batch (same packets: equal absorbed

@@ -6,9 +6,11 @@
 // on the GPU (normalised L1: the same packets, so rounding only). Then, on the GPU: one run per
 // launch (the path before run groups) with one and two runs in flight per device, and run groups
 // (Kernels/MultiRun.hpp) of several sizes, each checked run by run against the single GPU runs
-// (absorbed fraction and event counts of a sample of runs: the same histories), and the cost of
-// the model cache's key of the mesh (content hash against the packer's identity). Exit status 1
-// when a check fails. Used by bench/planning_loop.sh.
+// (absorbed fraction and event counts of a sample of runs: the same histories), a script's loop
+// of single runs (pack + runKernel per run, as a Tcl runSync loop) packing everything per run
+// and keeping the packed cells (PackedModelCache; checked run by run: the same histories), and
+// the cost of the model cache's key of the mesh (content hash against the packer's identity).
+// Exit status 1 when a check fails. Used by bench/planning_loop.sh.
 // Usage: planning_loop MESH OPT RUNS PACKETS LONG_PACKETS DEVICES [CPU_PACKETS]
 //        (DEVICES: "0", "0,1", "all"; the batch also runs on the first device alone when several).
 //        KERNEL=cpu in the environment runs everything on the CPU (a smoke test without a GPU).
@@ -21,6 +23,7 @@
 
 #include "Geometry/BatchModel.hpp"
 #include "Geometry/ModelPacker.hpp"
+#include "Geometry/PackedModelCache.hpp"
 #include "Kernels/Batch.hpp"
 #include "Kernels/DeviceModelCache.hpp"
 #include "Kernels/Dispatch.hpp"
@@ -162,6 +165,62 @@ bool reportBatch(const char* name, const BatchTiming& b, double kernelRate, size
                 name, sample.index.size(), worst, differ);
     return differ == 0 && worst < 1e-9;
 }
+
+// A script's loop of single runs (Tcl runSync, Python Simulation, C++ pack + runKernel).
+struct ScriptLoop {
+    size_t runs = 0;
+    double seconds = 0, packSeconds = 0, runSeconds = 0, kernelSeconds = 0;
+    std::vector<double> absorbed;
+    std::vector<uint64_t> absorbEvents;
+};
+
+ScriptLoop scriptLoop(const TetraMesh& mesh, const MaterialSet& mats, const std::vector<SourcePtr>& sources,
+                      const std::vector<int>& devices, uint64_t packets, bool reuse) {
+    ScriptLoop L;
+    L.runs = std::min<size_t>(sources.size(), 200);
+    RunOptions lo;
+    if (kernelName() == "cuda") lo.devices = devices;
+    lo.outputs.surface = false;
+    lo.packets = packets;
+    lo.batches = 1;
+    PackedModelCache cache;
+    auto t0 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < L.runs; ++i) {
+        auto tp = std::chrono::steady_clock::now();
+        std::shared_ptr<const KernelInput> in;
+        if (reuse) {
+            const MaterialSet m = mats;  // a script's material set, built anew each run
+            in = cache.pack(mesh, m, *sources[i]);
+        } else {
+            in = std::make_shared<const KernelInput>(packModel(mesh, mats, *sources[i]));
+        }
+        L.packSeconds += since(tp);
+        lo.params.seed = uint32_t(1000 + i);
+        const RunResult r = runKernel(kernelName(), *in, lo);
+        L.runSeconds += r.seconds;
+        L.kernelSeconds += r.kernelSeconds;
+        L.absorbed.push_back(r.ledger.absorbed / r.ledger.launched);
+        L.absorbEvents.push_back(r.events.absorb);
+    }
+    L.seconds = since(t0);
+    return L;
+}
+
+// Its throughput against kernel-only, where the time per run goes (packing, inside runKernel but
+// outside the packet kernels, the rest of the loop) and, on the GPU, the runs' own kernels'
+// rate against kernel-only (a single launch's tail shows there, not in the host's share).
+void reportScriptLoop(const std::string& name, const ScriptLoop& L, double kernelRate, uint64_t packets) {
+    const double n = double(L.runs), rate = n * double(packets) / L.seconds;
+    std::printf("%s_runs %zu\n%s_seconds %.4f\n%s_fraction_of_kernel_only %.4f\n%s_overhead_per_run_ms %.3f\n"
+                "%s_pack_per_run_ms %.3f\n%s_run_per_run_ms %.3f\n",
+                name.c_str(), L.runs, name.c_str(), L.seconds, name.c_str(), rate / kernelRate, name.c_str(),
+                1e3 * (L.seconds - n * double(packets) / kernelRate) / n, name.c_str(), 1e3 * L.packSeconds / n,
+                name.c_str(), 1e3 * L.runSeconds / n);
+    if (L.kernelSeconds > 0)
+        std::printf("%s_kernel_seconds_sum %.4f\n%s_outside_kernel_per_run_ms %.3f\n%s_in_kernel_fraction_of_kernel_only %.4f\n",
+                    name.c_str(), L.kernelSeconds, name.c_str(), 1e3 * (L.seconds - L.kernelSeconds) / n, name.c_str(),
+                    n * double(packets) / L.kernelSeconds / kernelRate);
+}
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -271,28 +330,23 @@ int main(int argc, char** argv) try {
         ok = reportBatch("group8_one_slot", g1, kernelRate, runs, packets, sample) && ok;
     }
 
-    // A script's loop (what a Tcl kernel object's runSync does per run): pack the model with the
-    // run's source, one run through runKernel, the next; the first 200 runs.
-    if (gpu) {
-        const size_t n = std::min<size_t>(runs, 200);
-        RunOptions lo;
-        lo.devices = devices;
-        lo.outputs.surface = false;
-        lo.packets = packets;
-        lo.batches = 1;
-        double kernelSum = 0, packSum = 0;
-        auto t0 = std::chrono::steady_clock::now();
-        for (size_t i = 0; i < n; ++i) {
-            auto tp = std::chrono::steady_clock::now();
-            const KernelInput in = packModel(mesh, mats, *sources[i]);
-            packSum += since(tp);
-            kernelSum += runKernel("cuda", in, lo).kernelSeconds;
-        }
-        const double s = since(t0), rate = double(n) * double(packets) / s;
-        std::printf("script_loop_runs %zu\nscript_loop_seconds %.4f\nscript_loop_fraction_of_kernel_only %.4f\n"
-                    "script_loop_overhead_per_run_ms %.3f\nscript_loop_pack_per_run_ms %.3f\nscript_loop_kernel_seconds_sum %.4f\n",
-                    n, s, rate / kernelRate, 1e3 * (s - double(n) * double(packets) / kernelRate) / double(n),
-                    1e3 * packSum / double(n), kernelSum);
+    // A script's loop (what a Tcl kernel object's runSync does per run): the model packed with
+    // the run's source, one run through runKernel, the next; the first 200 runs. Once packing
+    // everything per run, once keeping the packed cells (PackedModelCache: materials and source
+    // packed per run, from a new MaterialSet each run), run by run the same histories. Two
+    // interleaved rounds (the second's keys end in _r2), so that neither way has the warm start.
+    for (int round = 1; round <= 2; ++round) {
+        const std::string tag = round == 1 ? "" : "_r2";
+        const ScriptLoop fresh = scriptLoop(mesh, mats, sources, devices, packets, false);
+        const ScriptLoop kept = scriptLoop(mesh, mats, sources, devices, packets, true);
+        reportScriptLoop("script_loop" + tag, fresh, kernelRate, packets);
+        reportScriptLoop("script_loop_reuse" + tag, kept, kernelRate, packets);
+        size_t differ = 0;
+        for (size_t i = 0; i < fresh.absorbed.size(); ++i)
+            if (fresh.absorbed[i] != kept.absorbed[i] || fresh.absorbEvents[i] != kept.absorbEvents[i]) ++differ;
+        std::printf("check_script_loop_reuse_vs_fresh_packs%s %zu runs, differ in %zu\n", tag.c_str(), fresh.absorbed.size(),
+                    differ);
+        if (differ) ok = false;
     }
 
     // The model cache's key of the mesh, per GPU run (Kernels/DeviceModelCache.hpp cellsKey):

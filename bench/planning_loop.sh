@@ -8,7 +8,9 @@
 #   2. RUNS runs of PACKETS point sources through the C++ batch API (bench/planning_loop.cpp):
 #      one run per launch (the path before run groups; one and two runs in flight per GPU) and
 #      groups of 2..32 runs per launch (Kernels/MultiRun.hpp), each checked run by run against
-#      single GPU runs of a sample of the runs; the model cache's key cost; and through
+#      single GPU runs of a sample of the runs; a script's loop of single runs (pack +
+#      runKernel per run) with and without the packed cells kept (script_loop_*,
+#      script_loop_reuse_*); the model cache's key cost; and through
 #      `fullmonte-run --batch-sources`, with its defaults (groups) and with one run per launch
 #      (FM_BATCH_RUNS_PER_LAUNCH=1): packets/s against (1), overhead per run, idle;
 #   3. with several GPUs: the same batches on GPU 0 and on all GPUs; a 10-run batch (the issue's
@@ -42,16 +44,16 @@ if ! { [ "${FM_REUSE_BUILD:-0}" = 1 ] && [ -x "$build/bin/planning_loop" ]; }; t
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFM_USE_CUDA=$([ "$kernel" = cuda ] && echo ON || echo OFF) -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF \
     -DFM_USE_MPI=OFF -DFM_USE_PYTHON=OFF -DFM_USE_PLANNING=OFF -DFM_USE_CGAL=OFF -DFM_BUILD_TESTS=ON \
     -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCH:-90} >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
-  targets="fullmonte-run fullmonte-compare planning_loop test_batch test_batch_loop test_multirun test_material_lease"
-  [ "$kernel" = cuda ] && targets="$targets test_cuda_batch test_cuda_devices test_cuda_multirun test_cuda_async_materials"
+  targets="fullmonte-run fullmonte-compare planning_loop test_batch test_batch_loop test_multirun test_material_lease test_packed_model_cache"
+  [ "$kernel" = cuda ] && targets="$targets test_cuda_batch test_cuda_devices test_cuda_multirun test_cuda_async_materials test_cuda_packed_loop"
   # shellcheck disable=SC2086
   cmake --build "$build" -j "$jobs" --target $targets >"$out/build.log" 2>&1 || { grep -E 'error' "$out/build.log" | head -30; exit 1; }
 fi
 bin=$build/bin
 
 # Tests: the dispatcher (CPU), the model cache and splits (GPU), contexts on named devices only.
-tests="test_batch test_batch_loop test_multirun test_material_lease"
-[ "$kernel" = cuda ] && tests="$tests test_cuda_batch test_cuda_devices test_cuda_multirun test_cuda_async_materials"
+tests="test_batch test_batch_loop test_multirun test_material_lease test_packed_model_cache"
+[ "$kernel" = cuda ] && tests="$tests test_cuda_batch test_cuda_devices test_cuda_multirun test_cuda_async_materials test_cuda_packed_loop"
 for t in $tests; do
   if "$bin/$t" --log_level=message >"$out/$t.log" 2>&1; then say "test $t pass"; else say "test $t FAIL"; fail=1; fi
   grep -E 'SKIP|GPU [0-9]+:|split|slot idle' "$out/$t.log" | sed "s/^/  $t: /" | tee -a "$res"

@@ -224,7 +224,7 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
     auto t0 = std::chrono::steady_clock::now();
     const unsigned threads = resolveThreads(opt.threads);
     const ArrayModel model = in.view();
-    const std::vector<uint8_t> crossing = plainCrossingBits(in);
+    const std::shared_ptr<const std::vector<uint8_t>> crossing = keptPlainCrossingBits(in);
     const size_t nv = in.cells.size(), ns = in.faceCount, nd = 2 * size_t(in.faceCount);
     const auto& sel = opt.outputs;
     // Per-thread tallies, plus the reduced result and one derived copy (fluence) of the caller.
@@ -275,7 +275,7 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
         r.packetsDone = forEachWorkerRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e, PacketChunks& chunks) {
             Scorer sc = scorers[w];  // a local copy: no false sharing between workers
             auto run = [&](PacketChunks& c) {
-                runPacketLanes(model, opt.params, c, sc, uint32_t(in.materials.size()), crossing.data(), opt.tuning.cpuIsa);
+                runPacketLanes(model, opt.params, c, sc, uint32_t(in.materials.size()), crossing->data(), opt.tuning.cpuIsa);
             };
             if (!batched) {
                 run(chunks);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Chooses the lane loop for the CPU this runs on (Kernels/CPU/CpuLanes.hpp).
 #include "Kernels/CPU/CpuLanes.hpp"
-#include "Kernels/CPU/McmlLanes.hpp"
 
+#include <mutex>
+
+#include "Kernels/CPU/McmlLanes.hpp"
 
 namespace fm {
 
@@ -51,6 +53,33 @@ std::vector<uint8_t> plainCrossingBits(const KernelInput& in) {
                 bits[i] |= uint8_t((1u << f) | ((nextMat != mat ? 1u : 0u) << (4 + f)));
         }
     }
+    return bits;
+}
+
+std::shared_ptr<const std::vector<uint8_t>> keptPlainCrossingBits(const KernelInput& in) {
+    using Bits = std::shared_ptr<const std::vector<uint8_t>>;
+    if (in.cellsIdentity == 0) return std::make_shared<const std::vector<uint8_t>>(plainCrossingBits(in));
+    std::vector<float> n(in.materials.size());
+    for (size_t i = 0; i < n.size(); ++i) n[i] = in.materials[i].n;
+    struct Kept {
+        std::mutex m;
+        uint64_t identity = 0;
+        size_t cells = 0;
+        std::vector<float> n;
+        Bits bits;
+    };
+    static Kept kept;
+    {
+        std::lock_guard<std::mutex> g(kept.m);
+        if (kept.bits && kept.identity == in.cellsIdentity && kept.cells == in.cells.size() && kept.n == n)
+            return kept.bits;
+    }
+    Bits bits = std::make_shared<const std::vector<uint8_t>>(plainCrossingBits(in));
+    std::lock_guard<std::mutex> g(kept.m);
+    kept.identity = in.cellsIdentity;
+    kept.cells = in.cells.size();
+    kept.n = std::move(n);
+    kept.bits = bits;
     return bits;
 }
 

@@ -15,6 +15,8 @@
 // (CpuLanesGeneric.cpp) runs that one packet at a time, and both agree to summation order
 // (Tests/Kernels/test_cpu_kernel.cpp, lane_loop_matches_scalar_packet_loop).
 #pragma once
+#include <memory>
+
 #include "Kernels/Core/ArrayModel.hpp"
 #include "Kernels/Core/Packet.hpp"
 #include "Kernels/Core/TallyScorer.hpp"
@@ -123,6 +125,9 @@ void runOneByOne(PacketChunks& chunks, Start start, Event event, Abandon abandon
 // another material. The lane loop then books a plain crossing from the cell it leaves (in
 // cache) instead of waiting for the neighbour's record to come from memory to find out.
 std::vector<uint8_t> plainCrossingBits(const KernelInput& in);
+// The same bits, kept for the next run of the same cells (KernelInput::cellsIdentity, non-zero)
+// and refractive indices: a loop of runs over one mesh computes them once.
+std::shared_ptr<const std::vector<uint8_t>> keptPlainCrossingBits(const KernelInput& in);
 
 // Runs the packets of every chunk of `chunks` through the lane loop: lanes whose packet ends
 // start the next packet of the chunk, then of the next chunk, so lanes idle only at the very end.
