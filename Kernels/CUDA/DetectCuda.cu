@@ -20,11 +20,11 @@
 #include "Kernels/CUDA/CudaEngine.cuh"
 
 #include <algorithm>
-#include <numeric>
 
 #include "Common/Errors.hpp"
 #include "Kernels/CUDA/CudaKernel.hpp"
 #include "Kernels/CUDA/DetectCuda.hpp"
+#include "Kernels/DetectedOrder.hpp"
 
 namespace fm {
 namespace {
@@ -316,17 +316,8 @@ void appendRecordsBelow(DetectDevice& dev, const RecordBuffers& b, unsigned long
     const std::vector<DetectedRecord> r = b.records.download(dev.s, n);
     const std::vector<float> p = b.paths.download(dev.s, n * dp.regions);
     const std::vector<uint32_t> c = b.scatterCounts.download(dev.s, n * dp.regions);
-    std::vector<size_t> order(n);
-    std::iota(order.begin(), order.end(), size_t(0));
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return r[a].index != r[b].index ? r[a].index < r[b].index : r[a].detector < r[b].detector;
-    });
-    for (size_t k : order) {
-        if (r[k].index >= below || dp.records.size() >= keep) break;
-        dp.records.push_back(r[k]);
-        dp.pathLengths.insert(dp.pathLengths.end(), p.begin() + k * dp.regions, p.begin() + (k + 1) * dp.regions);
-        dp.scatterCounts.insert(dp.scatterCounts.end(), c.begin() + k * dp.regions, c.begin() + (k + 1) * dp.regions);
-    }
+    appendInRecordOrder(RecordBufferView{r.data(), p.data(), c.data(), n, dp.regions}, below, keep,
+                        RecordArrays{dp.records, dp.pathLengths, dp.scatterCounts});
 }
 
 // Fills a truncated run's records up to maxRecords, as the CPU keeps them: dp holds every record
