@@ -10,6 +10,7 @@
 #include "Kernels/Dispatch.hpp"
 #include "Storage/Detected/DetectedFile.hpp"
 #include "Storage/Detected/MchFile.hpp"
+#include "Tcl/TclDetected.hpp"
 
 using fm::ParameterError;
 
@@ -115,6 +116,10 @@ const fm::DetectedPackets& TetraDetectorKernel::records(const char* what) const 
 unsigned long long TetraDetectorKernel::detectedRecords() const { return records("detectedRecords").records.size(); }
 unsigned long long TetraDetectorKernel::detectedTotal() const { return records("detectedTotal").detected; }
 void TetraDetectorKernel::writeDetected(const std::string& path) const { fm::writeDetected(path, records("writeDetected")); }
+DetectedPackets* TetraDetectorKernel::detected() const {
+    records("detected");
+    return new DetectedPackets(detected_);
+}
 
 double TetraDetectorKernel::detectedSignal(unsigned detector) const {
     const fm::DetectedPackets& dp = records("detectedSignal");
