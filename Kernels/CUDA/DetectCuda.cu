@@ -21,6 +21,8 @@
 
 #include <algorithm>
 
+#include <cub/device/device_radix_sort.cuh>
+
 #include "Common/Errors.hpp"
 #include "Kernels/CUDA/CudaKernel.hpp"
 #include "Kernels/CUDA/DetectCuda.hpp"
@@ -308,11 +310,109 @@ void resetCounters(DetectDevice& dev) {
     dev.counters.upload(start, dev.s);
 }
 
+// Record order keys of the first n records: packet index x 64 + detector (kMaxDetectors = 64:
+// keys never tie), and their slots.
+__global__ void recordKeysKernel(const DetectedRecord* records, uint32_t n, unsigned long long* keys, uint32_t* slots) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    keys[i] = (unsigned long long)records[i].index << 6 | records[i].detector;
+    slots[i] = i;
+}
+
+// Of n sorted keys, how many are below `limit` (the thread at the boundary writes it; count
+// starts at 0).
+__global__ void countBelowKernel(const unsigned long long* keys, uint32_t n, unsigned long long limit,
+                                 unsigned long long* count) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && keys[i] < limit && (i + 1 == n || keys[i + 1] >= limit)) *count = i + 1ull;
+}
+
+// Record j of the order is record slots[j], with its path lengths and scatter counts.
+__global__ void gatherRecordsKernel(const DetectedRecord* records, const float* paths, const uint32_t* counts,
+                                    const uint32_t* slots, uint32_t m, uint32_t regions, DetectedRecord* outRecords,
+                                    float* outPaths, uint32_t* outCounts) {
+    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= m) return;
+    const size_t k = slots[j];
+    outRecords[j] = records[k];
+    for (uint32_t r = 0; r < regions; ++r) {
+        outPaths[size_t(j) * regions + r] = paths[k * regions + r];
+        outCounts[size_t(j) * regions + r] = counts[k * regions + r];
+    }
+}
+
+// Allocates b, or says the device has not the memory (false, nothing thrown).
+template <class T>
+bool allocated(DeviceBuffer<T>& b, size_t n) {
+    try {
+        b.allocate(n, "ordering detected records");
+        return true;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
+// appendRecordsBelow with the ordering on the device: the n filled records' keys radix-sorted
+// (CUB) over the bits that packet indices below indexEnd need, the first records below `below`
+// gathered in order, and only those downloaded, straight into dp. False (dp untouched) where the
+// device lacks the memory or the keys cannot hold the indices.
+bool appendOrderedOnDevice(DetectDevice& dev, const RecordBuffers& b, size_t n, uint64_t below, uint64_t indexEnd,
+                           uint64_t keep, DetectedPackets& dp) {
+    if (n > 0xffffffffu || indexEnd >= (uint64_t(1) << 57)) return false;
+    const uint32_t count = uint32_t(n), R = dp.regions;
+    int endBit = 6;
+    while (endBit < 64 && (indexEnd << 6 | 63) >> endBit) ++endBit;
+    DeviceBuffer<unsigned long long> keys, sortedKeys, below1;
+    DeviceBuffer<uint32_t> slots, sortedSlots;
+    DeviceBuffer<unsigned char> temp;
+    size_t tempBytes = 0;
+    cudaCheck(cub::DeviceRadixSort::SortPairs(nullptr, tempBytes, keys.get(), sortedKeys.get(), slots.get(),
+                                              sortedSlots.get(), count, 0, endBit, dev.s),
+              "record order (size)");
+    if (!allocated(keys, n) || !allocated(sortedKeys, n) || !allocated(slots, n) || !allocated(sortedSlots, n) ||
+        !allocated(temp, std::max<size_t>(tempBytes, 1)) || !allocated(below1, 1))
+        return false;
+    const unsigned blocks = unsigned((n + kBlock - 1) / kBlock);
+    recordKeysKernel<<<blocks, kBlock, 0, dev.s>>>(b.records.get(), count, keys.get(), slots.get());
+    cudaCheck(cudaGetLastError(), "record keys");
+    cudaCheck(cub::DeviceRadixSort::SortPairs(temp.get(), tempBytes, keys.get(), sortedKeys.get(), slots.get(),
+                                              sortedSlots.get(), count, 0, endBit, dev.s),
+              "record order");
+    below1.zero(dev.s);
+    const unsigned long long limit = below >= indexEnd ? ~0ull : (unsigned long long)below << 6;
+    countBelowKernel<<<blocks, kBlock, 0, dev.s>>>(sortedKeys.get(), count, limit, below1.get());
+    cudaCheck(cudaGetLastError(), "records below");
+    const size_t have = dp.records.size();
+    const size_t m = size_t(std::min<uint64_t>(below1.download(dev.s)[0], keep - have));
+    DeviceBuffer<DetectedRecord> outRecords;
+    DeviceBuffer<float> outPaths;
+    DeviceBuffer<uint32_t> outCounts;
+    if (!allocated(outRecords, m) || !allocated(outPaths, m * R) || !allocated(outCounts, m * R)) return false;
+    if (m) {
+        gatherRecordsKernel<<<unsigned((m + kBlock - 1) / kBlock), kBlock, 0, dev.s>>>(
+            b.records.get(), b.paths.get(), b.scatterCounts.get(), sortedSlots.get(), uint32_t(m), R,
+            outRecords.get(), outPaths.get(), outCounts.get());
+        cudaCheck(cudaGetLastError(), "record gather");
+    }
+    dp.records.resize(have + m);
+    dp.pathLengths.resize((have + m) * R);
+    dp.scatterCounts.resize((have + m) * R);
+    outRecords.downloadTo(dp.records.data() + have, m, dev.s);
+    outPaths.downloadTo(dp.pathLengths.data() + have * R, m * R, dev.s);
+    outCounts.downloadTo(dp.scatterCounts.data() + have * R, m * R, dev.s);
+    cudaCheck(cudaStreamSynchronize(dev.s), "download records");
+    return true;
+}
+
 // Appends to dp the records in the device buffer (`stored` slots filled) of the packets below
-// `below`, in (index, detector) order, until dp holds `keep` records.
+// `below` (all packet indices are below indexEnd), in (index, detector) order, until dp holds
+// `keep` records: ordered on the device (tuning cudaDeviceRecordOrder, where memory allows),
+// else downloaded as filled and ordered on the host.
 void appendRecordsBelow(DetectDevice& dev, const RecordBuffers& b, unsigned long long stored, uint64_t below,
-                        uint64_t keep, DetectedPackets& dp) {
+                        uint64_t indexEnd, uint64_t keep, const TuningKnobs& tuning, DetectedPackets& dp) {
     const size_t n = size_t(std::min<unsigned long long>(stored, b.records.size()));
+    if (n == 0 || dp.records.size() >= keep) return;
+    if (tuning.cudaDeviceRecordOrder && appendOrderedOnDevice(dev, b, n, below, indexEnd, keep, dp)) return;
     const std::vector<DetectedRecord> r = b.records.download(dev.s, n);
     const std::vector<float> p = b.paths.download(dev.s, n * dp.regions);
     const std::vector<uint32_t> c = b.scatterCounts.download(dev.s, n * dp.regions);
@@ -350,7 +450,7 @@ uint64_t refillRecords(DetectDevice& dev, const RunOptions& opt, DetectScorer sc
         rerun += done;
         const DetectCounters c = readCounters(dev);
         const uint64_t below = std::min<uint64_t>(c.lowestLost, from + done);
-        appendRecordsBelow(dev, b, c.found, below, maxRecords, dp);
+        appendRecordsBelow(dev, b, c.found, below, end, maxRecords, opt.tuning, dp);
         if (done < ro.packets) break;  // cancelled
         if (below > from) {
             from = below;
@@ -399,7 +499,7 @@ RunResult runCudaDetecting(const KernelInput& in, const RunOptions& opt, const D
     dev.addTo(r, opt.outputs);
     const DetectCounters c = readCounters(dev);
     dp.detected = c.found;
-    appendRecordsBelow(dev, bufs, c.found, c.lowestLost, spec.maxRecords, dp);
+    appendRecordsBelow(dev, bufs, c.found, c.lowestLost, opt.firstPacket + opt.packets, spec.maxRecords, opt.tuning, dp);
     r.packetsDone = b.packetsDone;
     r.cancelled = r.packetsDone < opt.packets;
     if (dp.truncated() && !r.cancelled)
