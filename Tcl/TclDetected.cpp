@@ -14,26 +14,11 @@ using fm::ParameterError;
 
 namespace {
 
-std::vector<double> numbers(const std::string& list, const std::string& what) {
-    std::vector<double> v;
-    std::istringstream in(list);
-    for (std::string t; in >> t;) {
-        char* end = nullptr;
-        const double x = std::strtod(t.c_str(), &end);
-        if (t.empty() || *end) throw ParameterError(what + ": '" + t + "' is not a number");
-        v.push_back(x);
-    }
-    return v;
-}
-
-// Numbers as a Tcl list, each printed so that it reads back as the same double (a record's float
-// fields included), so scripts may compare them exactly.
+// Numbers as a Tcl list (fmtcl::formatList: each reads back as the same double, a record's
+// float fields included, so scripts may compare them exactly).
 template <class T>
 std::string listOf(const T* v, size_t n) {
-    std::ostringstream o;
-    o.precision(17);
-    for (size_t i = 0; i < n; ++i) o << (i ? " " : "") << v[i];
-    return o.str();
+    return fmtcl::formatList(std::vector<double>(v, v + n));
 }
 
 std::vector<double> perPacket(std::vector<double> s, const fm::DetectedPackets& dp) {
@@ -144,14 +129,14 @@ double DetectedPackets::signal(unsigned detector) const {
 
 std::string DetectedPackets::reweightedWeights(const std::string& mua) const {
     const fm::DetectedPackets& dp = records("reweightedWeights");
-    const std::vector<double> w = fm::reweightedWeights(dp, numbers(mua, "DetectedPackets reweightedWeights"));
+    const std::vector<double> w = fm::reweightedWeights(dp, fmtcl::parseNumberList(mua, "DetectedPackets reweightedWeights"));
     return listOf(w.data(), w.size());
 }
 
 double DetectedPackets::reweightedSignal(unsigned detector, const std::string& mua) const {
     const fm::DetectedPackets& dp = records("reweightedSignal");
     const uint32_t d = checkedDetector(detector, "reweightedSignal");
-    const std::vector<double> w = fm::reweightedWeights(dp, numbers(mua, "DetectedPackets reweightedSignal"));
+    const std::vector<double> w = fm::reweightedWeights(dp, fmtcl::parseNumberList(mua, "DetectedPackets reweightedSignal"));
     return perPacket(fm::detectedSignal(dp, &w), dp)[d];
 }
 

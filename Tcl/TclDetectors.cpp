@@ -11,22 +11,11 @@
 #include "Storage/Detected/DetectedFile.hpp"
 #include "Storage/Detected/MchFile.hpp"
 #include "Tcl/TclDetected.hpp"
+#include "Tcl/TclUtil.hpp"
 
 using fm::ParameterError;
 
 namespace {
-
-std::vector<double> doubles(const std::string& list, const std::string& what) {
-    std::vector<double> v;
-    std::istringstream in(list);
-    for (std::string t; in >> t;) {
-        char* end = nullptr;
-        const double x = std::strtod(t.c_str(), &end);
-        if (*end) throw ParameterError(what + ": '" + t + "' is not a number");
-        v.push_back(x);
-    }
-    return v;
-}
 
 std::string tclList(const std::vector<double>& v, size_t from = 0) {
     std::ostringstream o;
@@ -140,7 +129,7 @@ void TetraDetectorKernel::writeMch(const std::string& path) const { fm::writeMch
 
 double TetraDetectorKernel::reweightedSignal(unsigned detector, const std::string& mua) const {
     const fm::DetectedPackets& dp = records("reweightedSignal");
-    const std::vector<double> w = fm::reweightedWeights(dp, doubles(mua, className_ + " reweightedSignal"));
+    const std::vector<double> w = fm::reweightedWeights(dp, fmtcl::parseNumberList(mua, className_ + " reweightedSignal"));
     const std::vector<double> s = fm::detectedSignal(dp, &w);
     if (detector >= s.size()) throw ParameterError(className_ + " reweightedSignal: no detector " + std::to_string(detector));
     return s[detector] / double(dp.packets);
