@@ -167,16 +167,39 @@ std::string whereOf(const Entry& e, const std::string& label) {
     return e.where == e.path ? label : e.where + ": " + label;
 }
 
-// Sources: each entry one run; a multi-row .source given directly is one run per row.
+}  // namespace
+
+struct BatchSourceFiles {
+    std::string arg;  // the --batch-sources argument
+    std::vector<Entry> entries;
+    std::vector<TIMOSSources> files;  // [entry]
+};
+
+namespace {
+
+std::shared_ptr<BatchSourceFiles> readSourceFiles(const std::string& arg) {
+    auto f = std::make_shared<BatchSourceFiles>();
+    f->arg = arg;
+    f->entries = listInputs(arg, ".source", "--batch-sources");
+    for (const Entry& e : f->entries)
+        f->files.push_back(readListed(e, [](const std::string& p) { return readTIMOSSource(p); }));
+    return f;
+}
+
+// Sources: each entry one run; a multi-row .source given directly is one run per row. The files
+// as c.sourceFiles holds them, else read here.
 void readSources(const BatchCommand& c, BatchInputs& in) {
-    std::vector<Entry> entries = listInputs(c.sources, ".source", "--batch-sources");
+    const std::shared_ptr<BatchSourceFiles> read =
+        c.sourceFiles && c.sourceFiles->arg == c.sources ? c.sourceFiles : readSourceFiles(c.sources);
+    const std::vector<Entry>& entries = read->entries;
     auto packetsOf = [&](double filePackets) {
         if (c.packetsGiven) return c.opt.packets;
         return filePackets >= 1 && filePackets <= 1e15 ? uint64_t(filePackets) : uint64_t(1000000);
     };
     const bool splitRows = entries.size() == 1 && entries[0].where == entries[0].path;
-    for (const Entry& e : entries) {
-        TIMOSSources s = readListed(e, [](const std::string& p) { return readTIMOSSource(p); });
+    for (size_t i = 0; i < entries.size(); ++i) {
+        const Entry& e = entries[i];
+        const TIMOSSources& s = read->files[i];
         if (!c.specularAtEntry) setSpecularAtEntry(*s.source, false);
         auto* comp = dynamic_cast<CompositeSource*>(s.source.get());
         if (splitRows && comp && comp->elements.size() > 1) {
@@ -198,12 +221,14 @@ void readSources(const BatchCommand& c, BatchInputs& in) {
 }  // namespace
 
 double batchPacketEstimate(const std::string& sources, const std::string& materialSets, bool packetsGiven,
-                           uint64_t packets) {
+                           uint64_t packets, std::shared_ptr<BatchSourceFiles>* read) {
     try {
         BatchCommand c;
         c.sources = sources;
         c.packetsGiven = packetsGiven;
         c.opt.packets = packets;
+        c.sourceFiles = readSourceFiles(sources);
+        if (read) *read = c.sourceFiles;
         BatchInputs in;
         readSources(c, in);
         const double sets = materialSets.empty() ? 1.0 : double(listInputs(materialSets, ".opt", "--batch-opt").size());
