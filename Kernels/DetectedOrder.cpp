@@ -4,10 +4,11 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "Common/Errors.hpp"
-#include "Geometry/ParallelFor.hpp"
 
 namespace fm {
 namespace {
@@ -21,26 +22,43 @@ struct OrderKey {
 static_assert(kMaxDetectors <= 64, "OrderKey holds the detector in 6 bits");
 constexpr uint64_t kMaxIndex = (uint64_t(1) << 58) - 1;  // packet indices the key holds
 
-// Chunks for n items on at most `threads` threads.
-unsigned chunksFor(size_t n, unsigned threads, size_t minChunk) {
-    return std::max(1u, std::min(chunkCount(n, minChunk), threads));
+// Pieces a loop over n items is split into: one per thread, none under 1024 items.
+unsigned chunksFor(size_t n, unsigned threads) {
+    return unsigned(std::max<size_t>(1, std::min<size_t>(threads, n / 1024)));
+}
+
+// Calls f(chunk, lo, hi) for `chunks` contiguous pieces of [0, n), each on its own thread (the
+// first on this one; the rest here too where no more threads can start). f must not throw.
+template <class F>
+void inChunks(size_t n, unsigned chunks, F f) {
+    std::vector<std::thread> pool;
+    unsigned c = 1;
+    try {
+        for (; c < chunks; ++c) pool.emplace_back([&f, n, c, chunks] { f(c, n * c / chunks, n * (c + 1) / chunks); });
+    } catch (const std::system_error&) {
+        for (; c < chunks; ++c) f(c, n * c / chunks, n * (c + 1) / chunks);
+    }
+    f(0u, size_t(0), n / chunks);
+    for (std::thread& t : pool) t.join();
 }
 
 // The keys of the records below `below`, in buffer order.
 std::vector<OrderKey> keysBelow(const RecordBufferView& in, uint64_t below, unsigned threads) {
-    const unsigned chunks = chunksFor(in.n, threads, 1 << 16);
-    std::vector<size_t> start(chunks + 1, 0);
-    parallelChunks(0, in.n, chunks, [&](unsigned c, size_t lo, size_t hi) {
+    const unsigned chunks = chunksFor(in.n, threads);
+    std::vector<size_t> start(chunks + 1, 0), tooLarge(chunks, 0);
+    inChunks(in.n, chunks, [&](unsigned c, size_t lo, size_t hi) {
         for (size_t k = lo; k < hi; ++k) {
-            const DetectedRecord& r = in.records[k];
-            if (r.index > kMaxIndex && r.index < below)
-                throw Error("detected records: packet index " + std::to_string(r.index) + " beyond 2^58");
-            start[c + 1] += r.index < below;
+            const uint64_t index = in.records[k].index;
+            start[c + 1] += index < below;
+            tooLarge[c] += index < below && index > kMaxIndex;
         }
     });
-    for (unsigned c = 0; c < chunks; ++c) start[c + 1] += start[c];
+    for (unsigned c = 0; c < chunks; ++c) {
+        if (tooLarge[c]) throw Error("detected records: a packet index beyond 2^58 - 1");
+        start[c + 1] += start[c];
+    }
     std::vector<OrderKey> keys(start[chunks]);
-    parallelChunks(0, in.n, chunks, [&](unsigned c, size_t lo, size_t hi) {
+    inChunks(in.n, chunks, [&](unsigned c, size_t lo, size_t hi) {
         size_t at = start[c];
         for (size_t k = lo; k < hi; ++k) {
             const DetectedRecord& r = in.records[k];
@@ -72,10 +90,10 @@ void radixSort(std::vector<OrderKey>& keys) {
 }  // namespace
 
 void appendInRecordOrder(const RecordBufferView& in, uint64_t below, uint64_t keep, RecordArrays out,
-                         bool parallel) {
+                         unsigned threads) {
     const size_t have = out.records.size();
     if (have >= keep || in.n == 0) return;
-    const unsigned threads = parallel ? loadThreads() : 1;
+    if (!threads) threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 16u));
     std::vector<OrderKey> keys = keysBelow(in, below, threads);
     radixSort(keys);
     const size_t m = size_t(std::min<uint64_t>(keys.size(), keep - have)), R = in.regions;
@@ -86,7 +104,7 @@ void appendInRecordOrder(const RecordBufferView& in, uint64_t below, uint64_t ke
     DetectedRecord* rec = out.records.data() + have;
     float* path = out.paths.data() + have * R;
     uint32_t* count = counts ? out.scatterCounts.data() + have * R : nullptr;
-    parallelChunks(0, m, chunksFor(m, threads, 1 << 15), [&](unsigned, size_t lo, size_t hi) {
+    inChunks(m, chunksFor(m, threads), [&](unsigned, size_t lo, size_t hi) {
         for (size_t j = lo; j < hi; ++j) {
             const size_t k = size_t(keys[j].slot);
             rec[j] = in.records[k];

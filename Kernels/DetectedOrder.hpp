@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Putting an unordered buffer of detected-packet records (a GPU run's record buffer, filled in
 // the order packets left the mesh, or a CPU worker's) into the records' order: by packet index,
-// then detector. The sort moves 16-byte keys on the host threads and each record is copied once,
-// straight into its place in the output.
+// then detector. A radix sort moves 16-byte keys, then each record is copied once, straight into
+// its place in the output, on the host's threads.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -31,10 +31,11 @@ struct RecordArrays {
 
 // Appends to `out` the buffered records of the packets below `below`, lowest (packet index,
 // detector) first, until out.records holds `keep` records; scatter counts only where the buffer
-// has them (in.scatterCounts not null). On the load threads (Geometry/ParallelFor.hpp), or on
-// the calling thread alone where `parallel` is false (a worker of a run). A packet has at most one record per detector, so the order is
-// total and the result does not depend on the thread count.
+// has them (in.scatterCounts not null). Keys and copies on up to `threads` threads (0: the
+// hardware's, at most 16; 1: the calling thread alone, as a worker of a run does). A packet has
+// at most one record per detector, so the order is total and the result does not depend on the
+// thread count. Throws Error for a packet index of 2^58 or more (the key's limit).
 void appendInRecordOrder(const RecordBufferView& in, uint64_t below, uint64_t keep, RecordArrays out,
-                         bool parallel = true);
+                         unsigned threads = 0);
 
 }  // namespace fm

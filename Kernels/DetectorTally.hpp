@@ -60,7 +60,7 @@ struct DetectorSink {
         std::vector<DetectedRecord> rs;
         std::vector<float> ps;
         std::vector<uint32_t> cs;
-        appendInRecordOrder(view(), ~uint64_t(0), keep, RecordArrays{rs, ps, cs}, false);
+        appendInRecordOrder(view(), ~uint64_t(0), keep, RecordArrays{rs, ps, cs}, 1);
         records = std::move(rs);
         paths = std::move(ps);
         scatterCounts = std::move(cs);

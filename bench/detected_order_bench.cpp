@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
-#include "Geometry/ParallelFor.hpp"
 #include "Kernels/DetectedOrder.hpp"
 #include "SyntheticRecords.hpp"
 
@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     const SyntheticRecordBuffer b = syntheticRecordBuffer(n, regions, 2, window);
     const RecordBufferView view{b.records.data(), b.paths.data(), b.scatterCounts.data(), b.records.size(), regions};
     std::printf("records %zu, regions %u, shuffle window %zu, host threads %u\n", b.records.size(), regions, window,
-                loadThreads());
+                std::thread::hardware_concurrency());
     bool ok = true;
     for (int round = 0; round < rounds; ++round) {
         DetectedPackets one, ordered;

@@ -358,7 +358,7 @@ bool allocated(DeviceBuffer<T>& b, size_t n) {
 // device lacks the memory or the keys cannot hold the indices.
 bool appendOrderedOnDevice(DetectDevice& dev, const RecordBuffers& b, size_t n, uint64_t below, uint64_t indexEnd,
                            uint64_t keep, DetectedPackets& dp) {
-    if (n > 0xffffffffu || indexEnd >= (uint64_t(1) << 57)) return false;
+    if (n > 0x7fffffffu || indexEnd >= (uint64_t(1) << 57)) return false;  // CUB counts items in an int
     const uint32_t count = uint32_t(n), R = dp.regions;
     int endBit = 6;
     while (endBit < 64 && (indexEnd << 6 | 63) >> endBit) ++endBit;

@@ -8,7 +8,6 @@
 #include <cstring>
 
 #include "Common/Errors.hpp"
-#include "Geometry/ParallelFor.hpp"
 #include "Kernels/DetectedOrder.hpp"
 #include "bench/SyntheticRecords.hpp"
 
@@ -34,13 +33,13 @@ RecordBufferView viewOf(const SyntheticRecordBuffer& b) {
 // A run's records from two buffers (a main run below `lost`, then a refill from there), by
 // appendInRecordOrder and by the one-by-one definition.
 void compareTwoBuffers(const SyntheticRecordBuffer& a, const SyntheticRecordBuffer& b, uint64_t lost, uint64_t keep,
-                       bool parallel) {
+                       unsigned threads) {
     DetectedPackets got, want;
-    appendInRecordOrder(viewOf(a), lost, keep, RecordArrays{got.records, got.pathLengths, got.scatterCounts}, parallel);
+    appendInRecordOrder(viewOf(a), lost, keep, RecordArrays{got.records, got.pathLengths, got.scatterCounts}, threads);
     appendInRecordOrderOneByOne(a, lost, keep, want);
     requireSame(got, want);
     appendInRecordOrder(viewOf(b), ~uint64_t(0), keep, RecordArrays{got.records, got.pathLengths, got.scatterCounts},
-                        parallel);
+                        threads);
     appendInRecordOrderOneByOne(b, ~uint64_t(0), keep, want);
     requireSame(got, want);
 }
@@ -48,25 +47,20 @@ void compareTwoBuffers(const SyntheticRecordBuffer& a, const SyntheticRecordBuff
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(record_order_equals_the_definition) {
-    // Threads and chunks as a large buffer gets them on a many-core host, on a small buffer.
-    setLoadThreads(8);
-    loadGrainDivisor() = 4096;
     for (uint32_t regions : {1u, 5u, 21u}) {
         const SyntheticRecordBuffer a = syntheticRecordBuffer(20000, regions, 2, 997, 4, regions);
         const SyntheticRecordBuffer b = syntheticRecordBuffer(5000, regions, 3, 64, 2, regions + 100);
         const uint64_t top = a.records.back().index;
-        for (bool parallel : {false, true}) {
-            BOOST_TEST_CONTEXT("regions " << regions << (parallel ? ", parallel" : ", one thread")) {
-                compareTwoBuffers(a, b, ~uint64_t(0), ~uint64_t(0), parallel);  // room for all
-                compareTwoBuffers(a, b, top / 2, ~uint64_t(0), parallel);       // lost from the middle on
-                compareTwoBuffers(a, b, top / 2, 7000, parallel);                // room ends in the refill
-                compareTwoBuffers(a, b, ~uint64_t(0), 3, parallel);              // room for 3
-                compareTwoBuffers(a, b, 0, 100, parallel);                       // the first packet lost
+        for (unsigned threads : {1u, 7u}) {  // 7: pieces of unequal size
+            BOOST_TEST_CONTEXT("regions " << regions << ", threads " << threads) {
+                compareTwoBuffers(a, b, ~uint64_t(0), ~uint64_t(0), threads);  // room for all
+                compareTwoBuffers(a, b, top / 2, ~uint64_t(0), threads);       // lost from the middle on
+                compareTwoBuffers(a, b, top / 2, 7000, threads);                // room ends in the refill
+                compareTwoBuffers(a, b, ~uint64_t(0), 3, threads);              // room for 3
+                compareTwoBuffers(a, b, 0, 100, threads);                       // the first packet lost
             }
         }
     }
-    setLoadThreads(0);
-    loadGrainDivisor() = 1;
 }
 
 BOOST_AUTO_TEST_CASE(record_order_keeps_nothing_beyond_room_or_without_counts) {
