@@ -116,6 +116,32 @@ std::string gatedRunFolder(size_t j) {
     return "run_" + std::string(n.size() < 4 ? 4 - n.size() : 0, '0') + n + "/";
 }
 
+// The run folders (run_NNNN/) in `dir` of runs `runs` and up: left by an earlier batch of more
+// runs (or a gated batch before an ungated one), they would make the folder look as if it held
+// runs it does not. Each must hold only gated outputs (what batches write there); a folder with
+// anything else is the user's, and the batch refuses rather than mix it with its outputs.
+std::vector<fs::path> staleRunFolders(const std::string& dir, size_t runs) {
+    std::vector<fs::path> stale;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return stale;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+        const std::string name = e.path().filename().string();
+        if (name.size() < 8 || name.size() > 23 || name.compare(0, 4, "run_") != 0 ||
+            name.find_first_not_of("0123456789", 4) != std::string::npos || !e.is_directory(ec) || e.is_symlink(ec))
+            continue;
+        const size_t j = size_t(std::stoull(name.substr(4)));
+        if (gatedRunFolder(j) != name + "/" || j < runs) continue;  // not a batch's name, or this batch's
+        for (const fs::directory_entry& f : fs::directory_iterator(e.path()))
+            if (!f.is_regular_file(ec) || f.is_symlink(ec) ||
+                std::find(kGatedOutputs.begin(), kGatedOutputs.end(), f.path().filename().string()) == kGatedOutputs.end())
+                throw ParameterError("--output " + dir + ": " + name + "/ (a run folder this batch does not write) holds '" +
+                                     f.path().filename().string() +
+                                     "', which no batch writes; move it out or choose another --output folder");
+        stale.push_back(e.path());
+    }
+    return stale;
+}
+
 // Every file the batch may write: the single run's list, and with time gates each run's gated
 // outputs in its own folder (before summary.json, the marker published last).
 std::vector<std::string> batchOutputs(const BatchCommand& c, size_t runs) {
@@ -141,16 +167,39 @@ std::string whereOf(const Entry& e, const std::string& label) {
     return e.where == e.path ? label : e.where + ": " + label;
 }
 
-// Sources: each entry one run; a multi-row .source given directly is one run per row.
+}  // namespace
+
+struct BatchSourceFiles {
+    std::string arg;  // the --batch-sources argument
+    std::vector<Entry> entries;
+    std::vector<TIMOSSources> files;  // [entry]
+};
+
+namespace {
+
+std::shared_ptr<BatchSourceFiles> readSourceFiles(const std::string& arg) {
+    auto f = std::make_shared<BatchSourceFiles>();
+    f->arg = arg;
+    f->entries = listInputs(arg, ".source", "--batch-sources");
+    for (const Entry& e : f->entries)
+        f->files.push_back(readListed(e, [](const std::string& p) { return readTIMOSSource(p); }));
+    return f;
+}
+
+// Sources: each entry one run; a multi-row .source given directly is one run per row. The files
+// as c.sourceFiles holds them, else read here.
 void readSources(const BatchCommand& c, BatchInputs& in) {
-    std::vector<Entry> entries = listInputs(c.sources, ".source", "--batch-sources");
+    const std::shared_ptr<BatchSourceFiles> read =
+        c.sourceFiles && c.sourceFiles->arg == c.sources ? c.sourceFiles : readSourceFiles(c.sources);
+    const std::vector<Entry>& entries = read->entries;
     auto packetsOf = [&](double filePackets) {
         if (c.packetsGiven) return c.opt.packets;
         return filePackets >= 1 && filePackets <= 1e15 ? uint64_t(filePackets) : uint64_t(1000000);
     };
     const bool splitRows = entries.size() == 1 && entries[0].where == entries[0].path;
-    for (const Entry& e : entries) {
-        TIMOSSources s = readListed(e, [](const std::string& p) { return readTIMOSSource(p); });
+    for (size_t i = 0; i < entries.size(); ++i) {
+        const Entry& e = entries[i];
+        const TIMOSSources& s = read->files[i];
         if (!c.specularAtEntry) setSpecularAtEntry(*s.source, false);
         auto* comp = dynamic_cast<CompositeSource*>(s.source.get());
         if (splitRows && comp && comp->elements.size() > 1) {
@@ -172,12 +221,14 @@ void readSources(const BatchCommand& c, BatchInputs& in) {
 }  // namespace
 
 double batchPacketEstimate(const std::string& sources, const std::string& materialSets, bool packetsGiven,
-                           uint64_t packets) {
+                           uint64_t packets, std::shared_ptr<BatchSourceFiles>* read) {
     try {
         BatchCommand c;
         c.sources = sources;
         c.packetsGiven = packetsGiven;
         c.opt.packets = packets;
+        c.sourceFiles = readSourceFiles(sources);
+        if (read) *read = c.sourceFiles;
         BatchInputs in;
         readSources(c, in);
         const double sets = materialSets.empty() ? 1.0 : double(listInputs(materialSets, ".opt", "--batch-opt").size());
@@ -383,7 +434,10 @@ int runBatchCommand(const BatchCommand& c, const MpiSession& mpi) {
     std::exception_ptr openError;
     if (root) {
         try {
+            const size_t runFolders = c.opt.outputs.gated() ? model.runs.size() : 0;
+            staleRunFolders(c.output, runFolders);  // refuses before anything is removed
             out = std::make_unique<OutputFolder>(c.output, batchOutputs(c, model.runs.size()));
+            for (const fs::path& p : staleRunFolders(c.output, runFolders)) fs::remove_all(p);  // summary.json is gone
             // The matrix files (binary, and HDF5 where built) hold 8 bytes a tetra and run each;
             // a run's gated files about their arrays' size.
             const double gated = (c.opt.outputs.gatedVolume ? gatedArrayBytes(c.opt.gates, gatedVolumeStride(c.opt.gates, mesh.tetraCount())) : 0) +

@@ -351,6 +351,7 @@ struct Session {
     std::string meshPath;
     std::unique_ptr<TetraMesh> mesh;
     PackedModelCache packed;
+    std::shared_ptr<BatchSourceFiles> batchSources;  // --batch-sources as the device choice read them
 };
 
 // Only the devices the run uses are visible to CUDA (Kernels/DeviceVisibility.hpp): set before
@@ -364,8 +365,9 @@ void refuseThreadsWithCuda(const Args& a) {
 
 // This command's work for the choice of devices (restrictDevicesForWork): its packets and its
 // mesh's tetras, from the command line, the source files and the mesh's first line or .fmb
-// header; 0 where they do not tell (MMC inputs, unreadable files).
-std::pair<double, size_t> estimatedWork(const Args& a) {
+// header; 0 where they do not tell (MMC inputs, unreadable files). A batch's source files read
+// are left in *batchSources.
+std::pair<double, size_t> estimatedWork(const Args& a, std::shared_ptr<BatchSourceFiles>* batchSources) {
     size_t tetras = 0;
     const std::string mesh = a.get("--mesh", "");
     if (mesh.size() > 5 && mesh.substr(mesh.size() - 5) == ".mesh") {
@@ -378,7 +380,8 @@ std::pair<double, size_t> estimatedWork(const Args& a) {
     try {
         const double given = a.has("--packets") ? double(whole(a, "--packets", 1, uint64_t(1) << 53)) : 0;
         if (a.has("--batch-sources"))
-            return {batchPacketEstimate(a.get("--batch-sources"), a.get("--batch-opt", ""), given > 0, uint64_t(given)),
+            return {batchPacketEstimate(a.get("--batch-sources"), a.get("--batch-opt", ""), given > 0, uint64_t(given),
+                                        batchSources),
                     tetras};
         if (given > 0) return {given, tetras};
         if (a.has("--source")) return {readTIMOSSource(a.get("--source")).totalPackets, tetras};
@@ -388,11 +391,11 @@ std::pair<double, size_t> estimatedWork(const Args& a) {
     }
 }
 
-std::vector<int> sessionDevices(const Args& a) {
+std::vector<int> sessionDevices(const Args& a, Session& ses) {
     refuseThreadsWithCuda(a);
     const std::string kernel = a.get("--kernel", "cpu");
     if (kernel == "cuda" && !a.has("--serve")) {  // --devices all: only as many as the work is worth
-        const auto [packets, tetras] = estimatedWork(a);
+        const auto [packets, tetras] = estimatedWork(a, &ses.batchSources);
         restrictDevicesForWork(deviceList(a, kernel), packets, tetras);
     }
     return kernel == "cuda" || kernel == "hybrid" ? restrictVisibleDevices(deviceList(a, kernel)) : deviceList(a, kernel);
@@ -561,6 +564,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
         bc.quiet = a.flags.count("--quiet") > 0;
         bc.cancel = &stopFlag();
         bc.warnings = warnings;
+        bc.sourceFiles = std::move(ses.batchSources);  // read once (sessionDevices), used once
         return runBatchCommand(bc, mpi);
     }
 
@@ -741,7 +745,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         return argc == 1 ? 1 : 0;
     }
     Session ses;
-    ses.devices = sessionDevices(a);
+    ses.devices = sessionDevices(a, ses);
     if (a.has("--serve")) return serve(a, mpi, ses);
     return runOne(a, mpi, ses);
 }

@@ -73,7 +73,6 @@ struct DetectingFolds {
 void mergeRecords(std::vector<DetectorSink>& sinks, uint64_t maxRecords, DetectedPackets& dp) {
     DetectorSink all;
     all.regions = dp.regions;
-    all.keep = maxRecords;
     dp.detectedWeight.assign(dp.detectors.size(), 0.0);
     for (DetectorSink& s : sinks) {
         dp.detected += s.found;
@@ -83,10 +82,10 @@ void mergeRecords(std::vector<DetectorSink>& sinks, uint64_t maxRecords, Detecte
         all.scatterCounts.insert(all.scatterCounts.end(), s.scatterCounts.begin(), s.scatterCounts.end());
         s = DetectorSink{};
     }
-    all.compact();
-    dp.records = std::move(all.records);
-    dp.pathLengths = std::move(all.paths);
-    dp.scatterCounts = std::move(all.scatterCounts);
+    dp.records.clear();
+    dp.pathLengths.clear();
+    dp.scatterCounts.clear();
+    appendInRecordOrder(all.view(), ~uint64_t(0), maxRecords, RecordArrays{dp.records, dp.pathLengths, dp.scatterCounts});
 }
 
 void setDetectingErrors(RunResult& r, std::vector<DetectingFolds>& folds) {

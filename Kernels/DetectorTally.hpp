@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "Kernels/CPU/CpuLanes.hpp"
+#include "Kernels/DetectedOrder.hpp"
 #include "Kernels/DetectedPackets.hpp"
 
 namespace fm {
@@ -53,27 +54,20 @@ struct DetectorSink {
     std::vector<double> weight; // [detector]: detected weight
     uint64_t found = 0;
 
-    // Keeps the `keep` records of the lowest (packet index, detector), in that order.
+    // Keeps the `keep` records of the lowest (packet index, detector), in that order (on this
+    // worker's thread).
     void compact() {
-        std::vector<size_t> order(records.size());
-        std::iota(order.begin(), order.end(), size_t(0));
-        auto key = [&](size_t k) { return std::make_pair(records[k].index, records[k].detector); };
-        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
-        if (order.size() > keep) order.resize(keep);
         std::vector<DetectedRecord> rs;
         std::vector<float> ps;
         std::vector<uint32_t> cs;
-        rs.reserve(order.size());
-        ps.reserve(order.size() * regions);
-        cs.reserve(order.size() * regions);
-        for (size_t k : order) {
-            rs.push_back(records[k]);
-            ps.insert(ps.end(), paths.begin() + k * regions, paths.begin() + (k + 1) * regions);
-            cs.insert(cs.end(), scatterCounts.begin() + k * regions, scatterCounts.begin() + (k + 1) * regions);
-        }
+        appendInRecordOrder(view(), ~uint64_t(0), keep, RecordArrays{rs, ps, cs}, 1);
         records = std::move(rs);
         paths = std::move(ps);
         scatterCounts = std::move(cs);
+    }
+    RecordBufferView view() const {
+        return RecordBufferView{records.data(), paths.data(), scatterCounts.empty() ? nullptr : scatterCounts.data(),
+                                records.size(), regions};
     }
 };
 

@@ -38,6 +38,7 @@ TuningKnobs tuningFromEnvironment() {
     TuningKnobs t;
     t.cudaBlocksPerSm = positiveFromEnv("FM_CUDA_BLOCKS_PER_SM", 0, 64);
     t.mcmlGroupCrossings = flagFromEnv("FM_CUDA_MCML_GROUP_CROSSINGS", true);
+    t.cudaDeviceRecordOrder = flagFromEnv("FM_CUDA_DEVICE_RECORD_ORDER", true);
     t.mcmlRzReplicas = positiveFromEnv("FM_CUDA_RZ_REPLICAS", 0, 1024);
     t.batchSlotsPerDevice = positiveFromEnv("FM_BATCH_SLOTS_PER_DEVICE", 0, 2);
     t.batchRunsPerLaunch = positiveFromEnv("FM_BATCH_RUNS_PER_LAUNCH", 0, 64);

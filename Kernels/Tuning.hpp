@@ -40,12 +40,16 @@ struct TuningKnobs {
     // outgrow the L2, where memory allows, else the 112-byte records), record or split. Batches
     // keep the records.
     CellLayout cudaCellLayout{};
+    // GPU detecting runs: the record buffer is put in (packet index, detector) order on the device
+    // (a radix sort and a gather, then one download of the ordered records) where its memory
+    // allows; false: downloaded as filled and ordered on the host (Kernels/DetectedOrder.hpp).
+    bool cudaDeviceRecordOrder = true;
 };
 
 // The knobs from the environment, defaults where a variable is unset: FM_CUDA_BLOCKS_PER_SM=N,
 // FM_CUDA_MCML_GROUP_CROSSINGS=0, FM_CUDA_RZ_REPLICAS=N, FM_CPU_ISA=generic,
 // FM_BATCH_SLOTS_PER_DEVICE=1|2, FM_BATCH_RUNS_PER_LAUNCH=N, FM_CUDA_CELL_LAYOUT=auto|record|split,
-// FM_CUDA_GROUP_BLOCKS_PER_SM=3|4. Throws ParameterError
+// FM_CUDA_GROUP_BLOCKS_PER_SM=3|4, FM_CUDA_DEVICE_RECORD_ORDER=0. Throws ParameterError
 // naming the variable for a value it cannot use. For the applications' main(), not the library.
 TuningKnobs tuningFromEnvironment();
 

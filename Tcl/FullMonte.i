@@ -15,6 +15,7 @@
 #include "Tcl/TclKernels.hpp"
 #include "Tcl/TclTraces.hpp"
 #include "Tcl/TclDetectors.hpp"
+#include "Tcl/TclDetected.hpp"
 #include "Tcl/TclQueries.hpp"
 #include "Tcl/TclStorage.hpp"
 #include "Tcl/TclBatch.hpp"
@@ -173,7 +174,10 @@ if (!dcast) {
 // ---- end packet traces ----
 
 // ---- Surface detectors (issue 28): TetraDetectorKernel (Tcl/TclDetectors.hpp). ----
+%newobject TetraDetectorKernel::detected;
 %include "Tcl/TclDetectors.hpp"
+// Detected-packet records per record (Tcl/TclDetected.hpp): from a .fmd file or a kernel's run.
+%include "Tcl/TclDetected.hpp"
 
 // ---- VTK (Storage/VTK): wrapped only when its library is built (FM_USE_VTK ON);
 // see Tcl/CMakeLists.txt. ----
@@ -222,6 +226,7 @@ if (!dcast) {
 %newobject MCMLInputReader::current;
 %newobject MCMLOutputReader::result;
 %newobject MCMLKernel::geometry;
+%newobject MCMLKernel::detected;
 %nodefaultctor MCMLCase;
 %nodefaultctor MCMLOutput;
 %include "Tcl/TclMCML.hpp"

@@ -10,22 +10,12 @@
 #include "Kernels/Dispatch.hpp"
 #include "Storage/Detected/DetectedFile.hpp"
 #include "Storage/Detected/MchFile.hpp"
+#include "Tcl/TclDetected.hpp"
+#include "Tcl/TclUtil.hpp"
 
 using fm::ParameterError;
 
 namespace {
-
-std::vector<double> doubles(const std::string& list, const std::string& what) {
-    std::vector<double> v;
-    std::istringstream in(list);
-    for (std::string t; in >> t;) {
-        char* end = nullptr;
-        const double x = std::strtod(t.c_str(), &end);
-        if (*end) throw ParameterError(what + ": '" + t + "' is not a number");
-        v.push_back(x);
-    }
-    return v;
-}
 
 std::string tclList(const std::vector<double>& v, size_t from = 0) {
     std::ostringstream o;
@@ -115,6 +105,10 @@ const fm::DetectedPackets& TetraDetectorKernel::records(const char* what) const 
 unsigned long long TetraDetectorKernel::detectedRecords() const { return records("detectedRecords").records.size(); }
 unsigned long long TetraDetectorKernel::detectedTotal() const { return records("detectedTotal").detected; }
 void TetraDetectorKernel::writeDetected(const std::string& path) const { fm::writeDetected(path, records("writeDetected")); }
+DetectedPackets* TetraDetectorKernel::detected() const {
+    records("detected");
+    return new DetectedPackets(detected_);
+}
 
 double TetraDetectorKernel::detectedSignal(unsigned detector) const {
     const fm::DetectedPackets& dp = records("detectedSignal");
@@ -135,7 +129,7 @@ void TetraDetectorKernel::writeMch(const std::string& path) const { fm::writeMch
 
 double TetraDetectorKernel::reweightedSignal(unsigned detector, const std::string& mua) const {
     const fm::DetectedPackets& dp = records("reweightedSignal");
-    const std::vector<double> w = fm::reweightedWeights(dp, doubles(mua, className_ + " reweightedSignal"));
+    const std::vector<double> w = fm::reweightedWeights(dp, fmtcl::parseNumberList(mua, className_ + " reweightedSignal"));
     const std::vector<double> s = fm::detectedSignal(dp, &w);
     if (detector >= s.size()) throw ParameterError(className_ + " reweightedSignal: no detector " + std::to_string(detector));
     return s[detector] / double(dp.packets);

@@ -7,6 +7,8 @@
 
 #include "Tcl/TclKernels.hpp"
 
+class DetectedPackets;  // Tcl/TclDetected.hpp
+
 #ifndef SWIG
 #include <memory>
 
@@ -29,6 +31,7 @@ public:
     unsigned long long detectedRecords() const;  // kept
     unsigned long long detectedTotal() const;    // found (more than kept when truncated)
     void writeDetected(const std::string& path) const;  // a .fmd file
+    DetectedPackets* detected() const;  // the records, per record (Tcl/TclDetected.hpp)
     double detectedSignal(unsigned detector) const;
     // Standard error of the signal over all detections (batch means; NaN with one batch).
     double detectedSignalError(unsigned detector) const;

@@ -12,6 +12,7 @@
 #include "Storage/MCML/MCIReader.hpp"
 #include "Storage/MCML/MCOReader.hpp"
 #include "Storage/MCML/MCOWriter.hpp"
+#include "Tcl/TclDetected.hpp"
 #include "Tcl/TclGeometry.hpp"
 #include "Tcl/TclUtil.hpp"
 
@@ -267,6 +268,10 @@ const fm::DetectedPackets& MCMLKernel::records(const char* what) const {
     if (!*detected_)
         throw ParameterError(className_ + " " + what + ": no records (call keepRecords 1 and run the kernel first)");
     return **detected_;
+}
+DetectedPackets* MCMLKernel::detected() const {
+    records("detected");
+    return new DetectedPackets(*detected_);
 }
 unsigned long long MCMLKernel::detectedRecords() const { return records("detectedRecords").records.size(); }
 unsigned long long MCMLKernel::detectedTotal() const { return records("detectedTotal").detected; }

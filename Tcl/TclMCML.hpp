@@ -21,6 +21,7 @@
 #endif
 
 class MaterialSet;
+class DetectedPackets;  // Tcl/TclDetected.hpp
 
 class Layer {
 public:
@@ -160,6 +161,7 @@ public:
     unsigned long long detectedTotal() const;    // found (more than kept when truncated)
     void writeDetected(const std::string& path) const;  // a .fmd file
     void writeMch(const std::string& path) const;       // an MMC/MCX .mch file
+    DetectedPackets* detected() const;  // the records, per record (Tcl/TclDetected.hpp)
 #ifndef SWIG
 protected:
     Job makeJob() const override;

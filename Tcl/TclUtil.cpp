@@ -57,6 +57,18 @@ std::string formatList(const std::vector<double>& v) {
     return o.str();
 }
 
+std::vector<double> parseNumberList(const std::string& list, const std::string& what) {
+    std::vector<double> v;
+    std::istringstream in(list);
+    for (std::string t; in >> t;) {
+        char* end = nullptr;
+        const double x = std::strtod(t.c_str(), &end);
+        if (*end) throw fm::ParameterError(what + ": '" + t + "' is not a number");
+        v.push_back(x);
+    }
+    return v;
+}
+
 uint64_t wholeNumber(double x, const std::string& what, double lo, double hi) {
     // Above 2^53 a double may be a rounded integer: such values are refused, not rounded.
     hi = std::min(hi, 9007199254740991.0);

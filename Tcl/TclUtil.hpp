@@ -19,6 +19,8 @@ fm::Point3 parseVec3(const std::string& s, const std::string& what);
 // As FullMonte's SWIG array typemap printed them: "x y z " (trailing space).
 std::string formatVec3(const fm::Point3& p);
 std::string formatList(const std::vector<double>& v);
+// A whitespace-separated list of numbers; throws ParameterError("<what>: 'x' is not a number").
+std::vector<double> parseNumberList(const std::string& list, const std::string& what);
 
 // Checks that throw ParameterError("<what> ...") for values no run can use.
 uint64_t wholeNumber(double x, const std::string& what, double lo, double hi);

@@ -9,6 +9,10 @@
 #     tree's kernel without detectors (when .device-data/base-main.tgz or FM_BASE_TGZ holds it),
 #     two alternated rounds; 3b. the cost of filling a truncated run's records (packets run
 #     again, process time) for room for all, half and 1% of the detections of 1e7 packets;
+#     3c. the host side of a detecting run (1e7 packets, room for all): records ordered on the
+#     device (default) and on the host (FM_CUDA_DEVICE_RECORD_ORDER=0), two rounds, kernel s,
+#     run s, download s (tallies and records), us per record; and detected_order_bench (the host
+#     ordering alone on synthetic buffers of as many records, this machine's threads);
 #  4. compute-sanitizer memcheck of a small detecting run and its replay.
 # Usage (GPU machine, repo root): bench/gpu_detectors.sh [packets=1e8]. FM_BUILD_DIR (build-detect)
 # with FM_REUSE_BUILD=1 uses a tree already built with tests; FM_BASE_TGZ another commit's tree
@@ -33,10 +37,11 @@ if [ -f "$tgz" ]; then  # the base tree, built beside this one
     cmake --build /tmp/gd-bb -j 6 --target fullmonte-run >>/tmp/gd-bb.log 2>&1) &
 fi
 B=${FM_BUILD_DIR:-build-detect}
-if ! { [ "${FM_REUSE_BUILD:-0}" = 1 ] && [ -x "$B/bin/fullmonte-run" ] && [ -x "$B/bin/test_cuda_detectors" ]; }; then
+if ! { [ "${FM_REUSE_BUILD:-0}" = 1 ] && [ -x "$B/bin/fullmonte-run" ] && [ -x "$B/bin/test_cuda_detectors" ] &&
+  [ -x "$B/bin/detected_order_bench" ]; }; then
   cmake -S . -B $B "${cfg[@]}" -DFM_BUILD_TESTS=ON -DFM_SHARED_DATA_DIR="$(cd "$data" && pwd)" >"$out/cmake.log" 2>&1 ||
     { tail -20 "$out/cmake.log"; exit 1; }
-  cmake --build $B -j 10 --target fullmonte-run fullmonte-detected test_cuda_detectors test_detector_kernels \
+  cmake --build $B -j 10 --target fullmonte-run fullmonte-detected test_cuda_detectors test_detector_kernels detected_order_bench \
     >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -20; exit 1; }
 fi
 wait
@@ -133,6 +138,28 @@ refill all 20000000 | tee "$out/refill.txt"
 found=$(python3 -c "import json;print(json.load(open('$w/rf-all/summary.json'))['detectors']['detected'])")
 refill half $((found / 2)) | tee -a "$out/refill.txt"
 refill 1pc $((found / 100)) | tee -a "$out/refill.txt"
+
+echo "== 3c. host side of a detecting run: 1e7 packets, room for all, records ordered on the device / on the host"
+hostside() {  # label, FM_CUDA_DEVICE_RECORD_ORDER value
+  FM_CUDA_DEVICE_RECORD_ORDER=$2 $B/bin/fullmonte-run "${m[@]}" --packets $rn --seed 4 --batches 1 --kernel cuda \
+    --detectors "$disks" --max-detected 20000000 --output "$w/hs-$1" >/dev/null 2>"$w/hs-$1.err" || { cat "$w/hs-$1.err"; return; }
+  python3 - "$w/hs-$1/summary.json" "$1" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+n = s["detectors"]["records"]
+after = s["seconds"] - s["kernel_seconds"] - s.get("upload_seconds", 0)
+print(f"{sys.argv[2]:>7}: records {n}, kernel s {s['kernel_seconds']:.4f}, run s {s['seconds']:.4f}, "
+      f"download s {s['download_seconds']:.4f}, after the kernel {after:.4f} s = {1e6 * after / max(n, 1):.4f} us/record")
+PY
+}
+for i in 1 2; do
+  hostside device 1
+  hostside host 0
+done | tee "$out/hostside.txt"
+cmp -s "$w/hs-device/detected.fmd" "$w/hs-host/detected.fmd" && echo "device and host order: same detected.fmd" ||
+  echo "device and host order: detected.fmd DIFFER"
+recs=$(python3 -c "import json;print(json.load(open('$w/hs-device/summary.json'))['detectors']['records'])")
+$B/bin/detected_order_bench "$recs" 5 65536 3 | tee -a "$out/hostside.txt"
 
 echo "== 4. compute-sanitizer memcheck (detecting run, 1e5 packets, and its replay)"
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)

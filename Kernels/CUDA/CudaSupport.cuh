@@ -61,6 +61,10 @@ public:
         }
         return v;
     }
+    // The first `count` elements into host memory at `to` (queued on s; synchronise before use).
+    void downloadTo(T* to, size_t count, cudaStream_t s) const {
+        if (count) cudaCheck(cudaMemcpyAsync(to, p_, count * sizeof(T), cudaMemcpyDeviceToHost, s), "download");
+    }
     T* get() const { return p_; }
     size_t size() const { return n_; }
 

@@ -21,7 +21,6 @@
 #include "Kernels/CUDA/DetectRecords.cuh"
 
 #include <algorithm>
-#include <numeric>
 
 #include "Common/Errors.hpp"
 #include "Kernels/CUDA/CudaKernel.hpp"
@@ -191,7 +190,7 @@ RunResult runCudaDetecting(const KernelInput& in, const RunOptions& opt, const D
     dev.addTo(r, opt.outputs);
     const DetectCounters c = dev.tables.read(dev.s);
     dp.detected = c.found;
-    appendRecordsBelow(dev.s, bufs, c.found, c.lowestLost, spec.maxRecords, dp);
+    appendRecordsBelow(dev.s, bufs, c.found, c.lowestLost, opt.firstPacket + opt.packets, spec.maxRecords, opt.tuning, dp);
     r.packetsDone = b.packetsDone;
     r.cancelled = r.packetsDone < opt.packets;
     if (dp.truncated() && !r.cancelled) {

@@ -12,8 +12,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
+#include <cub/device/device_radix_sort.cuh>
+
+#include "Kernels/DetectedOrder.hpp"
 #include "Kernels/Detection.hpp"
 
 namespace fm {
@@ -189,25 +191,117 @@ struct DetectorTables {
     }
 };
 
+// Record order keys of the first n records: packet index x 64 + detector (kMaxDetectors = 64:
+// keys never tie), and their slots. The kernels and their host driver are file-local: each .cu
+// that includes this header has its own copy.
+namespace {
+__global__ void recordKeysKernel(const DetectedRecord* records, uint32_t n, unsigned long long* keys, uint32_t* slots) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    keys[i] = (unsigned long long)records[i].index << 6 | records[i].detector;
+    slots[i] = i;
+}
+
+// Of n sorted keys, how many are below `limit` (the thread at the boundary writes it; count
+// starts at 0).
+__global__ void countBelowKernel(const unsigned long long* keys, uint32_t n, unsigned long long limit,
+                                 unsigned long long* count) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && keys[i] < limit && (i + 1 == n || keys[i + 1] >= limit)) *count = i + 1ull;
+}
+
+// Record j of the order is record slots[j], with its path lengths and scatter counts.
+__global__ void gatherRecordsKernel(const DetectedRecord* records, const float* paths, const uint32_t* counts,
+                                    const uint32_t* slots, uint32_t m, uint32_t regions, DetectedRecord* outRecords,
+                                    float* outPaths, uint32_t* outCounts) {
+    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= m) return;
+    const size_t k = slots[j];
+    outRecords[j] = records[k];
+    for (uint32_t r = 0; r < regions; ++r) {
+        outPaths[size_t(j) * regions + r] = paths[k * regions + r];
+        outCounts[size_t(j) * regions + r] = counts[k * regions + r];
+    }
+}
+
+// Allocates b, or says the device has not the memory (false, nothing thrown).
+template <class T>
+bool allocated(DeviceBuffer<T>& b, size_t n) {
+    try {
+        b.allocate(n, "ordering detected records");
+        return true;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
+// appendRecordsBelow with the ordering on the device: the n filled records' keys radix-sorted
+// (CUB) over the bits that packet indices below indexEnd need, the first records below `below`
+// gathered in order, and only those downloaded, straight into dp. False (dp untouched) where the
+// device lacks the memory or the keys cannot hold the indices.
+bool appendOrderedOnDevice(cudaStream_t s, const RecordBuffers& b, size_t n, uint64_t below, uint64_t indexEnd,
+                           uint64_t keep, DetectedPackets& dp) {
+    if (n > 0x7fffffffu || indexEnd >= (uint64_t(1) << 57)) return false;  // CUB counts items in an int
+    const uint32_t count = uint32_t(n), R = dp.regions;
+    int endBit = 6;
+    while (endBit < 64 && (indexEnd << 6 | 63) >> endBit) ++endBit;
+    DeviceBuffer<unsigned long long> keys, sortedKeys, below1;
+    DeviceBuffer<uint32_t> slots, sortedSlots;
+    DeviceBuffer<unsigned char> temp;
+    size_t tempBytes = 0;
+    cudaCheck(cub::DeviceRadixSort::SortPairs(nullptr, tempBytes, keys.get(), sortedKeys.get(), slots.get(),
+                                              sortedSlots.get(), count, 0, endBit, s),
+              "record order (size)");
+    if (!allocated(keys, n) || !allocated(sortedKeys, n) || !allocated(slots, n) || !allocated(sortedSlots, n) ||
+        !allocated(temp, std::max<size_t>(tempBytes, 1)) || !allocated(below1, 1))
+        return false;
+    const unsigned blocks = unsigned((n + kBlock - 1) / kBlock);
+    recordKeysKernel<<<blocks, kBlock, 0, s>>>(b.records.get(), count, keys.get(), slots.get());
+    cudaCheck(cudaGetLastError(), "record keys");
+    cudaCheck(cub::DeviceRadixSort::SortPairs(temp.get(), tempBytes, keys.get(), sortedKeys.get(), slots.get(),
+                                              sortedSlots.get(), count, 0, endBit, s),
+              "record order");
+    below1.zero(s);
+    const unsigned long long limit = below >= indexEnd ? ~0ull : (unsigned long long)below << 6;
+    countBelowKernel<<<blocks, kBlock, 0, s>>>(sortedKeys.get(), count, limit, below1.get());
+    cudaCheck(cudaGetLastError(), "records below");
+    const size_t have = dp.records.size();
+    const size_t m = size_t(std::min<uint64_t>(below1.download(s)[0], keep - have));
+    DeviceBuffer<DetectedRecord> outRecords;
+    DeviceBuffer<float> outPaths;
+    DeviceBuffer<uint32_t> outCounts;
+    if (!allocated(outRecords, m) || !allocated(outPaths, m * R) || !allocated(outCounts, m * R)) return false;
+    if (m) {
+        gatherRecordsKernel<<<unsigned((m + kBlock - 1) / kBlock), kBlock, 0, s>>>(
+            b.records.get(), b.paths.get(), b.scatterCounts.get(), sortedSlots.get(), uint32_t(m), R,
+            outRecords.get(), outPaths.get(), outCounts.get());
+        cudaCheck(cudaGetLastError(), "record gather");
+    }
+    dp.records.resize(have + m);
+    dp.pathLengths.resize((have + m) * R);
+    dp.scatterCounts.resize((have + m) * R);
+    outRecords.downloadTo(dp.records.data() + have, m, s);
+    outPaths.downloadTo(dp.pathLengths.data() + have * R, m * R, s);
+    outCounts.downloadTo(dp.scatterCounts.data() + have * R, m * R, s);
+    cudaCheck(cudaStreamSynchronize(s), "download records");
+    return true;
+}
+}  // namespace
+
 // Appends to dp the records in the device buffer (`stored` slots filled) of the packets below
-// `below`, in (index, detector) order, until dp holds `keep` records.
+// `below` (all packet indices are below indexEnd), in (index, detector) order, until dp holds
+// `keep` records: ordered on the device (tuning cudaDeviceRecordOrder, where memory allows),
+// else downloaded as filled and ordered on the host.
 inline void appendRecordsBelow(cudaStream_t s, const RecordBuffers& b, unsigned long long stored, uint64_t below,
-                               uint64_t keep, DetectedPackets& dp) {
+                               uint64_t indexEnd, uint64_t keep, const TuningKnobs& tuning, DetectedPackets& dp) {
     const size_t n = size_t(std::min<unsigned long long>(stored, b.records.size()));
+    if (n == 0 || dp.records.size() >= keep) return;
+    if (tuning.cudaDeviceRecordOrder && appendOrderedOnDevice(s, b, n, below, indexEnd, keep, dp)) return;
     const std::vector<DetectedRecord> r = b.records.download(s, n);
     const std::vector<float> p = b.paths.download(s, n * dp.regions);
     const std::vector<uint32_t> c = b.scatterCounts.download(s, n * dp.regions);
-    std::vector<size_t> order(n);
-    std::iota(order.begin(), order.end(), size_t(0));
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return r[a].index != r[b].index ? r[a].index < r[b].index : r[a].detector < r[b].detector;
-    });
-    for (size_t k : order) {
-        if (r[k].index >= below || dp.records.size() >= keep) break;
-        dp.records.push_back(r[k]);
-        dp.pathLengths.insert(dp.pathLengths.end(), p.begin() + k * dp.regions, p.begin() + (k + 1) * dp.regions);
-        dp.scatterCounts.insert(dp.scatterCounts.end(), c.begin() + k * dp.regions, c.begin() + (k + 1) * dp.regions);
-    }
+    appendInRecordOrder(RecordBufferView{r.data(), p.data(), c.data(), n, dp.regions}, below, keep,
+                        RecordArrays{dp.records, dp.pathLengths, dp.scatterCounts});
 }
 
 // Fills a truncated run's records up to maxRecords, as the CPU keeps them: dp holds every record
@@ -241,7 +335,7 @@ uint64_t refillRecords(cudaStream_t s, const RunOptions& opt, RunChunk runChunk,
         rerun += done;
         const DetectCounters c = counters();
         const uint64_t below = std::min<uint64_t>(c.lowestLost, from + done);
-        appendRecordsBelow(s, b, c.found, below, maxRecords, dp);
+        appendRecordsBelow(s, b, c.found, below, end, maxRecords, opt.tuning, dp);
         if (done < ro.packets) break;  // cancelled
         if (below > from) {
             from = below;

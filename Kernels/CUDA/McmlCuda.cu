@@ -232,7 +232,7 @@ struct DeviceRecords {
         const DetectCounters c = tables->read(s);
         dp.detected = c.found;
         dp.detectedWeight = detectedWeight.download(s);
-        appendRecordsBelow(s, *buffers, c.found, c.lowestLost, keep, dp);
+        appendRecordsBelow(s, *buffers, c.found, c.lowestLost, opt.firstPacket + opt.packets, keep, opt.tuning, dp);
         if (!dp.truncated() || cancelled) return;
         auto runChunk = [&](const RunOptions& ro) {
             tables->reset(s);

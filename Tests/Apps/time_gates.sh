@@ -115,6 +115,33 @@ else
   fail "gated batch outputs differ from the single runs"
 fi
 
+# A batch into a folder that held an earlier batch of more runs removes the extra run folders
+# (the folder holds this batch's runs only), an ungated batch removes them all, and a run folder
+# holding a file no batch writes is refused before anything is removed.
+printf 'm.source\nm2.source\nm.source\n' >"$dir/list3.txt"
+"$exe" "${b[@]}" --batch-sources "$dir/list3.txt" --output "$dir/stale" >/dev/null 2>"$dir/err" || fail "3-run batch: $(cat "$dir/err")"
+[ -d "$dir/stale/run_0002" ] || fail "3-run batch wrote no run_0002/"
+"$exe" "${b[@]}" --batch-sources "$dir/list.txt" --output "$dir/stale" >/dev/null 2>"$dir/err" || fail "2-run batch: $(cat "$dir/err")"
+if [ -f "$dir/stale/run_0001/tpsf.txt" ] && [ ! -e "$dir/stale/run_0002" ]; then
+  ok "a 2-run gated batch after a 3-run one leaves run_0000/ and run_0001/ only"
+else
+  fail "stale run folders after a shorter batch: $(ls "$dir/stale")"
+fi
+"$exe" "${b[@]:0:11}" --batch-sources "$dir/list.txt" --output "$dir/stale" >/dev/null 2>"$dir/err" || fail "CW batch: $(cat "$dir/err")"
+if ! ls -d "$dir"/stale/run_* >/dev/null 2>&1 && [ -f "$dir/stale/summary.json" ]; then
+  ok "an ungated batch removes the gated batch's run folders"
+else
+  fail "run folders left by an ungated batch: $(ls "$dir/stale")"
+fi
+mkdir -p "$dir/stale/run_0007" && echo mine >"$dir/stale/run_0007/notes.txt"
+if ! "$exe" "${b[@]}" --batch-sources "$dir/list.txt" --output "$dir/stale" >/dev/null 2>"$dir/err" &&
+   grep -q "run_0007/.*'notes.txt', which no batch writes" "$dir/err" && [ -f "$dir/stale/summary.json" ] &&
+   [ -f "$dir/stale/run_0007/notes.txt" ]; then
+  ok "a run folder holding a file no batch writes is refused, nothing removed"
+else
+  fail "foreign file in a stale run folder: $(cat "$dir/err")"
+fi
+
 # --time-gate-regions 2: fluence_gated.fmtg over region 2's tetra only, listed in
 # fluence_gated_tetras.txt, equal to the all-tetras run's values there (same seed and batches).
 "$exe" "${m[@]}" --time-gates 0,0.02,0.001 --output "$dir/full" >/dev/null 2>"$dir/err" || fail "full: $(cat "$dir/err")"

@@ -161,11 +161,25 @@ BOOST_AUTO_TEST_CASE(gpu_records_match_cpu) {
     BOOST_CHECK_LT(fmtest::l1(plain.surface, g.surface), 1e-9);
 }
 
+// Records of `a` (the first `count`) that differ from b's in any field, path length or count.
+size_t recordsDiffer(const fm::DetectedPackets& a, const fm::DetectedPackets& b, size_t count) {
+    size_t differ = 0;
+    for (size_t k = 0; k < count; ++k) {
+        const fm::DetectedRecord &x = a.records[k], &y = b.records[k];
+        differ += x.index != y.index || x.detector != y.detector || x.scatters != y.scatters || x.weight != y.weight ||
+                  x.time != y.time || !std::equal(x.pos, x.pos + 3, y.pos) || !std::equal(x.dir, x.dir + 3, y.dir) ||
+                  !std::equal(a.path(k), a.path(k) + a.regions, b.path(k)) ||
+                  !std::equal(a.scatterCount(k), a.scatterCount(k) + a.regions, b.scatterCount(k));
+    }
+    return differ;
+}
+
 // With room for fewer records than detections, the GPU keeps what the CPU keeps: the first
 // `room` records in (index, detector) order of the run with room for all, bit for bit (the
 // packets past the main run's lowest lost index run again with their own streams), counted in
 // `detected` and flagged as truncated; the tallies stay the main run's. Rooms of about half the
-// detections and of fewer than one packet's worth of buffer slots (kMaxDetectors).
+// detections and of fewer than one packet's worth of buffer slots (kMaxDetectors). The records
+// ordered on the device and on the host (tuning cudaDeviceRecordOrder) are the same.
 BOOST_AUTO_TEST_CASE(gpu_truncation_keeps_lowest_indices) {
     if (!haveGpu()) return;
     const uint64_t n = 400000;
@@ -174,31 +188,31 @@ BOOST_AUTO_TEST_CASE(gpu_truncation_keeps_lowest_indices) {
     const fm::DetectedPackets& all = full.detected;
     BOOST_REQUIRE(!all.truncated());
     BOOST_REQUIRE_GT(all.records.size(), 2000u);
-    for (const uint64_t room : {uint64_t(all.records.size() / 2), uint64_t(7)}) {
-        const fm::DetectionSpec small = withMax(room);
-        const fm::RunResult r = fm::runKernel("cuda", in, options(n, 3, &small));
-        const fm::DetectedPackets& cut = r.detected;
-        BOOST_TEST_MESSAGE("room " << room << ": ran " << cut.refilledPackets << " of " << n << " packets again");
-        BOOST_CHECK(cut.truncated());
-        BOOST_CHECK_EQUAL(cut.detected, all.detected);
-        BOOST_CHECK(cut.detectedWeight.empty());
-        BOOST_REQUIRE_EQUAL(cut.records.size(), room);
-        BOOST_REQUIRE_EQUAL(cut.pathLengths.size(), room * cut.regions);
-        BOOST_REQUIRE_EQUAL(cut.scatterCounts.size(), room * cut.regions);
-        size_t differ = 0;
-        for (size_t k = 0; k < room; ++k) {
-            const fm::DetectedRecord &x = cut.records[k], &y = all.records[k];
-            differ += x.index != y.index || x.detector != y.detector || x.scatters != y.scatters ||
-                      x.weight != y.weight || x.time != y.time || !std::equal(x.pos, x.pos + 3, y.pos) ||
-                      !std::equal(x.dir, x.dir + 3, y.dir) ||
-                      !std::equal(cut.path(k), cut.path(k) + cut.regions, all.path(k)) ||
-                      !std::equal(cut.scatterCount(k), cut.scatterCount(k) + cut.regions, all.scatterCount(k));
+    fm::RunOptions onHost = options(n, 3, &roomy);
+    onHost.tuning.cudaDeviceRecordOrder = false;
+    const fm::RunResult fullHost = fm::runKernel("cuda", in, onHost);
+    BOOST_REQUIRE_EQUAL(fullHost.detected.records.size(), all.records.size());
+    BOOST_CHECK_EQUAL(recordsDiffer(fullHost.detected, all, all.records.size()), 0u);
+    for (const bool deviceOrder : {true, false})
+        for (const uint64_t room : {uint64_t(all.records.size() / 2), uint64_t(7)}) {
+            const fm::DetectionSpec small = withMax(room);
+            fm::RunOptions o = options(n, 3, &small);
+            o.tuning.cudaDeviceRecordOrder = deviceOrder;
+            const fm::RunResult r = fm::runKernel("cuda", in, o);
+            const fm::DetectedPackets& cut = r.detected;
+            BOOST_TEST_MESSAGE("room " << room << (deviceOrder ? ", ordered on the device" : ", ordered on the host")
+                                       << ": ran " << cut.refilledPackets << " of " << n << " packets again");
+            BOOST_CHECK(cut.truncated());
+            BOOST_CHECK_EQUAL(cut.detected, all.detected);
+            BOOST_CHECK(cut.detectedWeight.empty());
+            BOOST_REQUIRE_EQUAL(cut.records.size(), room);
+            BOOST_REQUIRE_EQUAL(cut.pathLengths.size(), room * cut.regions);
+            BOOST_REQUIRE_EQUAL(cut.scatterCounts.size(), room * cut.regions);
+            BOOST_CHECK_EQUAL(recordsDiffer(cut, all, room), 0u);
+            fmtest::checkSameEvents(r.events, full.events);
+            BOOST_CHECK_EQUAL(r.packetsDone, n);
+            BOOST_CHECK_LT(fmtest::l1(full.volume, r.volume), 1e-9);
         }
-        BOOST_CHECK_EQUAL(differ, 0u);
-        fmtest::checkSameEvents(r.events, full.events);
-        BOOST_CHECK_EQUAL(r.packetsDone, n);
-        BOOST_CHECK_LT(fmtest::l1(full.volume, r.volume), 1e-9);
-    }
 }
 
 // The GPU replay of GPU records reproduces every packet; its per-tetra Jacobian summed over a

@@ -180,7 +180,7 @@ BOOST_AUTO_TEST_CASE(generic_and_avx2_lane_loops_give_the_same_histories) {
 // values given, and an error naming the variable for a value it cannot use.
 BOOST_AUTO_TEST_CASE(tuning_knobs_from_the_environment) {
     const char* names[] = {"FM_CUDA_BLOCKS_PER_SM", "FM_CUDA_MCML_GROUP_CROSSINGS", "FM_CUDA_RZ_REPLICAS", "FM_CPU_ISA",
-                           "FM_CUDA_GROUP_BLOCKS_PER_SM"};
+                           "FM_CUDA_GROUP_BLOCKS_PER_SM", "FM_CUDA_DEVICE_RECORD_ORDER"};
     for (const char* n : names) unsetenv(n);
     TuningKnobs t = tuningFromEnvironment();
     BOOST_CHECK_EQUAL(t.cudaBlocksPerSm, 0u);
@@ -188,7 +188,9 @@ BOOST_AUTO_TEST_CASE(tuning_knobs_from_the_environment) {
     BOOST_CHECK_EQUAL(t.mcmlRzReplicas, 0u);
     BOOST_CHECK(t.cpuIsa == CpuIsa::Best);
     BOOST_CHECK_EQUAL(t.cudaGroupBlocksPerSm, 0u);
+    BOOST_CHECK(t.cudaDeviceRecordOrder);
     setenv("FM_CUDA_BLOCKS_PER_SM", "3", 1);
+    setenv("FM_CUDA_DEVICE_RECORD_ORDER", "0", 1);
     setenv("FM_CUDA_GROUP_BLOCKS_PER_SM", "3", 1);
     setenv("FM_CUDA_MCML_GROUP_CROSSINGS", "0", 1);
     setenv("FM_CUDA_RZ_REPLICAS", "8", 1);
@@ -199,6 +201,7 @@ BOOST_AUTO_TEST_CASE(tuning_knobs_from_the_environment) {
     BOOST_CHECK_EQUAL(t.mcmlRzReplicas, 8u);
     BOOST_CHECK(t.cpuIsa == CpuIsa::Generic);
     BOOST_CHECK_EQUAL(t.cudaGroupBlocksPerSm, 3u);
+    BOOST_CHECK(!t.cudaDeviceRecordOrder);
     for (const char* n : names) unsetenv(n);
     auto names_ = [](const char* var) {
         return [var](const ParameterError& e) { return std::string(e.what()).find(var) != std::string::npos; };
@@ -206,7 +209,7 @@ BOOST_AUTO_TEST_CASE(tuning_knobs_from_the_environment) {
     for (auto [var, value] : {std::pair{"FM_CUDA_BLOCKS_PER_SM", "three"}, {"FM_CUDA_BLOCKS_PER_SM", "0"},
                               {"FM_CUDA_MCML_GROUP_CROSSINGS", "off"}, {"FM_CUDA_RZ_REPLICAS", "-2"},
                               {"FM_CPU_ISA", "sse"}, {"FM_CUDA_GROUP_BLOCKS_PER_SM", "2"},
-                              {"FM_CUDA_GROUP_BLOCKS_PER_SM", "5"}}) {
+                              {"FM_CUDA_GROUP_BLOCKS_PER_SM", "5"}, {"FM_CUDA_DEVICE_RECORD_ORDER", "host"}}) {
         setenv(var, value, 1);
         BOOST_CHECK_EXCEPTION(tuningFromEnvironment(), ParameterError, names_(var));
         unsetenv(var);
