@@ -4,10 +4,11 @@
 # the mesh kernel's cell layouts (FM_CUDA_CELL_LAYOUT=record, the default, split and compact:
 # Kernels/Core/CellLayout.hpp) on the clinical-scale Digimouse meshes (and cube_5med, L2-resident,
 # where MESHES names it), and the MCML seven-layer skin, each variant interleaved with the
-# default, ROUNDS rounds of PACKETS packets.
+# default, ROUNDS rounds of PACKETS packets; a round after the first starts only while the script
+# has run less than BUDGET seconds, so one device call (600 s) always ends with the table.
 # Checks beside the timings: test_cuda_cell_layout and test_compact_cells (on the Digimouse
 # meshes too), both built here; the compact layout's runs under compute-sanitizer (memcheck,
-# COMPACT_SANITIZE packets on each mesh); split's absorbed fraction against the default's on the
+# COMPACT_SANITIZE packets on each of SANITIZE_MESHES); split's absorbed fraction against the default's on the
 # same seed (the same histories: relative difference < 1e-9), compact's (other planes, other
 # histories) within |z| < 4 of it; the default against the CPU kernel once per mesh (other seed,
 # CPU_PACKETS, |z| < 4).
@@ -15,19 +16,20 @@
 # Usage (GPU machine, repo root): bench/gpu_latency.sh DATA OUT
 #   DATA holds dm3.mesh.gz (2.46M tetras), dm_morton.mesh.gz (996k), digimouse.opt,
 #   digimouse.source, timos/cube_5med/ and mcml/skin7/ (default: $FM_DEVICE_DATA, else .device-data).
-# Env: PACKETS (1e8), ROUNDS (2), CPU_PACKETS (1e6), MESHES ("dm3 dm_morton cube_5med"), VARIANTS
-#      ("split compact"), COMPACT_SANITIZE (1e5; 0: none), FM_BUILD_DIR (build-latency),
+# Env: PACKETS (1e8), ROUNDS (2), BUDGET (420), CPU_PACKETS (1e6), MESHES ("dm3 dm_morton"), VARIANTS
+#      ("split compact"), COMPACT_SANITIZE (1e5; 0: none), SANITIZE_MESHES ("dm_morton cube_5med"),
+#      FM_BUILD_DIR (build-latency),
 #      FM_REUSE_BUILD=1, JOBS (16), CUDA_ARCH (90).
 # Expected on one H100: build ~3 min, meshes to .fmb ~30 s, CPU checks and test_compact_cells
-# ~1 min, sanitizer ~30 s, timed runs ~3 min (dm3 ~7 s a process, dm ~5 s, cube ~3 s, skin7
-# ~1 s): under 8 minutes.
+# ~1 min, sanitizer ~30 s, timed runs ~40 s a round (dm3 ~7 s a process, dm ~5 s, cube ~3 s,
+# skin7 ~1 s): about 7 minutes; FM_REUSE_BUILD=1 on a warm machine saves the build.
 set -uo pipefail
 command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ] || export PATH=/usr/local/cuda/bin:$PATH
 data=$(cd "${1:-${FM_DEVICE_DATA:-.device-data}}" && pwd) || exit 1
 out=${2:?OUT}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 packets=${PACKETS:-100000000}; rounds=${ROUNDS:-2}; cpuN=${CPU_PACKETS:-1000000}
-meshes=${MESHES:-dm3 dm_morton cube_5med}; variants=${VARIANTS:-split compact}
-sanitizeN=${COMPACT_SANITIZE:-100000}
+meshes=${MESHES:-dm3 dm_morton}; variants=${VARIANTS:-split compact}
+sanitizeN=${COMPACT_SANITIZE:-100000}; sanitizeMeshes=${SANITIZE_MESHES:-dm_morton cube_5med}
 build=${FM_BUILD_DIR:-build-latency}
 res=$out/gpu_latency.txt; : > "$res"
 say() { echo "$@" | tee -a "$res"; }
@@ -90,7 +92,8 @@ FM_COMPACT_TEST_MESHES="${fmb[*]}" "$bin/test_compact_cells" --log_level=message
 grep -hE "worst|z " "$out/test_compact_cells.log" | tee -a "$res"
 # The compact layout under compute-sanitizer (memcheck): no error reported, the run completes.
 if [ "$sanitizeN" != 0 ] && command -v compute-sanitizer >/dev/null; then
-  for m in "${!fmb[@]}"; do
+  for m in $sanitizeMeshes; do
+    [ -n "${fmb[$m]:-}" ] || continue
     FM_CUDA_CELL_LAYOUT=compact compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/fullmonte-run" --mesh "${fmb[$m]}" \
       --opt "${opt[$m]}" --source "${src[$m]}" --seed 3 --packets "$sanitizeN" --kernel cuda --quiet --output "$work/${m}_sanitize" \
       > "$out/sanitize_$m.log" 2>&1 && say "compute-sanitizer compact $m: clean" ||
@@ -101,7 +104,12 @@ say "set-up done at $(( $(date +%s) - t_start )) s"
 
 # Timed: per round, per mesh, the default then each variant.
 declare -A kern absb
+done_rounds=0
 for r in $(seq 1 "$rounds"); do
+  if [ "$r" -gt 1 ] && [ $(( $(date +%s) - t_start )) -gt "${BUDGET:-420}" ]; then
+    say "rounds $r-$rounds skipped: over BUDGET (${BUDGET:-420} s)"; break
+  fi
+  done_rounds=$r
   for m in "${!fmb[@]}"; do
     for v in record $variants; do
       x=$(fm "$v" "$m" "$work/${m}_${v}_$r" --mesh "${fmb[$m]}" --packets "$packets" --kernel cuda) || fail=1
@@ -125,7 +133,7 @@ say "$(printf '%-10s %-8s %-24s %s' mesh variant 'kernel s' 'absorbed check')"
 for m in "${!fmb[@]}"; do
   for v in record $variants; do
     d=0
-    for r in $(seq 1 "$rounds"); do
+    for r in $(seq 1 "$done_rounds"); do
       a=${absb[$m,$v,$r]:-nan}; b=${absb[$m,record,$r]:-nan}
       if [ "$v" = compact ]; then
         d=$(awk -v a="$a" -v b="$b" -v n="$packets" -v d="$d" 'BEGIN { x = (a - b) / sqrt(0.5 / n); x = x < 0 ? -x : x; print (x > d || x != x) ? x : d }')

@@ -368,15 +368,20 @@ struct DeviceMesh {
           links(l == CellLayout::Split || l == CellLayout::Compact ? c.size() : 0, "cell links"),
           compact(l == CellLayout::Compact ? c.size() : 0, "compact cell planes") {
         cells.upload(c, s);
-        if (layout == CellLayout::Split || layout == CellLayout::Compact) {
+        if (layout == CellLayout::Split) {
             std::vector<CellPlanes> p;
             std::vector<CellLinks> k;
             splitCells(c, p, k);
-            std::vector<CompactPlanes> q;
-            if (layout == CellLayout::Split) planes.upload(p, s);
-            else compact.upload(q = compactCells(c), s);
+            planes.upload(p, s);
             links.upload(k, s);
-            cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // p, k and q go out of scope
+            cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // p and k go out of scope
+        } else if (layout == CellLayout::Compact) {
+            const std::vector<CompactPlanes> q = compactCells(c);
+            std::vector<CellLinks> k(c.size());
+            for (size_t i = 0; i < c.size(); ++i) k[i] = cellLinksOf(c[i]);
+            compact.upload(q, s);
+            links.upload(k, s);
+            cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // q and k go out of scope
         }
     }
 };

@@ -205,102 +205,10 @@ inline uint32_t encodeCompactNormal(double x, double y, double z) {
     return best;
 }
 
-// The corners of a cell from its four planes: corner k, opposite face k, is where the other
-// three planes meet (Cramer's rule in double). False where the planes do not meet in a point
-// (the dummy cell 0, whose normals are zero).
-inline bool cellCorners(const TetraRecord& r, double corner[4][3]) {
-    for (int k = 0; k < 4; ++k) {
-        int f[3], m = 0;
-        for (int j = 0; j < 4; ++j)
-            if (j != k) f[m++] = j;
-        double a[3][3], c[3];
-        for (int i = 0; i < 3; ++i) {
-            a[i][0] = r.nx[f[i]];
-            a[i][1] = r.ny[f[i]];
-            a[i][2] = r.nz[f[i]];
-            c[i] = r.C[f[i]];
-        }
-        auto det = [](const double m0[3], const double m1[3], const double m2[3]) {
-            return m0[0] * (m1[1] * m2[2] - m1[2] * m2[1]) - m0[1] * (m1[0] * m2[2] - m1[2] * m2[0]) +
-                   m0[2] * (m1[0] * m2[1] - m1[1] * m2[0]);
-        };
-        const double d = det(a[0], a[1], a[2]);
-        if (!(std::fabs(d) > 1e-12)) return false;
-        for (int axis = 0; axis < 3; ++axis) {
-            double b[3][3];
-            for (int i = 0; i < 3; ++i)
-                for (int j = 0; j < 3; ++j) b[i][j] = j == axis ? c[i] : a[i][j];
-            corner[k][axis] = det(b[0], b[1], b[2]) / d;
-        }
-    }
-    return true;
-}
-
-// Face f's code and offset as cell r sees it: the code of its normal, C through the centroid of
-// the face's three corners (those opposite the other faces).
-inline void compactFace(const TetraRecord& r, const double corner[4][3], int f, uint32_t& code, float& C) {
-    code = encodeCompactNormal(r.nx[f], r.ny[f], r.nz[f]);
-    double n[3], c = 0;
-    decodeCompactNormal(code, n);
-    for (int k = 0; k < 4; ++k)
-        if (k != f)
-            for (int axis = 0; axis < 3; ++axis) c += n[axis] * corner[k][axis] / 3.0;
-    C = float(c);
-}
-
-// The compact planes of `cells`, index for index. A face is coded once, from the cell that sees
-// it in its canonical orientation (face id without kFaceSideBit), and negated for the other; a
-// face seen only reversed is coded from that cell. A cell without corners (the dummy cell 0)
-// gets planes no packet leaves through (C = +inf), as a plane with a zero normal would be.
-inline std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells) {
-    std::vector<CompactPlanes> out(cells.size());
-    uint32_t faces = 0;
-    for (const TetraRecord& r : cells)
-        for (int f = 0; f < 4; ++f) faces = std::max(faces, (r.face[f] & ~kFaceSideBit) + 1);
-    std::vector<uint32_t> faceCode(faces, 0);
-    std::vector<float> faceC(faces, 0.f);
-    std::vector<uint8_t> coded(faces, 0);
-    double corner[4][3];
-    for (int pass = 0; pass < 2; ++pass)  // the canonical sides first
-        for (size_t i = 0; i < cells.size(); ++i) {
-            const TetraRecord& r = cells[i];
-            bool cornered = false, tried = false;
-            for (int f = 0; f < 4; ++f) {
-                const uint32_t id = r.face[f] & ~kFaceSideBit;
-                const bool reversed = (r.face[f] & kFaceSideBit) != 0;
-                if (id == 0 || coded[id] || reversed != (pass == 1)) continue;
-                if (!tried) cornered = cellCorners(r, corner), tried = true;
-                if (!cornered) break;
-                uint32_t code;
-                float C;
-                compactFace(r, corner, f, code, C);
-                faceCode[id] = reversed ? negateCompactNormal(code) : code;
-                faceC[id] = reversed ? -C : C;
-                coded[id] = 1;
-            }
-        }
-    for (size_t i = 0; i < cells.size(); ++i) {
-        const TetraRecord& r = cells[i];
-        CompactPlanes& p = out[i];
-        bool cornered = false, tried = false;
-        for (int f = 0; f < 4; ++f) {
-            const uint32_t id = r.face[f] & ~kFaceSideBit;
-            if (id != 0 && coded[id]) {
-                const bool reversed = (r.face[f] & kFaceSideBit) != 0;
-                p.normal[f] = reversed ? negateCompactNormal(faceCode[id]) : faceCode[id];
-                p.C[f] = reversed ? -faceC[id] : faceC[id];
-                continue;
-            }
-            if (!tried) cornered = cellCorners(r, corner), tried = true;
-            if (cornered) {  // a face without an id: coded for this cell alone
-                compactFace(r, corner, f, p.normal[f], p.C[f]);
-            } else {
-                p.normal[f] = compactCode(0, 0, false);
-                p.C[f] = std::numeric_limits<float>::infinity();
-            }
-        }
-    }
-    return out;
-}
+// The compact planes of `cells`, index for index (Kernels/CompactCells.cpp). A face is coded
+// once, from the cell that sees it in its canonical orientation (face id without kFaceSideBit),
+// and negated for the other; C goes through the face's centroid. A cell without corners (the
+// dummy cell 0) gets planes no packet leaves through (C = +inf).
+std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells);
 
 }  // namespace fm
