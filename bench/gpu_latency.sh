@@ -91,10 +91,12 @@ FM_COMPACT_TEST_MESHES="${fmb[*]}" "$bin/test_compact_cells" --log_level=message
   say "test_compact_cells (${!fmb[*]}): passed" || { say "test_compact_cells: FAILED"; tail -20 "$out/test_compact_cells.log"; fail=1; }
 grep -hE "worst|z " "$out/test_compact_cells.log" | tee -a "$res"
 # The compact layout under compute-sanitizer (memcheck): no error reported, the run completes.
-if [ "$sanitizeN" != 0 ] && command -v compute-sanitizer >/dev/null; then
+san=$(command -v compute-sanitizer || ls "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")"/compute-sanitizer \
+        /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
+if [ "$sanitizeN" != 0 ] && [ -n "$san" ]; then
   for m in $sanitizeMeshes; do
     [ -n "${fmb[$m]:-}" ] || continue
-    FM_CUDA_CELL_LAYOUT=compact compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/fullmonte-run" --mesh "${fmb[$m]}" \
+    FM_CUDA_CELL_LAYOUT=compact "$san" --tool memcheck --error-exitcode 9 "$bin/fullmonte-run" --mesh "${fmb[$m]}" \
       --opt "${opt[$m]}" --source "${src[$m]}" --seed 3 --packets "$sanitizeN" --kernel cuda --quiet --output "$work/${m}_sanitize" \
       > "$out/sanitize_$m.log" 2>&1 && say "compute-sanitizer compact $m: clean" ||
       { say "compute-sanitizer compact $m: FAILED"; tail -20 "$out/sanitize_$m.log"; fail=1; }
