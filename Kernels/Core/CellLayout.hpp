@@ -105,24 +105,16 @@ static_assert(sizeof(CompactPlanes) == 32, "CompactPlanes is one 32-byte sector"
 constexpr int32_t kCompactK = 32767;       // |A| <= K
 constexpr int32_t kCompactBMax = 16383;    // |B| <= 16383, |2B| <= K
 
-FM_HD float compactFloatOf(uint32_t b) {
-#if defined(__CUDA_ARCH__)
-    return __uint_as_float(b);
-#else
-    float f;
-    std::memcpy(&f, &b, sizeof f);
-    return f;
-#endif
+// The bits of a float as an integer and back (memcpy: a register move on either side).
+template <class To, class From>
+FM_HD To compactBitCast(From x) {
+    static_assert(sizeof(To) == sizeof(From), "a bit cast keeps the size");
+    To t;
+    memcpy(&t, &x, sizeof t);
+    return t;
 }
-FM_HD uint32_t compactBitsOf(float f) {
-#if defined(__CUDA_ARCH__)
-    return __float_as_uint(f);
-#else
-    uint32_t b;
-    std::memcpy(&b, &f, sizeof b);
-    return b;
-#endif
-}
+FM_HD float compactFloatOf(uint32_t b) { return compactBitCast<float>(b); }
+FM_HD uint32_t compactBitsOf(float f) { return compactBitCast<uint32_t>(f); }
 
 // The decoded (unnormalised) normal of code w. The 16-bit fields become floats by placing them
 // in the mantissa of 1.5 * 2^23 and subtracting (two full-rate instructions each, no integer
@@ -132,7 +124,7 @@ FM_HD Vec3 decodeCompactNormal(uint32_t w) {
     constexpr float kBias = 12582912.f + 32768.f;
     const float u = compactFloatOf(kMagic | (w >> 16)) - kBias;       // A
     const float v = compactFloatOf(kMagic | (w & 0xfffeu)) - kBias;  // 2B
-    const float zAbs = float(2 * kCompactK) - 2.f * fmaxf(fabsf(u), fabsf(v));
+    const float zAbs = fmaf(-2.f, fmaxf(fabsf(u), fabsf(v)), float(2 * kCompactK));  // one FMA, exact
     const float z = compactFloatOf(compactBitsOf(zAbs) ^ (w << 31));
     return Vec3{u + v, u - v, z};
 }
