@@ -105,7 +105,7 @@ elif [ "$sanitizeN" != 0 ]; then say "compute-sanitizer: not found"; fail=1; fi
 say "set-up done at $(( $(date +%s) - t_start )) s"
 
 # Timed: per round, per mesh, the default then each variant.
-declare -A kern absb
+declare -A kern absb upl
 done_rounds=0
 for r in $(seq 1 "$rounds"); do
   if [ "$r" -gt 1 ] && [ $(( $(date +%s) - t_start )) -gt "${BUDGET:-420}" ]; then
@@ -117,6 +117,8 @@ for r in $(seq 1 "$rounds"); do
       x=$(fm "$v" "$m" "$work/${m}_${v}_$r" --mesh "${fmb[$m]}" --packets "$packets" --kernel cuda) || fail=1
       say "round $r $m $v: kernel s, absorbed: $x"
       kern[$m,$v]="${kern[$m,$v]:-} ${x% *}"; absb[$m,$v,$r]=${x#* }
+      # Upload (the layout's arrays built on the host and copied): what a layout costs per process.
+      upl[$m,$v]="${upl[$m,$v]:-} $(json "$work/${m}_${v}_$r/summary.json" "'%.3f' % s.get('upload_seconds', float('nan'))" 2>/dev/null || echo nan)"
     done
   done
   # The seven-layer skin, MCML mode (the default kernel: its variants come here when there are some).
@@ -131,7 +133,7 @@ done
 
 say "== kernel s per round (absorbed: the variant against the default, same seed and round:"
 say "   max rel. diff; compact, whose histories differ: max |z|, binomial-like bound 0.25/n each)"
-say "$(printf '%-10s %-8s %-24s %s' mesh variant 'kernel s' 'absorbed check')"
+say "$(printf '%-10s %-8s %-24s %-16s %s' mesh variant 'kernel s' 'upload s' 'absorbed check')"
 for m in "${!fmb[@]}"; do
   for v in record $variants; do
     d=0
@@ -144,10 +146,10 @@ for m in "${!fmb[@]}"; do
       fi
     done
     if [ "$v" = compact ]; then
-      say "$(printf '%-10s %-8s %-24s |z| %s' "$m" "$v" "${kern[$m,$v]}" "$d")"
+      say "$(printf '%-10s %-8s %-24s %-16s |z| %s' "$m" "$v" "${kern[$m,$v]}" "${upl[$m,$v]:-}" "$d")"
       awk -v d="$d" 'BEGIN { exit !(d < 4) }' || { say "$m $v: absorbed differs from the default: FAILED"; fail=1; }
     else
-      say "$(printf '%-10s %-8s %-24s %s' "$m" "$v" "${kern[$m,$v]}" "$d")"
+      say "$(printf '%-10s %-8s %-24s %-16s %s' "$m" "$v" "${kern[$m,$v]}" "${upl[$m,$v]:-}" "$d")"
       awk -v d="$d" 'BEGIN { exit !(d < 1e-9) }' || { say "$m $v: absorbed differs from the default: FAILED"; fail=1; }
     fi
   done
