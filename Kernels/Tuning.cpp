@@ -55,7 +55,8 @@ TuningKnobs tuningFromEnvironment() {
         const std::string v = l;
         if (v == "split") t.cudaCellLayout = CellLayout::Split;
         else if (v == "record") t.cudaCellLayout = CellLayout::Record;
-        else if (v != "auto") throw ParameterError("FM_CUDA_CELL_LAYOUT=" + v + ": expected auto, record or split");
+        else if (v == "compact") t.cudaCellLayout = CellLayout::Compact;
+        else if (v != "auto") throw ParameterError("FM_CUDA_CELL_LAYOUT=" + v + ": expected auto, record, split or compact");
     }
     return t;
 }

@@ -37,8 +37,10 @@ struct TuningKnobs {
     uint32_t cudaGroupBlocksPerSm = 0;
     // GPU mesh kernel (runKernel "cuda"): the cells' layout on the device (Kernels/Core/CellLayout.hpp):
     // auto (default: the split arrays of planes and crossing fields for meshes whose records
-    // outgrow the L2, where memory allows, else the 112-byte records), record or split. Batches
-    // keep the records.
+    // outgrow the L2, where memory allows, else the 112-byte records), record, split or compact
+    // (the planes in 32 bytes per cell, decoded at each event; chosen only when asked for). The
+    // one knob that changes histories: compact's planes differ from the records' by up to 1e-4
+    // rad, the same physics within statistics, not the same packets. Batches keep the records.
     CellLayout cudaCellLayout{};
     // GPU detecting runs: the record buffer is put in (packet index, detector) order on the device
     // (a radix sort and a gather, then one download of the ordered records) where its memory

@@ -79,6 +79,25 @@ struct DeviceModel {
     __device__ const MaterialRecord& material(uint32_t i) const { return c_materials[i]; }
 };
 
+// The compact layout (Kernels/Core/CellLayout.hpp CompactPlanes): a cell's planes in one 32-byte
+// sector (two 16-byte loads), decoded at each event; the crossing fields as in the split layout.
+// The exit test uses the decoded normals at their own length (the distance is a ratio); a
+// crossing that needs the normal (Fresnel) takes the plane's own, normalised, so a reflected
+// packet moves away from the plane the exit test sees.
+struct CompactDeviceModel : DeviceModel {
+    const CompactPlanes* __restrict__ compact;
+
+    __device__ CellPlanes planes(uint32_t i) const {
+        const uint4* q = reinterpret_cast<const uint4*>(compact + i);
+        const uint4 n = __ldg(q), c = __ldg(q + 1);
+        const Vec3 n0 = decodeCompactNormal(n.x), n1 = decodeCompactNormal(n.y), n2 = decodeCompactNormal(n.z),
+                   n3 = decodeCompactNormal(n.w);
+        return CellPlanes{{n0.x, n1.x, n2.x, n3.x}, {n0.y, n1.y, n2.y, n3.y}, {n0.z, n1.z, n2.z, n3.z},
+                          {__uint_as_float(c.x), __uint_as_float(c.y), __uint_as_float(c.z), __uint_as_float(c.w)}};
+    }
+    __device__ Vec3 faceNormal(uint32_t i, int f) const { return compactFaceNormal(__ldg(&compact[i].normal[f & 3])); }
+};
+
 // The layered (MCML) model on the GPU: Core/SlabModel.hpp with the slab cells copied per
 // block into shared memory (lanes in different layers read different cells without
 // serialising), materials from constant memory.
@@ -337,14 +356,17 @@ inline MaterialTableSent::Lease holdMaterials(const std::vector<MaterialRecord>&
 // (batches, Kernels/Batch.hpp). In the split layout (Kernels/Core/CellLayout.hpp) the
 // planes and the crossing fields are uploaded in arrays of their own beside the records
 // (96 more bytes per cell on the device).
+// In the compact layout the planes are CompactPlanes (32 bytes per cell) and the links as split.
 struct DeviceMesh {
     DeviceBuffer<TetraRecord> cells;
     CellLayout layout;
     DeviceBuffer<CellPlanes> planes;
     DeviceBuffer<CellLinks> links;
+    DeviceBuffer<CompactPlanes> compact;
     DeviceMesh(const std::vector<TetraRecord>& c, cudaStream_t s, CellLayout l = CellLayout::Record)
         : cells(c.size(), "tetra records"), layout(l), planes(l == CellLayout::Split ? c.size() : 0, "cell planes"),
-          links(l == CellLayout::Split ? c.size() : 0, "cell links") {
+          links(l == CellLayout::Split || l == CellLayout::Compact ? c.size() : 0, "cell links"),
+          compact(l == CellLayout::Compact ? c.size() : 0, "compact cell planes") {
         cells.upload(c, s);
         if (layout == CellLayout::Split) {
             std::vector<CellPlanes> p;
@@ -353,6 +375,13 @@ struct DeviceMesh {
             planes.upload(p, s);
             links.upload(k, s);
             cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // p and k go out of scope
+        } else if (layout == CellLayout::Compact) {
+            const std::vector<CompactPlanes> q = compactCells(c);
+            std::vector<CellLinks> k(c.size());
+            for (size_t i = 0; i < c.size(); ++i) k[i] = cellLinksOf(c[i]);
+            compact.upload(q, s);
+            links.upload(k, s);
+            cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // q and k go out of scope
         }
     }
 };
@@ -378,7 +407,7 @@ struct DeviceSources {
 };
 
 inline DeviceModel deviceModel(const DeviceMesh& m, const EmitterView& emitters) {
-    if (m.layout == CellLayout::Split)
+    if (m.layout == CellLayout::Split || m.layout == CellLayout::Compact)  // compact: planes from CompactDeviceModel
         return DeviceModel{m.cells.get(), emitters, reinterpret_cast<const float4*>(m.planes.get()),
                            reinterpret_cast<const char*>(m.links.get()), sizeof(CellPlanes) / 16, sizeof(CellLinks),
                            offsetof(CellLinks, material), offsetof(CellLinks, scoredFaces),
@@ -391,6 +420,16 @@ inline DeviceModel deviceModel(const DeviceMesh& m, const EmitterView& emitters)
                        offsetof(TetraRecord, adjMaterial) - offsetof(TetraRecord, adj)};
 }
 inline DeviceModel deviceModel(const DeviceMesh& m, const DeviceSources& src) { return deviceModel(m, src.view()); }
+// The model of a mesh uploaded in the compact layout.
+inline CompactDeviceModel compactDeviceModel(const DeviceMesh& m, const EmitterView& emitters) {
+    return CompactDeviceModel{deviceModel(m, emitters), m.compact.get()};
+}
+// f(model) with the model of m's layout (a kernel instantiation per model type).
+template <class F>
+void withDeviceModel(const DeviceMesh& m, const EmitterView& emitters, F&& f) {
+    if (m.layout == CellLayout::Compact) f(compactDeviceModel(m, emitters));
+    else f(deviceModel(m, emitters));
+}
 
 // A whole KernelInput's mesh and sources on the device (its materials: holdMaterials).
 struct DeviceInput {

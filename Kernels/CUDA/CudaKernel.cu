@@ -123,7 +123,9 @@ public:
                 sc.gatedFaces = uint32_t(nSurf_);
                 sc.gates = gateBins(gates_);
                 const BlockTallies bt = BlockTallies::rows(sc.volume, nVol_, sc.surface, nSurf_);
-                b = launchBatches(deviceModel(mesh_, *src_), part, sc, totals_.get(), nMaterials_, s_, bt, rare_.get(), &scratch_);
+                withDeviceModel(mesh_, src_->view(), [&](const auto& m) {
+                    b = launchBatches(m, part, sc, totals_.get(), nMaterials_, s_, bt, rare_.get(), &scratch_);
+                });
             };
             if (o_.directed) gatedRun(std::true_type{});
             else gatedRun(std::false_type{});
@@ -138,7 +140,9 @@ public:
             if constexpr (decltype(D)::value) sc.directed = nDir_ ? tallies_.get() + nVol_ + nSurf_ : nullptr;
             sc.setReplicas(copies_ - 1, uint32_t(stride_));
             const BlockTallies bt = BlockTallies::rows(vol, nVol_, surf, nSurf_);
-            b = launchBatches(deviceModel(mesh_, *src_), part, sc, totals_.get(), nMaterials_, s_, bt, rare_.get(), &scratch_);
+            withDeviceModel(mesh_, src_->view(), [&](const auto& m) {
+                b = launchBatches(m, part, sc, totals_.get(), nMaterials_, s_, bt, rare_.get(), &scratch_);
+            });
         });
         return b;
     }
@@ -327,7 +331,8 @@ DeviceModelKey deviceRunKey(int device, const KernelInput& mesh, const OutputSel
     k.cells = mesh.cells.size();
     k.faces = mesh.faceCount;
     k.outputs = (o.volume ? 1u : 0u) | (o.surface ? 2u : 0u) | (o.directed ? 4u : 0u) | (o.gated() ? 8u : 0u);
-    if (layout == CellLayout::Split) k.outputs |= 16u;  // a mesh uploaded in the other layout is not reused
+    if (layout == CellLayout::Split) k.outputs |= 16u;  // a mesh uploaded in another layout is not reused
+    if (layout == CellLayout::Compact) k.outputs |= 32u;
     return k;
 }
 // The cells' key (cellsKey). With the packer's identity it costs microseconds and is taken when

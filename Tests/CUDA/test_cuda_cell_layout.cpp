@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The GPU mesh kernel's cell layouts (Kernels/Core/CellLayout.hpp, TuningKnobs::cudaCellLayout): the
 // split arrays hold the records' values bit for bit, a bad setting is refused by name, and on a
-// GPU both layouts follow the same histories. The GPU case skips with a message without a device.
+// GPU the split layout follows the records' histories and the compact layout (other planes:
+// Tests/Kernels/test_compact_cells.cpp) gives their physics within statistics. The GPU cases
+// skip with a message without a device.
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -102,6 +104,10 @@ BOOST_AUTO_TEST_CASE(layout_setting_is_read_and_a_bad_one_refused_by_name) {
         LayoutEnv e("record");
         BOOST_CHECK(tuningFromEnvironment().cudaCellLayout == CellLayout::Record);
     }
+    {
+        LayoutEnv e("compact");
+        BOOST_CHECK(tuningFromEnvironment().cudaCellLayout == CellLayout::Compact);
+    }
     LayoutEnv e("hot");
     auto names = [](const ParameterError& x) {
         return std::string(x.what()).find("FM_CUDA_CELL_LAYOUT=hot") != std::string::npos;
@@ -122,6 +128,7 @@ BOOST_AUTO_TEST_CASE(auto_layout_splits_meshes_beyond_the_l2_where_memory_allows
     BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 193000000, l2, mem) == CellLayout::Record);
     BOOST_CHECK(chooseCellLayout(CellLayout::Split, 1000, l2, mem) == CellLayout::Split);
     BOOST_CHECK(chooseCellLayout(CellLayout::Record, 996468, l2, mem) == CellLayout::Record);
+    BOOST_CHECK(chooseCellLayout(CellLayout::Compact, 1000, l2, mem) == CellLayout::Compact);
 }
 
 // Same seed, same packets: the same histories in both layouts (the same floats in both), so the
@@ -140,6 +147,45 @@ BOOST_AUTO_TEST_CASE(both_layouts_follow_the_same_histories) {
     checkSameHistories(rec, split);
     BOOST_CHECK_GT(rec.events.fresnel, 0u);
     BOOST_TEST_MESSAGE("kernel s, record / split: " << rec.kernelSeconds << " / " << split.kernelSeconds);
+}
+
+// Independent seeds: the compact layout's absorbed fraction within 4 batch-means standard errors
+// of the records', each region's energy within 4 of the binomial-like bound (a packet leaves
+// between 0 and 1 of its weight in a region: variance <= 1/4 per packet); no packet stuck.
+BOOST_AUTO_TEST_CASE(compact_layout_gives_the_records_physics) {
+    if (!haveGpu()) return;
+    const KernelInput in = input();
+    RunOptions o;
+    o.packets = 4000000;
+    o.batches = 20;
+    o.outputs.surface = true;
+    o.outputs.directed = true;
+    o.tuning.cudaCellLayout = CellLayout::Record;
+    o.params.seed = 1;
+    const RunResult rec = runKernel("cuda", in, o);
+    o.tuning.cudaCellLayout = CellLayout::Compact;
+    o.params.seed = 2;
+    const RunResult com = runKernel("cuda", in, o);
+    const double n = double(o.packets);
+    BOOST_CHECK_EQUAL(com.events.abnormal, 0u);
+    BOOST_CHECK_GT(com.events.fresnel, 0u);
+    BOOST_REQUIRE(rec.standardError.available() && com.standardError.available());
+    const double se = std::hypot(rec.standardError.ledger.absorbed, com.standardError.ledger.absorbed);
+    BOOST_TEST_MESSAGE("absorbed fraction, record / compact: " << rec.ledger.absorbed / n << " / " << com.ledger.absorbed / n
+                                                               << ", z " << (com.ledger.absorbed - rec.ledger.absorbed) / se);
+    BOOST_CHECK_LT(std::fabs(com.ledger.absorbed - rec.ledger.absorbed), 4 * se);
+    std::vector<double> a(mats.size()), b(mats.size());
+    for (size_t t = 1; t < in.cells.size(); ++t) {
+        a[in.cells[t].material] += rec.volume[t];
+        b[in.cells[t].material] += com.volume[t];
+    }
+    for (size_t r = 1; r < a.size(); ++r) {
+        const double z = (b[r] - a[r]) / n / std::sqrt(0.5 / n);
+        BOOST_TEST_MESSAGE("region " << r << " energy per packet, record / compact: " << a[r] / n << " / " << b[r] / n << ", z " << z);
+        BOOST_CHECK_GT(a[r], 0.0);
+        BOOST_CHECK_LT(std::fabs(z), 4.0);
+    }
+    BOOST_TEST_MESSAGE("kernel s, record / compact: " << rec.kernelSeconds << " / " << com.kernelSeconds);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

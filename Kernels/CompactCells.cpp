@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The compact planes of a mesh's cells (Kernels/Core/CellLayout.hpp CompactPlanes), built on all
+// hardware threads.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include "Kernels/Core/CellLayout.hpp"
+
+namespace fm {
+
+namespace {
+
+// f(lo, hi) over [0, n) in contiguous chunks, one per hardware thread (chunks of at least 16384).
+// f must not throw.
+template <class F>
+void onThreads(size_t n, const F& f) {
+    const size_t most = std::max<size_t>(1, std::thread::hardware_concurrency());
+    const size_t t = std::max<size_t>(1, std::min(most, n / 16384));
+    std::vector<std::thread> pool;
+    for (size_t k = 1; k < t; ++k) pool.emplace_back([&f, n, k, t] { f(n * k / t, n * (k + 1) / t); });
+    f(0, n / t);
+    for (std::thread& th : pool) th.join();
+}
+
+double det3(const double a[3], const double b[3], const double c[3]) {
+    return a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) + a[2] * (b[0] * c[1] - b[1] * c[0]);
+}
+
+// The corners of a cell from its four planes: corner k, opposite face k, is where the other
+// three planes meet (Cramer's rule in double). False where the planes do not meet in a point
+// (the dummy cell 0, whose normals are zero).
+bool cellCorners(const TetraRecord& r, double corner[4][3]) {
+    for (int k = 0; k < 4; ++k) {
+        double a[3][3], c[3];
+        for (int i = 0, j = 0; j < 4; ++j) {
+            if (j == k) continue;
+            a[i][0] = r.nx[j];
+            a[i][1] = r.ny[j];
+            a[i][2] = r.nz[j];
+            c[i++] = r.C[j];
+        }
+        const double d = det3(a[0], a[1], a[2]);
+        if (!(std::fabs(d) > 1e-12)) return false;
+        for (int axis = 0; axis < 3; ++axis) {
+            double b[3][3];
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j) b[i][j] = j == axis ? c[i] : a[i][j];
+            corner[k][axis] = det3(b[0], b[1], b[2]) / d;
+        }
+    }
+    return true;
+}
+
+// Face f's code and offset as cell r sees it: the code of its normal, C through the centroid of
+// the face's three corners (those opposite the other faces).
+void compactFace(const TetraRecord& r, const double corner[4][3], int f, uint32_t& code, float& C) {
+    code = encodeCompactNormal(r.nx[f], r.ny[f], r.nz[f]);
+    double n[3], c = 0;
+    decodeCompactNormal(code, n);
+    for (int k = 0; k < 4; ++k)
+        if (k != f)
+            for (int axis = 0; axis < 3; ++axis) c += n[axis] * corner[k][axis] / 3.0;
+    C = float(c);
+}
+
+// The faces of a cell coded by it: `pass` 0 those it sees canonically (each face id has one such
+// cell, so cells may run in parallel), 1 those it sees reversed whose canonical cell does not
+// exist (run serially: such a face may have two).
+void codeFacesOf(const TetraRecord& r, int pass, std::vector<uint32_t>& faceCode, std::vector<float>& faceC,
+                 std::vector<uint8_t>& coded) {
+    double corner[4][3];
+    bool cornered = false, tried = false;
+    for (int f = 0; f < 4; ++f) {
+        const uint32_t id = r.face[f] & ~kFaceSideBit;
+        const bool reversed = (r.face[f] & kFaceSideBit) != 0;
+        if (id == 0 || reversed != (pass == 1) || coded[id]) continue;
+        if (!tried) cornered = cellCorners(r, corner), tried = true;
+        if (!cornered) return;
+        uint32_t code;
+        float C;
+        compactFace(r, corner, f, code, C);
+        faceCode[id] = reversed ? negateCompactNormal(code) : code;
+        faceC[id] = reversed ? -C : C;
+        coded[id] = 1;
+    }
+}
+
+}  // namespace
+
+std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells) {
+    std::vector<CompactPlanes> out(cells.size());
+    uint32_t faces = 0;
+    for (const TetraRecord& r : cells)
+        for (int f = 0; f < 4; ++f) faces = std::max(faces, (r.face[f] & ~kFaceSideBit) + 1);
+    std::vector<uint32_t> faceCode(faces, 0);
+    std::vector<float> faceC(faces, 0.f);
+    std::vector<uint8_t> coded(faces, 0);
+    onThreads(cells.size(), [&](size_t lo, size_t hi) {
+        for (size_t i = lo; i < hi; ++i) codeFacesOf(cells[i], 0, faceCode, faceC, coded);
+    });
+    for (const TetraRecord& r : cells) codeFacesOf(r, 1, faceCode, faceC, coded);
+    onThreads(cells.size(), [&](size_t lo, size_t hi) {
+        for (size_t i = lo; i < hi; ++i) {
+            const TetraRecord& r = cells[i];
+            CompactPlanes& p = out[i];
+            double corner[4][3];
+            bool cornered = false, tried = false;
+            for (int f = 0; f < 4; ++f) {
+                const uint32_t id = r.face[f] & ~kFaceSideBit;
+                if (id != 0 && coded[id]) {
+                    const bool reversed = (r.face[f] & kFaceSideBit) != 0;
+                    p.normal[f] = reversed ? negateCompactNormal(faceCode[id]) : faceCode[id];
+                    p.C[f] = reversed ? -faceC[id] : faceC[id];
+                    continue;
+                }
+                if (!tried) cornered = cellCorners(r, corner), tried = true;
+                if (cornered) {  // a face without an id: coded for this cell alone
+                    compactFace(r, corner, f, p.normal[f], p.C[f]);
+                } else {
+                    p.normal[f] = compactCode(0, 0, false);
+                    p.C[f] = std::numeric_limits<float>::infinity();
+                }
+            }
+        }
+    });
+    return out;
+}
+
+}  // namespace fm
