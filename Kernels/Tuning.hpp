@@ -36,11 +36,11 @@ struct TuningKnobs {
     // to compare).
     uint32_t cudaGroupBlocksPerSm = 0;
     // GPU mesh kernel (runKernel "cuda"): the cells' layout on the device (Kernels/Core/CellLayout.hpp):
-    // auto (default: the split arrays of planes and crossing fields for meshes whose records
-    // outgrow the L2, where memory allows, else the 112-byte records), record, split or compact
-    // (the planes in 32 bytes per cell, decoded at each event; chosen only when asked for). The
-    // one knob that changes histories: compact's planes differ from the records' by up to 1e-4
-    // rad, the same physics within statistics, not the same packets. Batches keep the records.
+    // auto (default: compact for meshes whose records outgrow the L2, where memory allows, else
+    // the 112-byte records), record, split (planes and crossing fields in arrays of their own)
+    // or compact (the planes in 32 bytes per cell, decoded at each event). The one knob that
+    // changes histories: compact's planes differ from the records' by up to 1e-4 rad, the same
+    // physics within statistics, not the same packets. Batches keep the records.
     CellLayout cudaCellLayout{};
     // GPU detecting runs: the record buffer is put in (packet index, detector) order on the device
     // (a radix sort and a gather, then one download of the ordered records) where its memory
@@ -50,7 +50,7 @@ struct TuningKnobs {
 
 // The knobs from the environment, defaults where a variable is unset: FM_CUDA_BLOCKS_PER_SM=N,
 // FM_CUDA_MCML_GROUP_CROSSINGS=0, FM_CUDA_RZ_REPLICAS=N, FM_CPU_ISA=generic,
-// FM_BATCH_SLOTS_PER_DEVICE=1|2, FM_BATCH_RUNS_PER_LAUNCH=N, FM_CUDA_CELL_LAYOUT=auto|record|split,
+// FM_BATCH_SLOTS_PER_DEVICE=1|2, FM_BATCH_RUNS_PER_LAUNCH=N, FM_CUDA_CELL_LAYOUT=auto|record|split|compact,
 // FM_CUDA_GROUP_BLOCKS_PER_SM=3|4, FM_CUDA_DEVICE_RECORD_ORDER=0. Throws ParameterError
 // naming the variable for a value it cannot use. For the applications' main(), not the library.
 TuningKnobs tuningFromEnvironment();

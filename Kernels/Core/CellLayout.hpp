@@ -19,9 +19,9 @@
 
 namespace fm {
 
-// Auto (the default): Split where the mesh's records outgrow the L2 and the device has memory to
-// spare, else Record (Kernels/CUDA/CudaKernel.cu cellLayoutFor).
-// Compact is chosen only when asked for (FM_CUDA_CELL_LAYOUT=compact).
+// Auto (the default): Compact where the mesh's records outgrow the L2 and the device has memory to
+// spare, else Record (chooseCellLayout, Kernels/CUDA/CudaKernel.cu cellLayoutFor). Split only
+// when asked for (FM_CUDA_CELL_LAYOUT=split).
 enum class CellLayout : uint8_t { Auto, Record, Split, Compact };
 
 // What a crossing reads: neighbours, their materials, the cell's material and scored faces.
@@ -54,18 +54,6 @@ inline CellLinks cellLinksOf(const TetraRecord& r) {
     l.material = r.material;
     l.scoredFaces = r.scoredFaces;
     return l;
-}
-
-// The layout for `cells` cells on a device of `l2Bytes` of L2 and `deviceBytes` of memory: as
-// asked, or for Auto the split arrays where the records take more than half of the L2 (most
-// events then miss it, and the split arrays read fewer sectors per event) and the records and
-// arrays together take at most half of the memory; the records elsewhere, so that L2-resident
-// meshes run as before and the largest mesh a device holds stays the records'.
-inline CellLayout chooseCellLayout(CellLayout wanted, size_t cells, double l2Bytes, double deviceBytes) {
-    if (wanted != CellLayout::Auto) return wanted;
-    const double records = double(cells) * sizeof(TetraRecord);
-    const double both = double(cells) * (sizeof(TetraRecord) + sizeof(CellPlanes) + sizeof(CellLinks));
-    return records > 0.5 * l2Bytes && both <= 0.5 * deviceBytes ? CellLayout::Split : CellLayout::Record;
 }
 
 // The split arrays of `cells`, index for index (the links also serve the compact layout).
@@ -202,5 +190,18 @@ inline uint32_t encodeCompactNormal(double x, double y, double z) {
 // and negated for the other; C goes through the face's centroid. A cell without corners (the
 // dummy cell 0) gets planes no packet leaves through (C = +inf).
 std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells);
+
+// The layout for `cells` cells on a device of `l2Bytes` of L2 and `deviceBytes` of memory: as
+// asked, or for Auto the compact planes where the records take more than half of the L2 (most
+// events then miss it, and an event reads one 32-byte sector of planes, so twice the cells fit
+// the L2 and the L1 as with the split layout's 64 bytes) and the records and arrays together take
+// at most half of the memory; the records elsewhere, so that L2-resident meshes follow the
+// records' exact planes as before and the largest mesh a device holds stays the records'.
+inline CellLayout chooseCellLayout(CellLayout wanted, size_t cells, double l2Bytes, double deviceBytes) {
+    if (wanted != CellLayout::Auto) return wanted;
+    const double records = double(cells) * sizeof(TetraRecord);
+    const double all = double(cells) * (sizeof(TetraRecord) + sizeof(CompactPlanes) + sizeof(CellLinks));
+    return records > 0.5 * l2Bytes && all <= 0.5 * deviceBytes ? CellLayout::Compact : CellLayout::Record;
+}
 
 }  // namespace fm

@@ -115,17 +115,17 @@ BOOST_AUTO_TEST_CASE(layout_setting_is_read_and_a_bad_one_refused_by_name) {
     BOOST_CHECK_EXCEPTION(tuningFromEnvironment(), ParameterError, names);
 }
 
-// Auto: the split arrays for a mesh whose records outgrow half the L2 and whose arrays fit in half
-// the memory (an H100: 50 MB of L2, 80 GB), the records for an L2-resident mesh and for one
-// near the device's capacity; an explicit choice is kept.
-BOOST_AUTO_TEST_CASE(auto_layout_splits_meshes_beyond_the_l2_where_memory_allows) {
+// Auto: the compact planes for a mesh whose records outgrow half the L2 and whose arrays fit in
+// half the memory (an H100: 50 MB of L2, 80 GB; 176 bytes a cell), the records for an
+// L2-resident mesh and for one near the device's capacity; an explicit choice is kept.
+BOOST_AUTO_TEST_CASE(auto_layout_compacts_meshes_beyond_the_l2_where_memory_allows) {
     const double l2 = 50e6, mem = 80e9;
-    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 48000, l2, mem) == CellLayout::Record);     // cube_5med, 5.4 MB
-    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 996468, l2, mem) == CellLayout::Split);    // Digimouse, 112 MB
-    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 223000, l2, mem) == CellLayout::Record);   // 25 MB: half the L2
-    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 224000, l2, mem) == CellLayout::Split);
-    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 192000000, l2, mem) == CellLayout::Split);  // 39.9 GB of arrays
-    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 193000000, l2, mem) == CellLayout::Record);
+    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 48000, l2, mem) == CellLayout::Record);      // cube_5med, 5.4 MB
+    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 996468, l2, mem) == CellLayout::Compact);    // Digimouse, 112 MB
+    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 223000, l2, mem) == CellLayout::Record);     // 25 MB: half the L2
+    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 224000, l2, mem) == CellLayout::Compact);
+    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 227000000, l2, mem) == CellLayout::Compact);  // 39.95 GB in all
+    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 228000000, l2, mem) == CellLayout::Record);
     BOOST_CHECK(chooseCellLayout(CellLayout::Split, 1000, l2, mem) == CellLayout::Split);
     BOOST_CHECK(chooseCellLayout(CellLayout::Record, 996468, l2, mem) == CellLayout::Record);
     BOOST_CHECK(chooseCellLayout(CellLayout::Compact, 1000, l2, mem) == CellLayout::Compact);
