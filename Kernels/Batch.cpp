@@ -141,7 +141,8 @@ private:
 #if FM_HAVE_CUDA
 class CudaSlot : public Slot {
 public:
-    CudaSlot(int device, const KernelInput& mesh, const OutputSelection& o) : dev_(device, mesh, o) {}
+    CudaSlot(int device, const KernelInput& mesh, const OutputSelection& o, CellLayout layout)
+        : dev_(device, mesh, o, layout) {}
     RunResult run(const BatchRunSpec& r, const RunOptions& o) override {
         validateRunOptions(o);
         return dev_.run(r.model, o);
@@ -154,8 +155,8 @@ private:
 // Runs of a group share one launch on one GPU (Kernels/CUDA/CudaMultiRun.hpp).
 class CudaGroupSlot : public Slot {
 public:
-    CudaGroupSlot(int device, const KernelInput& mesh, const OutputSelection& o, size_t runs)
-        : dev_(device, mesh, o, runs) {}
+    CudaGroupSlot(int device, const KernelInput& mesh, const OutputSelection& o, size_t runs, CellLayout layout)
+        : dev_(device, mesh, o, runs, layout) {}
     RunResult run(const BatchRunSpec& r, const RunOptions& o) override {
         return std::move(runGroup({&r}, {o})[0]);
     }
@@ -295,8 +296,10 @@ private:
 
     std::unique_ptr<Slot> makeSlot(int device, const std::vector<int>& split) {
 #if FM_HAVE_CUDA
-        if (device >= 0 && groupRuns_ > 1) return std::make_unique<CudaGroupSlot>(device, mesh_, opt_.outputs, groupRuns_);
-        if (device >= 0) return std::make_unique<CudaSlot>(device, mesh_, opt_.outputs);
+        const CellLayout layout = opt_.tuning.cudaCellLayout;
+        if (device >= 0 && groupRuns_ > 1)
+            return std::make_unique<CudaGroupSlot>(device, mesh_, opt_.outputs, groupRuns_, layout);
+        if (device >= 0) return std::make_unique<CudaSlot>(device, mesh_, opt_.outputs, layout);
 #endif
         return std::make_unique<WholeInputSlot>(mesh_, opt_.kernel, split);
     }

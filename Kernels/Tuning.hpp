@@ -40,7 +40,8 @@ struct TuningKnobs {
     // the 112-byte records), record, split (planes and crossing fields in arrays of their own)
     // or compact (the planes in 32 bytes per cell, decoded at each event). The one knob that
     // changes histories: compact's planes differ from the records' by up to 1e-4 rad, the same
-    // physics within statistics, not the same packets. Batches keep the records.
+    // physics within statistics, not the same packets. Batches choose as single runs do, so a
+    // batch's run follows the same histories as the run alone.
     CellLayout cudaCellLayout{};
     // GPU detecting runs: the record buffer is put in (packet index, detector) order on the device
     // (a radix sort and a gather, then one download of the ordered records) where its memory

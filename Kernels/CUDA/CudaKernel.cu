@@ -567,6 +567,8 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
 
 std::vector<int> cudaResolveDevices(const std::vector<int>& requested) { return resolveDevicesImpl(requested); }
 
+CellLayout cudaCellLayoutFor(CellLayout wanted, size_t cells, int device) { return cellLayoutFor(wanted, cells, device); }
+
 struct CudaModelOnDevice::Impl {
     int device;
     DeviceModelKey key;
@@ -577,7 +579,8 @@ struct CudaModelOnDevice::Impl {
     OutputSelection selected;     // the caller's outputs (a gated model keeps volume and exit too)
 };
 
-CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const OutputSelection& outputs)
+CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const OutputSelection& outputs,
+                                     CellLayout layout)
     : impl_(std::make_unique<Impl>()) {
     std::string why;
     if (!cudaDeviceAvailable(&why)) throw Error("kernel cuda: " + why);
@@ -588,9 +591,10 @@ CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const 
     OutputSelection kept = outputs;  // as runCuda: a gated run keeps the volume and exit tallies
     if (kept.gated()) kept.volume = kept.surface = true;
     cudaCheck(cudaSetDevice(device), "select device");
-    impl_->key = deviceRunKey(device, mesh, kept);
+    const CellLayout cells = cellLayoutFor(layout, mesh.cells.size(), device);
+    impl_->key = deviceRunKey(device, mesh, kept, cells);
     impl_->hash = cellsHash(mesh);
-    impl_->run = takeDeviceRun(impl_->key, impl_->hash, mesh, kept);
+    impl_->run = takeDeviceRun(impl_->key, impl_->hash, mesh, kept, cells);
 }
 
 CudaModelOnDevice::~CudaModelOnDevice() {

@@ -38,12 +38,19 @@ constexpr unsigned kMaxCudaMaterials = 256;
 // Device ids for a request (empty: {0}; {-1}: every device); throws naming a missing device.
 std::vector<int> cudaResolveDevices(const std::vector<int>& requested);
 
+// The cells' layout a run of `cells` cells uses on `device` (Kernels/Core/CellLayout.hpp): as
+// `wanted`, or for Auto chosen from the device's L2 and memory (the records where it cannot be
+// asked).
+CellLayout cudaCellLayoutFor(CellLayout wanted, size_t cells, int device);
+
 // The mesh of a batch uploaded once to one device (Kernels/Batch.hpp); each run uploads only its
 // materials and emitters. Use from one thread at a time. run() gives what runCuda gives for the
-// same input on that one device.
+// same input on that one device. layout: the cells' layout asked for (TuningKnobs::cudaCellLayout;
+// Auto chooses as runCuda does, so a batch's runs follow the histories of the same runs alone).
 class CudaModelOnDevice {
 public:
-    CudaModelOnDevice(int device, const KernelInput& mesh, const OutputSelection& outputs);
+    CudaModelOnDevice(int device, const KernelInput& mesh, const OutputSelection& outputs,
+                      CellLayout layout = CellLayout{});
     ~CudaModelOnDevice();
     CudaModelOnDevice(const CudaModelOnDevice&) = delete;
     CudaModelOnDevice& operator=(const CudaModelOnDevice&) = delete;

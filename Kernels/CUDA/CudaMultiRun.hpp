@@ -20,7 +20,9 @@ bool cudaMultiRunSupports(const KernelInput& mesh, const OutputSelection& output
 // time; several on one device (a batch's two slots) each have their own copy.
 class CudaRunGroupOnDevice {
 public:
-    CudaRunGroupOnDevice(int device, const KernelInput& mesh, const OutputSelection& outputs, size_t maxRuns);
+    // layout: the cells' layout asked for, as CudaModelOnDevice's.
+    CudaRunGroupOnDevice(int device, const KernelInput& mesh, const OutputSelection& outputs, size_t maxRuns,
+                         CellLayout layout = CellLayout{});
     ~CudaRunGroupOnDevice();
     CudaRunGroupOnDevice(const CudaRunGroupOnDevice&) = delete;
     CudaRunGroupOnDevice& operator=(const CudaRunGroupOnDevice&) = delete;

@@ -4,6 +4,7 @@
 // switched between the runs' tallies as its packets cross from one run into the next.
 #include "Kernels/CUDA/CudaEngine.cuh"
 #include "Kernels/CUDA/CudaMultiRun.hpp"
+#include "Kernels/CUDA/CudaKernel.hpp"
 
 #include <cstring>
 #include <memory>
@@ -85,9 +86,9 @@ struct DeviceRunSinks {
 
 // The warp loop (CudaEngine.cuh warpLoop) over `count` packets of
 // the group's runs: MultiRunLane starts each packet in its run's scorer.
-template <int MinBlocksPerSm, class Scorer>
+template <int MinBlocksPerSm, class Model, class Scorer>
 __global__ void __launch_bounds__(kBlock, MinBlocksPerSm)
-multiRunKernel(DeviceModel m, KernelParams kp, const MultiRunEntry* runs, uint64_t count, Scorer scIn,
+multiRunKernel(Model m, KernelParams kp, const MultiRunEntry* runs, uint64_t count, Scorer scIn,
                DeviceRunSinks<Scorer> sinks, unsigned long long* next) {
     GroupLedgerScorer<Scorer> sc(scIn, sinks.rare + blockIdx.x % kRareLedgerCopies);
     MultiRunLane lane;
@@ -167,8 +168,8 @@ struct CudaRunGroupOnDevice::Impl {
     int sms = 0;  // the device's SMs, queried at the first launch
     MaterialTableSent::Lease materials;  // from upload until the group's tallies are downloaded
 
-    Impl(int dev, const KernelInput& in, const OutputSelection& o, size_t want)
-        : device(dev), outputs(o), mesh(in.cells, s), nVol(o.volume ? uint32_t(in.cells.size()) : 0u),
+    Impl(int dev, const KernelInput& in, const OutputSelection& o, size_t want, CellLayout layout)
+        : device(dev), outputs(o), mesh(in.cells, s, cudaCellLayoutFor(layout, in.cells.size(), dev)), nVol(o.volume ? uint32_t(in.cells.size()) : 0u),
           nSurf(o.surface ? in.faceCount : 0u), nDir(o.directed ? 2u * in.faceCount : 0u),
           stride(size_t(nVol) + nSurf + nDir), copies(replicaCountPow2(stride, kRunReplicas)) {
         const size_t perRun = std::max<size_t>(1, stride * copies * sizeof(double));
@@ -225,18 +226,22 @@ struct CudaRunGroupOnDevice::Impl {
             if constexpr (decltype(D)::value) sc.directed = t + nVol + nSurf;
             sc.setReplicas(copies - 1, uint32_t(stride));
             const DeviceRunSinks<Scorer> sinks{uint32_t(stride * copies), totals.get(), rare.get()};
-            auto* kernel = o.tuning.cudaGroupBlocksPerSm == kMultiRunBlocksPerSmAlt
-                               ? multiRunKernel<kMultiRunBlocksPerSmAlt, Scorer>
-                               : multiRunKernel<kMultiRunBlocksPerSm, Scorer>;
-            if (sms == 0) cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
-            int fit = 0;
-            cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, 0), "occupancy");
-            fit = std::max(fit, 1);
-            perSm = o.tuning.cudaBlocksPerSm ? std::min(int(o.tuning.cudaBlocksPerSm), fit) : fit;
-            const unsigned blocks = unsigned(std::min<uint64_t>(uint64_t(sms) * perSm, (count + kBlock - 1) / kBlock));
-            kernel<<<blocks, kBlock, 0, s>>>(deviceModel(mesh, EmitterView{}), o.params, entries.get(), count, sc, sinks,
-                                             counter.get());
-            cudaCheck(cudaGetLastError(), "launch");
+            withDeviceModel(mesh, EmitterView{}, [&](const auto& model) {
+                using Model = std::decay_t<decltype(model)>;
+                auto* kernel = o.tuning.cudaGroupBlocksPerSm == kMultiRunBlocksPerSmAlt
+                                   ? multiRunKernel<kMultiRunBlocksPerSmAlt, Model, Scorer>
+                                   : multiRunKernel<kMultiRunBlocksPerSm, Model, Scorer>;
+                if (sms == 0)
+                    cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
+                int fit = 0;
+                cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, 0), "occupancy");
+                fit = std::max(fit, 1);
+                perSm = o.tuning.cudaBlocksPerSm ? std::min(int(o.tuning.cudaBlocksPerSm), fit) : fit;
+                const unsigned blocks =
+                    unsigned(std::min<uint64_t>(uint64_t(sms) * perSm, (count + kBlock - 1) / kBlock));
+                kernel<<<blocks, kBlock, 0, s>>>(model, o.params, entries.get(), count, sc, sinks, counter.get());
+                cudaCheck(cudaGetLastError(), "launch");
+            });
         });
         cudaCheck(cudaEventRecord(done, s), "event");
         cudaCheck(cudaEventSynchronize(done), "packet kernel");
@@ -277,12 +282,12 @@ struct CudaRunGroupOnDevice::Impl {
 };
 
 CudaRunGroupOnDevice::CudaRunGroupOnDevice(int device, const KernelInput& mesh, const OutputSelection& outputs,
-                                           size_t maxRuns) {
+                                           size_t maxRuns, CellLayout layout) {
     std::string why;
     if (!cudaDeviceAvailable(&why)) throw Error("kernel cuda: " + why);
     if (!cudaMultiRunSupports(mesh, outputs)) throw Error("CUDA run groups: the model's tallies are too small for groups");
     cudaCheck(cudaSetDevice(device), "select device");
-    impl_ = std::make_unique<Impl>(device, mesh, outputs, std::max<size_t>(maxRuns, 1));
+    impl_ = std::make_unique<Impl>(device, mesh, outputs, std::max<size_t>(maxRuns, 1), layout);
 }
 
 CudaRunGroupOnDevice::~CudaRunGroupOnDevice() {

@@ -10,6 +10,7 @@
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/Batch.hpp"
+#include "Kernels/Core/CellLayout.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/CUDA/CudaKernel.hpp"
 #include "Tests/Kernels/BatchTestModel.hpp"
@@ -56,6 +57,50 @@ BOOST_AUTO_TEST_CASE(cuda_batch_runs_equal_single_gpu_runs) {
             BOOST_CHECK_SMALL(d, 1e-9);  // only the order of atomic additions differs
             BOOST_CHECK_SMALL(b.ledger.imbalance() / b.ledger.launched, 1e-9);
         }
+}
+
+// A batch takes the cells' layout the single runs take (TuningKnobs::cudaCellLayout; Auto picks
+// compact for meshes beyond the L2): with compact asked for, each batch run, one run per launch
+// or in groups, follows the same histories as the compact run alone, not the records'.
+BOOST_AUTO_TEST_CASE(cuda_batch_runs_take_the_single_runs_cell_layout) {
+    if (!haveGpu()) return;
+    const fmtest::BatchTestModel model(8);
+    std::vector<SourcePtr> sources;
+    for (double x : {-2.0, 3.0}) {
+        auto p = std::make_shared<PointSource>();
+        p->position = {x, 0.2, 0.3};
+        sources.push_back(p);
+    }
+    BatchModel bm = packBatch(model.mesh, {model.mats}, sources, {300000}, 5);
+    for (uint32_t perLaunch : {1u, 8u}) {
+        BatchOptions o;
+        o.kernel = "cuda";
+        o.outputs.directed = false;
+        o.runsPerLaunch = perLaunch;
+        o.tuning.cudaCellLayout = CellLayout::Compact;
+        std::map<size_t, RunResult> got;
+        runBatch(bm.mesh, bm.runs, o, [&](size_t i, RunResult&& r) { got[i] = std::move(r); });
+        BOOST_REQUIRE_EQUAL(got.size(), 2u);
+        for (size_t k = 0; k < 2; ++k) {
+            const KernelInput in = packModel(model.mesh, model.mats, *sources[k]);
+            RunOptions ro;
+            ro.packets = 300000;
+            ro.params.seed = 5;
+            ro.outputs.directed = false;
+            const RunResult records = runKernel("cuda", in, ro);
+            ro.tuning.cudaCellLayout = CellLayout::Compact;
+            const RunResult compact = runKernel("cuda", in, ro);
+            const RunResult& b = got[bm.run(0, k)];
+            BOOST_TEST_MESSAGE(perLaunch << " run(s) per launch, run " << k << ": absorb events batch "
+                                         << b.events.absorb << ", compact alone " << compact.events.absorb
+                                         << ", records alone " << records.events.absorb);
+            // The two layouts follow different histories (else this test could not tell them apart).
+            BOOST_CHECK(records.events.absorb != compact.events.absorb || records.events.exit != compact.events.exit);
+            BOOST_CHECK_EQUAL(b.events.absorb, compact.events.absorb);
+            BOOST_CHECK_EQUAL(b.events.exit, compact.events.exit);
+            BOOST_CHECK_SMALL(l1(compact.volume, b.volume), 1e-9);
+        }
+    }
 }
 
 // Planning loops (issue 29): a run on a mesh the device already holds uploads only its sources
