@@ -136,6 +136,44 @@ struct DeviceDetectorTally {
     }
 };
 
+// DeviceDetectorTally for packets that take many steps in one material between changes (the
+// MCML slab kernel's photons, layer crossings being rare beside interactions): the path and
+// interactions since the packet entered `material` are kept in registers and added to the
+// thread's arrays when it leaves that material or is recorded, one local-memory update per
+// material change instead of one per step. The mesh's detecting kernel keeps the per-step
+// updates: at its register limit the two extra registers spill.
+struct DeviceSegmentDetectorTally : DeviceDetectorTally {
+    float segmentPath = 0.f;
+    uint32_t segmentCount = 0;
+
+    __device__ void startPacket(uint64_t slot, uint64_t packetIndex) {
+        DeviceDetectorTally::startPacket(slot, packetIndex);
+        segmentPath = 0.f;
+        segmentCount = 0u;
+    }
+    __device__ void flushSegment() {
+        path[size_t(material) * pathStride] += segmentPath;
+        count[size_t(material) * pathStride] += segmentCount;
+        segmentPath = 0.f;
+        segmentCount = 0u;
+    }
+    __device__ void move(const PacketState& st, uint32_t mat, float dist) {
+        if (jacobian) return DeviceDetectorTally::move(st, mat, dist);
+        if (mat != material) {
+            flushSegment();
+            material = mat;
+        }
+        segmentPath += dist;
+    }
+    __device__ void absorb(const PacketState&, double) {
+        if (!jacobian) ++segmentCount;
+    }
+    __device__ void exit(const PacketState& st, uint32_t face) {
+        if (!jacobian) flushSegment();  // before a record copies the arrays
+        DeviceDetectorTally::exit(st, face);
+    }
+};
+
 // The device record buffer: records, their path lengths and scatter counts per region.
 struct RecordBuffers {
     DeviceBuffer<DetectedRecord> records;

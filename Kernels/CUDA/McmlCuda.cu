@@ -38,7 +38,7 @@ struct DeviceSlabTallies {
     GateBins gates;
     // Runs with records: the detector tally's tables and buffers (its per-photon path arrays
     // are the thread's own, set by the kernel).
-    DeviceDetectorTally detector;
+    DeviceSegmentDetectorTally detector;
 };
 
 // A(r,z) on the GPU (McmlAbsorbTally with its own accumulation), into this block's replica.
@@ -75,10 +75,10 @@ using DeviceMcmlTimeTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<D
                                         McmlLayerTally<DeviceAtomicAdd>, McmlTimeTally<DeviceAtomicAdd>>;
 // The same two with the per-photon records (a run with RunOptions::detection).
 using DeviceMcmlRecordTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>,
-                                          McmlLayerTally<DeviceAtomicAdd>, DeviceDetectorTally>;
+                                          McmlLayerTally<DeviceAtomicAdd>, DeviceSegmentDetectorTally>;
 using DeviceMcmlTimeRecordTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>,
                                               McmlLayerTally<DeviceAtomicAdd>, McmlTimeTally<DeviceAtomicAdd>,
-                                              DeviceDetectorTally>;
+                                              DeviceSegmentDetectorTally>;
 template <class Tallies>
 constexpr bool kRecords = std::is_base_of_v<DeviceDetectorTally, Tallies>;
 
@@ -98,7 +98,7 @@ __device__ Tallies deviceMcmlTallies(const DeviceSlabTallies& t, const McmlGrid&
         p.timeGrid = g;
         p.timeBins = t.gates;
     }
-    if constexpr (kRecords<Tallies>) p.template tally<DeviceDetectorTally>() = t.detector;
+    if constexpr (kRecords<Tallies>) p.template tally<DeviceSegmentDetectorTally>() = t.detector;
     return p;
 }
 
@@ -157,7 +157,7 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
     float path[kRecords<Tallies> ? kGpuDetectMaterials : 1];
     uint32_t scatters[kRecords<Tallies> ? kGpuDetectMaterials : 1];
     if constexpr (kRecords<Tallies>) {
-        DeviceDetectorTally& det = sk.tallies.template tally<DeviceDetectorTally>();
+        DeviceDetectorTally& det = sk.tallies.template tally<DeviceSegmentDetectorTally>();
         det.path = path;
         det.count = scatters;
         det.pathStride = 1;
@@ -184,7 +184,7 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
         }
         const uint64_t i = atomicAdd(next, 1ull);
         if (i >= count) break;
-        if constexpr (kRecords<Tallies>) sk.tallies.template tally<DeviceDetectorTally>().startPacket(first + i, first + i);
+        if constexpr (kRecords<Tallies>) sk.tallies.template tally<DeviceSegmentDetectorTally>().startPacket(first + i, first + i);
         state = startSlabPhoton(m, kp, first + i, p, sk) ? kSlabLive : kSlabEnded;
     }
     sk.flush();
