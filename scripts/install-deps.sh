@@ -21,6 +21,8 @@ if [ "$level" = full ]; then
   pkgs+=(nlohmann-json3-dev coinor-libclp-dev libglpk-dev libcairo2-dev pkg-config)
   # python3 + numpy: scripts/read_fluence_matrix.py and its test (run with /usr/bin/python3).
   pkgs+=(python3 python3-numpy)
+  # strace: app_sources_read_once counts the files a batch opens.
+  pkgs+=(strace)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

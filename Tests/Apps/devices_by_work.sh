@@ -50,13 +50,4 @@ long=$(run --point 5,5,5 --packets 100000000000 --devices all)
 echo "$long" | grep -q "worth using" && fail "a 1e11-packet run was narrowed: $long"
 list=$(run --point 5,5,5 --packets 1000 --devices 0,1)
 echo "$list" | grep -q "worth using" && fail "an explicit list was narrowed: $list"
-# The batch's source files are read once: the device choice passes what it read to the batch.
-if command -v strace >/dev/null; then
-  CUDA_VISIBLE_DEVICES=0,1 strace -f -e trace=openat -o "$dir/trace" "$exe" --mesh "$dir/m.mesh" --opt "$dir/m.opt" \
-    --kernel cuda --quiet --output "$dir/o" --batch-sources "$dir/folder" --devices all >/dev/null 2>&1
-  opens=$(grep -c 'a\.source"' "$dir/trace")
-  [ "$opens" = 1 ] || fail "a batch's a.source was opened $opens times (once expected)"
-else
-  echo "note: strace not installed: the batch's single read of its source files is not checked"
-fi
 echo "devices by work: ok"
