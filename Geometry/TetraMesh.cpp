@@ -11,6 +11,7 @@
 
 #include "Common/Errors.hpp"
 #include "Geometry/ParallelFor.hpp"
+#include "Kernels/Core/Records.hpp"
 
 namespace fm {
 
@@ -228,6 +229,10 @@ void TetraMesh::check() {
                                  std::to_string(points_.size() - 1));
         if (regions_[t] == 0)
             throw ModelError("mesh: tetra " + std::to_string(t) + " has region 0 (the exterior)");
+        if (regions_[t] >= kMaxPackedMaterials)  // a region's material index must fit the packed cells
+            throw ModelError("mesh: tetra " + std::to_string(t) + " has region " + std::to_string(regions_[t]) +
+                             ": region labels up to " + std::to_string(kMaxPackedMaterials - 1) +
+                             " are supported (each region is a material index)");
         regionCount_ = std::max(regionCount_, regions_[t] + 1);
     }
 }

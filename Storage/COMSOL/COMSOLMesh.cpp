@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "Common/Errors.hpp"
+#include "Kernels/Core/Records.hpp"
 #include "Storage/AtomicFile.hpp"
 
 namespace fm {
@@ -181,6 +182,10 @@ private:
                 double v = domains_[t][0];
                 if (v < 0 || v != std::floor(v) || v > 1e9)
                     fail(domainLine_ + 1 + int(t), "geometric entity index " + num(v) + " is not a whole number >= 0");
+                if (v + shift >= kMaxPackedMaterials)
+                    fail(domainLine_ + 1 + int(t), "geometric entity index " + std::to_string((long long)v) + ": indices up to " +
+                                                       std::to_string(kMaxPackedMaterials - 1 - int(shift)) +
+                                                       " are supported (each domain is a material index)");
                 regions[t + 1] = uint32_t(v + shift);
             }
         }

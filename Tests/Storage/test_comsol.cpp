@@ -96,6 +96,12 @@ BOOST_AUTO_TEST_CASE(errors_name_file_and_line) {
     expectError(replaced(kTwoTets, "0 1 2 3\n1 2 3 4\n", "0 1 2 3\n"), "tet elements: expected 2 rows, found 1");
     expectError(replaced(kTwoTets, "3 tet", "3 prism"), "no \"tet\" element type");
     expectError(replaced(kTwoTets, "indices\n1\n2\n", "indices\n1\n-2\n"), "t.mphtxt:29: geometric entity index -2");
+    // A domain is a material index: labels past the packed cells' 16 bits are refused at their
+    // line (503392988 once made a fuzzed file ask for 4 GB of materials).
+    expectError(replaced(kTwoTets, "indices\n1\n2\n", "indices\n1\n503392988\n"),
+                "t.mphtxt:29: geometric entity index 503392988: indices up to 65535 are supported");
+    expectError(replaced(kTwoTets, "indices\n1\n2\n", "indices\n1\n65536\n"), "t.mphtxt:29: geometric entity index 65536");
+    BOOST_CHECK_EQUAL(readText(replaced(kTwoTets, "indices\n1\n2\n", "indices\n1\n65535\n")).regionCount(), 65536u);
     expectError(replaced(kTwoTets, "3 # sdim", "2 # sdim"), "t.mphtxt:5: space dimension 2");
     expectError(replaced(kTwoTets, "0 0 0\n1 0 0\n0 1 0\n0 0 1\n", "0 0 0\n1 0 0\n0 1 0\n1 0 0\n"), "t.mphtxt");
     expectError(std::string("0 1\n") + '\0' + "\n", "t.mphtxt:2: binary data");
