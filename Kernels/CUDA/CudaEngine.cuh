@@ -79,23 +79,24 @@ struct DeviceModel {
     __device__ const MaterialRecord& material(uint32_t i) const { return c_materials[i]; }
 };
 
-// The compact layout (Kernels/Core/CellLayout.hpp CompactPlanes): a cell's planes in one 32-byte
-// sector (two 16-byte loads), decoded at each event; the crossing fields as in the split layout.
+// The compact layout (Kernels/Core/CellLayout.hpp CompactCell): a cell's planes in one 32-byte
+// sector (two 16-byte loads), decoded at each event; its crossing fields in the next sector
+// (DeviceModel's links, 64 bytes apart).
 // The exit test uses the decoded normals at their own length (the distance is a ratio); a
 // crossing that needs the normal (Fresnel) takes the plane's own, normalised, so a reflected
 // packet moves away from the plane the exit test sees.
 struct CompactDeviceModel : DeviceModel {
-    const CompactPlanes* __restrict__ compact;
+    const CompactCell* __restrict__ compact;
 
     __device__ CellPlanes planes(uint32_t i) const {
-        const uint4* q = reinterpret_cast<const uint4*>(compact + i);
+        const uint4* q = reinterpret_cast<const uint4*>(&compact[i].planes);
         const uint4 n = __ldg(q), c = __ldg(q + 1);
         const Vec3 n0 = decodeCompactNormal(n.x), n1 = decodeCompactNormal(n.y), n2 = decodeCompactNormal(n.z),
                    n3 = decodeCompactNormal(n.w);
         return CellPlanes{{n0.x, n1.x, n2.x, n3.x}, {n0.y, n1.y, n2.y, n3.y}, {n0.z, n1.z, n2.z, n3.z},
                           {__uint_as_float(c.x), __uint_as_float(c.y), __uint_as_float(c.z), __uint_as_float(c.w)}};
     }
-    __device__ Vec3 faceNormal(uint32_t i, int f) const { return compactFaceNormal(__ldg(&compact[i].normal[f & 3])); }
+    __device__ Vec3 faceNormal(uint32_t i, int f) const { return compactFaceNormal(__ldg(&compact[i].planes.normal[f & 3])); }
 };
 
 // The layered (MCML) model on the GPU: Core/SlabModel.hpp with the slab cells copied per
@@ -356,17 +357,17 @@ inline MaterialTableSent::Lease holdMaterials(const std::vector<MaterialRecord>&
 // (batches, Kernels/Batch.hpp). In the split layout (Kernels/Core/CellLayout.hpp) the
 // planes and the crossing fields are uploaded in arrays of their own beside the records
 // (96 more bytes per cell on the device).
-// In the compact layout the planes are CompactPlanes (32 bytes per cell) and the links as split.
+// In the compact layout planes and links are CompactCells (64 bytes per cell).
 struct DeviceMesh {
     DeviceBuffer<TetraRecord> cells;
     CellLayout layout;
     DeviceBuffer<CellPlanes> planes;
     DeviceBuffer<CellLinks> links;
-    DeviceBuffer<CompactPlanes> compact;
+    DeviceBuffer<CompactCell> compact;
     DeviceMesh(const std::vector<TetraRecord>& c, cudaStream_t s, CellLayout l = CellLayout::Record)
         : cells(c.size(), "tetra records"), layout(l), planes(l == CellLayout::Split ? c.size() : 0, "cell planes"),
-          links(l == CellLayout::Split || l == CellLayout::Compact ? c.size() : 0, "cell links"),
-          compact(l == CellLayout::Compact ? c.size() : 0, "compact cell planes") {
+          links(l == CellLayout::Split ? c.size() : 0, "cell links"),
+          compact(l == CellLayout::Compact ? c.size() : 0, "compact cells") {
         cells.upload(c, s);
         if (layout == CellLayout::Split) {
             std::vector<CellPlanes> p;
@@ -377,11 +378,10 @@ struct DeviceMesh {
             cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // p and k go out of scope
         } else if (layout == CellLayout::Compact) {
             const std::vector<CompactPlanes> q = compactCells(c);
-            std::vector<CellLinks> k(c.size());
-            for (size_t i = 0; i < c.size(); ++i) k[i] = cellLinksOf(c[i]);
-            compact.upload(q, s);
-            links.upload(k, s);
-            cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // q and k go out of scope
+            std::vector<CompactCell> k(c.size());
+            for (size_t i = 0; i < c.size(); ++i) k[i] = CompactCell{q[i], cellLinksOf(c[i])};
+            compact.upload(k, s);
+            cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // k goes out of scope
         }
     }
 };
@@ -407,10 +407,15 @@ struct DeviceSources {
 };
 
 inline DeviceModel deviceModel(const DeviceMesh& m, const EmitterView& emitters) {
-    if (m.layout == CellLayout::Split || m.layout == CellLayout::Compact)  // compact: planes from CompactDeviceModel
+    if (m.layout == CellLayout::Split)
         return DeviceModel{m.cells.get(), emitters, reinterpret_cast<const float4*>(m.planes.get()),
                            reinterpret_cast<const char*>(m.links.get()), sizeof(CellPlanes) / 16, sizeof(CellLinks),
                            offsetof(CellLinks, material), offsetof(CellLinks, scoredFaces),
+                           offsetof(CellLinks, adjMaterial)};
+    if (m.layout == CellLayout::Compact)  // the planes from CompactDeviceModel, the links beside them
+        return DeviceModel{m.cells.get(), emitters, nullptr,
+                           reinterpret_cast<const char*>(m.compact.get()) + offsetof(CompactCell, links), 0,
+                           sizeof(CompactCell), offsetof(CellLinks, material), offsetof(CellLinks, scoredFaces),
                            offsetof(CellLinks, adjMaterial)};
     const char* adj = reinterpret_cast<const char*>(m.cells.get()) + offsetof(TetraRecord, adj);
     return DeviceModel{m.cells.get(), emitters, reinterpret_cast<const float4*>(m.cells.get()), adj,

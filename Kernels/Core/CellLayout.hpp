@@ -5,11 +5,13 @@
 // other cell), and the fields a face crossing reads in an array of 32-byte entries (one sector).
 // The face ids stay in the 112-byte records, read only by surface tallies. The values are the
 // records' own, bit for bit, so both layouts follow the same histories.
-// The compact layout: the four planes of a cell in one 32-byte sector (CompactPlanes below), the
-// crossing fields as in the split layout.
+// The compact layout: the four planes of a cell in one 32-byte sector (CompactPlanes below) and
+// its crossing fields (CellLinks) in the next, one 64-byte entry per cell (CompactCell): a miss on
+// the planes brings the crossing fields into the L2 in the same 64-byte memory access.
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -89,6 +91,13 @@ struct alignas(32) CompactPlanes {
     float C[4];          // dot(decoded normal, a point of face f)
 };
 static_assert(sizeof(CompactPlanes) == 32, "CompactPlanes is one 32-byte sector");
+
+// A cell in the compact layout: its planes, then its crossing fields, in one aligned 64 bytes.
+struct alignas(64) CompactCell {
+    CompactPlanes planes;
+    CellLinks links;
+};
+static_assert(sizeof(CompactCell) == 64 && offsetof(CompactCell, links) == 32, "CompactCell is two sectors");
 
 constexpr int32_t kCompactK = 32767;       // |A| <= K
 constexpr int32_t kCompactBMax = 16383;    // |B| <= 16383, |2B| <= K
@@ -200,7 +209,7 @@ std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells);
 inline CellLayout chooseCellLayout(CellLayout wanted, size_t cells, double l2Bytes, double deviceBytes) {
     if (wanted != CellLayout::Auto) return wanted;
     const double records = double(cells) * sizeof(TetraRecord);
-    const double all = double(cells) * (sizeof(TetraRecord) + sizeof(CompactPlanes) + sizeof(CellLinks));
+    const double all = double(cells) * (sizeof(TetraRecord) + sizeof(CompactCell));
     return records > 0.5 * l2Bytes && all <= 0.5 * deviceBytes ? CellLayout::Compact : CellLayout::Record;
 }
 
