@@ -21,7 +21,7 @@
 #include "Apps/RunSummary.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Geometry/PackedModelCache.hpp"
-#include "Geometry/ParallelFor.hpp"
+#include "Common/ParallelFor.hpp"
 #include "Geometry/Queries.hpp"
 #include "Common/WholeNumber.hpp"
 #include "Kernels/Dispatch.hpp"
