@@ -315,15 +315,6 @@ bool deviceMemorySizes(int device, double& l2Bytes, double& memoryBytes) {
     return true;
 }
 
-// The layout of a run's cells on `device` (TuningKnobs::cudaCellLayout, chooseCellLayout); the
-// records where the device cannot be asked.
-CellLayout cellLayoutFor(CellLayout wanted, size_t cells, int device) {
-    if (wanted != CellLayout::Auto) return wanted;
-    double l2 = 0, memory = 0;
-    if (!deviceMemorySizes(device, l2, memory)) return CellLayout::Record;
-    return chooseCellLayout(wanted, cells, l2, memory);
-}
-
 DeviceModelKey deviceRunKey(int device, const KernelInput& mesh, const OutputSelection& o,
                             CellLayout layout = CellLayout::Record) {
     DeviceModelKey k;
@@ -364,6 +355,13 @@ void giveDeviceRun(DeviceModelKey key, std::shared_future<uint64_t> hash, std::u
 }
 
 }  // namespace
+
+CellLayout cudaCellLayoutFor(CellLayout wanted, size_t cells, int device) {
+    if (wanted != CellLayout::Auto) return wanted;
+    double l2 = 0, memory = 0;
+    if (!deviceMemorySizes(device, l2, memory)) return CellLayout::Record;
+    return chooseCellLayout(wanted, cells, l2, memory);
+}
 
 CudaModelCacheStats cudaModelCacheStats() {
     return CudaModelCacheStats{deviceRunCache().builds(), deviceRunCache().reuses()};
@@ -467,7 +465,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     std::vector<std::shared_future<uint64_t>> hashes(devices.size(), hash);  // a copy per device thread
     std::vector<CellLayout> layouts(devices.size());
     for (size_t k = 0; k < devices.size(); ++k) {
-        layouts[k] = cellLayoutFor(opt.tuning.cudaCellLayout, in.cells.size(), devices[k]);
+        layouts[k] = cudaCellLayoutFor(opt.tuning.cudaCellLayout, in.cells.size(), devices[k]);
         keys[k] = deviceRunKey(devices[k], in, kept, layouts[k]);
     }
     std::vector<std::string> errors(devices.size());
@@ -567,8 +565,6 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
 
 std::vector<int> cudaResolveDevices(const std::vector<int>& requested) { return resolveDevicesImpl(requested); }
 
-CellLayout cudaCellLayoutFor(CellLayout wanted, size_t cells, int device) { return cellLayoutFor(wanted, cells, device); }
-
 struct CudaModelOnDevice::Impl {
     int device;
     DeviceModelKey key;
@@ -591,7 +587,7 @@ CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const 
     OutputSelection kept = outputs;  // as runCuda: a gated run keeps the volume and exit tallies
     if (kept.gated()) kept.volume = kept.surface = true;
     cudaCheck(cudaSetDevice(device), "select device");
-    const CellLayout cells = cellLayoutFor(layout, mesh.cells.size(), device);
+    const CellLayout cells = cudaCellLayoutFor(layout, mesh.cells.size(), device);
     impl_->key = deviceRunKey(device, mesh, kept, cells);
     impl_->hash = cellsHash(mesh);
     impl_->run = takeDeviceRun(impl_->key, impl_->hash, mesh, kept, cells);
