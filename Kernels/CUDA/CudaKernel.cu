@@ -92,11 +92,7 @@ public:
         gates_ = opt.gates;
         gatedCells_ = gatedVolumeStride(gates_, cells);
         nGV_ = opt.outputs.gatedVolume ? size_t(gates_.bins()) * gatedCells_ : 0;
-        gatedSlot_.reset();  // per-region gating: the tetra -> element map on the device
-        if (nGV_ && gates_.tetras) {
-            gatedSlot_ = std::make_unique<DeviceBuffer<int32_t>>(gates_.tetras->slot.size(), "time gate regions");
-            gatedSlot_->upload(gates_.tetras->slot, s_);
-        }
+        setGatedSlots(nGV_ ? gates_.tetras : nullptr);
         nGS_ = opt.outputs.gatedSurface ? size_t(gates_.bins()) * faces : 0;
         if (!gated_ || gated_->size() != nGV_ + nGS_) {
             gated_.reset();
@@ -106,6 +102,20 @@ public:
         if (gated_) gated_->zero(s_);
         if (gatedFolds_) gatedFolds_->clear(s_);
         gateTotalFolds_.reset();  // the bins may have changed with the gates
+    }
+    // Per-region gating's tetra -> element map on the device (none: null), uploaded only where it
+    // differs from the map already there: a batch's runs share one, and it crosses PCIe once.
+    void setGatedSlots(const std::shared_ptr<const GatedTetras>& t) {
+        if (!t) {
+            gatedSlot_.reset();
+            gatedSlotsOf_.reset();
+            return;
+        }
+        if (gatedSlot_ && gatedSlotsOf_ && (gatedSlotsOf_ == t || gatedSlotsOf_->slot == t->slot)) return;
+        if (!gatedSlot_ || gatedSlot_->size() != t->slot.size())
+            gatedSlot_ = std::make_unique<DeviceBuffer<int32_t>>(t->slot.size(), "time gate regions");
+        gatedSlot_->upload(t->slot, s_);
+        gatedSlotsOf_ = t;
     }
     BatchRun run(const RunOptions& part) {
         BatchRun b;
@@ -242,6 +252,7 @@ private:
     size_t nGV_ = 0, nGS_ = 0;
     std::unique_ptr<DeviceBuffer<double>> gated_;
     std::unique_ptr<DeviceBuffer<int32_t>> gatedSlot_;  // per-region gating's map, or null
+    std::shared_ptr<const GatedTetras> gatedSlotsOf_;    // the map gatedSlot_ holds
     size_t gatedCells_ = 0;                             // gated volume elements per bin
     std::unique_ptr<DeviceBatchFold> gatedFolds_;
     DeviceBatchFold& gatedFolds() {
