@@ -49,7 +49,8 @@ struct Model {
     }
 };
 
-// The gated volume tally over t's tetras equals the all-tetras run's there (same histories).
+// The L1 distance between part's gated volume tally (over t's tetras) and the all-tetras run's
+// at those tetras.
 double l1ToAllTetras(const RunResult& all, const RunResult& part, const GatedTetras& t, size_t cells, uint32_t bins) {
     std::vector<double> a, b;
     for (uint32_t bin = 0; bin < bins; ++bin)
