@@ -21,7 +21,7 @@
 #include "Apps/RunSummary.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Geometry/PackedModelCache.hpp"
-#include "Geometry/ParallelFor.hpp"
+#include "Common/ParallelFor.hpp"
 #include "Geometry/Queries.hpp"
 #include "Common/WholeNumber.hpp"
 #include "Kernels/Dispatch.hpp"
@@ -310,7 +310,8 @@ int replayCommand(const Args& a, OutputFolder& out, const TetraMesh& mesh, const
     if (rr.mismatched)
         throw ParameterError("--replay " + a.get("--replay") + ": " + std::to_string(rr.mismatched) + " of " +
                              std::to_string(rr.replayed) + " packets did not reproduce their records; the mesh, materials, "
-                             "source, --detectors, --wmin, --prwin or --max-steps differ from the detecting run");
+                             "source, --detectors, --wmin, --prwin, --max-steps or the GPU's FM_CUDA_CELL_LAYOUT "
+                             "differ from the detecting run");
     writeJacobian(out, mesh, rr, dp.packets);
     out.publish({"jacobian.txt"});
     std::cout << "fullmonte-run: replayed " << rr.replayed << " packets of " << dp.records.size() << " records"

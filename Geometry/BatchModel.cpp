@@ -19,7 +19,7 @@ std::string name(const char* what, size_t i, const std::vector<std::string>& lab
 BatchModel packBatch(const TetraMesh& mesh, const std::vector<MaterialSet>& materialSets,
                      const std::vector<SourcePtr>& sources, const std::vector<uint64_t>& packets,
                      uint64_t seed, const std::vector<std::string>& sourceLabels,
-                     const std::vector<std::string>& materialLabels) {
+                     const std::vector<std::string>& materialLabels, PackedModelCache* cache) {
     if (sources.empty()) throw ParameterError("batch: no sources");
     if (materialSets.empty()) throw ParameterError("batch: no material sets");
     if (packets.size() != 1 && packets.size() != sources.size())
@@ -47,7 +47,11 @@ BatchModel packBatch(const TetraMesh& mesh, const std::vector<MaterialSet>& mate
             if (!sources[s]) throw ParameterError(name("source", s, sourceLabels) + ": not set");
             KernelInput in;
             try {
-                if (m == 0 && s == 0) {
+                if (m == 0 && s == 0 && cache) {
+                    b.cachedCells = cache->pack(mesh, mats, *sources[s]);
+                    in.materials = packMaterials(mats);
+                    compileSources(*sources[s], mesh, mats, in);
+                } else if (m == 0 && s == 0) {
                     in = packModel(mesh, mats, *sources[s]);
                     b.mesh.cells = std::move(in.cells);
                     b.mesh.faceCount = in.faceCount;

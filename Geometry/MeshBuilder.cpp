@@ -2,7 +2,7 @@
 #include "Geometry/MeshBuilder.hpp"
 
 #include "Common/Errors.hpp"
-#include "Geometry/ParallelFor.hpp"
+#include "Common/ParallelFor.hpp"
 
 namespace fm {
 

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "Geometry/ParallelFor.hpp"
+#include "Common/ParallelFor.hpp"
 #include "Geometry/TetraMesh.hpp"
 
 namespace fm {

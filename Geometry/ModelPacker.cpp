@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "Common/Errors.hpp"
-#include "Geometry/ParallelFor.hpp"
+#include "Common/ParallelFor.hpp"
 #include "Geometry/SourceCompiler.hpp"
 
 namespace fm {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "Geometry/ParallelFor.hpp"
+#include "Common/ParallelFor.hpp"
 
 namespace fm {
 

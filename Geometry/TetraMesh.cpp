@@ -10,7 +10,7 @@
 #include <string>
 
 #include "Common/Errors.hpp"
-#include "Geometry/ParallelFor.hpp"
+#include "Common/ParallelFor.hpp"
 #include "Kernels/Core/Records.hpp"
 
 namespace fm {

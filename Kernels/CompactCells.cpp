@@ -1,29 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The compact planes of a mesh's cells (Kernels/Core/CellLayout.hpp CompactPlanes), built on all
-// hardware threads.
+// The compact planes of a mesh's cells (Kernels/Core/CellLayout.hpp CompactPlanes), built on the
+// load threads (Common/ParallelFor.hpp).
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <thread>
 #include <vector>
 
+#include "Common/ParallelFor.hpp"
 #include "Kernels/Core/CellLayout.hpp"
 
 namespace fm {
 
 namespace {
-
-// f(lo, hi) over [0, n) in contiguous chunks, one per hardware thread (chunks of at least 16384).
-// f must not throw.
-template <class F>
-void onThreads(size_t n, const F& f) {
-    const size_t most = std::max<size_t>(1, std::thread::hardware_concurrency());
-    const size_t t = std::max<size_t>(1, std::min(most, n / 16384));
-    std::vector<std::thread> pool;
-    for (size_t k = 1; k < t; ++k) pool.emplace_back([&f, n, k, t] { f(n * k / t, n * (k + 1) / t); });
-    f(0, n / t);
-    for (std::thread& th : pool) th.join();
-}
 
 double det3(const double a[3], const double b[3], const double c[3]) {
     return a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) + a[2] * (b[0] * c[1] - b[1] * c[0]);
@@ -98,11 +86,11 @@ std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells) {
     std::vector<uint32_t> faceCode(faces, 0);
     std::vector<float> faceC(faces, 0.f);
     std::vector<uint8_t> coded(faces, 0);
-    onThreads(cells.size(), [&](size_t lo, size_t hi) {
+    parallelFor(0, cells.size(), [&](unsigned, size_t lo, size_t hi) {
         for (size_t i = lo; i < hi; ++i) codeFacesOf(cells[i], 0, faceCode, faceC, coded);
     });
     for (const TetraRecord& r : cells) codeFacesOf(r, 1, faceCode, faceC, coded);
-    onThreads(cells.size(), [&](size_t lo, size_t hi) {
+    parallelFor(0, cells.size(), [&](unsigned, size_t lo, size_t hi) {
         for (size_t i = lo; i < hi; ++i) {
             const TetraRecord& r = cells[i];
             CompactPlanes& p = out[i];

@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <system_error>
 #include <thread>
 #include <utility>
 
 #include "Common/Errors.hpp"
+#include "Common/ParallelFor.hpp"
 
 namespace fm {
 namespace {
@@ -22,31 +22,14 @@ struct OrderKey {
 static_assert(kMaxDetectors <= 64, "OrderKey holds the detector in 6 bits");
 constexpr uint64_t kMaxIndex = (uint64_t(1) << 58) - 1;  // packet indices the key holds
 
-// Pieces a loop over n items is split into: one per thread, none under 1024 items.
-unsigned chunksFor(size_t n, unsigned threads) {
-    return unsigned(std::max<size_t>(1, std::min<size_t>(threads, n / 1024)));
-}
-
-// Calls f(chunk, lo, hi) for `chunks` contiguous pieces of [0, n), each on its own thread (the
-// first on this one; the rest here too where no more threads can start). f must not throw.
-template <class F>
-void inChunks(size_t n, unsigned chunks, F f) {
-    std::vector<std::thread> pool;
-    unsigned c = 1;
-    try {
-        for (; c < chunks; ++c) pool.emplace_back([&f, n, c, chunks] { f(c, n * c / chunks, n * (c + 1) / chunks); });
-    } catch (const std::system_error&) {
-        for (; c < chunks; ++c) f(c, n * c / chunks, n * (c + 1) / chunks);
-    }
-    f(0u, size_t(0), n / chunks);
-    for (std::thread& t : pool) t.join();
-}
+// Chunks of a loop over n records: one per thread, none under 1024 records.
+unsigned chunksFor(size_t n, unsigned threads) { return chunkCount(n, 1024, threads); }
 
 // The keys of the records below `below`, in buffer order.
 std::vector<OrderKey> keysBelow(const RecordBufferView& in, uint64_t below, unsigned threads) {
     const unsigned chunks = chunksFor(in.n, threads);
     std::vector<size_t> start(chunks + 1, 0), tooLarge(chunks, 0);
-    inChunks(in.n, chunks, [&](unsigned c, size_t lo, size_t hi) {
+    parallelChunks(0, in.n, chunks, [&](unsigned c, size_t lo, size_t hi) {
         for (size_t k = lo; k < hi; ++k) {
             const uint64_t index = in.records[k].index;
             start[c + 1] += index < below;
@@ -58,7 +41,7 @@ std::vector<OrderKey> keysBelow(const RecordBufferView& in, uint64_t below, unsi
         start[c + 1] += start[c];
     }
     std::vector<OrderKey> keys(start[chunks]);
-    inChunks(in.n, chunks, [&](unsigned c, size_t lo, size_t hi) {
+    parallelChunks(0, in.n, chunks, [&](unsigned c, size_t lo, size_t hi) {
         size_t at = start[c];
         for (size_t k = lo; k < hi; ++k) {
             const DetectedRecord& r = in.records[k];
@@ -104,7 +87,7 @@ void appendInRecordOrder(const RecordBufferView& in, uint64_t below, uint64_t ke
     DetectedRecord* rec = out.records.data() + have;
     float* path = out.paths.data() + have * R;
     uint32_t* count = counts ? out.scatterCounts.data() + have * R : nullptr;
-    inChunks(m, chunksFor(m, threads), [&](unsigned, size_t lo, size_t hi) {
+    parallelChunks(0, m, chunksFor(m, threads), [&](unsigned, size_t lo, size_t hi) {
         for (size_t j = lo; j < hi; ++j) {
             const size_t k = size_t(keys[j].slot);
             rec[j] = in.records[k];

@@ -161,7 +161,7 @@ void BatchRunner::runSync() {
         sets.push_back(m->build(mesh_->unitDimension));
         built.push_back(std::make_shared<fm::MaterialSet>(sets.back()));
     }
-    fm::BatchModel bm = fm::packBatch(*mesh_, sets, sources_, {opt_.packets}, opt_.params.seed);
+    fm::BatchModel bm = fm::packBatch(*mesh_, sets, sources_, {opt_.packets}, opt_.params.seed, {}, {}, &packed_);
     fmtcl::reportWarnings(bm.warnings);
     fm::BatchOptions bo;
     bo.kernel = kernel_;
@@ -188,7 +188,7 @@ void BatchRunner::runSync() {
     };
     std::vector<std::shared_ptr<const fm::RunResult>> results(bm.runs.size());
     BatchInterruptGuard guard;
-    fm::BatchSummary s = fm::runBatch(bm.mesh, bm.runs, bo, [&](size_t i, fm::RunResult&& r) {
+    fm::BatchSummary s = fm::runBatch(bm.cells(), bm.runs, bo, [&](size_t i, fm::RunResult&& r) {
         results[i] = std::make_shared<fm::RunResult>(std::move(r));
     });
     if (bar) std::fprintf(stderr, "\n");
@@ -209,6 +209,7 @@ void BatchRunner::runSync() {
 
 unsigned BatchRunner::runCount() const { return unsigned(results_.size()); }
 double BatchRunner::seconds() const { return seconds_; }
+unsigned long long BatchRunner::meshPacks() const { return packed_.cellPacks(); }
 std::string BatchRunner::runsPerRank() const {
     std::ostringstream o;
     for (size_t i = 0; i < perRank_.size(); ++i) o << (i ? " " : "") << perRank_[i];

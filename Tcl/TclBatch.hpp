@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // BatchRunner: a batch of runs over one mesh from Tcl (Kernels/Batch.hpp) — one run per source
-// (and per material set, for a sweep), the mesh packed once (and uploaded once per GPU). Each
-// run's results are an OutputDataCollection laid out as TetraSVKernel's without the directed map
-// (EventCounts, ConservationCounts, VolumeEnergy, SurfaceExitEnergy), and the whole batch can be
-// written as a fluence matrix (docs/FLUENCE_MATRIX.md):
+// (and per material set, for a sweep), the mesh packed once, also across runSync calls (and
+// uploaded once per GPU). Each run's results are an OutputDataCollection laid out as
+// TetraSVKernel's without the directed map (EventCounts, ConservationCounts, VolumeEnergy,
+// SurfaceExitEnergy), and the whole batch can be written as a fluence matrix
+// (docs/FLUENCE_MATRIX.md):
 //
 //   BatchRunner B
 //   B geometry $M; B materials MS; B source S1; B source S2; B packetCount 1e6
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "Geometry/MaterialSet.hpp"
+#include "Geometry/PackedModelCache.hpp"
 #include "Geometry/Sources.hpp"
 #include "Geometry/TetraMesh.hpp"
 #include "Kernels/KernelInput.hpp"
@@ -75,6 +77,9 @@ public:
     OutputDataCollection* result(unsigned run) const;
     double seconds() const;
     std::string runsPerRank() const;
+    // Times the mesh's cells were packed: once per mesh however many runSync calls (the cells
+    // are kept; a runSync packs only the materials and sources).
+    unsigned long long meshPacks() const;
     // Fluence per tetra per unit emitted energy (1/mm^2 for a mesh in mm), tetras x runs; a name
     // ending in .h5 writes HDF5 (where built), anything else the binary format.
     void fluenceMatrix(const std::string& file) const;
@@ -92,6 +97,7 @@ private:
     fm::RunOptions opt_;
     double wmin_ = 1e-5, prwin_ = 0.1;
     std::vector<uint32_t> gateRegions_;  // timeGateRegions (empty: every tetra)
+    fm::PackedModelCache packed_;        // the mesh's cells, kept between runSync calls
     std::string kernel_ = "cpu";
     bool progress_ = true;
     // After a run: the packed material sets and each run's result.

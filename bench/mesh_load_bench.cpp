@@ -14,8 +14,8 @@
 #include <string>
 
 #include "Common/Errors.hpp"
+#include "Common/ParallelFor.hpp"
 #include "Geometry/ModelPacker.hpp"
-#include "Geometry/ParallelFor.hpp"
 #include "Storage/Binary/BinaryMesh.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Storage/TIMOS/TIMOSMeshParser.hpp"

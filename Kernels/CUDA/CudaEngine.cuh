@@ -441,8 +441,8 @@ struct DeviceInput {
     DeviceMesh mesh;
     DeviceSources sources;
 
-    DeviceInput(const KernelInput& in, cudaStream_t s)
-        : mesh(in.cells, s), sources(in.emitters, in.emitterCdf, in.pieces, in.pieceCdf, s) {}
+    DeviceInput(const KernelInput& in, cudaStream_t s, CellLayout layout = CellLayout::Record)
+        : mesh(in.cells, s, layout), sources(in.emitters, in.emitterCdf, in.pieces, in.pieceCdf, s) {}
     DeviceModel model() const { return deviceModel(mesh, sources); }
 };
 

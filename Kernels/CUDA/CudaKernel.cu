@@ -92,11 +92,7 @@ public:
         gates_ = opt.gates;
         gatedCells_ = gatedVolumeStride(gates_, cells);
         nGV_ = opt.outputs.gatedVolume ? size_t(gates_.bins()) * gatedCells_ : 0;
-        gatedSlot_.reset();  // per-region gating: the tetra -> element map on the device
-        if (nGV_ && gates_.tetras) {
-            gatedSlot_ = std::make_unique<DeviceBuffer<int32_t>>(gates_.tetras->slot.size(), "time gate regions");
-            gatedSlot_->upload(gates_.tetras->slot, s_);
-        }
+        setGatedSlots(nGV_ ? gates_.tetras : nullptr);
         nGS_ = opt.outputs.gatedSurface ? size_t(gates_.bins()) * faces : 0;
         if (!gated_ || gated_->size() != nGV_ + nGS_) {
             gated_.reset();
@@ -106,6 +102,20 @@ public:
         if (gated_) gated_->zero(s_);
         if (gatedFolds_) gatedFolds_->clear(s_);
         gateTotalFolds_.reset();  // the bins may have changed with the gates
+    }
+    // Per-region gating's tetra -> element map on the device (none: null), uploaded only where it
+    // differs from the map already there: a batch's runs share one, and it crosses PCIe once.
+    void setGatedSlots(const std::shared_ptr<const GatedTetras>& t) {
+        if (!t) {
+            gatedSlot_.reset();
+            gatedSlotsOf_.reset();
+            return;
+        }
+        if (gatedSlot_ && gatedSlotsOf_ && (gatedSlotsOf_ == t || gatedSlotsOf_->slot == t->slot)) return;
+        if (!gatedSlot_ || gatedSlot_->size() != t->slot.size())
+            gatedSlot_ = std::make_unique<DeviceBuffer<int32_t>>(t->slot.size(), "time gate regions");
+        gatedSlot_->upload(t->slot, s_);
+        gatedSlotsOf_ = t;
     }
     BatchRun run(const RunOptions& part) {
         BatchRun b;
@@ -242,6 +252,7 @@ private:
     size_t nGV_ = 0, nGS_ = 0;
     std::unique_ptr<DeviceBuffer<double>> gated_;
     std::unique_ptr<DeviceBuffer<int32_t>> gatedSlot_;  // per-region gating's map, or null
+    std::shared_ptr<const GatedTetras> gatedSlotsOf_;    // the map gatedSlot_ holds
     size_t gatedCells_ = 0;                             // gated volume elements per bin
     std::unique_ptr<DeviceBatchFold> gatedFolds_;
     DeviceBatchFold& gatedFolds() {
@@ -315,15 +326,6 @@ bool deviceMemorySizes(int device, double& l2Bytes, double& memoryBytes) {
     return true;
 }
 
-// The layout of a run's cells on `device` (TuningKnobs::cudaCellLayout, chooseCellLayout); the
-// records where the device cannot be asked.
-CellLayout cellLayoutFor(CellLayout wanted, size_t cells, int device) {
-    if (wanted != CellLayout::Auto) return wanted;
-    double l2 = 0, memory = 0;
-    if (!deviceMemorySizes(device, l2, memory)) return CellLayout::Record;
-    return chooseCellLayout(wanted, cells, l2, memory);
-}
-
 DeviceModelKey deviceRunKey(int device, const KernelInput& mesh, const OutputSelection& o,
                             CellLayout layout = CellLayout::Record) {
     DeviceModelKey k;
@@ -364,6 +366,13 @@ void giveDeviceRun(DeviceModelKey key, std::shared_future<uint64_t> hash, std::u
 }
 
 }  // namespace
+
+CellLayout cudaCellLayoutFor(CellLayout wanted, size_t cells, int device) {
+    if (wanted != CellLayout::Auto) return wanted;
+    double l2 = 0, memory = 0;
+    if (!deviceMemorySizes(device, l2, memory)) return CellLayout::Record;
+    return chooseCellLayout(wanted, cells, l2, memory);
+}
 
 CudaModelCacheStats cudaModelCacheStats() {
     return CudaModelCacheStats{deviceRunCache().builds(), deviceRunCache().reuses()};
@@ -467,7 +476,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     std::vector<std::shared_future<uint64_t>> hashes(devices.size(), hash);  // a copy per device thread
     std::vector<CellLayout> layouts(devices.size());
     for (size_t k = 0; k < devices.size(); ++k) {
-        layouts[k] = cellLayoutFor(opt.tuning.cudaCellLayout, in.cells.size(), devices[k]);
+        layouts[k] = cudaCellLayoutFor(opt.tuning.cudaCellLayout, in.cells.size(), devices[k]);
         keys[k] = deviceRunKey(devices[k], in, kept, layouts[k]);
     }
     std::vector<std::string> errors(devices.size());
@@ -567,8 +576,6 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
 
 std::vector<int> cudaResolveDevices(const std::vector<int>& requested) { return resolveDevicesImpl(requested); }
 
-CellLayout cudaCellLayoutFor(CellLayout wanted, size_t cells, int device) { return cellLayoutFor(wanted, cells, device); }
-
 struct CudaModelOnDevice::Impl {
     int device;
     DeviceModelKey key;
@@ -591,7 +598,7 @@ CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const 
     OutputSelection kept = outputs;  // as runCuda: a gated run keeps the volume and exit tallies
     if (kept.gated()) kept.volume = kept.surface = true;
     cudaCheck(cudaSetDevice(device), "select device");
-    const CellLayout cells = cellLayoutFor(layout, mesh.cells.size(), device);
+    const CellLayout cells = cudaCellLayoutFor(layout, mesh.cells.size(), device);
     impl_->key = deviceRunKey(device, mesh, kept, cells);
     impl_->hash = cellsHash(mesh);
     impl_->run = takeDeviceRun(impl_->key, impl_->hash, mesh, kept, cells);

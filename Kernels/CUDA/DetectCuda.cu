@@ -6,9 +6,12 @@
 // recorded it.
 //
 // The detecting kernel is its own template instantiation (detectKernel over DetectScorer), so a
-// run without detectors runs the standard kernel, unchanged. Detecting runs and replays use the
-// same instantiation (all standard tallies on; unselected ones write into arrays that are
-// dropped), so that a replayed packet takes the detecting run's code path, rounding included.
+// run without detectors runs the standard kernel, unchanged. There is one per cell layout's
+// model: a detecting run reads the cells in the layout a run without detectors would
+// (cudaCellLayoutFor: compact planes on meshes beyond the L2). Detecting runs and replays use
+// the same instantiation and layout (all standard tallies on; unselected ones write into
+// arrays that are dropped), so that a replayed packet takes the detecting run's code path,
+// rounding included.
 //
 // Where the path per material lives: for models of up to kGpuDetectMaterials materials, in a
 // per-thread array (local memory: it is indexed by the packet's material, so it cannot stay in
@@ -38,9 +41,9 @@ using DetectScorer = TallyScorer<true, true, true, DeviceAtomicAdd, uint32_t, De
 // replay slot before its launch; replayIndex maps slots to packet indices (null: slot = index).
 // scratch, countScratch: the launch's path and scatter count slices for models of more than
 // kGpuDetectMaterials materials (null: local arrays).
-template <class Scorer>
+template <class Model, class Scorer>
 __global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
-detectKernel(DeviceModel m, KernelParams kp, uint64_t first, uint64_t count, Scorer scIn, DeviceTotals* totals,
+detectKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer scIn, DeviceTotals* totals,
              unsigned long long* next, Ledger* rare, const unsigned long long* replayIndex, float* scratch,
              uint32_t* countScratch) {
     SplitLedgerScorer<Scorer> sc(scIn, rare + blockIdx.x % kRareLedgerCopies);
@@ -84,8 +87,8 @@ struct DetectDevice {
     DeviceBuffer<Ledger> rare;
     DetectorTables tables;
 
-    DetectDevice(const KernelInput& in, const DetectionSpec& spec)
-        : input(in, s), materials(holdMaterials(in.materials, s)), nv(in.cells.size()), ns(in.faceCount),
+    DetectDevice(const KernelInput& in, const DetectionSpec& spec, CellLayout layout)
+        : input(in, s, layout), materials(holdMaterials(in.materials, s)), nv(in.cells.size()), ns(in.faceCount),
           stride(nv + 3 * ns), copies(tallyCopies(stride)),
           tallies(stride * copies, "tallies"), totals(1, "ledger"), rare(kRareLedgerCopies, "ledger replicas"),
           tables(spec, s) {
@@ -105,6 +108,16 @@ struct DetectDevice {
     }
     BatchRun run(const RunOptions& opt, const DetectScorer& sc, const unsigned long long* replayIndex,
                  uint32_t materials) {
+        BatchRun b;
+        withDeviceModel(input.mesh, input.sources.view(),
+                        [&](const auto& m) { b = runOn(m, opt, sc, replayIndex, materials); });
+        return b;
+    }
+    // The launches over model m (the mesh's layout).
+    template <class Model>
+    BatchRun runOn(const Model& m, const RunOptions& opt, const DetectScorer& sc,
+                   const unsigned long long* replayIndex, uint32_t materials) {
+        auto kernel = detectKernel<Model, DetectScorer>;
         // Scratch for models with more materials than the local array holds: per stream of
         // runBatches, a slice of `materials` floats for each thread a launch can have.
         DeviceBuffer<float> scratch;
@@ -114,18 +127,18 @@ struct DetectDevice {
             int device = 0, sms = 0, fit = 0;
             cudaCheck(cudaGetDevice(&device), "get device");
             cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
-            cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, detectKernel<DetectScorer>, kBlock, 0), "occupancy");
+            cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, 0), "occupancy");
             half = size_t(sms) * size_t(std::max(fit, 1)) * kBlock * materials;
             scratch.allocate(2 * half, "per-thread path lengths of the detectors");
             countScratch.allocate(2 * half, "per-thread scatter counts of the detectors");
         }
-        const BatchRun b = runBatches(detectKernel<DetectScorer>, 0, opt, s,
+        const BatchRun b = runBatches(kernel, 0, opt, s,
                                       [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* next) {
                                           const size_t at = on == cudaStream_t(s) ? 0 : half;
                                           float* own = half ? scratch.get() + at : nullptr;
                                           uint32_t* ownCounts = half ? countScratch.get() + at : nullptr;
-                                          detectKernel<DetectScorer><<<blocks, kBlock, 0, on>>>(
-                                              input.model(), opt.params, first, n, sc, totals.get(), next, rare.get(),
+                                          kernel<<<blocks, kBlock, 0, on>>>(
+                                              m, opt.params, first, n, sc, totals.get(), next, rare.get(),
                                               replayIndex, own, ownCounts);
                                       });
         cudaCheck(cudaStreamSynchronize(s), "detecting kernel");
@@ -143,7 +156,7 @@ struct DetectDevice {
 };
 
 // The one device of a detecting run or replay (current on return).
-void selectOneDevice(const RunOptions& opt, const char* what) {
+int selectOneDevice(const RunOptions& opt, const char* what) {
     std::string why;
     if (!cudaDeviceAvailable(&why)) throw Error(std::string(what) + ": kernel cuda: " + why);
     const std::vector<int> ds = cudaResolveDevices(opt.devices);
@@ -151,6 +164,14 @@ void selectOneDevice(const RunOptions& opt, const char* what) {
         throw ParameterError(std::string(what) + " on the GPU use one device; " + std::to_string(ds.size()) +
                              " were given (name one with --devices)");
     cudaCheck(cudaSetDevice(ds[0]), "select device");
+    return ds[0];
+}
+
+// The cells' layout of a detecting run or replay on `device`: a run's without detectors
+// (TuningKnobs::cudaCellLayout, Auto by the mesh and the device), so that a replay, choosing
+// as its detecting run did, reproduces that run's histories.
+CellLayout detectingLayout(const KernelInput& in, const RunOptions& opt, int device) {
+    return cudaCellLayoutFor(opt.tuning.cudaCellLayout, in.cells.size(), device);
 }
 
 // The detected weight per detector, from the records where they are all kept (a truncated run's
@@ -166,14 +187,14 @@ void setDetectedWeight(DetectedPackets& dp) {
 RunResult runCudaDetecting(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec) {
     const auto t0 = Clock::now();
     checkDetectionSpec(in, spec);
-    selectOneDevice(opt, "detecting runs");
+    const int device = selectOneDevice(opt, "detecting runs");
     RunResult r;
     r.kernel = "cuda";
     r.packetsRequested = opt.packets;
     r.detected = describeDetectingRun(in, opt, spec);
     DetectedPackets& dp = r.detected;
     dp.kernel = "cuda";
-    DetectDevice dev(in, spec);
+    DetectDevice dev(in, spec, detectingLayout(in, opt, device));
     // At least kMaxDetectors slots, so that a refill's one-packet chunk always fits.
     const uint64_t slots = std::max<uint64_t>(spec.maxRecords, kMaxDetectors);
     const RecordBuffers bufs(slots, dp.regions);
@@ -220,8 +241,8 @@ ReplayResult replayJacobianCuda(const KernelInput& in, const RunOptions& opt, co
     ReplayResult out;
     out.jacobian.assign(nDet, std::vector<double>(nv, 0.0));
     if (list.index.empty()) return out;
-    selectOneDevice(opt, "replays");
-    DetectDevice dev(in, spec);
+    const int device = selectOneDevice(opt, "replays");
+    DetectDevice dev(in, spec, detectingLayout(in, opt, device));
     DeviceBuffer<double> jac(nDet * nv, "Jacobian (detectors x tetras)");
     DeviceBuffer<unsigned long long> index(list.index.size(), "replayed packets"), bits(list.index.size(), "replayed packets");
     DeviceBuffer<float> weight(list.index.size(), "replayed packets");

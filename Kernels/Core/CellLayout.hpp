@@ -22,7 +22,7 @@
 namespace fm {
 
 // Auto (the default): Compact where the mesh's records outgrow the L2 and the device has memory to
-// spare, else Record (chooseCellLayout, Kernels/CUDA/CudaKernel.cu cellLayoutFor). Split only
+// spare, else Record (chooseCellLayout, Kernels/CUDA/CudaKernel.hpp cudaCellLayoutFor). Split only
 // when asked for (FM_CUDA_CELL_LAYOUT=split).
 enum class CellLayout : uint8_t { Auto, Record, Split, Compact };
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <system_error>
 
-#include "Geometry/ParallelFor.hpp"
+#include "Common/ParallelFor.hpp"
 
 namespace fm {
 

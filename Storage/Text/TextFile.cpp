@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "Geometry/ParallelFor.hpp"
+#include "Common/ParallelFor.hpp"
 #include "Storage/AtomicFile.hpp"
 #include "Storage/TextReader.hpp"
 

@@ -12,6 +12,7 @@
 #include "Geometry/MaterialSet.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
+#include "Kernels/Core/CellLayout.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Tests/TestUtil.hpp"
 
@@ -159,6 +160,52 @@ BOOST_AUTO_TEST_CASE(gpu_records_match_cpu) {
     fmtest::checkSameEvents(g.events, plain.events);
     BOOST_CHECK_LT(fmtest::l1(plain.volume, g.volume), 1e-9);
     BOOST_CHECK_LT(fmtest::l1(plain.surface, g.surface), 1e-9);
+}
+
+// Detecting runs and replays take the cells' layout of runs without detectors
+// (TuningKnobs::cudaCellLayout; Auto: compact beyond the L2). With compact planes forced, against
+// the records (independent seeds: the planes differ, so the histories do), the detected weight
+// per detector is within 4 combined standard errors and the absorbed fraction within 4 batch-means
+// standard errors (of plain runs of the same seeds, whose ledgers the detecting runs' equal). A
+// compact detecting run's tallies equal a compact plain run's of its seed; its replay reproduces
+// every record in the compact layout and not in the records' (so both ran compact).
+BOOST_AUTO_TEST_CASE(gpu_detecting_runs_take_the_compact_layout) {
+    if (!haveGpu()) return;
+    const uint64_t n = 400000;
+    fm::RunOptions rec = options(n, 31, &spec), com = options(n, 32, &spec);
+    rec.tuning.cudaCellLayout = fm::CellLayout::Record;
+    com.tuning.cudaCellLayout = fm::CellLayout::Compact;
+    const fm::RunResult r = fm::runKernel("cuda", in, rec), c = fm::runKernel("cuda", in, com);
+    BOOST_REQUIRE_GT(c.detected.records.size(), 1000u);
+    fm::RunOptions recPlain = rec, comPlain = com;
+    recPlain.detection = comPlain.detection = nullptr;
+    recPlain.batches = comPlain.batches = 20;
+    const fm::RunResult rp = fm::runKernel("cuda", in, recPlain), cp = fm::runKernel("cuda", in, comPlain);
+    fmtest::checkSameEvents(r.events, rp.events);
+    fmtest::checkSameEvents(c.events, cp.events);
+    BOOST_CHECK_LT(fmtest::l1(cp.volume, c.volume), 1e-9);
+    BOOST_CHECK_LT(fmtest::l1(cp.surface, c.surface), 1e-9);
+    for (uint32_t d = 0; d < 2; ++d) {
+        const Sum a = signal(r.detected, d), b = signal(c.detected, d);
+        const double z = zOf(b, a, n);
+        BOOST_TEST_MESSAGE("detector " << d << " weight per packet, record / compact: " << a.s / n << " / " << b.s / n
+                                       << ", z " << z);
+        BOOST_CHECK_GT(a.s, 0.0);
+        BOOST_CHECK_LT(std::fabs(z), 4.0);
+    }
+    BOOST_REQUIRE(rp.standardError.available() && cp.standardError.available());
+    const double se = std::hypot(rp.standardError.ledger.absorbed, cp.standardError.ledger.absorbed);
+    const double z = (c.ledger.absorbed - r.ledger.absorbed) / se;
+    BOOST_TEST_MESSAGE("absorbed fraction, record / compact: " << r.ledger.absorbed / n << " / "
+                                                               << c.ledger.absorbed / n << ", z " << z);
+    BOOST_CHECK_LT(std::fabs(z), 4.0);
+    const fm::ReplayResult same = fm::replayKernel("cuda", in, com, spec, c.detected);
+    BOOST_CHECK(!same.cancelled);
+    BOOST_CHECK_EQUAL(same.mismatched, 0u);
+    const fm::ReplayResult other = fm::replayKernel("cuda", in, rec, spec, c.detected);
+    BOOST_TEST_MESSAGE("compact records replayed in the records' layout: " << other.mismatched << " of "
+                                                                           << other.replayed << " do not reproduce");
+    BOOST_CHECK_GT(other.mismatched, 0u);
 }
 
 // Records of `a` (the first `count`) that differ from b's in any field, path length or count.

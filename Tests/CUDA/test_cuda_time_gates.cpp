@@ -6,9 +6,13 @@
 
 #include <cfloat>
 #include <cmath>
+#include <map>
+#include <memory>
 
+#include "Geometry/BatchModel.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
+#include "Kernels/Batch.hpp"
 #include "Kernels/BatchMeans.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Tests/TestUtil.hpp"
@@ -44,6 +48,18 @@ struct Model {
         return o;
     }
 };
+
+// The L1 distance between part's gated volume tally (over t's tetras) and the all-tetras run's
+// at those tetras.
+double l1ToAllTetras(const RunResult& all, const RunResult& part, const GatedTetras& t, size_t cells, uint32_t bins) {
+    std::vector<double> a, b;
+    for (uint32_t bin = 0; bin < bins; ++bin)
+        for (size_t k = 1; k < t.cells.size(); ++k) {
+            a.push_back(all.gatedVolume[bin * cells + t.cells[k]]);
+            b.push_back(part.gatedVolume[bin * t.cells.size() + k]);
+        }
+    return fmtest::l1(a, b);
+}
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(cuda_time_gates, Model)
@@ -120,20 +136,58 @@ BOOST_AUTO_TEST_CASE(gpu_region_gating_equals_all_tetras_there) {
     const RunResult all = runKernel("cuda", in, o);
     o.gates.tetras = gatedTetras(in, {2}, "regions");
     const RunResult part = runKernel("cuda", in, o);
-    const GatedTetras& t = *o.gates.tetras;
-    const size_t n = t.cells.size(), cells = in.cells.size();
-    BOOST_REQUIRE_EQUAL(part.gatedVolume.size(), size_t(gates.bins()) * n);
+    BOOST_REQUIRE_EQUAL(part.gatedVolume.size(), size_t(gates.bins()) * o.gates.tetras->cells.size());
     fmtest::checkSameEvents(part.events, all.events);
-    std::vector<double> a, b;
-    for (uint32_t bin = 0; bin < gates.bins(); ++bin)
-        for (size_t k = 1; k < n; ++k) {
-            a.push_back(all.gatedVolume[bin * cells + t.cells[k]]);
-            b.push_back(part.gatedVolume[bin * n + k]);
-        }
-    const double dv = fmtest::l1(a, b), ds = fmtest::l1(all.gatedSurface, part.gatedSurface);
+    const double dv = l1ToAllTetras(all, part, *o.gates.tetras, in.cells.size(), gates.bins()),
+                 ds = fmtest::l1(all.gatedSurface, part.gatedSurface);
     BOOST_TEST_MESSAGE("region gating, L1 to the all-tetras run: " << dv << " (sphere's tetras), " << ds << " (exit)");
     BOOST_CHECK_LT(dv, 1e-9);
     BOOST_CHECK_LT(ds, 1e-9);
+}
+
+// The device keeps a per-region map between runs and replaces it when the regions change: a
+// loop of single runs on the kept mesh (the sphere, the shell, the sphere again) each gates its
+// own regions, and a batch's runs, which share one map, each equal the single run with it.
+BOOST_AUTO_TEST_CASE(gpu_region_map_kept_between_runs_and_replaced_when_it_changes) {
+    if (!haveGpu()) return;
+    RunOptions o = options(true);
+    o.batches = 1;
+    o.packets = 100000;
+    const RunResult all = runKernel("cuda", in, o);
+    for (uint32_t region : {2u, 1u, 2u}) {
+        o.gates.tetras = gatedTetras(in, {region}, "regions");
+        const RunResult part = runKernel("cuda", in, o);
+        BOOST_REQUIRE_EQUAL(part.gatedVolume.size(), size_t(gates.bins()) * o.gates.tetras->cells.size());
+        fmtest::checkSameEvents(part.events, all.events);
+        const double d = l1ToAllTetras(all, part, *o.gates.tetras, in.cells.size(), gates.bins());
+        BOOST_TEST_MESSAGE("region " << region << ": L1 to the all-tetras run there " << d);
+        BOOST_CHECK_LT(d, 1e-9);
+    }
+    std::vector<SourcePtr> sources;
+    for (double x : {-2.0, 0.5, 3.0}) {
+        auto p = std::make_shared<PointSource>();
+        p->position = {x, 0.2, 0.3};
+        sources.push_back(p);
+    }
+    const BatchModel bm = packBatch(mesh, {mats}, sources, {50000}, 4);
+    BatchOptions bo;
+    bo.kernel = "cuda";
+    bo.outputs.directed = false;
+    bo.outputs.gatedVolume = bo.outputs.gatedSurface = true;
+    bo.gates = gates;
+    bo.gates.tetras = gatedTetras(bm.mesh, {2}, "regions");
+    std::map<size_t, RunResult> got;
+    runBatch(bm.mesh, bm.runs, bo, [&](size_t i, RunResult&& r) { got[i] = std::move(r); });
+    BOOST_REQUIRE_EQUAL(got.size(), sources.size());
+    for (size_t k = 0; k < sources.size(); ++k) {
+        const RunResult one = runKernel("cuda", packModel(mesh, mats, *sources[k]), singleRunOptions(bo, bm.runs[k]));
+        fmtest::checkSameEvents(got[k].events, one.events);
+        const double d = fmtest::l1(got[k].gatedVolume, one.gatedVolume);
+        BOOST_TEST_MESSAGE("batch run " << k << ": gated volume L1 to its single run " << d);
+        BOOST_REQUIRE_EQUAL(got[k].gatedVolume.size(), one.gatedVolume.size());
+        BOOST_CHECK_LT(d, 1e-9);
+        BOOST_CHECK_LT(fmtest::l1(got[k].gatedSurface, one.gatedSurface), 1e-9);
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -10,9 +10,11 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <sstream>
 
+#include "Common/ParallelFor.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/Core/ArrayModel.hpp"
@@ -222,6 +224,22 @@ BOOST_AUTO_TEST_CASE(codes_round_trip_within_the_angle_bound) {
 }
 
 BOOST_AUTO_TEST_CASE(planes_of_a_jittered_mesh_far_from_the_origin) { checkCompactMesh(jitteredBox(), "jittered box"); }
+
+// The planes do not depend on how the cells are split over the load threads (one thread, or
+// chunks of a few cells on several: Common/ParallelFor.hpp).
+BOOST_AUTO_TEST_CASE(planes_are_the_same_for_any_thread_split) {
+    const KernelInput in = cellsOf(jitteredBox());
+    setLoadThreads(1);
+    const std::vector<CompactPlanes> one = compactCells(in.cells);
+    setLoadThreads(7);
+    loadGrainDivisor() = 4096;  // chunks of 4 cells
+    const std::vector<CompactPlanes> many = compactCells(in.cells);
+    setLoadThreads(0);
+    loadGrainDivisor() = 1;
+    BOOST_REQUIRE_EQUAL(one.size(), in.cells.size());
+    BOOST_REQUIRE_EQUAL(many.size(), one.size());
+    BOOST_CHECK(std::memcmp(one.data(), many.data(), one.size() * sizeof(CompactPlanes)) == 0);
+}
 
 BOOST_AUTO_TEST_CASE(planes_of_cube_5med) {
     if (!fmtest::haveSharedData("timos/cube_5med/cube_5med.mesh")) return;

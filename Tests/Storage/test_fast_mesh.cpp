@@ -11,9 +11,9 @@
 #include <fstream>
 #include <random>
 
+#include "Common/ParallelFor.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
-#include "Geometry/ParallelFor.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Storage/Binary/BinaryMesh.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"

@@ -11,7 +11,7 @@
 
 #include "Apps/RunSummary.hpp"
 #include "Common/Interrupt.hpp"
-#include "Geometry/ParallelFor.hpp"
+#include "Common/ParallelFor.hpp"
 #include "Storage/Text/TextFile.hpp"
 
 using namespace fm;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Splitting a loop over [begin, end) into contiguous chunks, one per std::thread, for the mesh
-// load path (parsing, orientation, faces, checks, packing). Chunk c always covers the same
-// indices for a given thread count, and callers merge per-chunk results in chunk order, so
-// results do not depend on scheduling.
+// Splitting a loop over [begin, end) into contiguous chunks, one per std::thread: the mesh load
+// path (parsing, orientation, faces, checks, packing, the GPU's compact planes) and the ordering
+// of detected records. Chunk c always covers the same indices for a given thread count, and
+// callers merge per-chunk results in chunk order, so results do not depend on scheduling.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -34,11 +34,15 @@ inline std::atomic<unsigned>& loadGrainDivisor() {
     return d;
 }
 
-// Chunks for n items: one per thread, and none smaller than minChunk items.
-inline unsigned chunkCount(size_t n, size_t minChunk = 16384) {
-    minChunk /= std::max(1u, loadGrainDivisor().load());
+// Chunks for n items on `threads` threads: one per thread, and none smaller than minChunk items.
+inline unsigned chunkCount(size_t n, size_t minChunk, unsigned threads) {
     size_t c = std::max<size_t>(1, n / std::max<size_t>(1, minChunk));
-    return unsigned(std::min<size_t>(c, loadThreads()));
+    return unsigned(std::min<size_t>(c, std::max(1u, threads)));
+}
+
+// The same on the load threads, minChunk divided by loadGrainDivisor().
+inline unsigned chunkCount(size_t n, size_t minChunk = 16384) {
+    return chunkCount(n, minChunk / std::max(1u, loadGrainDivisor().load()), loadThreads());
 }
 
 // Calls f(chunk, lo, hi) for `chunks` contiguous pieces of [begin, end), in parallel; the first
