@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "Geometry/MeshBuilder.hpp"
+#include "Storage/NonDeflectingMedium.hpp"
 #include "Tcl/TclMeshCheck.hpp"
 #include "Tcl/TclUtil.hpp"
 
@@ -158,11 +159,18 @@ double Material::scatteringCoeff() const { return d_->m.mu_s; }
 void Material::scatteringCoeff(double v) { d_->m.mu_s = fmtcl::nonNegative(v, "Material scatteringCoeff"); }
 double Material::reducedScatteringCoeff() const { return d_->m.mu_s * (1 - d_->m.g); }
 void Material::reducedScatteringCoeff(double v) {
+    if (d_->m.g == 1)
+        throw ParameterError("Material reducedScatteringCoeff: with anisotropy 1 (no deflection) it is 0; "
+                             "set scatteringCoeff instead");
     d_->m.mu_s = fmtcl::nonNegative(v, "Material reducedScatteringCoeff") / (1 - d_->m.g);
 }
 double Material::anisotropy() const { return d_->m.g; }
+// g = 1 (FullMonte 2018 took any g) is a medium that never deflects: kept as given here, run as
+// the same medium without scattering (MaterialSet::build).
 void Material::anisotropy(double g) {
-    if (!(std::fabs(g) < 1)) throw ParameterError("Material anisotropy must satisfy |g| < 1, got " + std::to_string(g));
+    if (!(std::fabs(g) < 1 || g == 1))
+        throw ParameterError("Material anisotropy must satisfy |g| < 1 (or be 1: no deflection), got " +
+                             std::to_string(g));
     d_->m.g = g;
 }
 double Material::refractiveIndex() const { return d_->m.n; }
@@ -223,7 +231,7 @@ fm::MaterialSet MaterialSet::build(const std::string& lengthUnit) const {
         double f = meshMM / fmtcl::unitLengthMM(d->unit);
         m.mu_a *= f;
         m.mu_s *= f;
-        out.set(i, m);
+        out.set(i, fm::nonDeflectingAsClear(m));
     }
     out.matchedBoundary = *matched_;
     return out;

@@ -19,7 +19,7 @@ MCMLInput readMCI(std::istream& in, const std::string& name)
     input.path = name;
     const std::string_view version = s.requireTokens(1, "1 number (file version)")[0];
     if (version.substr(0, 5) == "mcmli")
-        s.fail("this is an MCML 2.0 input (file version " + quoteToken(version) +
+        s.fail("this is an input of MCML 2.0 or later (file version " + quoteToken(version) +
                "; media by name, time-resolved grids); FullMonte reads MCML 1.x .mci files "
                "(file version 1.0): write the layers as \"n mua mus g d\" lines");
     input.version = s.finite(version, "file version");

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "Storage/AtomicFile.hpp"
+#include "Storage/NonDeflectingMedium.hpp"
 #include "Storage/TextReader.hpp"
 
 namespace fm {
@@ -103,13 +104,11 @@ Material mmcMedium(double mu_a, double mu_s, double g, double n, std::string& pr
     problem.clear();
     if (!(mu_a >= 0 && mu_s >= 0 && mu_a <= kMaxCoefficient && mu_s <= kMaxCoefficient))
         problem = "mu_a and mu_s must be >= 0 and <= 1e15 /mm";
-    else if (g == 1)
-        mu_s = g = 0;  // MMC's g = 1: scattering never deflects, the same as no scattering
-    else if (!(std::fabs(g) < 1))
+    else if (!(std::fabs(g) < 1 || g == 1))
         problem = "anisotropy g must satisfy |g| < 1 (or be 1, MMC's non-scattering medium), found " +
                   std::to_string(g);
     if (problem.empty() && !(n > 0 && n <= kMaxCoefficient)) problem = "refractive index must be > 0 (and <= 1e15)";
-    return Material(mu_a, mu_s, g, n);
+    return nonDeflectingAsClear(Material(mu_a, mu_s, g, n));
 }
 
 TetraMesh readMMCMesh(const std::string& nodePath, const std::string& elemPath, const MeshCheckOptions& check) {

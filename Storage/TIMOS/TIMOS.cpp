@@ -5,6 +5,7 @@
 
 #include "Storage/AtomicFile.hpp"
 #include "Storage/Binary/BinaryMesh.hpp"
+#include "Storage/NonDeflectingMedium.hpp"
 #include "Storage/TIMOS/TIMOSMeshParser.hpp"
 #include "Storage/TextReader.hpp"
 
@@ -65,10 +66,12 @@ MaterialSet readMaterials(TextReader& r) {
             r.fail(m + ": mu_a must be >= 0 and <= 1e15 /mm, found " + std::to_string(mat.mu_a));
         if (!(mat.mu_s >= 0 && mat.mu_s <= kMaxCoefficient))
             r.fail(m + ": mu_s must be >= 0 and <= 1e15 /mm, found " + std::to_string(mat.mu_s));
-        if (!(std::fabs(mat.g) < 1)) r.fail(m + ": anisotropy g must satisfy |g| < 1, found " + std::to_string(mat.g));
+        if (!(std::fabs(mat.g) < 1 || mat.g == 1))
+            r.fail(m + ": anisotropy g must satisfy |g| < 1 (or be 1, TIM-OS's non-scattering medium), found " +
+                   std::to_string(mat.g));
         if (!(mat.n > 0 && mat.n <= kMaxCoefficient))
             r.fail(m + ": refractive index must be > 0 (and <= 1e15), found " + std::to_string(mat.n));
-        ms.append(mat);
+        ms.append(nonDeflectingAsClear(mat));
     }
     uint64_t bt = r.count("boundary type (1 = exterior index follows, 2 = matched)", 9);
     if (bt == 1) {

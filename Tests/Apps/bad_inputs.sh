@@ -43,7 +43,7 @@ printf '4\n1\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n1 2 0 4 1\n' >"$dir/index0.mesh"
 printf '4\n1\n0 0 0\n1 0 0\n0 inf 0\n0 0 1\n1 2 3 4 1\n' >"$dir/inf.mesh"
 printf '5\n3\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n0 0 -1\n1 2 3 4 1\n1 2 3 5 1\n2 1 3 4 1\n' >"$dir/shared3.mesh"
 printf '1\n1\n0.1 10 0.9 1.4\n1\n1.0\n' >"$dir/one.opt"
-printf '1\n2\n0.1 10 1.0 1.4\n0.1 10 0.9 1.4\n1\n1.0\n' >"$dir/g1.opt"
+printf '1\n2\n0.1 10 1.5 1.4\n0.1 10 0.9 1.4\n1\n1.0\n' >"$dir/g1.opt"
 printf '1\n2\n0.1 10 0.9 1.4\n0.1 10 0.9 0\n1\n1.0\n' >"$dir/n0.opt"
 
 expect_fail "missing file" "$dir/nope.mesh: cannot open" --mesh "$dir/nope.mesh" --opt "$dir/m.opt" --source "$dir/m.source" --output "$dir/out"
@@ -57,7 +57,7 @@ expect_fail "point index 0" "$dir/index0.mesh:7: tetrahedron 1 refers to point 0
 expect_fail "inf coordinate" "$dir/inf.mesh:5: coordinate y of point 3 is not finite" --mesh "$dir/inf.mesh" --opt "$dir/m.opt" --source "$dir/m.source" --output "$dir/out"
 expect_fail "face shared by three tetras" "is shared by 3 tetras" --mesh "$dir/shared3.mesh" --opt "$dir/m.opt" --source "$dir/m.source" --output "$dir/out"
 expect_fail "region without material" "$dir/one.opt, $dir/m.source: region 2 has no material" --mesh "$dir/m.mesh" --opt "$dir/one.opt" --source "$dir/m.source" --output "$dir/out"
-expect_fail "|g| >= 1" "$dir/g1.opt:3: material 1: anisotropy g must satisfy |g| < 1" --mesh "$dir/m.mesh" --opt "$dir/g1.opt" --source "$dir/m.source" --output "$dir/out"
+expect_fail "|g| > 1" "$dir/g1.opt:3: material 1: anisotropy g must satisfy |g| < 1" --mesh "$dir/m.mesh" --opt "$dir/g1.opt" --source "$dir/m.source" --output "$dir/out"
 expect_fail "n <= 0" "$dir/n0.opt:4: material 2: refractive index must be > 0" --mesh "$dir/m.mesh" --opt "$dir/n0.opt" --source "$dir/m.source" --output "$dir/out"
 expect_fail "source outside the mesh" "$dir/outside.source: Point source: position (5 5 5) is outside the mesh" --mesh "$dir/m.mesh" --opt "$dir/m.opt" --source "$dir/outside.source" --output "$dir/out"
 expect_fail "zero packets" "packets must be at least 1" "${m[@]}" --packets 0

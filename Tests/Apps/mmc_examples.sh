@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
-# MMC's own examples, read from their JSON and data files in a checkout of MMC (never copied into
+# MMC's own examples, read from their JSON or .inp and data files in a checkout of MMC (never copied into
 # this repository), give MMC's absorbed fractions within statistics (issue 25).
 # The references are MMC v2025.10's own runs of these files (1e6 photons each, built and run
 # outside this repository; docs/USER_GUIDE.md). FullMonte runs each example K times with other
@@ -17,7 +17,7 @@ trap 'rm -rf "$dir"' EXIT
 if [ -d "$repo/examples/onecube" ]; then
   cp -r "$repo/examples" "$dir/"
 elif [ -d "$repo" ] && git --git-dir="$repo" cat-file -e HEAD:examples/onecube/onecube.json 2>/dev/null; then
-  git --git-dir="$repo" archive HEAD examples/onecube examples/validation examples/sphshells | tar x -C "$dir"
+  git --git-dir="$repo" archive HEAD examples/onecube examples/validation examples/sphshells examples/reftest | tar x -C "$dir"
 else
   echo "SKIP app_mmc_examples: no MMC checkout at $repo (set FM_MMC_SRC)"
   exit 77
@@ -44,5 +44,11 @@ check onecube onecube.json 0.039574
 check onecube onecube_isotropic.json 0.050895
 check validation cube2.json 0.272721
 check sphshells dmmc_sphshells.json 0.516208
+# MMC's legacy .inp sessions (mesh files by name, MMC's defaults: reflection on). References:
+# MMC v2025.10 built for the CPU (--compute sse), mean of eight runs of 1e6 photons (seeds 11-18),
+# whose standard error is below that of one 1e6-packet run of ours, as the test assumes.
+check onecube onecube.inp 0.0396174
+check reftest onecube.inp 0.0560704
+check validation cube2.inp 0.1769482
 echo "mmc_examples: $failures failure(s)"
 [ "$failures" = 0 ]

@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Storage/MMC/MMC.hpp"
@@ -106,7 +107,7 @@ BOOST_AUTO_TEST_CASE(malformed_inputs_name_file_and_line) {
     expectFormatError([] { readTIMOSMesh(tmpFile("e8.mesh", "1000000000000\n1\n")); }, "larger than");
     expectFormatError([] { readTIMOSMaterials(tmpFile("e1.opt", "1\n1\n-0.1 10 0.9 1.4\n1\n1\n")); },
                       ":3: material 1: mu_a must be >= 0");
-    expectFormatError([] { readTIMOSMaterials(tmpFile("e2.opt", "1\n1\n0.1 10 1.0 1.4\n1\n1\n")); }, "|g| < 1");
+    expectFormatError([] { readTIMOSMaterials(tmpFile("e2.opt", "1\n1\n0.1 10 1.2 1.4\n1\n1\n")); }, "|g| < 1");
     expectFormatError([] { readTIMOSMaterials(tmpFile("e3.opt", "1\n1\n0.1 10 0.9 0\n1\n1\n")); }, "refractive index must be > 0");
     expectFormatError([] { readTIMOSMaterials(tmpFile("e4.opt", "1\n2\n0.1 10 0.9 1.4\n")); }, ":4: unexpected end of file");
     expectFormatError([] { readTIMOSSource(tmpFile("e1.source", "1\n7 1 2 3 4\n")); }, ":2: source 1: unknown source type 7");
@@ -118,6 +119,31 @@ BOOST_AUTO_TEST_CASE(malformed_inputs_name_file_and_line) {
     } catch (const ModelError& e) {
         BOOST_CHECK(std::string(e.what()).find("tetra 1 is degenerate") != std::string::npos);
     }
+}
+
+// TIM-OS takes g = 1 as a medium that never deflects (FullMonte's own TIM-OS example half_sphere
+// has such free-space and lens materials, with CRLF line ends): it reads as the same medium
+// without scattering, and a pencil through 10 mm of it, matched, is absorbed as Beer-Lambert says.
+BOOST_AUTO_TEST_CASE(g_of_one_is_a_non_deflecting_medium) {
+    MaterialSet ms = readTIMOSMaterials(tmpFile("g1.opt", "1\r\n2\r\n0.08 10 1 1.0\r\n0.05 10 0.9 1.0\r\n2\r\n"));
+    BOOST_CHECK_EQUAL(ms.material(1).mu_s, 0.0);
+    BOOST_CHECK_EQUAL(ms.material(1).g, 0.0);
+    BOOST_CHECK_EQUAL(ms.material(1).mu_a, 0.08);
+    BOOST_CHECK_EQUAL(ms.material(2).mu_s, 10.0);
+    BOOST_CHECK(ms.matchedBoundary);
+
+    TetraMesh m = makeBoxMesh({0, 0, 0}, {10, 10, 10}, 2, 2, 2, [](const Point3&) { return 1u; });
+    PencilBeamSource beam;
+    beam.position = {5.1, 4.9, 0};
+    beam.direction = {0, 0, 1};
+    const uint64_t N = 40000;
+    RunOptions o;
+    o.packets = N;
+    o.threads = 2;
+    RunResult r = runCpu(packModel(m, ms, beam), o);
+    BOOST_CHECK_SMALL(r.ledger.imbalance() / r.ledger.launched, 1e-12);
+    const double p = 1 - std::exp(-0.08 * 10.0), a = r.ledger.absorbed / r.ledger.launched;
+    fmtest::checkWithinSigma("Beer-Lambert through g = 1", {a, std::sqrt(p * (1 - p) / N)}, p);
 }
 
 BOOST_AUTO_TEST_CASE(mmc_reader) {
