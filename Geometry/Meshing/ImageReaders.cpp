@@ -10,6 +10,7 @@
 #include "Common/Errors.hpp"
 #include "Common/Text.hpp"
 #include "Geometry/Meshing/LabelImage.hpp"
+#include "Kernels/ResourceLimits.hpp"
 
 #ifdef FM_MESH_NIFTI
 #include <nifti2_io.h>
@@ -30,6 +31,18 @@ int32_t toLabel(double v, size_t voxel, const std::string& file) {
         throw FormatError(file + ": voxel " + std::to_string(voxel) + " has value " + std::to_string(v) +
                           ", not a label (labels are integers >= 0; is this a label image?)");
     return int32_t(v);
+}
+
+// Refuses, before its voxels are read, an image whose reading would not fit in memory: the
+// stored data, up to two more copies of it (file buffer, decompression) and two label copies
+// (conversion, reorientation) of 4 bytes a voxel.
+void requireMemoryToRead(const std::array<size_t, 3>& dims, size_t storedBytes, const std::string& file) {
+    double voxels = double(dims[0]) * double(dims[1]) * double(dims[2]);
+    requireMemory(voxels * double(3 * storedBytes + 8),
+                  file + ": reading its " + std::to_string(dims[0]) + " x " + std::to_string(dims[1]) + " x " +
+                      std::to_string(dims[2]) + " voxels",
+                  "crop or downsample the image with an imaging tool first (fullmonte-mesh --downsample "
+                  "works on an image that can be read)");
 }
 
 // Converts n values of a stored scalar type to labels.
@@ -87,8 +100,8 @@ void niftiLabels(const nifti_image& im, size_t n, std::vector<int32_t>& out, con
 LabelImage readNifti(const std::string& path) {
     if (!std::filesystem::exists(path)) throw Error(path + ": no such file");
     nifti_set_debug_level(0);
-    std::unique_ptr<nifti_image, NiftiFree> im(nifti_image_read(path.c_str(), 1));
-    if (!im || !im->data) throw FormatError(path + ": not a readable NIfTI-1/NIfTI-2 image");
+    std::unique_ptr<nifti_image, NiftiFree> im(nifti_image_read(path.c_str(), 0));  // header only
+    if (!im) throw FormatError(path + ": not a readable NIfTI-1/NIfTI-2 image");
     for (int d = 4; d <= 7; ++d)
         if (im->dim[0] >= d && im->dim[d] > 1)
             throw FormatError(path + ": image has " + std::to_string(im->dim[0]) +
@@ -96,6 +109,9 @@ LabelImage readNifti(const std::string& path) {
                               "] = " + std::to_string(im->dim[d]) + ")");
     LabelImage stored;
     stored.dims = {size_t(im->nx), size_t(std::max<int64_t>(im->ny, 1)), size_t(std::max<int64_t>(im->nz, 1))};
+    requireMemoryToRead(stored.dims, size_t(std::max(im->nbyper, 1)), path);
+    if (nifti_image_load(im.get()) != 0 || !im->data)
+        throw FormatError(path + ": NIfTI voxel data is missing or short");
     // sform when set (the scanner/atlas frame), else qform; libnifti fills qto_xyz from pixdim
     // alone (NIfTI "method 1") when neither is set.
     const nifti_dmat44& m = im->sform_code > 0 ? im->sto_xyz : im->qto_xyz;
@@ -250,6 +266,7 @@ LabelImage readMetaImage(const std::string& path) {
     auto ts = sizes.find(type);
     if (ts == sizes.end()) throw FormatError(path + ": MetaImage ElementType '" + type + "' cannot hold labels");
     size_t n = stored.dims[0] * stored.dims[1] * stored.dims[2];
+    requireMemoryToRead(stored.dims, ts->second, path);
     std::string data = metaData(in, h, n * ts->second, path);
     bool swap = metaTrue(h, "ElementByteOrderMSB") || metaTrue(h, "BinaryDataByteOrderMSB");
     const void* p = data.data();
