@@ -106,7 +106,7 @@ TetraMesh meshLabelImage(const LabelImage& image, const MeshingOptions& options)
                              std::to_string(counts.rbegin()->second) + " voxels) is past " +
                              std::to_string(kMaxPackedMaterials - 1) +
                              ", the largest region a mesh holds (a region is a material index): renumber "
-                             "the labels with a label map (a=b)");
+                             "the labels (a label map a=b, or fullmonte-mesh --compact-labels)");
     double spacing = std::min({image.spacing[0], image.spacing[1], image.spacing[2]});
     MeshingOptions o = resolveMeshingDefaults(options, spacing);
     const double fewest = requireMemoryToMesh(image, counts, o);
