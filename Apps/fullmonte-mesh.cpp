@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <filesystem>
@@ -214,6 +215,7 @@ void writeMesh(const std::string& out, const TetraMesh& mesh) {
 }
 
 LabelImage readImage(const std::string& path) {
+    requireMemory(labelImageReadBytes(path), path + ": reading its voxels", kImageTooLargeAdvice);
 #if FM_HAVE_VTK
     if (endsWith(path, ".vti")) return readVTKLabelImage(path);
 #endif
@@ -277,6 +279,14 @@ void printImage(const std::string& what, const LabelImage& image) {
               << image.origin[0] << ", " << image.origin[1] << ", " << image.origin[2] << ") mm\n";
 }
 
+// Refuses, before meshing starts, a mesh whose least size at these options cannot fit in memory.
+void requireMeshingMemory(const LabelImage& image, const MeshingOptions& options) {
+    MeshingEstimate e = estimateImageMeshing(image, options);
+    char what[96];
+    std::snprintf(what, sizeof what, "meshing: at least %.3g tetras at these sizes", e.tetras);
+    requireMemory(e.bytes, what, kMeshTooLargeAdvice);
+}
+
 // --compact-labels: labels renumbered 1..N, the table printed (the mesh's regions are the new numbers).
 void compactLabels(LabelImage& image) {
     LabelMap map = compactLabelMap(image);
@@ -309,6 +319,7 @@ int run(int argc, char** argv) {
             image = downsampleLabels(image, a.downsample);
             printImage("downsampled " + std::to_string(a.downsample) + "x", image);
         }
+        requireMeshingMemory(image, a.options);
         mesh = meshLabelImage(image, a.options);
     } else {
         for (RegionSurface& s : a.surfaces)

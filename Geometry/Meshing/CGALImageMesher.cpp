@@ -16,7 +16,6 @@
 #include "Common/Errors.hpp"
 #include "Geometry/Meshing/CGALPipeline.hpp"
 #include "Kernels/Core/Records.hpp"
-#include "Kernels/ResourceLimits.hpp"
 
 namespace fm {
 
@@ -69,22 +68,6 @@ double fewestTetras(const LabelImage& im, const std::map<int32_t, size_t>& count
     return tetras;
 }
 
-// Refuses, before meshing starts, an image whose mesh at these sizes cannot fit in memory: the
-// padded image CGAL reads plus the fewest tetras at the mesher's peak bytes per tetra (the
-// triangulation, its cells outside the domain, and the mesh extracted from it). Returns the
-// fewest tetras.
-double requireMemoryToMesh(const LabelImage& im, const std::map<int32_t, size_t>& counts, const MeshingOptions& o) {
-    constexpr double kPeakBytesPerTetra = 700;
-    const double tetras = fewestTetras(im, counts, o);
-    const double voxels = double(im.dims[0] + 2) * double(im.dims[1] + 2) * double(im.dims[2] + 2);
-    char what[160];
-    std::snprintf(what, sizeof what, "meshing: at cell size %g mm, at least %.3g tetras", o.cellSize, tetras);
-    requireMemory(voxels * 4 + tetras * kPeakBytesPerTetra, what,
-                  "give a larger --cell-size (the number of tetras goes as its cube) or mesh a downsampled "
-                  "image (--downsample N)");
-    return tetras;
-}
-
 // Labels on the two sides of a surface point: the labelled domain's patch index is that pair.
 struct PatchPair {
     Domain::Surface_patch_index operator()(const Domain::Surface_patch_index& p) const { return p; }
@@ -92,6 +75,19 @@ struct PatchPair {
 using Sizing = LabelSizing<Domain, PatchPair>;
 
 }  // namespace
+
+MeshingEstimate estimateImageMeshing(const LabelImage& image, const MeshingOptions& options) {
+    constexpr double kPeakBytesPerTetra = 700;
+    image.validate("estimateImageMeshing");
+    validateMeshingOptions(options);
+    MeshingOptions o =
+        resolveMeshingDefaults(options, std::min({image.spacing[0], image.spacing[1], image.spacing[2]}));
+    MeshingEstimate e;
+    e.tetras = fewestTetras(image, image.labelCounts(), o);
+    const double voxels = double(image.dims[0] + 2) * double(image.dims[1] + 2) * double(image.dims[2] + 2);
+    e.bytes = voxels * 4 + e.tetras * kPeakBytesPerTetra;
+    return e;
+}
 
 TetraMesh meshLabelImage(const LabelImage& image, const MeshingOptions& options) {
     image.validate("meshLabelImage");
@@ -109,11 +105,11 @@ TetraMesh meshLabelImage(const LabelImage& image, const MeshingOptions& options)
                              "the labels (a label map a=b, or fullmonte-mesh --compact-labels)");
     double spacing = std::min({image.spacing[0], image.spacing[1], image.spacing[2]});
     MeshingOptions o = resolveMeshingDefaults(options, spacing);
-    const double fewest = requireMemoryToMesh(image, counts, o);
     StageReporter report(o.progress);
     if (o.progress) {
         char line[160];
-        std::snprintf(line, sizeof line, "labelled volume at cell size %g mm: at least %.2g tetras", o.cellSize, fewest);
+        std::snprintf(line, sizeof line, "labelled volume at cell size %g mm: at least %.2g tetras", o.cellSize,
+                      fewestTetras(image, counts, o));
         o.progress(line);
     }
 

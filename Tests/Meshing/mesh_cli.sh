@@ -123,6 +123,8 @@ expect_fail "bad seed" "--seed must be an integer" "$dir/in.mha" -o "$o" --seed 
 expect_fail "bad downsample" "--downsample must be an integer in [1, 64]" "$dir/in.mha" -o "$o" --downsample 0
 expect_fail "downsample a surface" "--compact-labels and --downsample apply to images only" --surface "$dir/open.obj:1" -o "$o" --downsample 2
 expect_fail "mesh beyond the memory" "of memory" "$dir/in.mha" -o "$o" --cell-size 0.0005
+printf 'ObjectType = Image\nNDims = 3\nDimSize = 5000 5000 5000\nElementType = MET_USHORT\nElementDataFile = LOCAL\n' >"$dir/huge.mha"
+expect_fail "image beyond the memory" "$dir/huge.mha: reading its voxels needs" "$dir/huge.mha" -o "$o"
 expect_fail "two images" "more than one input image" "$dir/in.mha" "$dir/zeros.mha" -o "$o"
 expect_fail "repair of an image" "in.mha: unknown mesh format" --repair "$dir/in.mha" -o "$o"
 expect_fail "open surface" "$dir/open.obj: the surface is not closed" --surface "$dir/open.obj:1" -o "$o"

@@ -15,6 +15,7 @@
 #include "Common/Errors.hpp"
 #include "Geometry/Meshing/MeshQuality.hpp"
 #include "Geometry/Meshing/Mesher.hpp"
+#include "Kernels/ResourceLimits.hpp"
 #include "Tests/TestUtil.hpp"
 
 using namespace fm;
@@ -147,33 +148,39 @@ BOOST_AUTO_TEST_CASE(report_names_labels_the_mesh_does_not_resolve) {
     }
 }
 
-// A mesh far beyond the memory is refused before meshing starts, with the numbers and the
-// options that help (a cell size of 0.01 mm over 8000 mm^3: ~1e10 tetras).
+// A mesh far beyond the memory is refused before meshing starts, with the numbers (a cell size of
+// 0.01 mm over 8000 mm^3: ~1e10 tetras); the estimate is a lower bound on a mesh actually made.
 BOOST_AUTO_TEST_CASE(mesh_too_large_for_memory_refused_before_meshing) {
-    LabelImage im = gridImage(20, 1.0, [](size_t, size_t, size_t) { return 1; });
+    LabelImage im = gridImage(20, 1.0, [](size_t i, size_t j, size_t k) { return inside(i, j, k, 4, 16) ? 1 : 0; });
     MeshingOptions o;
     o.cellSize = 0.01;
-    std::string msg = messageOf([&] { meshLabelImage(im, o); });
+    MeshingEstimate huge = estimateImageMeshing(im, o);
+    BOOST_CHECK_GT(huge.tetras, 1e9);
+    std::string msg = messageOf([&] { requireMemory(huge.bytes, "meshing", kMeshTooLargeAdvice); });
     BOOST_TEST_INFO(msg);
     BOOST_CHECK(msg.find("of memory") != std::string::npos);
-    BOOST_CHECK(msg.find("--cell-size") != std::string::npos);
     BOOST_CHECK(msg.find("--downsample") != std::string::npos);
+    o.cellSize = 1.5;
+    o.seed = 2;
+    MeshingEstimate e = estimateImageMeshing(im, o);
+    TetraMesh m = meshLabelImage(im, o);
+    BOOST_TEST_INFO(e.tetras << " estimated, " << m.tetraCount() << " made");
+    BOOST_CHECK(e.tetras > 0 && e.tetras <= double(m.tetraCount()));
 }
 
-// An image whose voxels would not fit in memory is refused from its header, before its data is
+// An image whose voxels would not fit in memory is found from its header, before its data is
 // read: a NIfTI header of 4000^3 voxels and a MetaImage of 5000^3, neither with the data.
-BOOST_AUTO_TEST_CASE(image_too_large_for_memory_refused_from_its_header) {
+BOOST_AUTO_TEST_CASE(image_too_large_for_memory_found_from_its_header) {
     std::string mha = scratchPath("huge.mha");
     {
         std::ofstream f(mha, std::ios::binary);
         f << "ObjectType = Image\nNDims = 3\nDimSize = 5000 5000 5000\nElementType = MET_USHORT\n"
              "ElementDataFile = LOCAL\n";
     }
-    std::string msg = messageOf([&] { readLabelImage(mha); });
+    double bytes = labelImageReadBytes(mha);
     std::filesystem::remove(mha);
-    BOOST_TEST_INFO(msg);
-    BOOST_CHECK(msg.find("5000 x 5000 x 5000 voxels") != std::string::npos);
-    BOOST_CHECK(msg.find("of memory") != std::string::npos);
+    BOOST_CHECK_GE(bytes, 125e9 * (2 + 4));
+    BOOST_CHECK_THROW(requireMemory(bytes, mha, kImageTooLargeAdvice), ParameterError);
     std::string nii = scratchPath("huge.nii");
     {
         char h[352] = {};
@@ -189,11 +196,10 @@ BOOST_AUTO_TEST_CASE(image_too_large_for_memory_refused_from_its_header) {
         std::memcpy(h + 344, "n+1\0", 4);
         std::ofstream(nii, std::ios::binary).write(h, sizeof h);
     }
-    msg = messageOf([&] { readLabelImage(nii); });
+    bytes = labelImageReadBytes(nii);
     std::filesystem::remove(nii);
-    BOOST_TEST_INFO(msg);
-    BOOST_CHECK(msg.find("4000 x 4000 x 4000 voxels") != std::string::npos);
-    BOOST_CHECK(msg.find("of memory") != std::string::npos);
+    BOOST_CHECK_GE(bytes, 64e9 * (1 + 4));
+    BOOST_CHECK_THROW(requireMemory(bytes, nii, kImageTooLargeAdvice), ParameterError);
 }
 
 // A background coded 255 (on every border voxel) is named before meshing, with the label map that
