@@ -2,8 +2,12 @@
 // fullmonte-mesh: a segmentation (labelled image, or closed organ surfaces) to a tetrahedral mesh
 // whose regions are the labels, written as .vtu/.vtk (VTK builds) or TIM-OS .mesh, with a report
 // of tetra count, per-region volumes and element quality.
+#include <sys/resource.h>
+
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -15,6 +19,7 @@
 #include "Geometry/MeshOrder.hpp"
 #include "Geometry/MeshRepair.hpp"
 #include "Geometry/Meshing/Mesher.hpp"
+#include "Kernels/ResourceLimits.hpp"
 #include "Storage/Binary/BinaryMesh.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "fm_config.h"
@@ -49,6 +54,9 @@ const char* kUsage =
     "  --facet-angle DEG        smallest surface triangle angle, <= 30 (default 25)\n"
     "  --radius-edge R          largest tetra circumradius/shortest edge, >= 2 (default 3)\n"
     "  --label-map FILE|a=b,... merge (a=b) or drop (a=0) labels before meshing; 0=K meshes the background as K\n"
+    "  --compact-labels         renumber the labels present (after --label-map) to regions 1..N, printing the table\n"
+    "  --downsample N           mesh blocks of N^3 voxels as one voxel (their majority label): for images too large\n"
+    "                           to mesh at full resolution\n"
     "  --seed N                 random seed: the same seed and options give the same mesh (default 0)\n"
     "  --no-perturb             skip sliver perturbation\n"
     "  --no-exude               skip sliver exudation\n"
@@ -91,6 +99,8 @@ struct Args {
     std::string image, output;
     std::vector<RegionSurface> surfaces;
     std::string labelMap;
+    bool compactLabels = false;
+    unsigned downsample = 1;
     MeshingOptions options;
     bool quiet = false;
     std::string repair;    // --repair: the mesh to repair instead of meshing
@@ -134,6 +144,12 @@ Args parseArgs(int argc, char** argv) {
         else if (k == "--time-limit") o.optimiserTimeLimit = parseNumber(value(i), k);
         else if (k == "--sliver-bound") o.sliverBound = parseNumber(value(i), k);
         else if (k == "--label-map") a.labelMap = value(i);
+        else if (k == "--compact-labels") a.compactLabels = true;
+        else if (k == "--downsample") {
+            double f = parseNumber(value(i), k);
+            if (f < 1 || f > 64 || f != std::floor(f)) throw ParameterError("--downsample must be an integer in [1, 64]");
+            a.downsample = unsigned(f);
+        }
         else if (k == "--surface") a.surfaces.push_back(parseSurface(value(i)));
         else if (k == "--no-perturb") o.perturb = false;
         else if (k == "--no-exude") o.exude = false;
@@ -172,7 +188,8 @@ Args parseArgs(int argc, char** argv) {
     if (a.image.empty() && a.surfaces.empty()) throw ParameterError("no input: give an IMAGE or --surface FILE:LABEL");
     if (!a.image.empty() && !a.surfaces.empty()) throw ParameterError("give an IMAGE or --surface files, not both");
     if (a.output.empty()) throw ParameterError("no output: -o OUT.vtu|OUT.vtk|OUT.mesh|OUT.fmb");
-    if (!a.surfaces.empty() && !a.labelMap.empty()) throw ParameterError("--label-map applies to images only");
+    if (!a.surfaces.empty() && (!a.labelMap.empty() || a.compactLabels || a.downsample > 1))
+        throw ParameterError("--label-map, --compact-labels and --downsample apply to images only");
     validateMeshingOptions(a.options);
     return a;
 }
@@ -198,6 +215,7 @@ void writeMesh(const std::string& out, const TetraMesh& mesh) {
 }
 
 LabelImage readImage(const std::string& path) {
+    requireMemory(labelImageReadBytes(path), path + ": reading its voxels", kImageTooLargeAdvice);
 #if FM_HAVE_VTK
     if (endsWith(path, ".vti")) return readVTKLabelImage(path);
 #endif
@@ -255,6 +273,29 @@ int reorder(const Args& a) {
     return 0;
 }
 
+void printImage(const std::string& what, const LabelImage& image) {
+    std::cout << what << ": " << image.dims[0] << " x " << image.dims[1] << " x " << image.dims[2] << " voxels of "
+              << image.spacing[0] << " x " << image.spacing[1] << " x " << image.spacing[2] << " mm, origin ("
+              << image.origin[0] << ", " << image.origin[1] << ", " << image.origin[2] << ") mm\n";
+}
+
+// Refuses, before meshing starts, a mesh whose least size at these options cannot fit in memory.
+void requireMeshingMemory(const LabelImage& image, const MeshingOptions& options) {
+    MeshingEstimate e = estimateImageMeshing(image, options);
+    char what[96];
+    std::snprintf(what, sizeof what, "meshing: at least %.3g tetras at these sizes", e.tetras);
+    requireMemory(e.bytes, what, kMeshTooLargeAdvice);
+}
+
+// --compact-labels: labels renumbered 1..N, the table printed (the mesh's regions are the new numbers).
+void compactLabels(LabelImage& image) {
+    LabelMap map = compactLabelMap(image);
+    std::cout << "compact labels (image label -> region):";
+    for (const auto& [from, to] : map) std::cout << " " << from << "->" << to;
+    std::cout << "\n";
+    applyLabelMap(image, map);
+}
+
 int run(int argc, char** argv) {
     Args a = parseArgs(argc, argv);
     checkOutput(a.output);
@@ -271,10 +312,14 @@ int run(int argc, char** argv) {
             bool isFile = std::filesystem::exists(a.labelMap);
             applyLabelMap(image, isFile ? readLabelMapFile(a.labelMap) : parseLabelMap(a.labelMap));
         }
-        std::cout << a.image << ": " << image.dims[0] << " x " << image.dims[1] << " x " << image.dims[2]
-                  << " voxels of " << image.spacing[0] << " x " << image.spacing[1] << " x " << image.spacing[2]
-                  << " mm, origin (" << image.origin[0] << ", " << image.origin[1] << ", " << image.origin[2]
-                  << ") mm\n";
+        printImage(a.image, image);
+        for (const std::string& w : labelImageWarnings(image)) std::cout << "warning: " << w << "\n";
+        if (a.compactLabels) compactLabels(image);
+        if (a.downsample > 1) {
+            image = downsampleLabels(image, a.downsample);
+            printImage("downsampled " + std::to_string(a.downsample) + "x", image);
+        }
+        requireMeshingMemory(image, a.options);
         mesh = meshLabelImage(image, a.options);
     } else {
         for (RegionSurface& s : a.surfaces)
@@ -293,6 +338,21 @@ int run(int argc, char** argv) {
     return 0;
 }
 
+// Caps the address space at what is in use now plus the memory available, so that a mesh that
+// outgrows the machine ends in std::bad_alloc (reported below) instead of the kernel's OOM kill.
+void capAddressSpace() {
+    uint64_t room = availableMemoryBytes(), inUse = 0;
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("VmSize:", 0) == 0) inUse = std::stoull(line.substr(7)) * 1024;
+    rlimit rl{};
+    if (room == UINT64_MAX || inUse == 0 || getrlimit(RLIMIT_AS, &rl) != 0) return;
+    rlim_t cap = rlim_t(inUse + room);
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur <= cap) return;
+    rl.rlim_cur = cap;
+    setrlimit(RLIMIT_AS, &rl);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -300,8 +360,12 @@ int main(int argc, char** argv) {
         std::cout << kUsage;
         return argc < 2 ? 1 : 0;
     }
+    capAddressSpace();
     try {
         return run(argc, argv);
+    } catch (const std::bad_alloc&) {
+        std::cerr << "fullmonte-mesh: out of memory (the limit is the memory available when it started): give a "
+                     "larger --cell-size / --facet-size, or --downsample N\n";
     } catch (const ParameterError& e) {
         std::cerr << "fullmonte-mesh: " << e.what() << "\n(fullmonte-mesh --help for usage)\n";
     } catch (const std::exception& e) {

@@ -10,6 +10,7 @@
 
 #include "Geometry/Meshing/LabelImage.hpp"
 #include "Geometry/Meshing/MeshQuality.hpp"
+#include "Kernels/ResourceLimits.hpp"
 #include "Python/PyCommon.hpp"
 #ifdef FM_PY_MESHING
 #include "Geometry/Meshing/Mesher.hpp"
@@ -139,10 +140,17 @@ std::shared_ptr<fm::TetraMesh> meshWith(const std::function<fm::TetraMesh(const 
 }
 
 fm::LabelImage readImage(const std::string& path) {
+    fm::requireMemory(fm::labelImageReadBytes(path), path + ": reading its voxels", fm::kImageTooLargeAdvice);
 #ifdef FM_PY_VTK
     if (endsWith(path, ".vti")) return fm::readVTKLabelImage(path);
 #endif
     return fm::readLabelImage(path);
+}
+
+// meshLabelImage after checking that its least size fits in memory.
+fm::TetraMesh meshImageChecked(const fm::LabelImage& img, const fm::MeshingOptions& o) {
+    fm::requireMemory(fm::estimateImageMeshing(img, o).bytes, "mesh_image: meshing", fm::kMeshTooLargeAdvice);
+    return fm::meshLabelImage(img, o);
 }
 
 py::tuple imageTuple(const fm::LabelImage& img) {
@@ -193,7 +201,7 @@ void bindMeshing(py::module_& m) {
     m.def("mesh_image", [](py::handle labels, py::handle spacing, py::handle origin, py::object progress,
                            py::kwargs kw) {
         auto img = std::make_shared<fm::LabelImage>(imageFrom(labels, spacing, origin));
-        return meshWith([img](const fm::MeshingOptions& o) { return fm::meshLabelImage(*img, o); },
+        return meshWith([img](const fm::MeshingOptions& o) { return meshImageChecked(*img, o); },
                         meshingOptions(kw), progress);
     }, py::arg("labels"), py::arg("spacing") = std::vector<double>{1, 1, 1},
        py::arg("origin") = std::vector<double>{0, 0, 0}, py::kw_only(), py::arg("progress") = py::none(),
@@ -208,7 +216,7 @@ void bindMeshing(py::module_& m) {
             if (!labelMap.empty())
                 fm::applyLabelMap(img, std::filesystem::exists(labelMap) ? fm::readLabelMapFile(labelMap)
                                                                           : fm::parseLabelMap(labelMap));
-            return fm::meshLabelImage(img, opt);
+            return meshImageChecked(img, opt);
         }, o, progress);
     }, py::arg("path"), py::kw_only(), py::arg("label_map") = "", py::arg("progress") = py::none(),
        (std::string("Meshes a segmentation file (as read_label_image; Tcl ImageMesher). ") + kOptionsDoc).c_str());

@@ -8,6 +8,7 @@
 #include "Common/Errors.hpp"
 #include "Common/Text.hpp"
 #include "Geometry/Meshing/MeshQuality.hpp"
+#include "Kernels/ResourceLimits.hpp"
 #ifdef FM_TCL_VTK
 #include "Storage/VTK/VTKImageReader.hpp"
 #endif
@@ -96,10 +97,15 @@ void ImageMesher::update() {
     if (endsWith(file_, ".vti")) *image = fm::readVTKLabelImage(file_);
     else
 #endif
+    {
+        fm::requireMemory(fm::labelImageReadBytes(file_), file_ + ": reading its voxels", fm::kImageTooLargeAdvice);
         *image = fm::readLabelImage(file_);
+    }
     if (!labelMap_.empty())
         fm::applyLabelMap(*image, std::filesystem::exists(labelMap_) ? fm::readLabelMapFile(labelMap_)
                                                                      : fm::parseLabelMap(labelMap_));
+    fm::requireMemory(fm::estimateImageMeshing(*image, options()).bytes, "ImageMesher update: meshing",
+                      fm::kMeshTooLargeAdvice);
     finish(fm::meshLabelImage(*image, options()), image.get());
     image_ = image;
 }

@@ -10,10 +10,12 @@
 #include <CGAL/Random.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "Common/Errors.hpp"
 #include "Geometry/Meshing/CGALPipeline.hpp"
+#include "Kernels/Core/Records.hpp"
 
 namespace fm {
 
@@ -50,6 +52,22 @@ CGAL::Image_3 toCGALImage(const LabelImage& im) {
     return paddedImage<uint32_t>(im, WK_FIXED, SGN_UNSIGNED);
 }
 
+// The fewest tetras Mesh_3 makes of the labelled volume at these sizes: cells of circumradius up to
+// the cell size average at least kCellVolumeFraction x size^3 (a regular tetra's is 0.51 size^3;
+// refinement and the radius-edge bound leave most smaller), and surfaces refine further. A per-label
+// cell size counts for its label's voxels.
+double fewestTetras(const LabelImage& im, const std::map<int32_t, size_t>& counts, const MeshingOptions& o) {
+    constexpr double kCellVolumeFraction = 0.3;
+    double tetras = 0;
+    for (const auto& [label, n] : counts) {
+        if (label == 0) continue;
+        auto it = o.cellSizeByLabel.find(label);
+        double size = it == o.cellSizeByLabel.end() ? o.cellSize : it->second;
+        tetras += double(n) * im.voxelVolume() / (kCellVolumeFraction * size * size * size);
+    }
+    return tetras;
+}
+
 // Labels on the two sides of a surface point: the labelled domain's patch index is that pair.
 struct PatchPair {
     Domain::Surface_patch_index operator()(const Domain::Surface_patch_index& p) const { return p; }
@@ -58,15 +76,42 @@ using Sizing = LabelSizing<Domain, PatchPair>;
 
 }  // namespace
 
+MeshingEstimate estimateImageMeshing(const LabelImage& image, const MeshingOptions& options) {
+    constexpr double kPeakBytesPerTetra = 700;
+    image.validate("estimateImageMeshing");
+    validateMeshingOptions(options);
+    MeshingOptions o =
+        resolveMeshingDefaults(options, std::min({image.spacing[0], image.spacing[1], image.spacing[2]}));
+    MeshingEstimate e;
+    e.tetras = fewestTetras(image, image.labelCounts(), o);
+    const double voxels = double(image.dims[0] + 2) * double(image.dims[1] + 2) * double(image.dims[2] + 2);
+    e.bytes = voxels * 4 + e.tetras * kPeakBytesPerTetra;
+    return e;
+}
+
 TetraMesh meshLabelImage(const LabelImage& image, const MeshingOptions& options) {
     image.validate("meshLabelImage");
     validateMeshingOptions(options);
     auto counts = image.labelCounts();
     if (counts.size() == 1 && counts.begin()->first == 0)
         throw ParameterError("meshLabelImage: the image has only label 0 (the outside): nothing to mesh");
+    // A region is a material index of the packed cells: refused here rather than after meshing.
+    int32_t maxLabel = counts.rbegin()->first;
+    if (uint32_t(maxLabel) >= kMaxPackedMaterials)
+        throw ParameterError("meshLabelImage: label " + std::to_string(maxLabel) + " (" +
+                             std::to_string(counts.rbegin()->second) + " voxels) is past " +
+                             std::to_string(kMaxPackedMaterials - 1) +
+                             ", the largest region a mesh holds (a region is a material index): renumber "
+                             "the labels (a label map a=b, or fullmonte-mesh --compact-labels)");
     double spacing = std::min({image.spacing[0], image.spacing[1], image.spacing[2]});
     MeshingOptions o = resolveMeshingDefaults(options, spacing);
     StageReporter report(o.progress);
+    if (o.progress) {
+        char line[160];
+        std::snprintf(line, sizeof line, "labelled volume at cell size %g mm: at least %.2g tetras", o.cellSize,
+                      fewestTetras(image, counts, o));
+        o.progress(line);
+    }
 
     CGAL::Random rng(o.seed);
     CGAL::get_default_random() = CGAL::Random(o.seed);

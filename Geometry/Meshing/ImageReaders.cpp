@@ -32,6 +32,12 @@ int32_t toLabel(double v, size_t voxel, const std::string& file) {
     return int32_t(v);
 }
 
+// Bytes reading an image takes at most: the stored data, up to two more copies of it (file
+// buffer, decompression) and two label copies (conversion, reorientation) of 4 bytes a voxel.
+double readBytes(const std::array<size_t, 3>& dims, size_t storedBytes) {
+    return double(dims[0]) * double(dims[1]) * double(dims[2]) * double(3 * storedBytes + 8);
+}
+
 // Converts n values of a stored scalar type to labels.
 template <class T>
 void convertLabels(const void* data, size_t n, double slope, double inter, bool swap,
@@ -87,8 +93,8 @@ void niftiLabels(const nifti_image& im, size_t n, std::vector<int32_t>& out, con
 LabelImage readNifti(const std::string& path) {
     if (!std::filesystem::exists(path)) throw Error(path + ": no such file");
     nifti_set_debug_level(0);
-    std::unique_ptr<nifti_image, NiftiFree> im(nifti_image_read(path.c_str(), 1));
-    if (!im || !im->data) throw FormatError(path + ": not a readable NIfTI-1/NIfTI-2 image");
+    std::unique_ptr<nifti_image, NiftiFree> im(nifti_image_read(path.c_str(), 0));  // header only
+    if (!im) throw FormatError(path + ": not a readable NIfTI-1/NIfTI-2 image");
     for (int d = 4; d <= 7; ++d)
         if (im->dim[0] >= d && im->dim[d] > 1)
             throw FormatError(path + ": image has " + std::to_string(im->dim[0]) +
@@ -96,6 +102,8 @@ LabelImage readNifti(const std::string& path) {
                               "] = " + std::to_string(im->dim[d]) + ")");
     LabelImage stored;
     stored.dims = {size_t(im->nx), size_t(std::max<int64_t>(im->ny, 1)), size_t(std::max<int64_t>(im->nz, 1))};
+    if (nifti_image_load(im.get()) != 0 || !im->data)
+        throw FormatError(path + ": NIfTI voxel data is missing or short");
     // sform when set (the scanner/atlas frame), else qform; libnifti fills qto_xyz from pixdim
     // alone (NIfTI "method 1") when neither is set.
     const nifti_dmat44& m = im->sform_code > 0 ? im->sto_xyz : im->qto_xyz;
@@ -213,6 +221,22 @@ std::string metaData(std::istream& headerStream, const MetaHeader& h, size_t byt
     return raw.substr(raw.size() - bytes);  // HeaderSize -1 / trailing data: ITK reads the last bytes
 }
 
+const std::map<std::string, size_t> kMetaSizes = {
+    {"MET_UCHAR", 1}, {"MET_CHAR", 1},  {"MET_USHORT", 2}, {"MET_SHORT", 2}, {"MET_UINT", 4},
+    {"MET_INT", 4},   {"MET_FLOAT", 4}, {"MET_DOUBLE", 8}, {"MET_ULONG", 8}, {"MET_LONG", 8}};
+
+// readBytes from a MetaImage header; 0 when the header does not give DimSize and ElementType.
+double metaReadBytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return 0;
+    MetaHeader h = readMetaHeader(in, path);
+    auto dim = metaNumbers(h, "DimSize", 3, {}, path);
+    auto ts = kMetaSizes.find(metaField(h, {"ElementType"}));
+    if (dim.empty() || ts == kMetaSizes.end()) return 0;
+    return readBytes({size_t(std::max(dim[0], 1.0)), size_t(std::max(dim[1], 1.0)), size_t(std::max(dim[2], 1.0))},
+                     ts->second);
+}
+
 LabelImage readMetaImage(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error(path + ": cannot open");
@@ -244,11 +268,8 @@ LabelImage readMetaImage(const std::string& path) {
         for (int r = 0; r < 3; ++r) dir[r][a] = tm[3 * a + r];  // MetaIO: axis a's direction is row a
     }
     std::string type = metaField(h, {"ElementType"});
-    static const std::map<std::string, size_t> sizes = {
-        {"MET_UCHAR", 1}, {"MET_CHAR", 1},  {"MET_USHORT", 2}, {"MET_SHORT", 2}, {"MET_UINT", 4},
-        {"MET_INT", 4},   {"MET_FLOAT", 4}, {"MET_DOUBLE", 8}, {"MET_ULONG", 8}, {"MET_LONG", 8}};
-    auto ts = sizes.find(type);
-    if (ts == sizes.end()) throw FormatError(path + ": MetaImage ElementType '" + type + "' cannot hold labels");
+    auto ts = kMetaSizes.find(type);
+    if (ts == kMetaSizes.end()) throw FormatError(path + ": MetaImage ElementType '" + type + "' cannot hold labels");
     size_t n = stored.dims[0] * stored.dims[1] * stored.dims[2];
     std::string data = metaData(in, h, n * ts->second, path);
     bool swap = metaTrue(h, "ElementByteOrderMSB") || metaTrue(h, "BinaryDataByteOrderMSB");
@@ -284,6 +305,22 @@ bool labelImageFormatSupported(const std::string& path, std::string* why) {
     if (endsWithIgnoringCase(path, ".mha") || endsWithIgnoringCase(path, ".mhd")) return true;
     if (endsWithIgnoringCase(path, ".vti")) return no(path + ": .vti images are read in VTK builds only (FM_USE_VTK)");
     return no(path + ": unknown label image format (.nii, .nii.gz, .mha, .mhd, or .vti with VTK)");
+}
+
+double labelImageReadBytes(const std::string& path) {
+    if (!labelImageFormatSupported(path)) return 0;
+#ifdef FM_MESH_NIFTI
+    if (endsWithIgnoringCase(path, ".nii") || endsWithIgnoringCase(path, ".nii.gz")) {
+        if (!std::filesystem::exists(path)) return 0;
+        nifti_set_debug_level(0);
+        std::unique_ptr<nifti_image, NiftiFree> im(nifti_image_read(path.c_str(), 0));  // header only
+        if (!im) return 0;
+        return readBytes({size_t(std::max<int64_t>(im->nx, 1)), size_t(std::max<int64_t>(im->ny, 1)),
+                          size_t(std::max<int64_t>(im->nz, 1))},
+                         size_t(std::max(im->nbyper, 1)));
+    }
+#endif
+    return metaReadBytes(path);
 }
 
 LabelImage readLabelImage(const std::string& path) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Geometry/Meshing/LabelImage.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -170,6 +171,73 @@ void applyLabelMap(LabelImage& image, const LabelMap& map) {
         auto it = map.find(l);
         if (it != map.end()) l = it->second;
     }
+}
+
+std::vector<std::string> labelImageWarnings(const LabelImage& im) {
+    const int32_t first = im.labels.empty() ? 0 : im.labels.front();
+    if (first == 0) return {};
+    const size_t n[3] = {im.dims[0], im.dims[1], im.dims[2]};
+    for (size_t k = 0; k < n[2]; ++k)
+        for (size_t j = 0; j < n[1]; ++j) {
+            const bool face = k == 0 || k + 1 == n[2] || j == 0 || j + 1 == n[1];
+            for (size_t i = 0; i < n[0]; i += face ? 1 : std::max<size_t>(n[0] - 1, 1))
+                if (im.at(i, j, k) != first) return {};
+        }
+    const std::string l = std::to_string(first);
+    return {"label " + l + " covers every voxel of the image's border: if it is the background, give --label-map " +
+            l + "=0 (as it is, it is meshed as a region filling the image's box)"};
+}
+
+LabelMap compactLabelMap(const LabelImage& image) {
+    LabelMap m;
+    int32_t next = 1;
+    for (const auto& [label, n] : image.labelCounts())
+        if (label != 0) m[label] = next++;
+    return m;
+}
+
+namespace {
+
+// The most frequent label among `votes` (ties: the lowest label); `votes` is emptied.
+int32_t majority(std::vector<int32_t>& votes) {
+    std::sort(votes.begin(), votes.end());
+    int32_t best = votes.front();
+    size_t bestRun = 0;
+    for (size_t i = 0; i < votes.size();) {
+        size_t j = i;
+        while (j < votes.size() && votes[j] == votes[i]) ++j;
+        if (j - i > bestRun) best = votes[i], bestRun = j - i;
+        i = j;
+    }
+    votes.clear();
+    return best;
+}
+
+}  // namespace
+
+LabelImage downsampleLabels(const LabelImage& in, unsigned factor) {
+    in.validate("downsampleLabels");
+    if (factor < 1) throw ParameterError("downsample factor must be an integer >= 1");
+    if (factor == 1) return in;
+    LabelImage out;
+    for (int a = 0; a < 3; ++a) {
+        out.dims[a] = (in.dims[a] + factor - 1) / factor;
+        out.spacing[a] = in.spacing[a] * factor;
+        out.origin[a] = in.origin[a] + 0.5 * (factor - 1) * in.spacing[a];
+    }
+    out.labels.resize(out.dims[0] * out.dims[1] * out.dims[2]);
+    std::vector<int32_t> votes;
+    votes.reserve(size_t(factor) * factor * factor);
+    for (size_t K = 0; K < out.dims[2]; ++K)
+        for (size_t J = 0; J < out.dims[1]; ++J)
+            for (size_t I = 0; I < out.dims[0]; ++I) {
+                for (size_t k = K * factor; k < std::min(in.dims[2], (K + 1) * factor); ++k)
+                    for (size_t j = J * factor; j < std::min(in.dims[1], (J + 1) * factor); ++j)
+                        for (size_t i = I * factor; i < std::min(in.dims[0], (I + 1) * factor); ++i)
+                            votes.push_back(in.at(i, j, k));
+                out.labels[out.index(I, J, K)] = majority(votes);
+            }
+    return out;
 }
 
 }  // namespace fm

@@ -41,6 +41,10 @@ LabelImage orientToAxes(LabelImage stored, const std::array<std::array<double, 3
 // fractional values is refused, naming the first such voxel). .vti needs VTK: see
 // Storage/VTK/VTKImageReader.hpp. Throws FormatError naming the file.
 LabelImage readLabelImage(const std::string& path);
+// The most memory readLabelImage(path) takes (bytes), from the file's header alone, so that a
+// caller can refuse an image too large for the memory before its voxels are read (see
+// Kernels/ResourceLimits.hpp); 0 when the header cannot say (readLabelImage names the problem).
+double labelImageReadBytes(const std::string& path);
 // True when this build reads the file's format with readLabelImage.
 bool labelImageFormatSupported(const std::string& path, std::string* why = nullptr);
 
@@ -50,6 +54,22 @@ using LabelMap = std::map<int32_t, int32_t>;
 LabelMap parseLabelMap(const std::string& spec);
 LabelMap readLabelMapFile(const std::string& path);
 void applyLabelMap(LabelImage& image, const LabelMap& map);
+
+// What to tell a user about an image before meshing it: a non-zero label on every voxel of the
+// image's border, the usual sign of a background coded other than 0 (it would be meshed as a
+// region filling the image's box; --label-map L=0 makes it the outside). Empty when none.
+std::vector<std::string> labelImageWarnings(const LabelImage& image);
+
+// The map that renumbers the non-zero labels present to 1, 2, ... in ascending order (0 stays
+// the outside): an atlas whose labels are sparse codes (1000, 2035, ...) becomes regions 1..N, so
+// a material list has N entries instead of one per code up to the largest.
+LabelMap compactLabelMap(const LabelImage& image);
+
+// The image with blocks of factor^3 voxels made one voxel: the label most of the block's voxels
+// have (ties: the lowest label). Spacing is factor times as large; the new voxel's centre is
+// its block's centre; a partial block at the far edge counts its voxels only. For images too
+// large to mesh at their resolution; structures thinner than a block may vanish.
+LabelImage downsampleLabels(const LabelImage& image, unsigned factor);
 
 // Writes .mha (MetaImage, uncompressed) for tests and tools.
 void writeMetaImage(const std::string& path, const LabelImage& image);

@@ -114,7 +114,27 @@ std::string formatMeshReport(const TetraMesh& mesh, const std::vector<RegionVolu
                   "quality: dihedral angle min %.2f deg, median %.2f deg; radius-edge ratio median %.3f, max %.3f\n",
                   q.minDihedral, q.medianDihedral, q.medianRadiusEdge, q.maxRadiusEdge);
     s << line;
+    for (const std::string& w : regionVolumeWarnings(volumes)) s << "warning: " << w << "\n";
     return s.str();
+}
+
+std::vector<std::string> regionVolumeWarnings(const std::vector<RegionVolume>& volumes, double tolerance) {
+    std::vector<std::string> out;
+    const std::string remedy = ": give it a smaller --facet-size-label / --cell-size-label (or --facet-distance)";
+    for (const RegionVolume& r : volumes) {
+        if (r.voxels == 0) continue;
+        const std::string label = "label " + std::to_string(r.label) + " (" + std::to_string(r.voxels) + " voxels)";
+        if (r.tetras == 0) {
+            out.push_back(label + " is not in the mesh: it is thinner than the mesh sizes resolve" + remedy +
+                          ", or merge it into a neighbour with a label map");
+        } else if (std::fabs(r.relativeError()) > tolerance) {
+            char pct[32];
+            std::snprintf(pct, sizeof pct, "%+.1f%%", 100 * r.relativeError());
+            out.push_back(label + ": mesh volume differs from its voxel volume by " + pct +
+                          ", the mesh sizes are too coarse for it" + remedy);
+        }
+    }
+    return out;
 }
 
 }  // namespace fm

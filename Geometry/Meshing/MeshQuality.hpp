@@ -25,7 +25,13 @@ struct RegionVolume {
 // One row per label in the mesh or (non-zero) in the image; image may be null (surfaces).
 std::vector<RegionVolume> regionVolumes(const TetraMesh& mesh, const LabelImage* image);
 
-// The report fullmonte-mesh prints: counts, per-region volumes, quality.
+// Labels of the image that the mesh lost (no tetras) or whose mesh volume differs from their
+// voxel volume by more than `tolerance` (relative): thin or few-voxel structures the sizes do
+// not resolve. One sentence each, naming the label and the options that help.
+std::vector<std::string> regionVolumeWarnings(const std::vector<RegionVolume>& volumes, double tolerance = 0.2);
+
+// The report fullmonte-mesh prints: counts, per-region volumes, quality, then a "warning:" line
+// for each of regionVolumeWarnings.
 std::string formatMeshReport(const TetraMesh& mesh, const std::vector<RegionVolume>& volumes,
                              const MeshQuality& quality);
 

@@ -49,6 +49,23 @@ MeshingOptions resolveMeshingDefaults(MeshingOptions o, double spacing);
 // Throws ParameterError for bad options or an image with no label but 0, Error when CGAL fails.
 TetraMesh meshLabelImage(const LabelImage& image, const MeshingOptions& options);
 
+// The least meshLabelImage(image, options) makes and needs: the tetras of the labelled volume
+// at the cell sizes (a lower bound: surfaces refine further) and the bytes of the padded image
+// plus those tetras at the mesher's peak bytes per tetra (the triangulation, its cells outside
+// the domain, the extracted mesh). Callers compare `bytes` with the memory available before
+// meshing (Kernels/ResourceLimits.hpp) and refuse with the numbers.
+struct MeshingEstimate {
+    double tetras = 0, bytes = 0;
+};
+MeshingEstimate estimateImageMeshing(const LabelImage& image, const MeshingOptions& options);
+// What to tell a user whose image (labelImageReadBytes) or mesh (estimateImageMeshing) does not fit.
+inline const char* const kImageTooLargeAdvice =
+    "crop or downsample the image with an imaging tool first (fullmonte-mesh --downsample works on an image "
+    "that can be read)";
+inline const char* const kMeshTooLargeAdvice =
+    "give a larger cell size (the number of tetras goes as its cube) or mesh a downsampled image "
+    "(fullmonte-mesh --downsample N)";
+
 // A triangle surface in mm, points and 0-based triangles.
 struct TriangleSurface {
     std::vector<Point3> points;

@@ -74,7 +74,20 @@ if [ "$vtk" = ON ]; then
   expect_ok "image to .vtu" "$dir/a.vtu" "$dir/in.mha" --facet-size 0.8 --facet-distance 0.2
   grep -q 'Name="Region"' "$dir/a.vtu" || fail ".vtu has no Region array"
 fi
+# Other label conventions: sparse codes renumbered 1..N (the table printed), a background coded
+# other than 0 named before meshing, an image downsampled 2x (8^3 voxels of 1 mm).
+write_image "$dir/codes.mha" 9 7
+expect_ok "compact labels" "$dir/f.mesh" "$dir/codes.mha" --compact-labels --no-perturb
+grep -q "compact labels (image label -> region): 7->1 9->2" "$dir/stdout" || fail "--compact-labels: no table: $(cat "$dir/stdout")"
+grep -Eq '^ +2 +[0-9]+ +[0-9.]+ +64 +8.0000' "$dir/stdout" || fail "--compact-labels: label 9 is not region 2"
+expect_ok "background coded 1" "$dir/g.mesh" "$dir/in.mha" --label-map 0=1,1=0 --no-perturb
+grep -q "warning: label 1 covers every voxel of the image's border: .* --label-map 1=0" "$dir/stdout" ||
+  fail "a background coded 1 is not named: $(cat "$dir/stdout")"
+expect_ok "downsample" "$dir/h.mesh" "$dir/in.mha" --downsample 2 --no-perturb
+grep -q "downsampled 2x: 8 x 8 x 8 voxels of 1 x 1 x 1 mm, origin (-3.75, -3.75, -3.75) mm" "$dir/stdout" ||
+  fail "--downsample 2: $(cat "$dir/stdout")"
 timeout 60 "$exe" "$dir/in.mha" -o "$dir/p.mesh" --cell-size 1 >"$dir/stdout" 2>"$dir/stderr"
+grep -q "at least .* tetras" "$dir/stderr" || fail "no tetra estimate on stderr: $(cat "$dir/stderr")"
 grep -q "refinement: .* s (.* tetras)" "$dir/stderr" || fail "no progress on stderr: $(cat "$dir/stderr")"
 "$exe" --help | grep -q "usage: fullmonte-mesh" || fail "--help prints no usage"
 "$exe" >/dev/null 2>&1 && fail "no arguments exits 0"
@@ -107,6 +120,11 @@ expect_fail "bad per-label size" "--cell-size-label: '2' is not LABEL=MM" "$dir/
 expect_fail "unknown option" "unknown option --frobnicate" "$dir/in.mha" -o "$o" --frobnicate
 expect_fail "option without value" "--seed needs a value" "$dir/in.mha" -o "$o" --seed
 expect_fail "bad seed" "--seed must be an integer" "$dir/in.mha" -o "$o" --seed 1.5
+expect_fail "bad downsample" "--downsample must be an integer in [1, 64]" "$dir/in.mha" -o "$o" --downsample 0
+expect_fail "downsample a surface" "--compact-labels and --downsample apply to images only" --surface "$dir/open.obj:1" -o "$o" --downsample 2
+expect_fail "mesh beyond the memory" "of memory" "$dir/in.mha" -o "$o" --cell-size 0.0005
+printf 'ObjectType = Image\nNDims = 3\nDimSize = 5000 5000 5000\nElementType = MET_USHORT\nElementDataFile = LOCAL\n' >"$dir/huge.mha"
+expect_fail "image beyond the memory" "$dir/huge.mha: reading its voxels needs" "$dir/huge.mha" -o "$o"
 expect_fail "two images" "more than one input image" "$dir/in.mha" "$dir/zeros.mha" -o "$o"
 expect_fail "repair of an image" "in.mha: unknown mesh format" --repair "$dir/in.mha" -o "$o"
 expect_fail "open surface" "$dir/open.obj: the surface is not closed" --surface "$dir/open.obj:1" -o "$o"
