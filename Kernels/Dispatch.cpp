@@ -88,6 +88,7 @@ ReplayResult replayKernel(const std::string& kind, const KernelInput& in, const 
                              " kernel (CPU and GPU histories of one packet differ in rounding" +
                              (dp.cells == "compact" ? "; the GPU's compact cell planes differ from the CPU's too" : "") + ")");
     if (kind == "cpu") return replayJacobian(in, opt, spec, dp);
+    if (kind == "cuda") replayCellLayout(dp, opt.tuning.cudaCellLayout);  // another layout forced: refused first
 #if FM_HAVE_CUDA
     if (kind == "cuda") return replayJacobianCuda(in, opt, spec, dp);
 #endif
