@@ -310,8 +310,8 @@ int replayCommand(const Args& a, OutputFolder& out, const TetraMesh& mesh, const
     if (rr.mismatched)
         throw ParameterError("--replay " + a.get("--replay") + ": " + std::to_string(rr.mismatched) + " of " +
                              std::to_string(rr.replayed) + " packets did not reproduce their records; the mesh, materials, "
-                             "source, --detectors, --wmin, --prwin, --max-steps or the GPU's FM_CUDA_CELL_LAYOUT "
-                             "differ from the detecting run");
+                             "source, --detectors, --wmin, --prwin, --max-steps or the build "
+                             "differ from the detecting run's");
     writeJacobian(out, mesh, rr, dp.packets);
     out.publish({"jacobian.txt"});
     std::cout << "fullmonte-run: replayed " << rr.replayed << " packets of " << dp.records.size() << " records"

@@ -59,6 +59,13 @@ struct DetectedPackets {
     // The kernel that detected them ("cpu" or "cuda"): a packet's history reproduces only on
     // the kernel that ran it (GPU and CPU math functions round differently), so replays check it.
     std::string kernel = "cpu";
+    // The cell planes the GPU mesh kernel read ("record": the 112-byte records' planes, which the
+    // split layout holds bit for bit; "compact": the compact layout's encoded planes; Kernels/Core/
+    // CellLayout.hpp). Histories differ in the last bits between the two, so a GPU replay reads
+    // the cells in the layout its records name. CPU records and layered models: "record".
+    std::string cells = "record";
+    // The file the records were read from (empty: made in this process), for error messages.
+    std::string file;
     // The geometry: "mesh" (regions are the mesh's materials) or "layered" (fullmonte-mcml's
     // records: regions are the layers 1..L, detector 0 the top surface (reflectance), 1 the
     // bottom (transmittance); docs/DETECTORS.md "MCML").

@@ -54,6 +54,15 @@ struct ReplayResult {
 ReplayResult replayJacobian(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec,
                             const DetectedPackets& dp);
 
+// The cells' layout a GPU replay of dp's records reads (Kernels/Core/CellLayout.hpp): the one
+// they were made in (DetectedPackets::cells; "record" also replays in the split layout, whose
+// planes are the records' bit for bit). `asked` is TuningKnobs::cudaCellLayout
+// (FM_CUDA_CELL_LAYOUT): Auto follows the records; another layout throws ParameterError naming
+// dp's file and both layouts.
+CellLayout replayCellLayout(const DetectedPackets& dp, CellLayout asked);
+// The DetectedPackets::cells of records a GPU run made in layout `used` (not Auto).
+std::string recordedCells(CellLayout used);
+
 // Shared by the CPU and GPU detecting runs (Kernels/CUDA/DetectCuda.cu):
 // throws ParameterError when spec does not fit the model (too many detectors, another mesh);
 void checkDetectionSpec(const KernelInput& in, const DetectionSpec& spec);

@@ -15,6 +15,7 @@
 #include "Kernels/CPU/CpuBatches.hpp"
 #include "Kernels/CPU/CpuLanes.hpp"
 #include "Kernels/DetectorTally.hpp"
+#include "Kernels/Core/CellLayout.hpp"
 #include "Kernels/Core/Packet.hpp"
 #include "Kernels/ResourceLimits.hpp"
 
@@ -233,6 +234,20 @@ void checkReplayInput(const KernelInput& in, const RunOptions& opt, const Detect
             throw ParameterError("replay: a record of packet " + std::to_string(rec.index) + " names detector " +
                                  std::to_string(rec.detector) + "; the run has " +
                                  std::to_string(spec.detectors.size()) + " detectors");
+}
+
+std::string recordedCells(CellLayout used) { return used == CellLayout::Compact ? "compact" : "record"; }
+
+CellLayout replayCellLayout(const DetectedPackets& dp, CellLayout asked) {
+    const CellLayout recorded = dp.cells == "compact" ? CellLayout::Compact : CellLayout::Record;
+    if (asked == CellLayout::Auto || asked == recorded) return recorded;
+    if (asked == CellLayout::Split && recorded == CellLayout::Record) return asked;  // the same planes
+    const char* askedName = asked == CellLayout::Compact ? "compact" : asked == CellLayout::Split ? "split" : "record";
+    throw ParameterError("replay of " + (dp.file.empty() ? std::string("the records") : dp.file) +
+                         ": the records were made in the GPU's " + dp.cells + " cell layout (the file's 'cells'), "
+                         "FM_CUDA_CELL_LAYOUT=" + askedName + " asks for the " + askedName +
+                         " layout, whose histories differ; unset FM_CUDA_CELL_LAYOUT (a replay follows its records) "
+                         "or set it to " + (recorded == CellLayout::Compact ? "compact" : "record"));
 }
 
 ReplayResult replayJacobian(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec,

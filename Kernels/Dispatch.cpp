@@ -85,8 +85,10 @@ ReplayResult replayKernel(const std::string& kind, const KernelInput& in, const 
     if (kind != dp.kernel)
         throw ParameterError("replay: the records were detected by the " + dp.kernel + " kernel, not " + kind +
                              "; replay them with the " + dp.kernel +
-                             " kernel (CPU and GPU histories of one packet differ in rounding)");
+                             " kernel (CPU and GPU histories of one packet differ in rounding" +
+                             (dp.cells == "compact" ? "; the GPU's compact cell planes differ from the CPU's too" : "") + ")");
     if (kind == "cpu") return replayJacobian(in, opt, spec, dp);
+    if (kind == "cuda") replayCellLayout(dp, opt.tuning.cudaCellLayout);  // another layout forced: refused first
 #if FM_HAVE_CUDA
     if (kind == "cuda") return replayJacobianCuda(in, opt, spec, dp);
 #endif

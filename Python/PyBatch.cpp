@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Batches of runs over one mesh (Kernels/Batch runBatch, packed by Geometry/BatchModel as Tcl's
-// BatchRunner does), their fluence matrix, fluence-matrix files, and packet traces
-// (Kernels/CPU/TraceCpu). Runs go through runCancellable: GIL released, Ctrl-C cancels.
+// Batches of runs over one mesh (Kernels/Batch runBatch, packed by Geometry/BatchModel with the
+// packed cells Simulations keep, packedModels(), as Tcl's BatchRunner keeps its own), their
+// fluence matrix, fluence-matrix files, and packet traces (Kernels/CPU/TraceCpu). Runs go
+// through runCancellable: GIL released, Ctrl-C cancels.
 #include <cstring>
 
 #include "Geometry/BatchModel.hpp"
@@ -128,7 +129,7 @@ std::shared_ptr<BatchResult> runBatch(MeshPtr mesh, py::handle materials, const 
     fm::BatchModel bm;
     {
         py::gil_scoped_release nogil;
-        bm = fm::packBatch(*mesh, plain, sources, {ro.packets}, ro.params.seed);
+        bm = fm::packBatch(*mesh, plain, sources, {ro.packets}, ro.params.seed, {}, {}, &packedModels());
     }
     issueWarnings(mesh->checkReport().warnings());
     issueWarnings(bm.warnings);
@@ -163,7 +164,7 @@ std::shared_ptr<BatchResult> runBatch(MeshPtr mesh, py::handle materials, const 
         progress(shown, size_t(total));
     };
     runCancellable([&] {
-        summary = fm::runBatch(bm.mesh, bm.runs, bo, [&](size_t i, fm::RunResult&& r) {
+        summary = fm::runBatch(bm.cells(), bm.runs, bo, [&](size_t i, fm::RunResult&& r) {
             auto res = std::make_shared<Result>();
             res->mesh = mesh;
             res->materials = sets[i / sources.size()];

@@ -18,6 +18,10 @@
 #include "Geometry/TetraMesh.hpp"
 #include "Kernels/KernelInput.hpp"
 
+namespace fm {
+class PackedModelCache;
+}
+
 namespace fmpy {
 
 namespace py = pybind11;
@@ -88,6 +92,11 @@ void applyGateRegionsArg(py::handle regions, const fm::TetraMesh& mesh, fm::RunO
 
 // Issues each message as a RuntimeWarning (what the mesh checks and the source compiler found).
 void issueWarnings(const std::vector<std::string>& messages);
+
+// The packed cells of the last mesh a Simulation or run_batch packed (one mesh's at a time,
+// PyRun.cpp), reused by the next on the same mesh: a loop over sources or material sets packs
+// only those (Geometry/PackedModelCache.hpp).
+fm::PackedModelCache& packedModels();
 
 // A numpy array that owns a C++ vector moved into it (no copy), `skip` leading entries hidden.
 py::array_t<double> owned(std::vector<double>&& v, size_t skip);

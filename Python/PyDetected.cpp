@@ -43,6 +43,7 @@ void bindDetected(py::module_& m) {
         .def_readonly("packets", &DP::packets, "Packets the run launched")
         .def_readonly("seed", &DP::seed, "The run's seed: with a record's index, its packet's random stream")
         .def_readonly("kernel", &DP::kernel, "The kernel that detected the packets (cpu or cuda): replays run there")
+        .def_readonly("cells", &DP::cells, "The GPU cell layout the records were made in (record or compact): GPU replays read it")
         .def_readonly("model", &DP::model, "mesh, or layered (fullmonte-mcml --records: regions are layers, detector 0 the top)")
         .def_readonly("detected", &DP::detected, "Detections found (more than the records when truncated)")
         .def_property_readonly("truncated", &DP::truncated, "Whether the run kept fewer records than it found")

@@ -68,14 +68,6 @@ double scaleFor(const Result& r, double total) {
     return total / double(r.run.packetsDone);
 }
 
-// The packed cells of the last Simulation's mesh (one mesh's at a time), reused by the next
-// Simulation on the same mesh: a loop of Simulations over sources or material sets packs only
-// those (Geometry/PackedModelCache.hpp).
-fm::PackedModelCache& packedModels() {
-    static fm::PackedModelCache cache;
-    return cache;
-}
-
 class Simulation {
 public:
     Simulation(std::shared_ptr<const fm::TetraMesh> mesh, std::shared_ptr<const fm::MaterialSet> mats,
@@ -317,6 +309,11 @@ read-only numpy views. Normalise with fluence(energy=...) or scale = energy / pa
 
 }  // namespace
 
+fm::PackedModelCache& packedModels() {
+    static fm::PackedModelCache cache;
+    return cache;
+}
+
 void runCancellable(const std::function<void()>& work, std::atomic<bool>& cancel, const std::function<void()>& tick) {
     std::mutex mu;
     std::condition_variable cv;
@@ -452,6 +449,9 @@ As a context manager, leaving the block cancels a run still going.)doc")
         bool ok = fm::cudaAvailable(&why);
         return py::make_tuple(ok, why);
     }, "(available, reason): whether CUDA runs can start here, and why not");
+    m.def("mesh_packs", [] { return py::make_tuple(packedModels().cellPacks(), packedModels().cellReuses()); },
+          "(packs, reuses): Simulations and run_batch calls that packed a mesh's cells, and those that reused "
+          "the cells kept from the last one on the same mesh");
 }
 
 }  // namespace fmpy

@@ -67,6 +67,7 @@ unsigned long long DetectedPackets::seed() const { return records("seed").seed; 
 unsigned DetectedPackets::regions() const { return records("regions").regions; }
 unsigned DetectedPackets::detectorCount() const { return unsigned(records("detectorCount").detectors.size()); }
 std::string DetectedPackets::kernel() const { return records("kernel").kernel; }
+std::string DetectedPackets::cells() const { return records("cells").cells; }
 std::string DetectedPackets::model() const { return records("model").model; }
 std::string DetectedPackets::mua() const {
     const fm::DetectedPackets& dp = records("mua");

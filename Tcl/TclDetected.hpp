@@ -28,6 +28,7 @@ public:
     unsigned regions() const;                   // materials (layers) 1..regions with a path length each
     unsigned detectorCount() const;
     std::string kernel() const;                 // cpu or cuda: the kernel that detected the packets
+    std::string cells() const;                  // record or compact: the GPU cell layout the records were made in
     std::string model() const;                  // mesh, or layered (fullmonte-mcml records)
     std::string mua() const;                    // the run's mu_a per region 1..R (1/mm), a list
 

@@ -13,12 +13,16 @@
 #     run's absorbed weight equals the plain compact run's (same histories, relative 1e-9), that
 #     Auto's equals compact's, and that record's is within |z| < 4 of compact's (bound 0.25/n);
 #  3. the replay (Auto) of the Auto run's records: every packet reproduces (fullmonte-run fails
-#     otherwise), whole-command time.
+#     otherwise), whole-command time;
+#  4. the .fmd names the layout (cells): the record run's records (no cells line, as files of
+#     earlier builds) replay under Auto, compact on this mesh, in the records' layout and every
+#     packet reproduces; the compact run's with FM_CUDA_CELL_LAYOUT=record are refused with an
+#     error naming the file and both layouts.
 # Usage (GPU machine, repo root): bench/gpu_detect_layout.sh [DATA] [OUT]; DATA holds
 # dm_morton.mesh.gz, digimouse.opt, digimouse.source (default $FM_DEVICE_DATA, else .device-data).
 # Env: PACKETS (5e7), ROUNDS (2), FM_BUILD_DIR (build-detect-layout), FM_REUSE_BUILD=1, JOBS (16),
 # CUDA_ARCH (90). Expected on one H100: build ~3 min, tests ~30 s, conversion ~20 s, each round
-# ~40 s: about 5 minutes. Prints a table; exit 1 when a check fails.
+# ~40 s, replays ~15 s each: about 6 minutes. Prints a table; exit 1 when a check fails.
 set -uo pipefail
 command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ] || export PATH=/usr/local/cuda/bin:$PATH
 data=$(cd "${1:-${FM_DEVICE_DATA:-.device-data}}" && pwd) || exit 1
@@ -101,6 +105,24 @@ if env -u FM_CUDA_CELL_LAYOUT "$bin/fullmonte-run" "${m[@]}" --packets "$packets
      --replay "$work/r1-auto-det/detected.fmd" --output "$work/replay" >"$work/replay.log" 2>&1; then
   say "replay: every packet reproduced, $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s (whole command)"
 else say "replay: FAILED"; tail -5 "$work/replay.log" | tee -a "$res"; fail=1; fi
+say "== 4. replays follow the file's cells: records-layout records under Auto (compact here), and compact"
+say "   records with FM_CUDA_CELL_LAYOUT=record (refused, naming the file and both layouts)"
+header() { head -c 8192 "$1" | tr -d '\000' | sed '/^data$/q'; }  # the .fmd's text header
+header "$work/r1-compact-det/detected.fmd" | grep -q '^cells compact$' &&
+  ! header "$work/r1-record-det/detected.fmd" | grep -q '^cells' &&
+  say "headers: compact records say 'cells compact', records-layout records have no cells line" ||
+  { say "headers: FAILED (cells lines)"; fail=1; }
+t0=$(date +%s.%N)
+if env -u FM_CUDA_CELL_LAYOUT "$bin/fullmonte-run" "${m[@]}" --packets "$packets" --kernel cuda "${det[@]}" \
+     --replay "$work/r1-record-det/detected.fmd" --output "$work/replay-record" >"$work/replay-record.log" 2>&1; then
+  say "replay (Auto) of records-layout records: every packet reproduced, $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s"
+else say "replay (Auto) of records-layout records: FAILED"; tail -5 "$work/replay-record.log" | tee -a "$res"; fail=1; fi
+if FM_CUDA_CELL_LAYOUT=record "$bin/fullmonte-run" "${m[@]}" --packets "$packets" --kernel cuda "${det[@]}" \
+     --replay "$work/r1-compact-det/detected.fmd" --output "$work/replay-forced" >"$work/replay-forced.log" 2>&1; then
+  say "replay of compact records with FM_CUDA_CELL_LAYOUT=record: ran (FAILED: it must be refused)"; fail=1
+elif grep -q "r1-compact-det/detected.fmd.*compact cell layout.*FM_CUDA_CELL_LAYOUT=record" "$work/replay-forced.log"; then
+  say "replay of compact records with FM_CUDA_CELL_LAYOUT=record: refused: $(grep -o 'the records were made.*' "$work/replay-forced.log" | head -c 160)"
+else say "replay of compact records with FM_CUDA_CELL_LAYOUT=record: FAILED (another error)"; tail -3 "$work/replay-forced.log" | tee -a "$res"; fail=1; fi
 rm -rf "$work"
 say "done at $(( $(date +%s) - t_start )) s; $([ $fail = 0 ] && echo 'all checks passed' || echo 'a check FAILED')"
 exit $fail

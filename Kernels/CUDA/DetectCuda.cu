@@ -167,9 +167,9 @@ int selectOneDevice(const RunOptions& opt, const char* what) {
     return ds[0];
 }
 
-// The cells' layout of a detecting run or replay on `device`: a run's without detectors
-// (TuningKnobs::cudaCellLayout, Auto by the mesh and the device), so that a replay, choosing
-// as its detecting run did, reproduces that run's histories.
+// The cells' layout of a detecting run on `device`: a run's without detectors
+// (TuningKnobs::cudaCellLayout, Auto by the mesh and the device). The records name it
+// (DetectedPackets::cells) and their replay reads the cells in it (replayCellLayout).
 CellLayout detectingLayout(const KernelInput& in, const RunOptions& opt, int device) {
     return cudaCellLayoutFor(opt.tuning.cudaCellLayout, in.cells.size(), device);
 }
@@ -194,7 +194,9 @@ RunResult runCudaDetecting(const KernelInput& in, const RunOptions& opt, const D
     r.detected = describeDetectingRun(in, opt, spec);
     DetectedPackets& dp = r.detected;
     dp.kernel = "cuda";
-    DetectDevice dev(in, spec, detectingLayout(in, opt, device));
+    const CellLayout layout = detectingLayout(in, opt, device);
+    dp.cells = recordedCells(layout);
+    DetectDevice dev(in, spec, layout);
     // At least kMaxDetectors slots, so that a refill's one-packet chunk always fits.
     const uint64_t slots = std::max<uint64_t>(spec.maxRecords, kMaxDetectors);
     const RecordBuffers bufs(slots, dp.regions);
@@ -236,13 +238,14 @@ ReplayResult replayJacobianCuda(const KernelInput& in, const RunOptions& opt, co
         throw ParameterError("replay: the records were detected by the " + dp.kernel +
                              " kernel; replay them with that kernel (a packet's history reproduces only there)");
     checkReplayInput(in, opt, spec, dp);
+    const CellLayout layout = replayCellLayout(dp, opt.tuning.cudaCellLayout);
     const ReplayPackets list = replayPackets(dp);
     const size_t nv = in.cells.size(), nDet = spec.detectors.size();
     ReplayResult out;
     out.jacobian.assign(nDet, std::vector<double>(nv, 0.0));
     if (list.index.empty()) return out;
-    const int device = selectOneDevice(opt, "replays");
-    DetectDevice dev(in, spec, detectingLayout(in, opt, device));
+    selectOneDevice(opt, "replays");
+    DetectDevice dev(in, spec, layout);
     DeviceBuffer<double> jac(nDet * nv, "Jacobian (detectors x tetras)");
     DeviceBuffer<unsigned long long> index(list.index.size(), "replayed packets"), bits(list.index.size(), "replayed packets");
     DeviceBuffer<float> weight(list.index.size(), "replayed packets");

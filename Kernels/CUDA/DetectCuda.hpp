@@ -11,7 +11,7 @@ namespace fm {
 constexpr uint32_t kGpuDetectMaterials = 32;
 
 // runCpuDetecting on one GPU (opt.devices: empty or one device): the standard tallies of
-// opt.outputs and the records (DetectedPackets::kernel "cuda"). When more than spec.maxRecords
+// opt.outputs and the records (DetectedPackets::kernel "cuda", cells the layout read). When more than spec.maxRecords
 // are detected, the records kept are the spec.maxRecords lowest (index, detector) detections,
 // as on the CPU: those of the packets below the lowest index whose record did not fit, then
 // those of packets run again from that index on (DetectedPackets::refilledPackets counts them).
@@ -19,8 +19,9 @@ constexpr uint32_t kGpuDetectMaterials = 32;
 RunResult runCudaDetecting(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec);
 
 // replayJacobian on one GPU, for records a GPU detecting run made (streams keyed by (seed,
-// packet index) as the GPU kernel keys them). Throws ParameterError for records of another
-// kernel.
+// packet index) as the GPU kernel keys them), reading the cells in the layout the records name
+// (replayCellLayout). Throws ParameterError for records of another kernel or another layout
+// forced by opt.tuning.
 ReplayResult replayJacobianCuda(const KernelInput& in, const RunOptions& opt, const DetectionSpec& spec,
                                 const DetectedPackets& dp);
 

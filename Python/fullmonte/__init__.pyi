@@ -186,6 +186,7 @@ class Simulation:
 
 def run(mesh: TetraMesh, materials: MaterialSet, source: Source, **options: Any) -> Result: ...
 def cuda_available() -> Tuple[bool, str]: ...
+def mesh_packs() -> Tuple[int, int]: ...
 
 class DoseHistogram:
     region: int
@@ -402,6 +403,7 @@ class DetectedPackets:
     seed: int
     model: str
     kernel: str
+    cells: str
     detected: int
     truncated: bool
     record_count: int

@@ -8,11 +8,12 @@ import pytest
 fm = pytest.importorskip("fullmonte", reason="the fullmonte module is not built (FM_USE_PYTHON=OFF)")
 
 
-def fmd_bytes(records, regions=2, packets=100, mua=(0.05, 0.02), kernel=None, counts=None):
+def fmd_bytes(records, regions=2, packets=100, mua=(0.05, 0.02), kernel=None, counts=None, cells=None):
     """A version 1 file, or version 2 with `counts` (scatter counts per record and region)."""
     version = 2 if counts else 1
     head = [f"fullmonte-detected {version}", f"packets {packets}", "seed 3"]
     head += [f"kernel {kernel}"] if kernel else []
+    head += [f"cells {cells}"] if cells else []
     head += [f"regions {regions}"]
     head += [f"material {r + 1} {mua[r]} 5 0.8 1.4" for r in range(regions)]
     head += ["detectors 2", "detector 0 disk 3 0 0 1.5", "detector 1 faces",
@@ -50,7 +51,22 @@ def test_read_and_reweight(tmp_path):
 def test_kernel_line(tmp_path):
     p = tmp_path / "g.fmd"
     p.write_bytes(fmd_bytes(RECORDS, kernel="cuda"))
-    assert fm.read_detected(str(p)).kernel == "cuda"
+    d = fm.read_detected(str(p))
+    assert d.kernel == "cuda" and d.cells == "record"  # no cells line: the records' layout
+
+
+def test_cells_line(tmp_path):
+    p = tmp_path / "c.fmd"
+    p.write_bytes(fmd_bytes(RECORDS, kernel="cuda", cells="compact"))
+    d = fm.read_detected(str(p))
+    assert d.kernel == "cuda" and d.cells == "compact" and d.record_count == 3
+    out = tmp_path / "c2.fmd"
+    fm.write_detected(d, str(out))
+    assert b"\nkernel cuda\ncells compact\n" in out.read_bytes()
+    assert fm.read_detected(str(out)).cells == "compact"
+    p.write_bytes(fmd_bytes(RECORDS, kernel="cpu", cells="compact"))
+    with pytest.raises(ValueError, match="c.fmd:5.*needs kernel cuda"):
+        fm.read_detected(str(p))
 
 
 def test_bad_files(tmp_path):

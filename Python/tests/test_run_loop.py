@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """A loop of Simulations over one mesh keeps the mesh's packed cells (issue 29): each run of a
 loop over sources and material values equals, bit for bit, the same run packed afresh (after a
-Simulation of another mesh has replaced the kept cells)."""
+Simulation of another mesh has replaced the kept cells); run_batch shares those cells."""
 import numpy as np
 import pytest
 
@@ -31,3 +31,31 @@ def test_loop_over_sources_and_materials_equals_fresh_packs(slab_model):
     # The changed materials and sources reach the runs.
     sums = [float(np.sum(r.volume_energy)) for r in loop]
     assert len(set(sums)) == 3
+
+
+def test_batches_keep_the_packed_cells(slab_model):
+    """run_batch takes the mesh's cells from the cells Simulations keep (fm.mesh_packs counts):
+    batches and runs after the first on one mesh pack only materials and sources, and each of
+    their runs equals, bit for bit, the run of a batch packed afresh."""
+    mesh, _ = slab_model
+    other = fm.box_mesh((-5, -5, -5), (5, 5, 5), (3, 3, 3))
+    sources = [fm.PointSource((0.0, 0.5, 0.0)), fm.PointSource((1.0, -0.5, -0.5))]
+
+    def batch(sets):
+        return fm.run_batch(mesh, sets, sources, packets=1500, seed=5, threads=2)
+
+    fm.run(other, fm.MaterialSet([fm.Material(0.1, 10, 0.9, 1.4)]), fm.PointSource((0, 0, 0)), packets=10)
+    packs, reuses = fm.mesh_packs()
+    batch(materials(0))
+    kept = batch([materials(1), materials(2)])
+    fm.run(mesh, materials(1), sources[0], packets=10)
+    assert fm.mesh_packs() == (packs + 1, reuses + 2)
+    fm.run(other, fm.MaterialSet([fm.Material(0.1, 10, 0.9, 1.4)]), fm.PointSource((0, 0, 0)), packets=10)
+    fresh = batch([materials(1), materials(2)])  # packed anew: the kept cells were the other mesh's
+    assert fm.mesh_packs()[0] == packs + 3
+    assert len(kept) == len(fresh) == 4
+    for j in range(4):
+        assert np.array_equal(kept[j].volume_energy, fresh[j].volume_energy), j
+        assert np.array_equal(kept[j].surface_energy, fresh[j].surface_energy), j
+        assert kept[j].ledger == fresh[j].ledger
+    assert len({float(np.sum(kept[j].volume_energy)) for j in range(4)}) == 4

@@ -54,6 +54,7 @@ void writeHeader(std::ostream& o, const DetectedPackets& dp) {
       << "packets " << dp.packets << '\n'
       << "seed " << dp.seed << '\n'
       << "kernel " << dp.kernel << '\n';
+    if (dp.cells != "record") o << "cells " << dp.cells << '\n';  // absent: the records' planes
     if (dp.model != "mesh") o << "model " << dp.model << '\n';  // absent: a mesh
     o << "regions " << dp.regions << '\n';
     for (uint32_t r = 0; r < dp.regions; ++r)
@@ -157,6 +158,12 @@ uint64_t readHeader(TextReader& t, std::istream& in, DetectedPackets& dp, bool& 
         if (dp.kernel != "cpu" && dp.kernel != "cuda") t.fail("kernel must be cpu or cuda, found '" + dp.kernel.substr(0, 40) + "'");
         key = t.need("'regions'");
     }
+    if (key == "cells") {  // absent in files written before the compact GPU layout: record
+        dp.cells = t.need("the GPU cell layout");
+        if (dp.cells != "record" && dp.cells != "compact") t.fail("cells must be record or compact, found '" + dp.cells.substr(0, 40) + "'");
+        if (dp.kernel != "cuda") t.fail("cells " + dp.cells + " needs kernel cuda (only the GPU kernel has cell layouts)");
+        key = t.need("'regions'");
+    }
     if (key == "model") {  // absent for a mesh
         dp.model = t.need("the model");
         if (dp.model != "mesh" && dp.model != "layered") t.fail("model must be mesh or layered, found '" + dp.model.substr(0, 40) + "'");
@@ -230,6 +237,8 @@ void writeDetected(std::ostream& out, const DetectedPackets& dp) {
         dp.n.size() != dp.regions || dp.pathLengths.size() != dp.records.size() * dp.regions ||
         (hasScatterCounts(dp) && dp.scatterCounts.size() != dp.records.size() * dp.regions))
         throw Error("detected packets: inconsistent sizes (regions " + std::to_string(dp.regions) + ")");
+    if (dp.cells != "record" && (dp.cells != "compact" || dp.kernel != "cuda"))
+        throw Error("detected packets: cells '" + dp.cells + "' (record, or compact for kernel cuda)");
     writeHeader(out, dp);
     writeRecords(out, dp);
 }
@@ -243,6 +252,7 @@ void writeDetected(const std::string& path, const DetectedPackets& dp) {
 DetectedPackets readDetected(std::istream& in, const std::string& name) {
     TextReader t(in, name);
     DetectedPackets dp;
+    dp.file = name;
     bool withCounts = false;
     const uint64_t records = readHeader(t, in, dp, withCounts);
     const size_t rb = detectedRecordBytes(dp.regions, withCounts);

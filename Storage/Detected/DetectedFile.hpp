@@ -17,7 +17,8 @@ size_t detectedRecordBytes(uint32_t regions, bool withScatterCounts = false);
 void writeDetected(const std::string& path, const DetectedPackets& dp);
 void writeDetected(std::ostream& out, const DetectedPackets& dp);
 
-// Throws FormatError naming the file (and line or record) on anything malformed.
+// Throws FormatError naming the file (and line or record) on anything malformed. The result's
+// `file` is the path (or name).
 DetectedPackets readDetected(const std::string& path);
 DetectedPackets readDetected(std::istream& in, const std::string& name);
 

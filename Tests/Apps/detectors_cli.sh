@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # fullmonte-run --detectors (docs/DETECTORS.md): detected.fmd and detector_tpsf.txt, read back by
 # fullmonte-detected (signal, reweighting, TPSF); --replay writes jacobian.txt and refuses a
-# replay whose packets do not reproduce; --max-detected truncation is reported; bad detectors
-# are errors naming the detector, exit 1, no outputs.
+# replay whose packets do not reproduce, or GPU records forced into another cell layout;
+# --max-detected truncation is reported; bad detectors are errors naming the detector, exit 1,
+# no outputs.
 # Usage: detectors_cli.sh path/to/fullmonte-run path/to/fullmonte-detected
 set -u
 exe=$1
@@ -107,5 +108,13 @@ bad "the hybrid kernel" "hybrid kernel does not record" --kernel hybrid --detect
 # Records of the GPU kernel (the header's kernel line) are not replayed on the CPU.
 LC_ALL=C sed 's/^kernel cpu$/kernel cuda/' "$dir/run/detected.fmd" >"$dir/gpu.fmd"
 bad "a replay of GPU records on the CPU" "detected by the cuda kernel, not cpu" --detectors "$disks" --replay "$dir/gpu.fmd"
+# GPU records of the compact cell layout (the header's cells line) with FM_CUDA_CELL_LAYOUT forcing
+# another: refused before any device is needed, naming the file and both layouts.
+LC_ALL=C sed 's/^kernel cpu$/kernel cuda\ncells compact/' "$dir/run/detected.fmd" >"$dir/compact.fmd"
+export FM_CUDA_CELL_LAYOUT=record
+bad "a replay of compact records in the records' layout" \
+  "compact.fmd: the records were made in the GPU.s compact cell layout.*FM_CUDA_CELL_LAYOUT=record asks for the record layout" \
+  --kernel cuda --detectors "$disks" --replay "$dir/compact.fmd"
+unset FM_CUDA_CELL_LAYOUT
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }

@@ -7,13 +7,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "Geometry/Detectors.hpp"
 #include "Geometry/MaterialSet.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
+#include "Kernels/CUDA/CudaKernel.hpp"
 #include "Kernels/Core/CellLayout.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Storage/Detected/DetectedFile.hpp"
 #include "Tests/TestUtil.hpp"
 
 using fmtest::haveGpu;
@@ -167,8 +170,9 @@ BOOST_AUTO_TEST_CASE(gpu_records_match_cpu) {
 // the records (independent seeds: the planes differ, so the histories do), the detected weight
 // per detector is within 4 combined standard errors and the absorbed fraction within 4 batch-means
 // standard errors (of plain runs of the same seeds, whose ledgers the detecting runs' equal). A
-// compact detecting run's tallies equal a compact plain run's of its seed; its replay reproduces
-// every record in the compact layout and not in the records' (so both ran compact).
+// compact detecting run's tallies equal a compact plain run's of its seed; its records name the
+// compact layout and their replay reproduces every one; forced to the records' layout
+// (FM_CUDA_CELL_LAYOUT=record) the replay is refused, naming both layouts.
 BOOST_AUTO_TEST_CASE(gpu_detecting_runs_take_the_compact_layout) {
     if (!haveGpu()) return;
     const uint64_t n = 400000;
@@ -199,10 +203,53 @@ BOOST_AUTO_TEST_CASE(gpu_detecting_runs_take_the_compact_layout) {
     BOOST_TEST_MESSAGE("absorbed fraction, record / compact: " << r.ledger.absorbed / n << " / "
                                                                << c.ledger.absorbed / n << ", z " << z);
     BOOST_CHECK_LT(std::fabs(z), 4.0);
+    BOOST_CHECK_EQUAL(r.detected.cells, "record");
+    BOOST_CHECK_EQUAL(c.detected.cells, "compact");
     const fm::ReplayResult same = fm::replayKernel("cuda", in, com, spec, c.detected);
     BOOST_CHECK(!same.cancelled);
     BOOST_CHECK_EQUAL(same.mismatched, 0u);
-    const fm::ReplayResult other = fm::replayKernel("cuda", in, rec, spec, c.detected);
+    try {
+        fm::replayKernel("cuda", in, rec, spec, c.detected);
+        BOOST_ERROR("compact records replayed with the records' layout forced");
+    } catch (const fm::ParameterError& e) {
+        const std::string m = e.what();
+        BOOST_CHECK_NE(m.find("compact cell layout"), std::string::npos);
+        BOOST_CHECK_NE(m.find("FM_CUDA_CELL_LAYOUT=record"), std::string::npos);
+    }
+}
+
+// The .fmd names the layout its records were made in (cells): compact records, written and read
+// back, replay under Auto on this small mesh (where Auto reads the records' layout) in the compact
+// layout and reproduce every record, with the Jacobian of a replay with compact forced (to
+// rounding). The same records labelled with the records' layout (as a file without the cells
+// line reads) do not reproduce: the file's label, not the mesh size, chooses the layout.
+BOOST_AUTO_TEST_CASE(gpu_replays_follow_the_files_cell_layout) {
+    if (!haveGpu()) return;
+    BOOST_REQUIRE(fm::cudaCellLayoutFor(fm::CellLayout::Auto, in.cells.size(), 0) == fm::CellLayout::Record);
+    fm::RunOptions com = options(400000, 33, &spec), autoLayout = com;
+    com.tuning.cudaCellLayout = fm::CellLayout::Compact;
+    const fm::RunResult c = fm::runKernel("cuda", in, com);
+    BOOST_REQUIRE_GT(c.detected.records.size(), 100u);
+    std::stringstream file;
+    fm::writeDetected(file, c.detected);
+    const fm::DetectedPackets back = fm::readDetected(file, "compact.fmd");
+    BOOST_REQUIRE_EQUAL(back.cells, "compact");
+    const fm::ReplayResult followed = fm::replayKernel("cuda", in, autoLayout, spec, back);
+    const fm::ReplayResult forced = fm::replayKernel("cuda", in, com, spec, back);
+    BOOST_CHECK(!followed.cancelled);
+    BOOST_CHECK_EQUAL(followed.mismatched, 0u);
+    BOOST_CHECK_EQUAL(followed.replayed, forced.replayed);
+    double diff = 0, total = 0;  // the same sums, added atomically in another order
+    for (size_t d = 0; d < forced.jacobian.size(); ++d)
+        for (size_t t = 0; t < forced.jacobian[d].size(); ++t) {
+            diff += std::fabs(followed.jacobian[d][t] - forced.jacobian[d][t]);
+            total += std::fabs(forced.jacobian[d][t]);
+        }
+    BOOST_CHECK_GT(total, 0.0);
+    BOOST_CHECK_LE(diff, 1e-12 * total);
+    fm::DetectedPackets labelledRecord = back;
+    labelledRecord.cells = "record";
+    const fm::ReplayResult other = fm::replayKernel("cuda", in, autoLayout, spec, labelledRecord);
     BOOST_TEST_MESSAGE("compact records replayed in the records' layout: " << other.mismatched << " of "
                                                                            << other.replayed << " do not reproduce");
     BOOST_CHECK_GT(other.mismatched, 0u);
