@@ -16,11 +16,33 @@
 
 namespace fm {
 
+// Instruction cuts of the slab step (bits of FM_MCML_OPS, all on unless a build says
+// otherwise; bench/gpu_mcml_ops.sh builds the GPU kernel with each off to measure it). None
+// changes a photon's history.
+#ifndef FM_MCML_OPS
+#define FM_MCML_OPS 0xffffffffu
+#endif
+namespace mcml_ops {
+// The next step drawn where a photon survives an interaction (the draw that came first in its
+// next step: the same order), instead of a test for a missing step at every step.
+constexpr uint32_t kDrawAfterInteraction = 1u;
+// The fraction of the weight an interaction keeps, 1 - mu_a / mu_t, held per layer instead of
+// derived at every interaction (the same float).
+constexpr uint32_t kKeptFraction = 2u;
+constexpr uint32_t kOn = FM_MCML_OPS;
+}  // namespace mcml_ops
+
 struct SlabPhoton {
     PacketState st;        // st.pk.tetra is the layer (1..layers)
     MaterialRecord M;      // the layer's properties
+    float keep = 1;        // 1 - M.absorbFraction: the weight an interaction keeps
     float zTop = 0, zBot = 0;  // the layer's bounds
     double absorbed = 0;   // weight absorbed in this layer since the photon entered it
+
+    FM_HD void setMaterial(const MaterialRecord& m) {
+        M = m;
+        keep = 1.f - m.absorbFraction;
+    }
 };
 
 // Sink: the scorer the loop books into, a TallyPack (McmlScorer, Kernels/McmlScorer.hpp) or one
@@ -34,7 +56,7 @@ struct SlabPhoton {
 template <class Model>
 FM_HD void enterLayer(const Model& m, uint32_t layer, SlabPhoton& p) {
     p.st.pk.tetra = layer;
-    p.M = m.material(layer);
+    p.setMaterial(m.material(layer));
     p.zTop = m.cells[layer].z0;
     p.zBot = m.cells[layer].z1;
 }
@@ -127,7 +149,7 @@ FM_HD SlabState slabInteractBelowRoulette(const KernelParams& kp, SlabPhoton& p,
     PacketState& st = p.st;
     Packet& pk = st.pk;
     float w0, w1;
-    uint32_t kind = interact(kp, p.M, pk, st.rng, w0, w1);
+    uint32_t kind = interactKeeping(kp, p.keep, p.M, pk, st.rng, w0, w1);
     if (!(kind & kEventLost) && ++st.steps >= kp.maxSteps) kind |= kEventTooLong;
     const double dw = widen(w0) - widen(w1);
     onAbsorbStep(sk, st, dw);
@@ -160,9 +182,11 @@ FM_HD void slabMoved(const Model& m, SlabPhoton& p, float dist, Sink& sk) {
 // is left to the caller (crossSlab), so the GPU can run the crossings of several lanes at once.
 template <class Model, class Sink>
 FM_HD SlabState slabStep(const Model& m, const KernelParams& kp, SlabPhoton& p, Sink& sk) {
+    using namespace mcml_ops;
+    constexpr bool kDrawAfter = (kOn & kDrawAfterInteraction) != 0u;
     PacketState& st = p.st;
     Packet& pk = st.pk;
-    if (st.s < 0.f) st.s = drawStep(st.rng);
+    if (!kDrawAfter && st.s < 0.f) st.s = drawStep(st.rng);
     // cellExit(SlabModel): no face when the distance is not below kInfinity. Without a branch:
     // where d.z = 0 the quotient is +inf or NaN, neither below kInfinity.
     const float tz = positivePart(pk.dir.z > 0.f ? p.zBot - pk.pos.z : pk.pos.z - p.zTop) / fabsf(pk.dir.z);
@@ -174,14 +198,20 @@ FM_HD SlabState slabStep(const Model& m, const KernelParams& kp, SlabPhoton& p, 
         st.s = -1.f;
         st.hits = 0;
         float w0, w1;
-        if (interactAboveRoulette(kp, p.M, pk, st.rng, w0, w1)) {  // the common case on its own path
+        const float keep = (kOn & kKeptFraction) ? p.keep : 1.f - p.M.absorbFraction;
+        if (interactAboveRouletteKeeping(kp, keep, p.M, pk, st.rng, w0, w1)) {  // the common case on its own path
             const double dw = widen(w0) - widen(w1);
             onAbsorbStep(sk, st, dw);
             p.absorbed += dw;
-            if (++st.steps < kp.maxSteps) return kSlabLive;
+            if (++st.steps < kp.maxSteps) {
+                if (kDrawAfter) st.s = drawStep(st.rng);
+                return kSlabLive;
+            }
             return endSlabAbnormal(p, sk);
         }
-        return slabInteractBelowRoulette(kp, p, sk);
+        const SlabState r = slabInteractBelowRoulette(kp, p, sk);
+        if (kDrawAfter && r == kSlabLive) st.s = drawStep(st.rng);
+        return r;
     }
     if (t < kInfinity && ++st.hits < kp.maxHits) {
         pk.pos = pk.pos + t * pk.dir;

@@ -36,7 +36,7 @@ struct SlabLaneState {
         p.st = PacketState{Packet{Vec3{px[l], py[l], pz[l]}, Vec3{dx[l], dy[l], dz[l]}, layer[l], w[l]},
                            PacketRng(PacketRng::State{r0[l], r1[l], r2[l], r3[l]}), s[l], steps[l], hits[l],
                            opl[l]};
-        p.M = m.material(layer[l]);
+        p.setMaterial(m.material(layer[l]));
         p.zTop = zTop[l];
         p.zBot = zBot[l];
         p.absorbed = absorbed[l];

@@ -41,6 +41,9 @@ struct DeviceSlabTallies {
     DeviceSegmentDetectorTally detector;
 };
 
+// FM_MCML_OPS bit (McmlSlabLoop.hpp) of DeviceRzTally::deposit.
+constexpr uint32_t kSendZeroSums = 4u;
+
 // A(r,z) on the GPU (McmlAbsorbTally with its own accumulation), into this block's replica.
 // One `red.global.add.f64` per interaction would hold the kernel at the L2's atomic
 // throughput. A thread adds successive deposits into the same bin in a register and sends the
@@ -52,9 +55,11 @@ struct DeviceRzTally {
     uint32_t rzBin = 0;  // the bin being added up, and its sum so far
     double rzSum = 0.0;
 
+    // A sum of zero (before a thread's first deposit) is sent too (FM_MCML_OPS's kSendZeroSums):
+    // it adds nothing, and the send needs no test of the sum, so the compiler can predicate it.
     __device__ void deposit(uint32_t i, double dw) {
         if (i != rzBin) {
-            if (rzSum != 0.0) DeviceAtomicAdd::add(absorbedRZ + rzBin, rzSum);
+            if ((mcml_ops::kOn & kSendZeroSums) || rzSum != 0.0) DeviceAtomicAdd::add(absorbedRZ + rzBin, rzSum);
             rzBin = i;
             rzSum = 0.0;
         }

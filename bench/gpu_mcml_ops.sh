@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# The MCML slab kernel's instruction cuts (FM_MCML_OPS bits, Kernels/McmlSlabLoop.hpp and
+# Kernels/CUDA/McmlCuda.cu; FM_GPU_SPIN_OPS, Kernels/Core/Physics.hpp) side by side on the
+# seven-layer skin: one build (CUDA + Boost headers only), then McmlCuda.cu compiled once per
+# variant with its defines and linked into its own fullmonte-mcml (the rest of the library is
+# shared); per variant three interleaved rounds of 1e8 photons (GPU kernel seconds, Rd, A, Tt,
+# interactions per photon: identical histories give identical numbers), then ncu's warp
+# instructions (smsp__inst_executed.sum) of the slab kernel at 1e7 photons, and each variant's
+# register and spill line from ptxas.
+# Usage (on the GPU machine, repo root): bench/gpu_mcml_ops.sh [DATA_DIR] ["name:defines" ...]
+#   DATA_DIR (default $FM_DEVICE_DATA or .device-data) holds mcml/skin7/7layerskin_600nm.mci.
+#   Without variants: the list below. Build in ${FM_BUILD_DIR:-build-ops}, logs under $OUT,
+#   outputs in ${FM_WORK_DIR:-/tmp/fm_mcml_ops}. ROUNDS (3), PHOTONS (1e8), NCU_PHOTONS (1e7; 0: no ncu).
+set -uo pipefail
+command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ] || export PATH=/usr/local/cuda/bin:$PATH
+data=${1:-${FM_DEVICE_DATA:-.device-data}}
+shift || true
+build=${FM_BUILD_DIR:-build-ops}
+out=${OUT:-$(mktemp -d)}
+dir=${FM_WORK_DIR:-/tmp/fm_mcml_ops}
+rounds=${ROUNDS:-3}
+photons=${PHOTONS:-100000000}
+ncuPhotons=${NCU_PHOTONS:-10000000}
+if [ $# -gt 0 ]; then variants=("$@"); else
+  variants=(
+    "none:-DFM_MCML_OPS=0 -DFM_GPU_SPIN_OPS=0"
+    "draw:-DFM_MCML_OPS=1 -DFM_GPU_SPIN_OPS=0"
+    "keep:-DFM_MCML_OPS=2 -DFM_GPU_SPIN_OPS=0"
+    "send0:-DFM_MCML_OPS=4 -DFM_GPU_SPIN_OPS=0"
+    "spin:-DFM_MCML_OPS=0 -DFM_GPU_SPIN_OPS=1"
+    "all:"
+  )
+fi
+mkdir -p "$dir" "$out"
+nvidia-smi -L
+root=$(pwd)
+cmake -S . -B "$build" -DFM_USE_CUDA=ON -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DFM_USE_PYTHON=OFF \
+  -DFM_BUILD_TESTS=OFF -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$out/cmake.log" 2>&1 ||
+  { tail -30 "$out/cmake.log"; exit 1; }
+cmake --build "$build" -j 16 --target fullmonte-mcml >"$out/build.log" 2>&1 || { grep -E 'error' "$out/build.log" | head -30; exit 1; }
+lib=$(find "$build" -name libfullmonte.a | head -1)
+linkdir="$build/Apps"
+linktxt="$linkdir/CMakeFiles/fullmonte-mcml.dir/link.txt"
+[ -f "$lib" ] && [ -f "$linktxt" ] || { echo "no libfullmonte.a or link.txt under $build"; exit 1; }
+# McmlCuda.cu's compile command (compile_commands.json), without its depfile options, with
+# the variant's defines and its own object.
+compileCmd() {  # $1 = object, $2 = defines
+  python3 - "$build/compile_commands.json" "$1" "$2" <<'PY'
+import json, shlex, sys
+db, obj, defs = sys.argv[1], sys.argv[2], sys.argv[3]
+e = next(e for e in json.load(open(db)) if e["file"].endswith("Kernels/CUDA/McmlCuda.cu"))
+a = shlex.split(e["command"]) if "command" in e else e["arguments"]
+r, skip = [], 0
+for i, x in enumerate(a):
+    if skip: skip -= 1; continue
+    if x in ("-MT", "-MF", "-o"): skip = 1; continue
+    if x in ("-MD", "-MMD"): continue
+    r.append(x)
+r[1:1] = shlex.split(defs) + ["-Xptxas=-v"]
+print("cd " + shlex.quote(e["directory"]) + " && " + shlex.join(r + ["-o", obj]))
+PY
+}
+for v in "${variants[@]}"; do
+  name=${v%%:*}; defs=${v#*:}
+  vd="$root/$build/ops-$name"; mkdir -p "$vd"
+  ( eval "$(compileCmd "$vd/McmlCuda.cu.o" "$defs")" > "$vd/compile.log" 2>&1 &&
+    cp "$lib" "$vd/libfullmonte.a" && ar r "$vd/libfullmonte.a" "$vd/McmlCuda.cu.o" &&
+    cd "$linkdir" && eval "$(sed -e "s#[^ ]*libfullmonte\.a#$vd/libfullmonte.a#" -e "s#-o [^ ]*fullmonte-mcml#-o $vd/fullmonte-mcml#" "$linktxt")" \
+      >> "$vd/compile.log" 2>&1 ) &
+done
+wait
+for v in "${variants[@]}"; do
+  name=${v%%:*}; vd="$root/$build/ops-$name"
+  [ -x "$vd/fullmonte-mcml" ] || { echo "variant $name did not build:"; tail -20 "$vd/compile.log"; exit 1; }
+  cp "$vd/compile.log" "$out/compile-$name.log"
+  echo "variant $name (${v#*:}): $(grep -A2 'mcmlSlabKernelILj4ENS_9TallyPackIjJNS0_13DeviceRzTallyENS_13McmlExitTallyINS_15DeviceAtomicAddEEENS_14McmlLayerTallyIS5_EEEEEEEvNS0' \
+    "$vd/compile.log" | grep -oE 'Used [0-9]+ registers|[0-9]+ bytes spill stores' | tr '\n' ' ')"
+done
+skin="$data/mcml/skin7/7layerskin_600nm.mci"
+[ -f "$skin" ] || { echo "no $skin: no timings"; exit 0; }
+bench/skin_mci.sh "$skin" "$photons" skin_run > "$dir/skin_run.mci"
+bench/skin_mci.sh "$skin" "$ncuPhotons" skin_ncu > "$dir/skin_ncu.mci"
+for r in $(seq 1 "$rounds"); do
+  for v in "${variants[@]}"; do
+    name=${v%%:*}
+    "$root/$build/ops-$name/fullmonte-mcml" "$dir/skin_run.mci" --kernel cuda --quiet --output-dir "$dir/out_$name" \
+      > "$out/run-$name-$r.log" 2>&1
+    echo "round $r $name (exit $?): $(grep -E 'GPU kernel' "$out/run-$name-$r.log" | sed 's/^ *//')"
+    echo "    $(grep -E 'Rd .* Tt' "$out/run-$name-$r.log" | sed 's/^ *//'); $(grep -E 'interactions per photon' "$out/run-$name-$r.log" | sed 's/^ *//')"
+  done
+done
+if [ "$ncuPhotons" != 0 ] && command -v ncu >/dev/null; then
+  for v in "${variants[@]}"; do
+    name=${v%%:*}
+    ncu --metrics smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active -k regex:mcmlSlabKernel --csv \
+      "$root/$build/ops-$name/fullmonte-mcml" "$dir/skin_ncu.mci" --kernel cuda --quiet --output-dir "$dir/ncu_$name" \
+      > "$out/ncu-$name.csv" 2>&1
+    python3 - "$out/ncu-$name.csv" "$name" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+h = rows[0]; m = h.index("Metric Name"); v = h.index("Metric Value")
+inst = sum(float(r[v].replace(",", "")) for r in rows[1:] if r[m] == "smsp__inst_executed.sum")
+issue = [float(r[v].replace(",", "")) for r in rows[1:] if r[m].startswith("smsp__issue_active")]
+print(f"ncu {sys.argv[2]}: {inst:.4e} warp instructions, issue active {sum(issue) / max(1, len(issue)):.1f}% ({len(issue)} launches)")
+PY
+  done
+fi
+rm -rf "$dir"/out_* "$dir"/ncu_*
