@@ -29,6 +29,8 @@ if [ $# -gt 0 ]; then variants=("$@"); else
     "keep:-DFM_MCML_OPS=2 -DFM_GPU_SPIN_OPS=0"
     "send0:-DFM_MCML_OPS=4 -DFM_GPU_SPIN_OPS=0"
     "spin:-DFM_MCML_OPS=0 -DFM_GPU_SPIN_OPS=1"
+    "diff:-DFM_MCML_OPS=8 -DFM_GPU_SPIN_OPS=0"
+    "cross:-DFM_MCML_OPS=16 -DFM_GPU_SPIN_OPS=0"
     "all:"
   )
 fi

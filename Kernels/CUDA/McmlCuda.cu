@@ -72,9 +72,40 @@ struct DeviceRzTally {
     }
 };
 
+// A(r,z) as DeviceRzTally adds it up, from weight differences (McmlSlabLoop.hpp
+// kDepositsAsDifferences): a run of deposits into one bin is the photon's weight where the run
+// began less its weight where it ends, sent when an interaction falls in another bin, when the
+// weight jumps (roulette won) and when the photon ends. An interaction in the run's bin costs
+// nothing; a send, one conversion and one subtraction.
+struct DeviceRzDifferenceTally {
+    double* absorbedRZ = nullptr;
+    McmlGrid rzGrid;
+    uint32_t rzBin = 0;     // the bin of the run, and the weight the run began with
+    double rzFrom = 0.0;
+
+    __device__ void send(double w) { DeviceAtomicAdd::add(absorbedRZ + rzBin, rzFrom - w); }
+    __device__ void launch(const PacketState& st) { rzFrom = widen(st.pk.w); }
+    __device__ void interaction(const PacketState& st, float w0) {
+        const uint32_t i = rzGrid.rzBin(st.pk.pos);
+        if (i != rzBin) {  // a thread's first send (bin 0, nothing deposited) adds zero
+            const double w = widen(w0);
+            send(w);
+            rzBin = i;
+            rzFrom = w;
+        }
+    }
+    __device__ void reweight(const PacketState& st, float w1) {
+        send(widen(w1));
+        rzFrom = widen(st.pk.w);
+    }
+    __device__ void end(const PacketState& st) { send(widen(st.pk.w)); }
+};
+
 // MCML's tallies on the GPU (Kernels/McmlScorer.hpp): A(r,z) as above, the layer cells (into
 // this block's replica) and the exits into the (r, angle) grids by atomics.
-using DeviceMcmlTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>, McmlLayerTally<DeviceAtomicAdd>>;
+using DeviceRzPlainTally = std::conditional_t<(mcml_ops::kOn & mcml_ops::kDepositsAsDifferences) != 0u,
+                                              DeviceRzDifferenceTally, DeviceRzTally>;
+using DeviceMcmlTallies = TallyPack<uint32_t, DeviceRzPlainTally, McmlExitTally<DeviceAtomicAdd>, McmlLayerTally<DeviceAtomicAdd>>;
 // The same with the time-resolved tallies (a run with time gates).
 using DeviceMcmlTimeTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>,
                                         McmlLayerTally<DeviceAtomicAdd>, McmlTimeTally<DeviceAtomicAdd>>;
@@ -115,6 +146,8 @@ struct DeviceSlabSink {
     static constexpr bool kScoresFaces = Tallies::kScoresFaces;
     static constexpr bool kNeedsClock = Tallies::kNeedsClock;
     static constexpr bool kNeedsMoves = Tallies::kNeedsMoves;
+    static constexpr bool kDepositsAsDifferences = std::is_base_of_v<DeviceRzDifferenceTally, Tallies>;
+    static constexpr bool kBoundariesAtCrossing = (mcml_ops::kOn & mcml_ops::kBoundaryAtCrossing) != 0u;
     Tallies tallies;
     Ledger& ledger;
     EventCounts<uint32_t>& events;
@@ -126,6 +159,13 @@ struct DeviceSlabSink {
     __device__ void exit(const PacketState& st, uint32_t face) { tallies.exit(st, face); }
     __device__ void end(const PacketState& st) { tallies.end(st); }
     __device__ void flush() { tallies.flush(); }
+    // The hooks of kDepositsAsDifferences (McmlSlabLoop.hpp).
+    __device__ void interaction(const PacketState& st, float w0) {
+        tallies.template tally<DeviceRzDifferenceTally>().interaction(st, w0);
+    }
+    __device__ void reweight(const PacketState& st, float w1) {
+        tallies.template tally<DeviceRzDifferenceTally>().reweight(st, w1);
+    }
 };
 
 // Layer crossings are rare (a few per cent of events, about one lane per warp iteration) and
@@ -138,6 +178,13 @@ struct DeviceSlabSink {
 // interleaving of lanes changes (test_cuda checks the event counts).
 constexpr uint32_t kCrossGroup = 4;  // lanes that cross together (tuned on the seven-layer skin)
 constexpr uint32_t kCrossWait = 8;   // iterations a lane waits at most for the group
+
+// crossSlab, with the boundary counted there when the sink counts it at crossings.
+template <class Sink>
+__device__ bool crossAt(const DeviceSlabModel& m, SlabPhoton& p, Sink& sk) {
+    if constexpr (Sink::kBoundariesAtCrossing) ++sk.events.boundary;
+    return crossSlab(m, p, sk);
+}
 
 // Threads take photons from the batch's counter and advance them one event per iteration, as
 // packetKernel does with packets; kMinBlocksPerSm blocks per SM, as the mesh kernels. The ledger
@@ -176,10 +223,10 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
             const unsigned atFace = __ballot_sync(__activemask(), state == kSlabAtFace);
             if (atFace != 0u && (__popc(atFace) >= kGroup || ++waited > kCrossWait)) {
                 waited = 0;
-                if (state == kSlabAtFace) state = crossSlab(m, p, sk) ? kSlabLive : kSlabEnded;
+                if (state == kSlabAtFace) state = crossAt(m, p, sk) ? kSlabLive : kSlabEnded;
             }
         } else if (state == kSlabAtFace) {
-            state = crossSlab(m, p, sk) ? kSlabLive : kSlabEnded;
+            state = crossAt(m, p, sk) ? kSlabLive : kSlabEnded;
         }
         if (state != kSlabEnded) continue;
         if (events.absorb > 0x40000000u || events.boundary > 0x40000000u) {  // widen 32-bit counts

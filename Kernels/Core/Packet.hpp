@@ -174,7 +174,7 @@ FM_HD uint32_t interactKeeping(const KernelParams& kp, float keep, const Materia
     pk.w = (kind & kEventWon) ? w1 / kp.prwin : w1;
     // The roulette draw is taken only below wmin, the spin's two only when the packet survives:
     // every packet loop takes a packet's draws in this order, so each gives the same history.
-    if (!(kind & kEventLost)) pk.dir = deflect(pk.dir, sampleHG(M, rng), rng);
+    if (!(kind & kEventLost)) pk.dir = deflect<true>(pk.dir, sampleHG(M, rng), rng);
     return kind;
 }
 FM_HD uint32_t interact(const KernelParams& kp, const MaterialRecord& M, Packet& pk, PacketRng& rng,
@@ -193,7 +193,7 @@ FM_HD bool interactAboveRouletteKeeping(const KernelParams& kp, float keep, cons
     w1 = pk.w * keep;
     if (!(w1 >= kp.wmin)) return false;
     pk.w = w1;
-    pk.dir = deflect(pk.dir, sampleHG(M, rng), rng);
+    pk.dir = deflect<true>(pk.dir, sampleHG(M, rng), rng);
     return true;
 }
 FM_HD bool interactAboveRoulette(const KernelParams& kp, const MaterialRecord& M, Packet& pk, PacketRng& rng,

@@ -239,8 +239,15 @@ FM_HD float sampleHG(const MaterialRecord& m, PacketRng& rng) {
 // 0.99 for g = 0.99: about the mean cos^2 of the turn), so the length stays near 1 over any
 // number of turns (Tests/Core/test_physics.cpp: within 1e-5 over 2e6 turns, 1e-4 with added
 // noise). Leaving normalize() out saves a square root and a division per interaction.
+// kCosInRange: the caller's cost lies in [-1, 1] (sampleHG's), so 1 - cost^2 is >= 0 as computed
+// (cost^2 <= 1 rounds to at most 1) and the GPU (FM_GPU_SPIN_OPS) leaves out the clamp to 0.
+template <bool kCosInRange = false>
 FM_HD Vec3 deflect(Vec3 d, float cost, PacketRng& rng) {
+#if defined(__CUDA_ARCH__) && FM_GPU_SPIN_OPS
+    float sint = fm_sqrt(kCosInRange ? 1.f - cost * cost : positivePart(1.f - cost * cost));
+#else
     float sint = fm_sqrt(positivePart(1.f - cost * cost));
+#endif
     float sp, cp;
     sampleAzimuth(rng, sp, cp);
     float sign = copysignf(1.f, d.z);
