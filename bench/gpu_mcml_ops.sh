@@ -11,7 +11,8 @@
 # Usage (on the GPU machine, repo root): bench/gpu_mcml_ops.sh [DATA_DIR] ["name:defines" ...]
 #   DATA_DIR (default $FM_DEVICE_DATA or .device-data) holds mcml/skin7/7layerskin_600nm.mci.
 #   Without variants: the list below. Build in ${FM_BUILD_DIR:-build-ops}, logs under $OUT,
-#   outputs in ${FM_WORK_DIR:-/tmp/fm_mcml_ops}. ROUNDS (3), PHOTONS (1e8), NCU_PHOTONS (1e7; 0: no ncu).
+#   outputs in ${FM_WORK_DIR:-/tmp/fm_mcml_ops}. ROUNDS (3), PHOTONS (1e8), NCU_PHOTONS (1e7; 0: no
+#   ncu), NCU_VARIANTS (the variants ncu counts: "none all" unless set; "every": all of them).
 set -uo pipefail
 command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ] || export PATH=/usr/local/cuda/bin:$PATH
 data=${1:-${FM_DEVICE_DATA:-.device-data}}
@@ -22,6 +23,7 @@ dir=${FM_WORK_DIR:-/tmp/fm_mcml_ops}
 rounds=${ROUNDS:-3}
 photons=${PHOTONS:-100000000}
 ncuPhotons=${NCU_PHOTONS:-10000000}
+ncuVariants=${NCU_VARIANTS:-"none all"}  # "every": each variant
 if [ $# -gt 0 ]; then variants=("$@"); else
   variants=(
     "none:-DFM_MCML_OPS=0 -DFM_GPU_SPIN_OPS=0"
@@ -37,16 +39,12 @@ fi
 mkdir -p "$dir" "$out"
 nvidia-smi -L
 root=$(pwd)
+t0=$(date +%s)
 cmake -S . -B "$build" -DFM_USE_CUDA=ON -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF -DFM_USE_MPI=OFF -DFM_USE_PYTHON=OFF \
   -DFM_BUILD_TESTS=OFF -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$out/cmake.log" 2>&1 ||
   { tail -30 "$out/cmake.log"; exit 1; }
-cmake --build "$build" -j 16 --target fullmonte-mcml >"$out/build.log" 2>&1 || { grep -E 'error' "$out/build.log" | head -30; exit 1; }
-lib=$(find "$build" -name libfullmonte.a | head -1)
-linkdir="$build/Apps"
-linktxt="$linkdir/CMakeFiles/fullmonte-mcml.dir/link.txt"
-[ -f "$lib" ] && [ -f "$linktxt" ] || { echo "no libfullmonte.a or link.txt under $build"; exit 1; }
 # McmlCuda.cu's compile command (compile_commands.json), without its depfile options, with
-# the variant's defines and its own object.
+# the variant's defines, ptxas's register report and its own object.
 compileCmd() {  # $1 = object, $2 = defines
   python3 - "$build/compile_commands.json" "$1" "$2" <<'PY'
 import json, shlex, sys
@@ -54,7 +52,7 @@ db, obj, defs = sys.argv[1], sys.argv[2], sys.argv[3]
 e = next(e for e in json.load(open(db)) if e["file"].endswith("Kernels/CUDA/McmlCuda.cu"))
 a = shlex.split(e["command"]) if "command" in e else e["arguments"]
 r, skip = [], 0
-for i, x in enumerate(a):
+for x in a:
     if skip: skip -= 1; continue
     if x in ("-MT", "-MF", "-o"): skip = 1; continue
     if x in ("-MD", "-MMD"): continue
@@ -63,21 +61,38 @@ r[1:1] = shlex.split(defs) + ["-Xptxas=-v"]
 print("cd " + shlex.quote(e["directory"]) + " && " + shlex.join(r + ["-o", obj]))
 PY
 }
+# The variants' objects compile while the library builds (they need only the configure).
 for v in "${variants[@]}"; do
   name=${v%%:*}; defs=${v#*:}
-  vd="$root/$build/ops-$name"; mkdir -p "$vd"
-  ( eval "$(compileCmd "$vd/McmlCuda.cu.o" "$defs")" > "$vd/compile.log" 2>&1 &&
-    cp "$lib" "$vd/libfullmonte.a" && ar r "$vd/libfullmonte.a" "$vd/McmlCuda.cu.o" &&
-    cd "$linkdir" && eval "$(sed -e "s#[^ ]*libfullmonte\.a#$vd/libfullmonte.a#" -e "s#-o [^ ]*fullmonte-mcml#-o $vd/fullmonte-mcml#" "$linktxt")" \
-      >> "$vd/compile.log" 2>&1 ) &
+  vd="$root/$build/ops-$name"; mkdir -p "$vd"; rm -f "$vd/fullmonte-mcml" "$vd/McmlCuda.cu.o"
+  ( eval "$(compileCmd "$vd/McmlCuda.cu.o" "$defs")" > "$vd/compile.log" 2>&1 ) &
 done
+cmake --build "$build" -j 16 --target fullmonte-mcml >"$out/build.log" 2>&1 || { grep -E 'error' "$out/build.log" | head -30; exit 1; }
 wait
+echo "built in $(( $(date +%s) - t0 )) s"
+lib=$(find "$build" -name libfullmonte.a | head -1)
+linkdir="$build/Apps"
+linktxt="$linkdir/CMakeFiles/fullmonte-mcml.dir/link.txt"
+[ -f "$lib" ] && [ -f "$linktxt" ] || { echo "no libfullmonte.a or link.txt under $build"; exit 1; }
 for v in "${variants[@]}"; do
   name=${v%%:*}; vd="$root/$build/ops-$name"
+  [ -f "$vd/McmlCuda.cu.o" ] && cp "$lib" "$vd/libfullmonte.a" && ar r "$vd/libfullmonte.a" "$vd/McmlCuda.cu.o" &&
+    ( cd "$linkdir" && eval "$(sed -e "s#[^ ]*libfullmonte\.a#$vd/libfullmonte.a#" -e "s#-o [^ ]*fullmonte-mcml#-o $vd/fullmonte-mcml#" "$linktxt")" ) \
+    >> "$vd/compile.log" 2>&1
   [ -x "$vd/fullmonte-mcml" ] || { echo "variant $name did not build:"; tail -20 "$vd/compile.log"; exit 1; }
   cp "$vd/compile.log" "$out/compile-$name.log"
-  echo "variant $name (${v#*:}): $(grep -A2 'mcmlSlabKernelILj4ENS_9TallyPackIjJNS0_13DeviceRzTallyENS_13McmlExitTallyINS_15DeviceAtomicAddEEENS_14McmlLayerTallyIS5_EEEEEEEvNS0' \
-    "$vd/compile.log" | grep -oE 'Used [0-9]+ registers|[0-9]+ bytes spill stores' | tr '\n' ' ')"
+  # ptxas's lines for the plain run's grouped kernel (mcmlSlabKernel<4, plain tallies>)
+  echo "variant $name (${v#*:}): $(python3 - "$vd/compile.log" <<'PY'
+import re, sys
+name, out = None, []
+for l in open(sys.argv[1]):
+    m = re.search(r"Compiling entry function '(\w+)'", l)
+    if m: name = m.group(1); continue
+    if name and "mcmlSlabKernelILj4E" in name and "McmlTimeTally" not in name and "Segment" not in name:
+        out += re.findall(r"Used \d+ registers|\d+ bytes spill stores", l)
+print(", ".join(out))
+PY
+)"
 done
 skin="$data/mcml/skin7/7layerskin_600nm.mci"
 [ -f "$skin" ] || { echo "no $skin: no timings"; exit 0; }
@@ -95,6 +110,7 @@ done
 if [ "$ncuPhotons" != 0 ] && command -v ncu >/dev/null; then
   for v in "${variants[@]}"; do
     name=${v%%:*}
+    [ "$ncuVariants" = every ] || [[ " $ncuVariants " == *" $name "* ]] || continue
     ncu --metrics smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active -k regex:mcmlSlabKernel --csv \
       "$root/$build/ops-$name/fullmonte-mcml" "$dir/skin_ncu.mci" --kernel cuda --quiet --output-dir "$dir/ncu_$name" \
       > "$out/ncu-$name.csv" 2>&1
@@ -109,3 +125,4 @@ PY
   done
 fi
 rm -rf "$dir"/out_* "$dir"/ncu_*
+echo "done in $(( $(date +%s) - t0 )) s"
