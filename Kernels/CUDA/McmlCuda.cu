@@ -72,37 +72,12 @@ struct DeviceRzTally {
     }
 };
 
-// A(r,z) as DeviceRzTally adds it up, from weight differences (McmlSlabLoop.hpp
-// kDepositsAsDifferences): a run of deposits into one bin is the photon's weight where the run
-// began less its weight where it ends, sent when an interaction falls in another bin, when the
-// weight jumps (roulette won) and when the photon ends. An interaction in the run's bin costs
-// nothing; a send, one conversion and one subtraction.
-struct DeviceRzDifferenceTally {
-    double* absorbedRZ = nullptr;
-    McmlGrid rzGrid;
-    uint32_t rzBin = 0;     // the bin of the run, and the weight the run began with
-    double rzFrom = 0.0;
-
-    __device__ void send(double w) { DeviceAtomicAdd::add(absorbedRZ + rzBin, rzFrom - w); }
-    __device__ void launch(const PacketState& st) { rzFrom = widen(st.pk.w); }
-    __device__ void interaction(const PacketState& st, float w0) {
-        const uint32_t i = rzGrid.rzBin(st.pk.pos);
-        if (i != rzBin) {  // a thread's first send (bin 0, nothing deposited) adds zero
-            const double w = widen(w0);
-            send(w);
-            rzBin = i;
-            rzFrom = w;
-        }
-    }
-    __device__ void reweight(const PacketState& st, float w1) {
-        send(widen(w1));
-        rzFrom = widen(st.pk.w);
-    }
-    __device__ void end(const PacketState& st) { send(widen(st.pk.w)); }
-};
-
 // MCML's tallies on the GPU (Kernels/McmlScorer.hpp): A(r,z) as above, the layer cells (into
 // this block's replica) and the exits into the (r, angle) grids by atomics.
+// With FM_MCML_OPS's kDepositsAsDifferences the plain run's A(r,z) is
+// McmlAbsorbDifferenceTally (McmlScorer.hpp): a run of deposits into one bin sent from the
+// weights where it began and ended, which needs no per-interaction addition.
+using DeviceRzDifferenceTally = McmlAbsorbDifferenceTally<DeviceAtomicAdd>;
 using DeviceRzPlainTally = std::conditional_t<(mcml_ops::kOn & mcml_ops::kDepositsAsDifferences) != 0u,
                                               DeviceRzDifferenceTally, DeviceRzTally>;
 using DeviceMcmlTallies = TallyPack<uint32_t, DeviceRzPlainTally, McmlExitTally<DeviceAtomicAdd>, McmlLayerTally<DeviceAtomicAdd>>;
