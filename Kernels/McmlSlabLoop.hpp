@@ -16,37 +16,20 @@
 
 namespace fm {
 
-// Instruction cuts of the slab step (bits of FM_MCML_OPS, all on unless a build says
-// otherwise; bench/gpu_mcml_ops.sh builds the GPU kernel with each off to measure it). None
-// changes a photon's history.
-#ifndef FM_MCML_OPS
-#define FM_MCML_OPS 0xffffffffu
-#endif
-namespace mcml_ops {
-// The next step drawn where a photon survives an interaction (the draw that came first in its
-// next step: the same order), instead of a test for a missing step at every step.
-constexpr uint32_t kDrawAfterInteraction = 1u;
-// The fraction of the weight an interaction keeps, 1 - mu_a / mu_t, held per layer instead of
-// derived at every interaction (the same float).
-constexpr uint32_t kKeptFraction = 2u;
-// Deposits as weight differences, for sinks that say kDepositsAsDifferences (the GPU's plain
-// run, Kernels/CUDA/McmlCuda.cu): the sum of an interaction's drops w0 - w1 over a run of
-// interactions is the weight where the run began less the weight now (each partial sum of these
-// float differences is exact in double), so an interaction adds nothing up: the layer's visit is
-// booked as its entry weight less the weight at its end, and the sink's (r, z) tally sends a run
-// of deposits into one bin when the bin changes, from the two weights. A roulette win (the weight
-// jumps) closes both runs and begins new ones. Same histories; the tallies equal to rounding.
-constexpr uint32_t kDepositsAsDifferences = 8u;
-// Layer boundaries reached counted where the photon crosses (for sinks that say
-// kBoundariesAtCrossing: the GPU, which crosses several lanes together) instead of at the hop
-// onto the face: every hop onto a face is followed by its crossing, so the count is the same.
-constexpr uint32_t kBoundaryAtCrossing = 16u;
-constexpr uint32_t kOn = FM_MCML_OPS;
-}  // namespace mcml_ops
-
-// Whether sink Sink books deposits as weight differences: its kDepositsAsDifferences, and
-// then its hooks interaction(st, w0) (an interaction at st.pk.pos took the weight from w0 to
-// st.pk.w) and reweight(st, w1) (the weight jumped from w1 to st.pk.w without a deposit).
+// A sink's choices of how the loop books (both off unless the sink says them):
+// - kDepositsAsDifferences (the GPU's plain run, Kernels/CUDA/McmlCuda.cu): the sum of an
+//   interaction's drops w0 - w1 over a run of interactions is the weight where the run began less
+//   the weight now (each partial sum of these float differences is exact in double), so an
+//   interaction adds nothing up: the layer's visit is booked as its entry weight less the weight
+//   at its end, and the sink's (r, z) tally sends a run of deposits into one bin when the bin
+//   changes, from the two weights. A roulette win (the weight jumps) closes both runs and begins
+//   new ones. Same histories; the tallies equal to rounding. The sink then has the hooks
+//   interaction(st, w0) (an interaction at st.pk.pos took the weight from w0 to st.pk.w) and
+//   reweight(st, w1) (the weight jumped from w1 to st.pk.w without a deposit).
+// - kBoundariesAtCrossing (the GPU, which crosses several lanes together): layer boundaries
+//   reached are counted where the photon crosses (by the caller of crossSlab) instead of at the
+//   hop onto the face; every hop onto a face is followed by its crossing, so the count is the
+//   same.
 template <class Sink, class = void>
 struct BoundariesAtCrossing : std::false_type {};
 template <class Sink>
@@ -61,7 +44,9 @@ struct DepositsAsDifferences<Sink, std::void_t<decltype(Sink::kDepositsAsDiffere
 struct SlabPhoton {
     PacketState st;        // st.pk.tetra is the layer (1..layers)
     MaterialRecord M;      // the layer's properties
-    float keep = 1;        // 1 - M.absorbFraction: the weight an interaction keeps
+    // 1 - M.absorbFraction, the fraction of the weight an interaction keeps: set with the layer,
+    // so an interaction does not derive it (the same float).
+    float keep = 1;
     float zTop = 0, zBot = 0;  // the layer's bounds
     // Weight absorbed in this layer since the photon entered it; for a sink that books deposits
     // as weight differences, the (widened) weight the photon had there instead.
@@ -234,11 +219,10 @@ FM_HD void slabMoved(const Model& m, SlabPhoton& p, float dist, Sink& sk) {
 // is left to the caller (crossSlab), so the GPU can run the crossings of several lanes at once.
 template <class Model, class Sink>
 FM_HD SlabState slabStep(const Model& m, const KernelParams& kp, SlabPhoton& p, Sink& sk) {
-    using namespace mcml_ops;
-    constexpr bool kDrawAfter = (kOn & kDrawAfterInteraction) != 0u;
     PacketState& st = p.st;
     Packet& pk = st.pk;
-    if (!kDrawAfter && st.s < 0.f) st.s = drawStep(st.rng);
+    // st.s >= 0: drawn at launch and after every interaction the photon survives (the draw that
+    // comes first in its next step: the same order), so a step needs no test for a missing one.
     // cellExit(SlabModel): no face when the distance is not below kInfinity. Without a branch:
     // where d.z = 0 the quotient is +inf or NaN, neither below kInfinity.
     const float tz = positivePart(pk.dir.z > 0.f ? p.zBot - pk.pos.z : pk.pos.z - p.zTop) / fabsf(pk.dir.z);
@@ -250,17 +234,16 @@ FM_HD SlabState slabStep(const Model& m, const KernelParams& kp, SlabPhoton& p, 
         st.s = -1.f;
         st.hits = 0;
         float w0, w1;
-        const float keep = (kOn & kKeptFraction) ? p.keep : 1.f - p.M.absorbFraction;
-        if (interactAboveRouletteKeeping(kp, keep, p.M, pk, st.rng, w0, w1)) {  // the common case on its own path
+        if (interactAboveRouletteKeeping(kp, p.keep, p.M, pk, st.rng, w0, w1)) {  // the common case on its own path
             slabDeposit(p, sk, w0, w1);
             if (++st.steps < kp.maxSteps) {
-                if (kDrawAfter) st.s = drawStep(st.rng);
+                st.s = drawStep(st.rng);
                 return kSlabLive;
             }
             return endSlabAbnormal(p, sk);
         }
         const SlabState r = slabInteractBelowRoulette(kp, p, sk);
-        if (kDrawAfter && r == kSlabLive) st.s = drawStep(st.rng);
+        if (r == kSlabLive) st.s = drawStep(st.rng);
         return r;
     }
     if (t < kInfinity && ++st.hits < kp.maxHits) {

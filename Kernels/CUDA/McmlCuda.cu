@@ -41,9 +41,6 @@ struct DeviceSlabTallies {
     DeviceSegmentDetectorTally detector;
 };
 
-// FM_MCML_OPS bit (McmlSlabLoop.hpp) of DeviceRzTally::deposit.
-constexpr uint32_t kSendZeroSums = 4u;
-
 // A(r,z) on the GPU (McmlAbsorbTally with its own accumulation), into this block's replica.
 // One `red.global.add.f64` per interaction would hold the kernel at the L2's atomic
 // throughput. A thread adds successive deposits into the same bin in a register and sends the
@@ -55,11 +52,11 @@ struct DeviceRzTally {
     uint32_t rzBin = 0;  // the bin being added up, and its sum so far
     double rzSum = 0.0;
 
-    // A sum of zero (before a thread's first deposit) is sent too (FM_MCML_OPS's kSendZeroSums):
-    // it adds nothing, and the send needs no test of the sum, so the compiler can predicate it.
+    // A sum of zero (before a thread's first deposit) is sent too: it adds nothing, and the send
+    // needs no test of the sum.
     __device__ void deposit(uint32_t i, double dw) {
         if (i != rzBin) {
-            if ((mcml_ops::kOn & kSendZeroSums) || rzSum != 0.0) DeviceAtomicAdd::add(absorbedRZ + rzBin, rzSum);
+            DeviceAtomicAdd::add(absorbedRZ + rzBin, rzSum);
             rzBin = i;
             rzSum = 0.0;
         }
@@ -72,15 +69,13 @@ struct DeviceRzTally {
     }
 };
 
-// MCML's tallies on the GPU (Kernels/McmlScorer.hpp): A(r,z) as above, the layer cells (into
-// this block's replica) and the exits into the (r, angle) grids by atomics.
-// With FM_MCML_OPS's kDepositsAsDifferences the plain run's A(r,z) is
-// McmlAbsorbDifferenceTally (McmlScorer.hpp): a run of deposits into one bin sent from the
-// weights where it began and ended, which needs no per-interaction addition.
+// MCML's tallies on the GPU (Kernels/McmlScorer.hpp): A(r,z), the layer cells (into this
+// block's replica) and the exits into the (r, angle) grids by atomics. The plain run's A(r,z) is
+// McmlAbsorbDifferenceTally (the slab loop's kDepositsAsDifferences): a run of deposits into one
+// bin sent from the weights where it began and ended, which needs no per-interaction addition;
+// the runs with time gates or records below keep DeviceRzTally (they book every deposit).
 using DeviceRzDifferenceTally = McmlAbsorbDifferenceTally<DeviceAtomicAdd>;
-using DeviceRzPlainTally = std::conditional_t<(mcml_ops::kOn & mcml_ops::kDepositsAsDifferences) != 0u,
-                                              DeviceRzDifferenceTally, DeviceRzTally>;
-using DeviceMcmlTallies = TallyPack<uint32_t, DeviceRzPlainTally, McmlExitTally<DeviceAtomicAdd>, McmlLayerTally<DeviceAtomicAdd>>;
+using DeviceMcmlTallies = TallyPack<uint32_t, DeviceRzDifferenceTally, McmlExitTally<DeviceAtomicAdd>, McmlLayerTally<DeviceAtomicAdd>>;
 // The same with the time-resolved tallies (a run with time gates).
 using DeviceMcmlTimeTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>,
                                         McmlLayerTally<DeviceAtomicAdd>, McmlTimeTally<DeviceAtomicAdd>>;
@@ -122,7 +117,7 @@ struct DeviceSlabSink {
     static constexpr bool kNeedsClock = Tallies::kNeedsClock;
     static constexpr bool kNeedsMoves = Tallies::kNeedsMoves;
     static constexpr bool kDepositsAsDifferences = std::is_base_of_v<DeviceRzDifferenceTally, Tallies>;
-    static constexpr bool kBoundariesAtCrossing = (mcml_ops::kOn & mcml_ops::kBoundaryAtCrossing) != 0u;
+    static constexpr bool kBoundariesAtCrossing = true;  // counted by crossAt
     Tallies tallies;
     Ledger& ledger;
     EventCounts<uint32_t>& events;
@@ -134,7 +129,7 @@ struct DeviceSlabSink {
     __device__ void exit(const PacketState& st, uint32_t face) { tallies.exit(st, face); }
     __device__ void end(const PacketState& st) { tallies.end(st); }
     __device__ void flush() { tallies.flush(); }
-    // The hooks of kDepositsAsDifferences (McmlSlabLoop.hpp).
+    // The hooks of kDepositsAsDifferences (McmlSlabLoop.hpp), for the plain run's tallies.
     __device__ void interaction(const PacketState& st, float w0) {
         tallies.template tally<DeviceRzDifferenceTally>().interaction(st, w0);
     }
@@ -154,10 +149,12 @@ struct DeviceSlabSink {
 constexpr uint32_t kCrossGroup = 4;  // lanes that cross together (tuned on the seven-layer skin)
 constexpr uint32_t kCrossWait = 8;   // iterations a lane waits at most for the group
 
-// crossSlab, with the boundary counted there when the sink counts it at crossings.
+// crossSlab, with the boundary counted there (DeviceSlabSink::kBoundariesAtCrossing: the
+// lanes that cross together count it together, not each at its hop onto the face).
 template <class Sink>
 __device__ bool crossAt(const DeviceSlabModel& m, SlabPhoton& p, Sink& sk) {
-    if constexpr (Sink::kBoundariesAtCrossing) ++sk.events.boundary;
+    static_assert(Sink::kBoundariesAtCrossing, "the slab step leaves the boundary count to crossAt");
+    ++sk.events.boundary;
     return crossSlab(m, p, sk);
 }
 
