@@ -10,6 +10,7 @@
 // Plain pointers and sizes only (no std containers), so it can run in device code with an
 // atomic Acc. Out-of-grid values go to the last bin of their axis, as MCML does.
 #pragma once
+#include "Kernels/Core/Packet.hpp"
 #include "Kernels/Core/Physics.hpp"
 #include "Kernels/Core/Tally.hpp"
 
@@ -49,6 +50,40 @@ struct McmlAbsorbTally {
     McmlGrid rzGrid;
 
     FM_HD void absorb(const PacketState& st, double dw) { Acc::add(absorbedRZ + rzGrid.rzBin(st.pk.pos), dw); }
+};
+
+// A(r, z) for the slab loop's deposits as weight differences (Kernels/McmlSlabLoop.hpp,
+// kDepositsAsDifferences; the GPU's plain run): the deposits of a run of interactions in one bin
+// add up to the photon's weight where the run began less its weight where it ends (each partial
+// sum exact in double), sent when an interaction falls in another bin, when the weight jumps (a
+// roulette win) and when the photon ends. An interaction in the run's bin adds nothing; a send
+// costs one conversion and one subtraction. A thread's first send (bin 0, nothing deposited)
+// adds zero.
+template <class Acc>
+struct McmlAbsorbDifferenceTally {
+    double* absorbedRZ = nullptr;  // [ir*nz + iz]
+    McmlGrid rzGrid;
+    uint32_t rzBin = 0;  // the run's bin, and the weight the run began with
+    double rzFrom = 0.0;
+
+    FM_HD void send(double w) { Acc::add(absorbedRZ + rzBin, rzFrom - w); }
+    FM_HD void launch(const PacketState& st) { rzFrom = widen(st.pk.w); }
+    // An interaction at st.pk.pos took the weight from w0 to st.pk.w.
+    FM_HD void interaction(const PacketState& st, float w0) {
+        const uint32_t i = rzGrid.rzBin(st.pk.pos);
+        if (i != rzBin) {
+            const double w = widen(w0);
+            send(w);
+            rzBin = i;
+            rzFrom = w;
+        }
+    }
+    // The weight jumped from w1 to st.pk.w with nothing deposited.
+    FM_HD void reweight(const PacketState& st, float w1) {
+        send(widen(w1));
+        rzFrom = widen(st.pk.w);
+    }
+    FM_HD void end(const PacketState& st) { send(widen(st.pk.w)); }
 };
 
 // Rd(r, a) and Tt(r, a): exit weight on the (r, angle) grid of the top surface (diffuse

@@ -16,11 +16,46 @@
 
 namespace fm {
 
+// A sink's choices of how the loop books (both off unless the sink says them):
+// - kDepositsAsDifferences (the GPU's plain run, Kernels/CUDA/McmlCuda.cu): the sum of an
+//   interaction's drops w0 - w1 over a run of interactions is the weight where the run began less
+//   the weight now (each partial sum of these float differences is exact in double), so an
+//   interaction adds nothing up: the layer's visit is booked as its entry weight less the weight
+//   at its end, and the sink's (r, z) tally sends a run of deposits into one bin when the bin
+//   changes, from the two weights. A roulette win (the weight jumps) closes both runs and begins
+//   new ones. Same histories; the tallies equal to rounding. The sink then has the hooks
+//   interaction(st, w0) (an interaction at st.pk.pos took the weight from w0 to st.pk.w) and
+//   reweight(st, w1) (the weight jumped from w1 to st.pk.w without a deposit).
+// - kBoundariesAtCrossing (the GPU, which crosses several lanes together): layer boundaries
+//   reached are counted where the photon crosses (by the caller of crossSlab) instead of at the
+//   hop onto the face; every hop onto a face is followed by its crossing, so the count is the
+//   same.
+template <class Sink, class = void>
+struct BoundariesAtCrossing : std::false_type {};
+template <class Sink>
+struct BoundariesAtCrossing<Sink, std::void_t<decltype(Sink::kBoundariesAtCrossing)>>
+    : std::bool_constant<Sink::kBoundariesAtCrossing> {};
+template <class Sink, class = void>
+struct DepositsAsDifferences : std::false_type {};
+template <class Sink>
+struct DepositsAsDifferences<Sink, std::void_t<decltype(Sink::kDepositsAsDifferences)>>
+    : std::bool_constant<Sink::kDepositsAsDifferences> {};
+
 struct SlabPhoton {
     PacketState st;        // st.pk.tetra is the layer (1..layers)
     MaterialRecord M;      // the layer's properties
+    // 1 - M.absorbFraction, the fraction of the weight an interaction keeps: set with the layer,
+    // so an interaction does not derive it (the same float).
+    float keep = 1;
     float zTop = 0, zBot = 0;  // the layer's bounds
-    double absorbed = 0;   // weight absorbed in this layer since the photon entered it
+    // Weight absorbed in this layer since the photon entered it; for a sink that books deposits
+    // as weight differences, the (widened) weight the photon had there instead.
+    double absorbed = 0;
+
+    FM_HD void setMaterial(const MaterialRecord& m) {
+        M = m;
+        keep = 1.f - m.absorbFraction;
+    }
 };
 
 // Sink: the scorer the loop books into, a TallyPack (McmlScorer, Kernels/McmlScorer.hpp) or one
@@ -34,23 +69,44 @@ struct SlabPhoton {
 template <class Model>
 FM_HD void enterLayer(const Model& m, uint32_t layer, SlabPhoton& p) {
     p.st.pk.tetra = layer;
-    p.M = m.material(layer);
+    p.setMaterial(m.material(layer));
     p.zTop = m.cells[layer].z0;
     p.zBot = m.cells[layer].z1;
+}
+
+// The layer visit so far booked; wNow is the photon's weight at its end (the visit of a
+// DepositsAsDifferences sink absorbed the weight it began with less wNow; the next begins at
+// the photon's weight).
+template <class Sink>
+FM_HD void bookLayerVisit(SlabPhoton& p, Sink& sk, float wNow) {
+    constexpr bool kDiff = DepositsAsDifferences<Sink>::value;
+    const double absorbed = kDiff ? p.absorbed - widen(wNow) : p.absorbed;
+    if (absorbed != 0.0) {
+        onVisit(sk, p.st, absorbed);
+        sk.ledger.absorbed += absorbed;
+    }
+    p.absorbed = kDiff ? widen(p.st.pk.w) : 0.0;
+}
+template <class Sink>
+FM_HD void bookLayerVisit(SlabPhoton& p, Sink& sk) {
+    bookLayerVisit(p, sk, p.st.pk.w);
+}
+
+// The deposit of an interaction that took the weight from w0 to w1 (= the packet's weight now).
+template <class Sink>
+FM_HD void slabDeposit(SlabPhoton& p, Sink& sk, float w0, float w1) {
+    if constexpr (DepositsAsDifferences<Sink>::value) {
+        sk.interaction(p.st, w0);
+    } else {
+        const double dw = widen(w0) - widen(w1);
+        onAbsorbStep(sk, p.st, dw);
+        p.absorbed += dw;
+    }
 }
 
 // The photon ended: its weight absorbed in the last layer and its interactions are booked (the
 // interactions not lost at roulette are the steps the maxSteps guard counts; the caller adds a
 // lost one). Returns false (not live).
-template <class Sink>
-FM_HD void bookLayerVisit(SlabPhoton& p, Sink& sk) {
-    if (p.absorbed != 0.0) {
-        onVisit(sk, p.st, p.absorbed);
-        sk.ledger.absorbed += p.absorbed;
-    }
-    p.absorbed = 0.0;
-}
-
 template <class Sink>
 FM_HD bool endSlabPhoton(SlabPhoton& p, Sink& sk) {
     sk.events.absorb += p.st.steps;
@@ -65,6 +121,7 @@ template <class Model, class Sink>
 FM_HD bool startSlabPhoton(const Model& m, const KernelParams& kp, uint64_t index, SlabPhoton& p, Sink& sk) {
     p.absorbed = 0.0;
     if (!launchPacket(m, kp, index, p.st, sk)) return false;
+    if constexpr (DepositsAsDifferences<Sink>::value) p.absorbed = widen(p.st.pk.w);
     enterLayer(m, p.st.pk.tetra, p);
     return true;
 }
@@ -127,11 +184,9 @@ FM_HD SlabState slabInteractBelowRoulette(const KernelParams& kp, SlabPhoton& p,
     PacketState& st = p.st;
     Packet& pk = st.pk;
     float w0, w1;
-    uint32_t kind = interact(kp, p.M, pk, st.rng, w0, w1);
+    uint32_t kind = interactKeeping(kp, p.keep, p.M, pk, st.rng, w0, w1);
     if (!(kind & kEventLost) && ++st.steps >= kp.maxSteps) kind |= kEventTooLong;
-    const double dw = widen(w0) - widen(w1);
-    onAbsorbStep(sk, st, dw);
-    p.absorbed += dw;
+    slabDeposit(p, sk, w0, w1);
     if (kind & kEventLost) {
         sk.ledger.rouletteLost += w1;
         ++sk.events.die;
@@ -142,6 +197,10 @@ FM_HD SlabState slabInteractBelowRoulette(const KernelParams& kp, SlabPhoton& p,
     if (kind & kEventWon) {
         sk.ledger.rouletteGained += widen(pk.w) - widen(w1);
         ++sk.events.win;
+        if constexpr (DepositsAsDifferences<Sink>::value) {
+            bookLayerVisit(p, sk, w1);
+            sk.reweight(st, w1);
+        }
     }
     if (!(kind & kEventTooLong)) return kSlabLive;
     return endSlabAbnormal(p, sk);
@@ -162,7 +221,8 @@ template <class Model, class Sink>
 FM_HD SlabState slabStep(const Model& m, const KernelParams& kp, SlabPhoton& p, Sink& sk) {
     PacketState& st = p.st;
     Packet& pk = st.pk;
-    if (st.s < 0.f) st.s = drawStep(st.rng);
+    // st.s >= 0: drawn at launch and after every interaction the photon survives (the draw that
+    // comes first in its next step: the same order), so a step needs no test for a missing one.
     // cellExit(SlabModel): no face when the distance is not below kInfinity. Without a branch:
     // where d.z = 0 the quotient is +inf or NaN, neither below kInfinity.
     const float tz = positivePart(pk.dir.z > 0.f ? p.zBot - pk.pos.z : pk.pos.z - p.zTop) / fabsf(pk.dir.z);
@@ -174,20 +234,23 @@ FM_HD SlabState slabStep(const Model& m, const KernelParams& kp, SlabPhoton& p, 
         st.s = -1.f;
         st.hits = 0;
         float w0, w1;
-        if (interactAboveRoulette(kp, p.M, pk, st.rng, w0, w1)) {  // the common case on its own path
-            const double dw = widen(w0) - widen(w1);
-            onAbsorbStep(sk, st, dw);
-            p.absorbed += dw;
-            if (++st.steps < kp.maxSteps) return kSlabLive;
+        if (interactAboveRouletteKeeping(kp, p.keep, p.M, pk, st.rng, w0, w1)) {  // the common case on its own path
+            slabDeposit(p, sk, w0, w1);
+            if (++st.steps < kp.maxSteps) {
+                st.s = drawStep(st.rng);
+                return kSlabLive;
+            }
             return endSlabAbnormal(p, sk);
         }
-        return slabInteractBelowRoulette(kp, p, sk);
+        const SlabState r = slabInteractBelowRoulette(kp, p, sk);
+        if (r == kSlabLive) st.s = drawStep(st.rng);
+        return r;
     }
     if (t < kInfinity && ++st.hits < kp.maxHits) {
         pk.pos = pk.pos + t * pk.dir;
         slabMoved(m, p, t, sk);
         st.s = positivePart(st.s - t * p.M.mu_t);
-        ++sk.events.boundary;
+        if constexpr (!BoundariesAtCrossing<Sink>::value) ++sk.events.boundary;
         return kSlabAtFace;
     }
     return endSlabAbnormal(p, sk);  // stuck, or grazing forever

@@ -36,7 +36,7 @@ struct SlabLaneState {
         p.st = PacketState{Packet{Vec3{px[l], py[l], pz[l]}, Vec3{dx[l], dy[l], dz[l]}, layer[l], w[l]},
                            PacketRng(PacketRng::State{r0[l], r1[l], r2[l], r3[l]}), s[l], steps[l], hits[l],
                            opl[l]};
-        p.M = m.material(layer[l]);
+        p.setMaterial(m.material(layer[l]));
         p.zTop = zTop[l];
         p.zBot = zBot[l];
         p.absorbed = absorbed[l];
@@ -59,9 +59,10 @@ struct SlabLaneState {
     }
 };
 
-// slabStep's first half for lane l: the step (drawn when none is left), the distance to the
-// layer's face, then the move to the interaction site (kEventInteract) or onto the face
-// (kEventHop), or neither (kEventStuck). Term for term slabStep's arithmetic.
+// slabStep's first half for lane l: the step (drawn when none is left: slabStep draws it after
+// the interaction instead, the same draw in the same order), the distance to the layer's face,
+// then the move to the interaction site (kEventInteract) or onto the face (kEventHop), or
+// neither (kEventStuck). Term for term slabStep's arithmetic.
 FM_LANE_INLINE void moveSlabLane(const KernelParams& kp, SlabLaneState& L, int l) {
     PacketRng rng(PacketRng::State{L.r0[l], L.r1[l], L.r2[l], L.r3[l]});
     float s = L.s[l];

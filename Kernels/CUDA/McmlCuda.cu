@@ -52,9 +52,11 @@ struct DeviceRzTally {
     uint32_t rzBin = 0;  // the bin being added up, and its sum so far
     double rzSum = 0.0;
 
+    // A sum of zero (before a thread's first deposit) is sent too: it adds nothing, and the send
+    // needs no test of the sum.
     __device__ void deposit(uint32_t i, double dw) {
         if (i != rzBin) {
-            if (rzSum != 0.0) DeviceAtomicAdd::add(absorbedRZ + rzBin, rzSum);
+            DeviceAtomicAdd::add(absorbedRZ + rzBin, rzSum);
             rzBin = i;
             rzSum = 0.0;
         }
@@ -67,9 +69,13 @@ struct DeviceRzTally {
     }
 };
 
-// MCML's tallies on the GPU (Kernels/McmlScorer.hpp): A(r,z) as above, the layer cells (into
-// this block's replica) and the exits into the (r, angle) grids by atomics.
-using DeviceMcmlTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>, McmlLayerTally<DeviceAtomicAdd>>;
+// MCML's tallies on the GPU (Kernels/McmlScorer.hpp): A(r,z), the layer cells (into this
+// block's replica) and the exits into the (r, angle) grids by atomics. The plain run's A(r,z) is
+// McmlAbsorbDifferenceTally (the slab loop's kDepositsAsDifferences): a run of deposits into one
+// bin sent from the weights where it began and ended, which needs no per-interaction addition;
+// the runs with time gates or records below keep DeviceRzTally (they book every deposit).
+using DeviceRzDifferenceTally = McmlAbsorbDifferenceTally<DeviceAtomicAdd>;
+using DeviceMcmlTallies = TallyPack<uint32_t, DeviceRzDifferenceTally, McmlExitTally<DeviceAtomicAdd>, McmlLayerTally<DeviceAtomicAdd>>;
 // The same with the time-resolved tallies (a run with time gates).
 using DeviceMcmlTimeTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>,
                                         McmlLayerTally<DeviceAtomicAdd>, McmlTimeTally<DeviceAtomicAdd>>;
@@ -110,6 +116,8 @@ struct DeviceSlabSink {
     static constexpr bool kScoresFaces = Tallies::kScoresFaces;
     static constexpr bool kNeedsClock = Tallies::kNeedsClock;
     static constexpr bool kNeedsMoves = Tallies::kNeedsMoves;
+    static constexpr bool kDepositsAsDifferences = std::is_base_of_v<DeviceRzDifferenceTally, Tallies>;
+    static constexpr bool kBoundariesAtCrossing = true;  // counted by crossAt
     Tallies tallies;
     Ledger& ledger;
     EventCounts<uint32_t>& events;
@@ -121,6 +129,13 @@ struct DeviceSlabSink {
     __device__ void exit(const PacketState& st, uint32_t face) { tallies.exit(st, face); }
     __device__ void end(const PacketState& st) { tallies.end(st); }
     __device__ void flush() { tallies.flush(); }
+    // The hooks of kDepositsAsDifferences (McmlSlabLoop.hpp), for the plain run's tallies.
+    __device__ void interaction(const PacketState& st, float w0) {
+        tallies.template tally<DeviceRzDifferenceTally>().interaction(st, w0);
+    }
+    __device__ void reweight(const PacketState& st, float w1) {
+        tallies.template tally<DeviceRzDifferenceTally>().reweight(st, w1);
+    }
 };
 
 // Layer crossings are rare (a few per cent of events, about one lane per warp iteration) and
@@ -133,6 +148,15 @@ struct DeviceSlabSink {
 // interleaving of lanes changes (test_cuda checks the event counts).
 constexpr uint32_t kCrossGroup = 4;  // lanes that cross together (tuned on the seven-layer skin)
 constexpr uint32_t kCrossWait = 8;   // iterations a lane waits at most for the group
+
+// crossSlab, with the boundary counted there (DeviceSlabSink::kBoundariesAtCrossing: the
+// lanes that cross together count it together, not each at its hop onto the face).
+template <class Sink>
+__device__ bool crossAt(const DeviceSlabModel& m, SlabPhoton& p, Sink& sk) {
+    static_assert(Sink::kBoundariesAtCrossing, "the slab step leaves the boundary count to crossAt");
+    ++sk.events.boundary;
+    return crossSlab(m, p, sk);
+}
 
 // Threads take photons from the batch's counter and advance them one event per iteration, as
 // packetKernel does with packets; kMinBlocksPerSm blocks per SM, as the mesh kernels. The ledger
@@ -171,10 +195,10 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
             const unsigned atFace = __ballot_sync(__activemask(), state == kSlabAtFace);
             if (atFace != 0u && (__popc(atFace) >= kGroup || ++waited > kCrossWait)) {
                 waited = 0;
-                if (state == kSlabAtFace) state = crossSlab(m, p, sk) ? kSlabLive : kSlabEnded;
+                if (state == kSlabAtFace) state = crossAt(m, p, sk) ? kSlabLive : kSlabEnded;
             }
         } else if (state == kSlabAtFace) {
-            state = crossSlab(m, p, sk) ? kSlabLive : kSlabEnded;
+            state = crossAt(m, p, sk) ? kSlabLive : kSlabEnded;
         }
         if (state != kSlabEnded) continue;
         if (events.absorb > 0x40000000u || events.boundary > 0x40000000u) {  // widen 32-bit counts

@@ -163,17 +163,23 @@ struct Event {
 // wmin (survive with probability prwin at weight w/prwin), Henyey-Greenstein spin. Packet
 // state only; the scorer books the outcome (bookEvent), so the CPU can run this for many packets
 // at once in vector registers.
-FM_HD uint32_t interact(const KernelParams& kp, const MaterialRecord& M, Packet& pk, PacketRng& rng,
-                        float& w0, float& w1) {
+// keep = 1 - M.absorbFraction, the fraction of the weight an interaction keeps (a model that
+// holds it per cell passes it: interactKeeping; interact derives it).
+FM_HD uint32_t interactKeeping(const KernelParams& kp, float keep, const MaterialRecord& M, Packet& pk,
+                               PacketRng& rng, float& w0, float& w1) {
     w0 = pk.w;
-    w1 = pk.w * (1.f - M.absorbFraction);
+    w1 = pk.w * keep;
     uint32_t kind = kEventInteract;
     if (w1 < kp.wmin) kind |= (w1 > 0.f && rng.uniform() < kp.prwin) ? kEventWon : kEventLost;
     pk.w = (kind & kEventWon) ? w1 / kp.prwin : w1;
     // The roulette draw is taken only below wmin, the spin's two only when the packet survives:
     // every packet loop takes a packet's draws in this order, so each gives the same history.
-    if (!(kind & kEventLost)) pk.dir = deflect(pk.dir, sampleHG(M, rng), rng);
+    if (!(kind & kEventLost)) pk.dir = deflect<true>(pk.dir, sampleHG(M, rng), rng);
     return kind;
+}
+FM_HD uint32_t interact(const KernelParams& kp, const MaterialRecord& M, Packet& pk, PacketRng& rng,
+                        float& w0, float& w1) {
+    return interactKeeping(kp, 1.f - M.absorbFraction, M, pk, rng, w0, w1);
 }
 
 // interact() for the common case, the weight left at or above the roulette threshold: the drop
@@ -181,14 +187,18 @@ FM_HD uint32_t interact(const KernelParams& kp, const MaterialRecord& M, Packet&
 // need (the packet and slab loops take it first: the GPU then issues fewer instructions per
 // event). Returns false, with nothing changed,
 // when the weight falls below the threshold (or is NaN): interact() then does the event.
-FM_HD bool interactAboveRoulette(const KernelParams& kp, const MaterialRecord& M, Packet& pk, PacketRng& rng,
-                                 float& w0, float& w1) {
+FM_HD bool interactAboveRouletteKeeping(const KernelParams& kp, float keep, const MaterialRecord& M, Packet& pk,
+                                        PacketRng& rng, float& w0, float& w1) {
     w0 = pk.w;
-    w1 = pk.w * (1.f - M.absorbFraction);
+    w1 = pk.w * keep;
     if (!(w1 >= kp.wmin)) return false;
     pk.w = w1;
-    pk.dir = deflect(pk.dir, sampleHG(M, rng), rng);
+    pk.dir = deflect<true>(pk.dir, sampleHG(M, rng), rng);
     return true;
+}
+FM_HD bool interactAboveRoulette(const KernelParams& kp, const MaterialRecord& M, Packet& pk, PacketRng& rng,
+                                 float& w0, float& w1) {
+    return interactAboveRouletteKeeping(kp, 1.f - M.absorbFraction, M, pk, rng, w0, w1);
 }
 
 // The first half of one event of a live packet in cell material M: find the exit face, then

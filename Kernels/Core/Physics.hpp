@@ -206,13 +206,26 @@ FM_HD Vec3 isotropicDirection(PacketRng& rng) {
 // and 1 / (2 g) from the material record; isotropic (hgScale 0) the cosine is v = 2 u - 1.
 // Without a branch on |g| and with one division instead of two (fewer instructions per event);
 // the same distribution to rounding.
+// On the GPU v is the draw's exact 2u (uniform()'s 24 bits times 2^-23 instead of 2^-24) less
+// one: a multiply and an add by constants, with no register for the constant 2 that the fused
+// multiply-add 2 u - 1 takes. The clamp there is fminf/fmaxf, two min/max instructions, where the
+// CPU's form takes two compares and two selects: the same value for every cost but NaN, which
+// the compares pass on and fmaxf turns into -1 (cost is NaN only for g = 1 at u = 0: 0 / 0).
 FM_HD float sampleHG(const MaterialRecord& m, PacketRng& rng) {
+#if defined(__CUDA_ARCH__)
+    const float v = __fmul_rn(float(int32_t(rng.next() >> 8)), 1.f / 8388608.f) - 1.f;  // uniform()'s bits
+#else
     const float v = 2.f * rng.uniform() - 1.f;
+#endif
     const float f = m.hgB / (1.f + m.g * v);
     const float hg = (m.hgA - f * f) * m.hgScale;
     const float cost = m.hgScale == 0.f ? v : hg;
+#if defined(__CUDA_ARCH__)
+    return fminf(fmaxf(cost, -1.f), 1.f);
+#else
     // Clamped with compares: fminf/fmaxf are library calls on the CPU and block vectorising.
     return cost < -1.f ? -1.f : (cost > 1.f ? 1.f : cost);
+#endif
 }
 
 // Turn unit d by polar cosine cost and a uniform azimuth, in the branch-free orthonormal basis
@@ -224,8 +237,15 @@ FM_HD float sampleHG(const MaterialRecord& m, PacketRng& rng) {
 // 0.99 for g = 0.99: about the mean cos^2 of the turn), so the length stays near 1 over any
 // number of turns (Tests/Core/test_physics.cpp: within 1e-5 over 2e6 turns, 1e-4 with added
 // noise). Leaving normalize() out saves a square root and a division per interaction.
+// kCosInRange: the caller's cost lies in [-1, 1] (sampleHG's), so 1 - cost^2 is >= 0 as computed
+// (cost^2 <= 1 rounds to at most 1) and the GPU leaves out the clamp to 0.
+template <bool kCosInRange = false>
 FM_HD Vec3 deflect(Vec3 d, float cost, PacketRng& rng) {
+#if defined(__CUDA_ARCH__)
+    float sint = fm_sqrt(kCosInRange ? 1.f - cost * cost : positivePart(1.f - cost * cost));
+#else
     float sint = fm_sqrt(positivePart(1.f - cost * cost));
+#endif
     float sp, cp;
     sampleAzimuth(rng, sp, cp);
     float sign = copysignf(1.f, d.z);

@@ -54,8 +54,9 @@ struct Packet {
 struct PacketState {
     Packet pk;
     PacketRng rng{0, 0};
-    // Mean free paths left of the step: drawn at launch and, in the mesh loop, after each
-    // interaction; the MCML slab loop leaves -1 after an interaction and draws at its next move.
+    // Mean free paths left of the step: drawn at launch and, in the mesh loop and the MCML slab
+    // step, after each interaction the packet survives; the CPU's MCML lanes leave -1 after an
+    // interaction and draw at the next move.
     float s = -1.f;
     uint32_t steps = 0;  // interactions so far
     uint32_t hits = 0;   // faces crossed in the current step

@@ -247,6 +247,20 @@ struct SmallSlab {
     }
 };
 
+// The ledgers of two runs of the same histories: every field equal but the absorbed weight,
+// which one books per layer visit or per run of deposits, equal to rounding.
+namespace {
+void checkSameLedgers(const Ledger& a, const Ledger& b) {
+    BOOST_CHECK_EQUAL(a.launched, b.launched);
+    BOOST_CHECK_EQUAL(a.specular, b.specular);
+    BOOST_CHECK_EQUAL(a.exited, b.exited);
+    BOOST_CHECK_EQUAL(a.rouletteGained, b.rouletteGained);
+    BOOST_CHECK_EQUAL(a.rouletteLost, b.rouletteLost);
+    BOOST_CHECK_EQUAL(a.abnormal, b.abnormal);
+    BOOST_CHECK_CLOSE(a.absorbed, b.absorbed, 1e-12);
+}
+}  // namespace
+
 // The GPU's MCML kernel runs the slab photon loop (Kernels/McmlSlabLoop.hpp): the common
 // packet loop with McmlScorer written out for layers. Run here on the host against
 // runPacket(SlabModel, McmlScorer), photon by photon with the same streams, it must give the
@@ -274,13 +288,7 @@ BOOST_AUTO_TEST_CASE(slab_photon_loop_gives_the_packet_loops_histories) {
         for (size_t c = 0; c < A.cells.size(); ++c) BOOST_CHECK_CLOSE(A.cells[c] + 1.0, B.cells[c] + 1.0, 1e-12);
         const Events& b = sb.events;
         fmtest::checkSameEvents(sa.events, b);
-        BOOST_CHECK_EQUAL(sa.ledger.launched, sb.ledger.launched);
-        BOOST_CHECK_EQUAL(sa.ledger.specular, sb.ledger.specular);
-        BOOST_CHECK_EQUAL(sa.ledger.exited, sb.ledger.exited);
-        BOOST_CHECK_EQUAL(sa.ledger.rouletteGained, sb.ledger.rouletteGained);
-        BOOST_CHECK_EQUAL(sa.ledger.rouletteLost, sb.ledger.rouletteLost);
-        BOOST_CHECK_EQUAL(sa.ledger.abnormal, sb.ledger.abnormal);
-        BOOST_CHECK_CLOSE(sa.ledger.absorbed, sb.ledger.absorbed, 1e-12);
+        checkSameLedgers(sa.ledger, sb.ledger);
         BOOST_CHECK_SMALL(sb.ledger.imbalance(), 1e-9);
         BOOST_CHECK_GT(b.tir, 0u);
         BOOST_CHECK_GT(b.fresnel, 0u);
@@ -290,6 +298,63 @@ BOOST_AUTO_TEST_CASE(slab_photon_loop_gives_the_packet_loops_histories) {
             BOOST_CHECK_GT(b.win, 20u);  // roulette won and lost
             BOOST_CHECK_GT(b.die, 100u);
             BOOST_CHECK_EQUAL(b.abnormal, 0u);
+        }
+    }
+}
+
+// The GPU's plain MCML run books deposits as weight differences (McmlSlabLoop.hpp
+// kDepositsAsDifferences, McmlAbsorbDifferenceTally): a layer visit's absorption and a run of
+// (r, z) deposits in one bin from the weights where they began and ended, instead of adding each
+// interaction's drop. Run here through a host sink that does the same, against the slab loop
+// that adds every drop, photon by photon with the same streams: the same histories (every event
+// count, the exits to the bit) and the absorption per bin, per layer and in all equal to rounding,
+// with roulette won and lost (a win closes both runs) and with the maxSteps guard taken.
+namespace {
+using DifferenceTallies = TallyPack<uint64_t, McmlAbsorbDifferenceTally<HostAddForTest>, McmlExitTally<HostAddForTest>,
+                                    McmlLayerTally<HostAddForTest>>;
+struct DifferenceSink : DifferenceTallies {
+    static constexpr bool kDepositsAsDifferences = true;
+    void interaction(const PacketState& st, float w0) { tally<McmlAbsorbDifferenceTally<HostAddForTest>>().interaction(st, w0); }
+    void reweight(const PacketState& st, float w1) { tally<McmlAbsorbDifferenceTally<HostAddForTest>>().reweight(st, w1); }
+};
+void checkCloseBins(const std::vector<double>& a, const std::vector<double>& b);
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(slab_deposits_as_weight_differences_keep_the_tallies) {
+    const SmallSlab c;
+    const McmlGrid& g = c.g;
+    for (uint32_t maxSteps : {100000u, 60u}) {
+        McmlArrays A(g), B(g);
+        HostSlabSink sa = A.sink(g);
+        DifferenceSink sb;
+        sb.absorbedRZ = B.rz.data();
+        sb.rzGrid = g;
+        sb.reflectedRA = B.ra.data();
+        sb.transmittedRA = B.tt.data();
+        sb.raGrid = g;
+        sb.absorbedCell = B.cells.data();
+        const RunOptions o = c.options(maxSteps);
+        for (uint64_t i = 0; i < 3000; ++i) {
+            runSlabPhoton(c.slab, o.params, i, sa);
+            runSlabPhoton(c.slab, o.params, i, sb);
+        }
+        slabScatterCount(sa.events);
+        slabScatterCount(sb.events);
+        fmtest::checkSameEvents(sa.events, sb.events);
+        BOOST_CHECK(A.ra == B.ra);
+        BOOST_CHECK(A.tt == B.tt);
+        checkCloseBins(A.rz, B.rz);
+        checkCloseBins(A.cells, B.cells);
+        checkSameLedgers(sa.ledger, sb.ledger);
+        double rz = 0;
+        for (double v : B.rz) rz += v;
+        BOOST_CHECK_CLOSE(rz, sb.ledger.absorbed, 1e-10);
+        BOOST_CHECK_SMALL(sb.ledger.imbalance(), 1e-9);
+        if (maxSteps < 100) {
+            BOOST_CHECK_GT(sb.events.abnormal, 100u);  // the guard was taken
+        } else {
+            BOOST_CHECK_GT(sb.events.win, 20u);  // roulette won and lost
+            BOOST_CHECK_GT(sb.events.die, 100u);
         }
     }
 }
