@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <sstream>
 
@@ -351,10 +353,19 @@ private:
 // back to the full LP. rounds counts the LPs solved.
 LpSolution solveReduced(LpBuilder& b, const std::vector<double>& weights, const std::vector<bool>& fixedZero,
                         bool elastic, const std::string& solver, size_t& rounds) {
+    const bool trace = std::getenv("FM_PLAN_TRACE") != nullptr;
+    auto timedSolve = [&] {
+        auto t0 = std::chrono::steady_clock::now();
+        LpSolution x = solve(b.lp(), solver);
+        if (trace)
+            std::fprintf(stderr, "LP %zu: %zu rows x %zu columns, %s, %.2f s\n", rounds, b.lp().rows.size(), b.lp().columns(),
+                         toString(x.status).c_str(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        ++rounds;
+        return x;
+    };
     b.startSampled();
     b.build(weights, fixedZero, elastic);
-    LpSolution s = solve(b.lp(), solver);
-    ++rounds;
+    LpSolution s = timedSolve();
     if (!b.reduced()) return s;
     for (bool first = true;; first = false) {
         if (s.status == LpStatus::Infeasible) return s;
@@ -364,13 +375,11 @@ LpSolution solveReduced(LpBuilder& b, const std::vector<double>& weights, const 
             return s;
         }
         b.build(weights, fixedZero, elastic);
-        s = solve(b.lp(), solver);
-        ++rounds;
+        s = timedSolve();
     }
     b.makeWhole();
     b.build(weights, fixedZero, elastic);
-    ++rounds;
-    return solve(b.lp(), solver);
+    return timedSolve();
 }
 
 double evaluate(const Group& g, const PlanProblem& p, const std::vector<double>& dose, const std::vector<double>& e) {
