@@ -143,6 +143,9 @@ public:
         return changed;
     }
     void startSampled() { sampled_ = true; }
+    // The tetras' states, to carry into the next solve of the same prescription (any states give
+    // a relaxation, so the previous solve's are a valid start that skips the sampled solve).
+    std::vector<std::vector<uint8_t>>& states() { return states_; }
 
 private:
     const RegionTetras& tetras(uint32_t region) {
@@ -353,6 +356,7 @@ private:
 // back to the full LP. rounds counts the LPs solved.
 LpSolution solveReduced(LpBuilder& b, const std::vector<double>& weights, const std::vector<bool>& fixedZero,
                         bool elastic, const std::string& solver, size_t& rounds) {
+    const bool warm = !b.states().empty();
     const bool trace = std::getenv("FM_PLAN_TRACE") != nullptr;
     auto timedSolve = [&] {
         auto t0 = std::chrono::steady_clock::now();
@@ -363,11 +367,11 @@ LpSolution solveReduced(LpBuilder& b, const std::vector<double>& weights, const 
         ++rounds;
         return x;
     };
-    b.startSampled();
+    if (!warm) b.startSampled();
     b.build(weights, fixedZero, elastic);
     LpSolution s = timedSolve();
     if (!b.reduced()) return s;
-    for (bool first = true;; first = false) {
+    for (bool first = !warm;; first = false) {
         if (s.status == LpStatus::Infeasible) return s;
         if (s.status != LpStatus::Optimal) break;
         if (!b.updateStates(s.x, first) && !first) {
@@ -435,12 +439,18 @@ void explainInfeasible(const PlanProblem& p, const std::vector<double>& weights,
 
 }  // namespace
 
-PlanResult solvePlanOnce(const PlanProblem& p, const std::vector<double>& weights, const std::vector<bool>& fixedZero) {
+namespace {
+
+// solvePlanOnce, starting from and returning the tetras' states in carry (empty: from a sample).
+PlanResult solveCarried(const PlanProblem& p, const std::vector<double>& weights, const std::vector<bool>& fixedZero,
+                        std::vector<std::vector<uint8_t>>& carry) {
     PlanResult r;
     const std::string& solver = p.prescription->solver;
     LpBuilder b(p);
+    b.states() = carry;
     r.targetWeights = weights;
     LpSolution s = solveReduced(b, weights, fixedZero, false, solver, r.lpRounds);
+    carry = b.states();
     r.lpColumns = b.fullColumns();
     r.lpRows = b.fullRows();
     r.lpSolvedRows = b.lp().rows.size();
@@ -469,6 +479,13 @@ PlanResult solvePlanOnce(const PlanProblem& p, const std::vector<double>& weight
     return r;
 }
 
+}  // namespace
+
+PlanResult solvePlanOnce(const PlanProblem& p, const std::vector<double>& weights, const std::vector<bool>& fixedZero) {
+    std::vector<std::vector<uint8_t>> carry;
+    return solveCarried(p, weights, fixedZero, carry);
+}
+
 namespace {
 
 double v100(const PlanProblem& p, const std::vector<double>& dose, const TargetSpec& t) {
@@ -476,7 +493,8 @@ double v100(const PlanProblem& p, const std::vector<double>& dose, const TargetS
 }
 
 // Raises the weight of each target short of its V100 goal (x4 a round, at most 8 rounds).
-void meetCoverageGoals(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResult& r) {
+void meetCoverageGoals(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResult& r,
+                       std::vector<std::vector<uint8_t>>& carry) {
     const auto& targets = p.prescription->targets;
     std::vector<double> w = r.targetWeights;
     for (int round = 1; round <= 8; ++round) {
@@ -487,7 +505,7 @@ void meetCoverageGoals(const PlanProblem& p, std::vector<bool>& fixedZero, PlanR
                 w[t] *= 4, short_ = true;
         r.goalsMet = !short_;
         if (!short_) return;
-        PlanResult next = solvePlanOnce(p, w, fixedZero);
+        PlanResult next = solveCarried(p, w, fixedZero, carry);
         next.solves += r.solves, next.lpRounds += r.lpRounds;
         next.lpSolvedRows = std::max(next.lpSolvedRows, r.lpSolvedRows);
         if (!next.feasible) return;
@@ -502,7 +520,7 @@ void meetCoverageGoals(const PlanProblem& p, std::vector<bool>& fixedZero, PlanR
 
 // Drops sources whose energy is ~0 (below dropBelow x the largest), then the weakest while more
 // than maxSources remain, re-solving after each step; a drop that makes the plan infeasible is undone.
-void selectSources(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResult& r) {
+void selectSources(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResult& r, std::vector<std::vector<uint8_t>>& carry) {
     const auto& src = *p.sources;
     const Prescription& rx = *p.prescription;
     for (;;) {
@@ -519,7 +537,7 @@ void selectSources(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResul
         if (drop.empty() && rx.maxSources && active > rx.maxSources && weakest < src.size()) drop.push_back(weakest);
         if (drop.empty() || drop.size() == active) return;
         for (size_t j : drop) fixedZero[j] = true;
-        PlanResult next = solvePlanOnce(p, r.targetWeights, fixedZero);
+        PlanResult next = solveCarried(p, r.targetWeights, fixedZero, carry);
         next.solves += r.solves, next.lpRounds += r.lpRounds;
         next.lpSolvedRows = std::max(next.lpSolvedRows, r.lpSolvedRows);
         if (!next.feasible) {
@@ -546,10 +564,11 @@ PlanResult optimisePlan(const PlanProblem& p) {
     std::vector<double> w;
     for (const auto& t : p.prescription->targets) w.push_back(t.weight);
     std::vector<bool> fixedZero(p.sources->size(), false);
-    PlanResult r = solvePlanOnce(p, w, fixedZero);
+    std::vector<std::vector<uint8_t>> carry;  // each solve starts from the previous one's rows
+    PlanResult r = solveCarried(p, w, fixedZero, carry);
     if (r.feasible) {
-        meetCoverageGoals(p, fixedZero, r);
-        selectSources(p, fixedZero, r);
+        meetCoverageGoals(p, fixedZero, r, carry);
+        selectSources(p, fixedZero, r, carry);
         // The selection may cost coverage: report the goals as they stand.
         std::vector<double> dose = p.matrix->dose(r.energies);
         for (const auto& t : p.prescription->targets)
