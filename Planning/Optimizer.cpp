@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <sstream>
 
@@ -45,15 +47,39 @@ struct Group {
     size_t source = 0;
 };
 
+// The per-tetra rows of one region and one purpose: w_i >= sign (d_i - theta) priced in the
+// objective (Hinge) or in a tail row (Tail, the conditional value at risk), or a hard limit
+// sign (d_i - theta) <= 0 (Hard: maximum or minimum dose). The LP holds each tetra's row in one of
+// three states: Explicit (its row), Linear (w_i = sign (d_i - theta) substituted, the tetra assumed
+// on that side) or Omitted (w_i = 0 assumed; a hard row left out). Both substitutions bound the
+// hinge from below, so the reduced LP is a relaxation of the full one; once every substituted
+// tetra lies on its assumed side at the reduced optimum, that optimum is the full LP's.
+struct Family {
+    enum Kind { Hinge, Tail, Hard } kind = Hinge;
+    const RegionTetras* R = nullptr;
+    double sign = 1;       // +1: dose above theta counts (excess); -1: below it (shortfall)
+    double theta = 0;      // threshold or limit, J/cm^2 (Tail: the value of thetaCol)
+    int thetaCol = -1;     // Tail: the tau column
+    int group = -1;        // Hard: its group (in the elastic LP its slack moves theta)
+};
+enum TetraState : uint8_t { Omitted, Linear, Explicit };
+
+// Families of fewer tetras stay whole; larger ones start from a sample of this many.
+constexpr size_t kReduceAbove = 2000, kSampleRows = 1000;
+
 class LpBuilder {
 public:
     LpBuilder(const PlanProblem& p) : p_(p), S_(p.matrix->sources) {}
 
     // The LP for these weights; elastic: hard constraints relaxed by priced slack, no penalties.
+    // Each family's tetras enter in their current state (all Explicit unless p.reduceLp).
     void build(const std::vector<double>& weights, const std::vector<bool>& fixedZero, bool elastic) {
         lp_ = LinearProgram{};
         groups_.clear();
         hingeCols_.clear();
+        families_.clear();
+        constant_ = 0, missingRows_ = 0, missingColumns_ = 0;
+        elastic_ = elastic, reduced_ = false;
         const auto& src = *p_.sources;
         for (size_t j = 0; j < S_; ++j) {
             double lo = elastic || fixedZero[j] ? 0 : src[j].minEnergy;
@@ -72,11 +98,54 @@ public:
         }
         if (elastic) addSourceBoundGroups(fixedZero);
         if (elastic) addElasticColumns();
+        sampled_ = false;
     }
 
     LinearProgram& lp() { return lp_; }
     const std::vector<Group>& groups() const { return groups_; }
     std::vector<int> elasticCols;
+    // The objective's constant part (from Linear hinge tetras), to add to the LP's optimum.
+    double constant() const { return constant_; }
+    // The size of the unreduced LP, and whether the last build left tetras out of it.
+    size_t fullRows() const { return lp_.rows.size() + missingRows_; }
+    size_t fullColumns() const { return lp_.columns() + missingColumns_; }
+    bool reduced() const { return reduced_; }
+    // Every tetra Explicit from the next build on: the full LP.
+    void makeWhole() {
+        for (auto& st : states_) std::fill(st.begin(), st.end(), uint8_t(Explicit));
+    }
+
+    // Moves tetras between states after a solve x: free (after the sampled first solve) puts
+    // every substituted tetra on the side x gives it; otherwise a tetra found on the wrong side
+    // (or a hard row at or past its limit) becomes Explicit. Returns whether any state changed.
+    bool updateStates(const std::vector<double>& x, bool free) {
+        std::vector<double> e(x.begin(), x.begin() + S_);
+        for (double& v : e) v = std::max(0.0, v);
+        std::vector<double> dose = p_.matrix->dose(e);
+        bool changed = false;
+        for (size_t f = 0; f < families_.size(); ++f) {
+            const Family& F = families_[f];
+            double theta = F.thetaCol >= 0 ? x[F.thetaCol] : F.theta;
+            if (F.kind == Family::Hard && elastic_) theta += F.sign * x[elasticCols[F.group]];
+            const double tol = 1e-7 * std::max(1.0, std::fabs(theta));
+            std::vector<uint8_t>& st = states_[f];
+            for (size_t k = 0; k < st.size(); ++k) {
+                if (st[k] == Explicit) continue;
+                double v = F.sign * (dose[F.R->tetra[k]] - theta);
+                uint8_t want = st[k];
+                if (F.kind == Family::Hard) want = v > -tol ? Explicit : Omitted;
+                else if (free) want = v > 0 ? Linear : Omitted;
+                else if (st[k] == Linear ? v < -tol : v > tol) want = Explicit;
+                changed |= want != st[k];
+                st[k] = want;
+            }
+        }
+        return changed;
+    }
+    void startSampled() { sampled_ = true; }
+    // The tetras' states, to carry into the next solve of the same prescription (any states give
+    // a relaxation, so the previous solve's are a valid start that skips the sampled solve).
+    std::vector<std::vector<uint8_t>>& states() { return states_; }
 
 private:
     const RegionTetras& tetras(uint32_t region) {
@@ -111,35 +180,90 @@ private:
         g.kind = k, g.region = region, g.fraction = fraction, g.source = source;
         groups_.push_back(std::move(g));
     }
+    // The state vector of the next family (kept from the previous build of this builder): all
+    // Explicit, or for a large family a sample Explicit and the rest Omitted.
+    std::vector<uint8_t>& nextFamily(Family F) {
+        size_t f = families_.size();
+        families_.push_back(F);
+        if (states_.size() <= f) {
+            size_t n = F.R->tetra.size();
+            bool reduce = p_.reduceLp && n > kReduceAbove;
+            std::vector<uint8_t> st(n, reduce ? Omitted : Explicit);
+            if (reduce)
+                for (size_t k = 0; k < n; k += (n + kSampleRows - 1) / kSampleRows) st[k] = Explicit;
+            states_.push_back(std::move(st));
+        }
+        size_t left = std::count_if(states_[f].begin(), states_[f].end(), [](uint8_t s) { return s != Explicit; });
+        reduced_ |= left > 0;
+        missingRows_ += left;
+        if (F.kind != Family::Hard) missingColumns_ += left;
+        return states_[f];
+    }
+    // The scale of an Explicit tetra's price in the sampled first solve: the sample stands for
+    // the whole region there.
+    double sampleScale(const std::vector<uint8_t>& st) const {
+        if (!sampled_) return 1;
+        size_t n = std::count(st.begin(), st.end(), uint8_t(Explicit));
+        return n ? double(st.size()) / double(n) : 1;
+    }
+    // Adds c x dose row of tetra t to the dense coefficients acc over the sources.
+    void accumulateDose(std::vector<double>& acc, uint32_t t, double c) const {
+        for (size_t j = 0; j < S_; ++j) acc[j] += c * kJcm2PerJmm2 * p_.matrix->meanFluence(j, t);
+    }
     // Penalty rows: dose + u >= threshold (under) or dose - u <= threshold (over), u >= 0 priced
     // by weight x volume / region volume, so the objective is a volume-weighted mean in J/cm^2.
+    // A Linear tetra adds its priced sign (dose - threshold) to the objective directly.
     void addHinge(const RegionTetras& R, double threshold, double weight, bool under) {
+        Family F;
+        F.kind = Family::Hinge, F.R = &R, F.sign = under ? -1 : 1, F.theta = threshold;
+        const std::vector<uint8_t>& st = nextFamily(F);
+        const double scale = sampleScale(st);
+        std::vector<double> linear(S_, 0.0);
         for (size_t k = 0; k < R.tetra.size(); ++k) {
+            double c = weight * R.volume[k] / R.total;
+            if (st[k] == Linear) {
+                accumulateDose(linear, R.tetra[k], F.sign * c);
+                constant_ -= F.sign * c * threshold;
+            }
+            if (st[k] != Explicit) continue;
             LinearProgram::Row r = doseRow(R.tetra[k]);
-            int u = lp_.addColumn(0, kInf, weight * R.volume[k] / R.total);
+            int u = lp_.addColumn(0, kInf, scale * c);
             hingeCols_.push_back(u);
             r.index.push_back(u), r.value.push_back(under ? 1.0 : -1.0);
             (under ? r.lower : r.upper) = threshold;
             lp_.addRow(r);
         }
+        for (size_t j = 0; j < S_; ++j) lp_.cost[j] += linear[j];
     }
     // D_f <= Y (upper) or D_f >= X (lower) through the conditional value at risk of the tail of
     // volume fraction alpha: Y >= tau + sum v_i s_i / (alpha V), s_i >= d_i - tau (upper);
     // X <= tau - sum v_i s_i / (alpha V), s_i >= tau - d_i (lower). alpha = 0: every tetra.
+    // A Linear tetra puts v_i (d_i - tau) / (alpha V) into the tail row directly (both sides).
     std::vector<int> addDoseVolume(const RegionTetras& R, double alpha, double bound, bool upper) {
         std::vector<int> rows;
+        Family F;
+        F.R = &R, F.sign = upper ? 1 : -1;
         if (alpha <= 1e-12) {
-            for (uint32_t t : R.tetra) {
-                LinearProgram::Row r = doseRow(t);
+            F.kind = Family::Hard, F.theta = bound, F.group = int(groups_.size());
+            const std::vector<uint8_t>& st = nextFamily(F);
+            for (size_t k = 0; k < R.tetra.size(); ++k) {
+                if (st[k] != Explicit) continue;
+                LinearProgram::Row r = doseRow(R.tetra[k]);
                 (upper ? r.upper : r.lower) = bound;
                 rows.push_back(lp_.addRow(r));
             }
             return rows;
         }
         int tau = lp_.addColumn(-kInf, kInf, 0);
+        F.kind = Family::Tail, F.thetaCol = tau;
+        const std::vector<uint8_t>& st = nextFamily(F);
+        std::vector<double> linear(S_, 0.0);
+        double tauCoef = 1;
         LinearProgram::Row tail;
-        tail.index.push_back(tau), tail.value.push_back(1.0);
         for (size_t k = 0; k < R.tetra.size(); ++k) {
+            const double c = R.volume[k] / (alpha * R.total);
+            if (st[k] == Linear) accumulateDose(linear, R.tetra[k], c), tauCoef -= c;
+            if (st[k] != Explicit) continue;
             int s = lp_.addColumn(0, kInf, 0);
             LinearProgram::Row r = doseRow(R.tetra[k]);
             for (double& v : r.value) v = upper ? -v : v;          // upper: s - d + tau >= 0
@@ -147,8 +271,11 @@ private:
             r.index.push_back(tau), r.value.push_back(upper ? 1.0 : -1.0);
             r.lower = 0;
             lp_.addRow(r);
-            tail.index.push_back(s), tail.value.push_back((upper ? 1.0 : -1.0) * R.volume[k] / (alpha * R.total));
+            tail.index.push_back(s), tail.value.push_back((upper ? 1.0 : -1.0) * c);
         }
+        for (size_t j = 0; j < S_; ++j)
+            if (linear[j] != 0) tail.index.push_back(int(j)), tail.value.push_back(linear[j]);
+        tail.index.push_back(tau), tail.value.push_back(tauCoef);
         (upper ? tail.upper : tail.lower) = bound;
         rows.push_back(lp_.addRow(tail));
         return rows;
@@ -214,7 +341,50 @@ private:
     std::vector<Group> groups_;
     std::vector<int> hingeCols_;
     std::map<uint32_t, RegionTetras> regions_;
+    std::vector<Family> families_;
+    std::vector<std::vector<uint8_t>> states_;  // per family, per tetra: a TetraState
+    double constant_ = 0;
+    size_t missingRows_ = 0, missingColumns_ = 0;
+    bool elastic_ = false, sampled_ = false, reduced_ = false;
 };
+
+// Solves the LP by row generation over the families' tetras: first on a sample of each large
+// family (standing for the whole), then with every other tetra substituted on the side that
+// solution gives it, then adding the tetras found on the wrong side until none is. Each LP after
+// the first is a relaxation of the full one, so an infeasible one means the full LP is; an
+// unbounded one (substituted shortfalls can pay without limit when energies are unbounded) falls
+// back to the full LP. rounds counts the LPs solved.
+LpSolution solveReduced(LpBuilder& b, const std::vector<double>& weights, const std::vector<bool>& fixedZero,
+                        bool elastic, const std::string& solver, size_t& rounds) {
+    const bool warm = !b.states().empty();
+    const bool trace = std::getenv("FM_PLAN_TRACE") != nullptr;
+    auto timedSolve = [&] {
+        auto t0 = std::chrono::steady_clock::now();
+        LpSolution x = solve(b.lp(), solver);
+        if (trace)
+            std::fprintf(stderr, "LP %zu: %zu rows x %zu columns, %s, %.2f s\n", rounds, b.lp().rows.size(), b.lp().columns(),
+                         toString(x.status).c_str(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        ++rounds;
+        return x;
+    };
+    if (!warm) b.startSampled();
+    b.build(weights, fixedZero, elastic);
+    LpSolution s = timedSolve();
+    if (!b.reduced()) return s;
+    for (bool first = !warm;; first = false) {
+        if (s.status == LpStatus::Infeasible) return s;
+        if (s.status != LpStatus::Optimal) break;
+        if (!b.updateStates(s.x, first) && !first) {
+            s.objective += b.constant();
+            return s;
+        }
+        b.build(weights, fixedZero, elastic);
+        s = timedSolve();
+    }
+    b.makeWhole();
+    b.build(weights, fixedZero, elastic);
+    return timedSolve();
+}
 
 double evaluate(const Group& g, const PlanProblem& p, const std::vector<double>& dose, const std::vector<double>& e) {
     switch (g.kind) {
@@ -244,8 +414,7 @@ bool within(double value, double limit, bool upper) {
 void explainInfeasible(const PlanProblem& p, const std::vector<double>& weights, const std::vector<bool>& fixedZero,
                        const std::string& solver, PlanResult& r) {
     LpBuilder b(p);
-    b.build(weights, fixedZero, true);
-    LpSolution s = solve(b.lp(), solver);
+    LpSolution s = solveReduced(b, weights, fixedZero, true, solver, r.lpRounds);
     ++r.solves;
     if (s.status != LpStatus::Optimal) return;
     for (size_t g = 0; g < b.groups().size(); ++g) {
@@ -270,15 +439,21 @@ void explainInfeasible(const PlanProblem& p, const std::vector<double>& weights,
 
 }  // namespace
 
-PlanResult solvePlanOnce(const PlanProblem& p, const std::vector<double>& weights, const std::vector<bool>& fixedZero) {
+namespace {
+
+// solvePlanOnce, starting from and returning the tetras' states in carry (empty: from a sample).
+PlanResult solveCarried(const PlanProblem& p, const std::vector<double>& weights, const std::vector<bool>& fixedZero,
+                        std::vector<std::vector<uint8_t>>& carry) {
     PlanResult r;
     const std::string& solver = p.prescription->solver;
     LpBuilder b(p);
-    b.build(weights, fixedZero, false);
-    r.lpColumns = b.lp().columns();
-    r.lpRows = b.lp().rows.size();
+    b.states() = carry;
     r.targetWeights = weights;
-    LpSolution s = solve(b.lp(), solver);
+    LpSolution s = solveReduced(b, weights, fixedZero, false, solver, r.lpRounds);
+    carry = b.states();
+    r.lpColumns = b.fullColumns();
+    r.lpRows = b.fullRows();
+    r.lpSolvedRows = b.lp().rows.size();
     r.solver = s.solver;
     r.solves = 1;
     r.status = toString(s.status);
@@ -290,7 +465,7 @@ PlanResult solvePlanOnce(const PlanProblem& p, const std::vector<double>& weight
         return r;
     }
     r.feasible = true;
-    r.objective = s.objective;
+    r.objective = s.objective;  // with the constant of substituted tetras (solveReduced)
     for (size_t j = 0; j < p.matrix->sources; ++j) {
         r.energies[j] = std::max(0.0, s.x[j]);
         r.used[j] = !fixedZero[j];
@@ -304,6 +479,13 @@ PlanResult solvePlanOnce(const PlanProblem& p, const std::vector<double>& weight
     return r;
 }
 
+}  // namespace
+
+PlanResult solvePlanOnce(const PlanProblem& p, const std::vector<double>& weights, const std::vector<bool>& fixedZero) {
+    std::vector<std::vector<uint8_t>> carry;
+    return solveCarried(p, weights, fixedZero, carry);
+}
+
 namespace {
 
 double v100(const PlanProblem& p, const std::vector<double>& dose, const TargetSpec& t) {
@@ -311,7 +493,8 @@ double v100(const PlanProblem& p, const std::vector<double>& dose, const TargetS
 }
 
 // Raises the weight of each target short of its V100 goal (x4 a round, at most 8 rounds).
-void meetCoverageGoals(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResult& r) {
+void meetCoverageGoals(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResult& r,
+                       std::vector<std::vector<uint8_t>>& carry) {
     const auto& targets = p.prescription->targets;
     std::vector<double> w = r.targetWeights;
     for (int round = 1; round <= 8; ++round) {
@@ -322,8 +505,9 @@ void meetCoverageGoals(const PlanProblem& p, std::vector<bool>& fixedZero, PlanR
                 w[t] *= 4, short_ = true;
         r.goalsMet = !short_;
         if (!short_) return;
-        PlanResult next = solvePlanOnce(p, w, fixedZero);
-        next.solves += r.solves;
+        PlanResult next = solveCarried(p, w, fixedZero, carry);
+        next.solves += r.solves, next.lpRounds += r.lpRounds;
+        next.lpSolvedRows = std::max(next.lpSolvedRows, r.lpSolvedRows);
         if (!next.feasible) return;
         next.weightRounds = round;
         r = std::move(next);
@@ -336,7 +520,7 @@ void meetCoverageGoals(const PlanProblem& p, std::vector<bool>& fixedZero, PlanR
 
 // Drops sources whose energy is ~0 (below dropBelow x the largest), then the weakest while more
 // than maxSources remain, re-solving after each step; a drop that makes the plan infeasible is undone.
-void selectSources(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResult& r) {
+void selectSources(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResult& r, std::vector<std::vector<uint8_t>>& carry) {
     const auto& src = *p.sources;
     const Prescription& rx = *p.prescription;
     for (;;) {
@@ -353,11 +537,12 @@ void selectSources(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResul
         if (drop.empty() && rx.maxSources && active > rx.maxSources && weakest < src.size()) drop.push_back(weakest);
         if (drop.empty() || drop.size() == active) return;
         for (size_t j : drop) fixedZero[j] = true;
-        PlanResult next = solvePlanOnce(p, r.targetWeights, fixedZero);
-        next.solves += r.solves;
+        PlanResult next = solveCarried(p, r.targetWeights, fixedZero, carry);
+        next.solves += r.solves, next.lpRounds += r.lpRounds;
+        next.lpSolvedRows = std::max(next.lpSolvedRows, r.lpSolvedRows);
         if (!next.feasible) {
             for (size_t j : drop) fixedZero[j] = false;
-            r.solves = next.solves;
+            r.solves = next.solves, r.lpRounds = next.lpRounds;
             return;
         }
         next.dropped = r.dropped;
@@ -379,10 +564,11 @@ PlanResult optimisePlan(const PlanProblem& p) {
     std::vector<double> w;
     for (const auto& t : p.prescription->targets) w.push_back(t.weight);
     std::vector<bool> fixedZero(p.sources->size(), false);
-    PlanResult r = solvePlanOnce(p, w, fixedZero);
+    std::vector<std::vector<uint8_t>> carry;  // each solve starts from the previous one's rows
+    PlanResult r = solveCarried(p, w, fixedZero, carry);
     if (r.feasible) {
-        meetCoverageGoals(p, fixedZero, r);
-        selectSources(p, fixedZero, r);
+        meetCoverageGoals(p, fixedZero, r, carry);
+        selectSources(p, fixedZero, r, carry);
         // The selection may cost coverage: report the goals as they stand.
         std::vector<double> dose = p.matrix->dose(r.energies);
         for (const auto& t : p.prescription->targets)

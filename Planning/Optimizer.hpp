@@ -7,6 +7,9 @@
 // the volume <= Y), which is linear and implies D_x <= Y; likewise D_x >= X through the coldest
 // (1 - x). Then sources whose energy goes to ~0 are dropped (and a cap on their number applied)
 // with a re-solve after each drop, and V100 goals are met by raising the target weight.
+// Each LP is solved by row generation: only the tetras whose rows can bind at the optimum are
+// rows; the others' hinges enter as the linear piece (or zero) that holds there, checked after
+// each solve (see solveReduced in Optimizer.cpp). The optimum is the full LP's.
 #pragma once
 #include <map>
 #include <string>
@@ -49,7 +52,9 @@ struct PlanResult {
     std::vector<Conflict> conflicts;     // when infeasible
     std::vector<std::string> tight;      // when infeasible: hard constraints at their limit
     std::string solver;
-    size_t lpColumns = 0, lpRows = 0, solves = 0;
+    size_t lpColumns = 0, lpRows = 0, solves = 0;  // the full LP's size; plan solves
+    size_t lpSolvedRows = 0;  // rows of the largest LP solved (the reduced one, see optimisePlan)
+    size_t lpRounds = 0;      // LPs solved in all (row generation rounds of every solve)
     double seconds = 0;     // wall clock
     double cpuSeconds = 0;  // process CPU time (the wall clock counts other load too)
 };
@@ -60,6 +65,9 @@ struct PlanProblem {
     const std::vector<CandidateSource>* sources = nullptr;
     const Prescription* prescription = nullptr;
     const std::map<uint32_t, std::string>* regionNames = nullptr;
+    // Solve each LP by row generation over the tetras (exact: the same optimum as the full LP,
+    // far fewer rows); false solves the full LP, one row per tetra and purpose.
+    bool reduceLp = true;
 };
 
 PlanResult optimisePlan(const PlanProblem& p);

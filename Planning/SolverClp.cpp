@@ -3,6 +3,9 @@
 #include <CoinPackedMatrix.hpp>
 #include <ClpSimplex.hpp>
 
+#include <algorithm>
+#include <cmath>
+
 #include "Planning/LinearProgram.hpp"
 
 namespace fm::planning {
@@ -13,19 +16,33 @@ double clpBound(double v) { return v == kInf ? COIN_DBL_MAX : v == -kInf ? -COIN
 
 LpSolution solveClp(const LinearProgram& lp) {
     const int n = int(lp.columns());
-    CoinPackedMatrix m(false, 0, 0);  // row-ordered
-    m.setDimensions(0, n);
-    std::vector<double> rl, ru;
+    // The rows in one row-ordered array, handed over at once (appending row by row copies the
+    // matrix as it grows: quadratic in the rows).
+    std::vector<CoinBigIndex> start{0};
+    std::vector<int> length, index;
+    std::vector<double> value, rl, ru;
     for (const auto& r : lp.rows) {
-        m.appendRow(int(r.index.size()), r.index.data(), r.value.data());
+        index.insert(index.end(), r.index.begin(), r.index.end());
+        value.insert(value.end(), r.value.begin(), r.value.end());
+        start.push_back(CoinBigIndex(index.size()));
+        length.push_back(int(r.index.size()));
         rl.push_back(clpBound(r.lower));
         ru.push_back(clpBound(r.upper));
     }
+    CoinPackedMatrix m(false, n, int(lp.rows.size()), CoinBigIndex(index.size()), value.data(), index.data(), start.data(),
+                       length.data());
     std::vector<double> cl(n), cu(n);
     for (int j = 0; j < n; ++j) cl[j] = clpBound(lp.colLower[j]), cu[j] = clpBound(lp.colUpper[j]);
+    // Costs scaled to a largest of 1: the planner's are volume fractions (~1 / tetras), which
+    // CLP's absolute dual tolerance would otherwise treat as nearly zero and stop short.
+    double cmax = 0;
+    for (double c : lp.cost) cmax = std::max(cmax, std::fabs(c));
+    const double scale = cmax > 0 ? 1 / cmax : 1;
+    std::vector<double> cost(lp.cost);
+    for (double& c : cost) c *= scale;
     ClpSimplex model;
     model.setLogLevel(0);
-    model.loadProblem(m, cl.data(), cu.data(), lp.cost.data(), rl.data(), ru.data());
+    model.loadProblem(m, cl.data(), cu.data(), cost.data(), rl.data(), ru.data());
     model.setOptimizationDirection(1);
     model.initialSolve();  // presolve, then the simplex variant CLP picks
     LpSolution s;
@@ -38,7 +55,7 @@ LpSolution solveClp(const LinearProgram& lp) {
     }
     if (s.status == LpStatus::Optimal) {
         s.x.assign(model.primalColumnSolution(), model.primalColumnSolution() + n);
-        s.objective = model.objectiveValue();
+        s.objective = model.objectiveValue() / scale;
     }
     return s;
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -23,6 +24,10 @@ using namespace fm;
 using namespace fm::planning;
 
 namespace {
+
+double since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 std::atomic<bool> gCancel{false};
 extern "C" void onInterrupt(int) { gCancel = true; }
@@ -77,6 +82,7 @@ Args parseArgs(int argc, char** argv) {
 // Under MPI (mpirun -n N fullmonte-plan ...) every rank reads the plan and takes whole runs of the
 // simulation; rank 0 optimises and writes.
 int run(const Args& a, const MpiSession& mpi) {
+    const auto t0 = std::chrono::steady_clock::now();  // stage lines show the seconds since
     PlanSpec plan = readPlanFile(a.plan);
     if (!a.solver.empty()) plan.prescription.solver = a.solver;
     solve(LinearProgram{}, plan.prescription.solver);  // an unknown solver fails now, not after the runs
@@ -105,9 +111,9 @@ int run(const Args& a, const MpiSession& mpi) {
         rec.matrixFrom = f;
     } else {
         if (!a.quiet && root)
-            std::fprintf(stderr, "fullmonte-plan: %zu tetras; simulating %zu sources x %u batches (%s%s)\n",
+            std::fprintf(stderr, "fullmonte-plan: %zu tetras; simulating %zu sources x %u batches (%s%s) [%.1f s]\n",
                          plan.mesh->tetraCount(), plan.sources.size(), plan.simulation.batches, plan.simulation.kernel.c_str(),
-                         mpi.size() > 1 ? (", " + std::to_string(mpi.size()) + " MPI ranks").c_str() : "");
+                         mpi.size() > 1 ? (", " + std::to_string(mpi.size()) + " MPI ranks").c_str() : "", since(t0));
         size_t shown = size_t(-1);
         auto progress = [&](size_t done, size_t total) {
             if (done == shown) return;
@@ -121,13 +127,16 @@ int run(const Args& a, const MpiSession& mpi) {
         if (bar) std::fprintf(stderr, "\n");
         rec.matrixFrom = "simulated";
     }
-    if (!a.quiet) std::fprintf(stderr, "fullmonte-plan: optimising\n");
+    if (!a.quiet) std::fprintf(stderr, "fullmonte-plan: optimising [%.1f s]\n", since(t0));
     PlanProblem prob{plan.mesh.get(), &matrix, &plan.sources, &plan.prescription, &plan.regionNames};
     PlanResult result = optimisePlan(prob);
     PlanEvaluation eval = evaluatePlan(plan, matrix, result.energies);
     rec.matrix = &matrix, rec.result = &result, rec.evaluation = &eval;
-    if (!a.quiet) std::fprintf(stderr, "fullmonte-plan: writing %s\n", a.out.c_str());
+    if (!a.quiet)
+        std::fprintf(stderr, "fullmonte-plan: writing %s [%.1f s; LP %zu rows, %zu solved by row generation, %zu LPs]\n",
+                     a.out.c_str(), since(t0), result.lpRows, result.lpSolvedRows, result.lpRounds);
     writePlanOutputs(a.out, rec, a.overwrite);
+    if (!a.quiet) std::fprintf(stderr, "fullmonte-plan: done [%.1f s]\n", since(t0));
     std::fputs(planSummary(plan, result, eval).c_str(), stdout);
     std::printf("  outputs in %s\n", a.out.c_str());
     return result.feasible ? 0 : 2;
