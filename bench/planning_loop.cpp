@@ -176,10 +176,11 @@ struct ScriptLoop {
 };
 
 ScriptLoop scriptLoop(const TetraMesh& mesh, const MaterialSet& mats, const std::vector<SourcePtr>& sources,
-                      const std::vector<int>& devices, uint64_t packets, bool reuse) {
+                      const std::vector<int>& devices, uint64_t packets, bool reuse, uint32_t blocksPerSm = 0) {
     ScriptLoop L;
     L.runs = std::min<size_t>(sources.size(), 200);
     RunOptions lo;
+    lo.tuning.cudaBlocksPerSm = blocksPerSm;
     if (kernelName() == "cuda") lo.devices = devices;
     lo.outputs.surface = false;
     lo.packets = packets;
@@ -355,6 +356,15 @@ int main(int argc, char** argv) try {
                     tag.c_str(), fresh.absorbed.size(), maxDiff, differ);
         if (differ || !(maxDiff < 1e-12)) ok = false;
     }
+
+    // The same loop (cells kept) with the packet kernel's blocks per SM forced: a run of few
+    // packets per lane loses its launch's tail (its last packets' lives, with most lanes idle);
+    // the default picks fewer blocks for such runs (runBatches, Kernels/CUDA/CudaEngine.cuh).
+    if (gpu)
+        for (uint32_t bps : {4u, 3u, 2u, 1u}) {
+            const ScriptLoop forced = scriptLoop(mesh, mats, sources, devices, packets, true, bps);
+            reportScriptLoop("script_loop_reuse_bps" + std::to_string(bps), forced, kernelRate, packets);
+        }
 
     // The model cache's key of the mesh, per GPU run (Kernels/DeviceModelCache.hpp cellsKey):
     // the content hash of every cell against the packer's identity with its sample.
