@@ -146,9 +146,7 @@ Args parseArgs(int argc, char** argv) {
         else if (k == "--label-map") a.labelMap = value(i);
         else if (k == "--compact-labels") a.compactLabels = true;
         else if (k == "--downsample") {
-            double f = parseNumber(value(i), k);
-            if (f < 1 || f > 64 || f != std::floor(f)) throw ParameterError("--downsample must be an integer in [1, 64]");
-            a.downsample = unsigned(f);
+            a.downsample = downsampleFactor(parseNumber(value(i), k), k);
         }
         else if (k == "--surface") a.surfaces.push_back(parseSurface(value(i)));
         else if (k == "--no-perturb") o.perturb = false;
@@ -274,9 +272,7 @@ int reorder(const Args& a) {
 }
 
 void printImage(const std::string& what, const LabelImage& image) {
-    std::cout << what << ": " << image.dims[0] << " x " << image.dims[1] << " x " << image.dims[2] << " voxels of "
-              << image.spacing[0] << " x " << image.spacing[1] << " x " << image.spacing[2] << " mm, origin ("
-              << image.origin[0] << ", " << image.origin[1] << ", " << image.origin[2] << ") mm\n";
+    std::cout << describeLabelImage(what, image) << "\n";
 }
 
 // Refuses, before meshing starts, a mesh whose least size at these options cannot fit in memory.
@@ -285,15 +281,6 @@ void requireMeshingMemory(const LabelImage& image, const MeshingOptions& options
     char what[96];
     std::snprintf(what, sizeof what, "meshing: at least %.3g tetras at these sizes", e.tetras);
     requireMemory(e.bytes, what, kMeshTooLargeAdvice);
-}
-
-// --compact-labels: labels renumbered 1..N, the table printed (the mesh's regions are the new numbers).
-void compactLabels(LabelImage& image) {
-    LabelMap map = compactLabelMap(image);
-    std::cout << "compact labels (image label -> region):";
-    for (const auto& [from, to] : map) std::cout << " " << from << "->" << to;
-    std::cout << "\n";
-    applyLabelMap(image, map);
 }
 
 int run(int argc, char** argv) {
@@ -314,11 +301,8 @@ int run(int argc, char** argv) {
         }
         printImage(a.image, image);
         for (const std::string& w : labelImageWarnings(image)) std::cout << "warning: " << w << "\n";
-        if (a.compactLabels) compactLabels(image);
-        if (a.downsample > 1) {
-            image = downsampleLabels(image, a.downsample);
-            printImage("downsampled " + std::to_string(a.downsample) + "x", image);
-        }
+        // --compact-labels (the mesh's regions are the new numbers, the table printed), --downsample N.
+        for (const std::string& line : prepareLabelImage(image, {a.compactLabels, a.downsample})) std::cout << line << "\n";
         requireMeshingMemory(image, a.options);
         mesh = meshLabelImage(image, a.options);
     } else {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The compact planes of a mesh's cells (Kernels/Core/CellLayout.hpp CompactPlanes), built on the
-// load threads (Common/ParallelFor.hpp).
+// The compact planes of a mesh's cells (Kernels/Core/CellLayout.hpp CompactPlanes), alone or in
+// the device's CompactCells beside their links, built on the load threads (Common/ParallelFor.hpp).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -76,10 +76,10 @@ void codeFacesOf(const TetraRecord& r, int pass, std::vector<uint32_t>& faceCode
     }
 }
 
-}  // namespace
-
-std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells) {
-    std::vector<CompactPlanes> out(cells.size());
+// The compact planes of each cell of `cells` written to planesOf(i) (a CompactPlanes&), once per
+// cell, on the load threads: the one code behind compactCells and compactLayoutCells.
+template <class PlanesOf>
+void compactPlanesInto(const std::vector<TetraRecord>& cells, PlanesOf planesOf) {
     uint32_t faces = 0;
     for (const TetraRecord& r : cells)
         for (int f = 0; f < 4; ++f) faces = std::max(faces, (r.face[f] & ~kFaceSideBit) + 1);
@@ -93,7 +93,7 @@ std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells) {
     parallelFor(0, cells.size(), [&](unsigned, size_t lo, size_t hi) {
         for (size_t i = lo; i < hi; ++i) {
             const TetraRecord& r = cells[i];
-            CompactPlanes& p = out[i];
+            CompactPlanes& p = planesOf(i);
             double corner[4][3];
             bool cornered = false, tried = false;
             for (int f = 0; f < 4; ++f) {
@@ -113,6 +113,22 @@ std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells) {
                 }
             }
         }
+    });
+}
+
+}  // namespace
+
+std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells) {
+    std::vector<CompactPlanes> out(cells.size());
+    compactPlanesInto(cells, [&](size_t i) -> CompactPlanes& { return out[i]; });
+    return out;
+}
+
+std::vector<CompactCell> compactLayoutCells(const std::vector<TetraRecord>& cells) {
+    std::vector<CompactCell> out(cells.size());
+    compactPlanesInto(cells, [&](size_t i) -> CompactPlanes& {
+        out[i].links = cellLinksOf(cells[i]);
+        return out[i].planes;
     });
     return out;
 }

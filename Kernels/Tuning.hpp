@@ -2,7 +2,7 @@
 // The run-time tuning knobs of the kernels: the few settings a benchmark or a test needs to
 // change without rebuilding. Results do not depend on them (every packet keeps its history);
 // only speed and the order of summation do. Carried in RunOptions::tuning; the library never
-// reads or changes the environment for them: the command-line tools and the Tcl shell fill them
+// reads or changes the environment for them: the command-line tools, Tcl and Python fill them
 // from environment variables with tuningFromEnvironment() (docs/PERFORMANCE.md, "Tuning knobs").
 #pragma once
 #include <cstdint>

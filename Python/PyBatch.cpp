@@ -12,6 +12,7 @@
 #include "Kernels/Batch.hpp"
 #include "Kernels/CPU/TraceCpu.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Kernels/Tuning.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Python/PyCommon.hpp"
 #include "Storage/FluenceMatrix/FluenceMatrix.hpp"
@@ -139,6 +140,7 @@ std::shared_ptr<BatchResult> runBatch(MeshPtr mesh, py::handle materials, const 
     bo.params = ro.params;
     bo.threads = ro.threads;
     bo.devices = ro.devices;
+    bo.tuning = ro.tuning;
     bo.outputs.volume = bo.outputs.surface = true;
     bo.outputs.directed = false;
     bo.outputs.gatedVolume = ro.outputs.gatedVolume;
@@ -341,6 +343,7 @@ std::shared_ptr<Traces> traceMcml(const MCMLRun& run, py::handle packets, py::ha
     if (!packets.is_none()) opt.packets = countArg(packets, "packets", 1);
     opt.params.seed = countArg(seed, "seed", 0);
     opt.threads = threads;
+    opt.tuning = fm::tuningFromEnvironment();
     opt.outputs.volume = opt.outputs.surface = opt.outputs.directed = false;
     fm::validateRunOptions(opt);
     fm::KernelInput in;

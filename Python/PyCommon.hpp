@@ -78,7 +78,9 @@ void runCancellable(const std::function<void()>& work, std::atomic<bool>& cancel
                     const std::function<void()>& tick = {});
 
 // The run options shared by Simulation, run_batch and trace, checked (ParameterError naming the
-// option); integers as countArg takes them.
+// option); integers as countArg takes them. The tuning knobs come from the FM_* environment
+// variables as the command-line tools and Tcl take them (fm::tuningFromEnvironment: a bad value
+// is a ParameterError naming the variable).
 fm::RunOptions runOptions(py::handle packets, py::handle seed, unsigned threads, const std::vector<int>& devices,
                           double wmin, double prwin, uint32_t maxSteps, uint32_t maxHits);
 

@@ -153,6 +153,35 @@ fm::TetraMesh meshImageChecked(const fm::LabelImage& img, const fm::MeshingOptio
     return fm::meshLabelImage(img, o);
 }
 
+// compact_labels and downsample (fullmonte-mesh's --compact-labels, --downsample N), checked.
+fm::ImagePreparation preparationArgs(py::handle compactLabels, py::handle downsample) {
+    if (!py::isinstance<py::bool_>(compactLabels)) throw py::type_error("compact_labels: expected True or False");
+    if (!py::isinstance<py::int_>(downsample) || py::isinstance<py::bool_>(downsample))
+        throw py::type_error("downsample: expected an integer, got " +
+                             std::string(py::str(py::type::of(downsample).attr("__name__"))));
+    const double n = PyLong_AsDouble(downsample.ptr());
+    if (n == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    fm::ImagePreparation p;
+    p.compactLabels = compactLabels.cast<bool>();
+    p.downsample = fm::downsampleFactor(n, "downsample");
+    return p;
+}
+
+// `p` applied to `img` after any label map, as the command line applies it: the border-label
+// warning issued as a RuntimeWarning, the compact table and the downsampled image's line printed.
+void prepareImage(fm::LabelImage& img, const fm::ImagePreparation& p) {
+    issueWarnings(fm::labelImageWarnings(img));
+    for (const std::string& line : fm::prepareLabelImage(img, p)) py::print(line);
+}
+
+// Meshes a prepared image (GIL released) and issues the labels the mesh lost or resolves badly.
+std::shared_ptr<fm::TetraMesh> meshImage(std::shared_ptr<const fm::LabelImage> img, const fm::MeshingOptions& o,
+                                         py::object progress) {
+    auto mesh = meshWith([img](const fm::MeshingOptions& opt) { return meshImageChecked(*img, opt); }, o, progress);
+    issueWarnings(fm::regionVolumeWarnings(fm::regionVolumes(*mesh, img.get())));
+    return mesh;
+}
+
 py::tuple imageTuple(const fm::LabelImage& img) {
     py::array_t<int32_t, py::array::f_style> a({py::ssize_t(img.dims[0]), py::ssize_t(img.dims[1]),
                                                 py::ssize_t(img.dims[2])});
@@ -166,7 +195,12 @@ const char* kOptionsDoc =
     "distance 0.5 s): cell_size, facet_size, facet_distance, facet_angle (deg, 25), "
     "radius_edge_ratio (3), cell_size_by_label / facet_size_by_label ({label: mm}), perturb, exude "
     "(True), sliver_bound (deg, 10), time_limit (s per optimiser, 0 = none), seed (0; same seed, "
-    "options and input give the same mesh). progress: called with each stage message when done. "
+    "options and input give the same mesh). compact_labels=True renumbers the labels present (after any "
+    "label map) to regions 1..N in ascending order, printing the table; downsample=N (integer 1..64) "
+    "meshes blocks of N^3 voxels as one voxel of their majority label, printing the new image (as "
+    "fullmonte-mesh --compact-labels, --downsample N). A label on every border voxel (a background "
+    "not coded 0) and labels the mesh lost or misses by > 20% in volume are RuntimeWarnings. "
+    "progress: called with each stage message when done. "
     "GIL released; CGAL cannot stop mid-stage, so Ctrl-C takes effect when meshing returns.";
 #endif
 
@@ -199,26 +233,34 @@ void bindMeshing(py::module_& m) {
     }, py::arg("path"), py::arg("labels"), py::arg("spacing") = std::vector<double>{1, 1, 1},
        py::arg("origin") = std::vector<double>{0, 0, 0}, "Writes labels[i, j, k] as a MetaImage (.mha)");
     m.def("mesh_image", [](py::handle labels, py::handle spacing, py::handle origin, py::object progress,
-                           py::kwargs kw) {
+                           py::handle compactLabels, py::handle downsample, py::kwargs kw) {
+        const fm::MeshingOptions o = meshingOptions(kw);
+        const fm::ImagePreparation p = preparationArgs(compactLabels, downsample);
         auto img = std::make_shared<fm::LabelImage>(imageFrom(labels, spacing, origin));
-        return meshWith([img](const fm::MeshingOptions& o) { return meshImageChecked(*img, o); },
-                        meshingOptions(kw), progress);
+        prepareImage(*img, p);
+        return meshImage(img, o, progress);
     }, py::arg("labels"), py::arg("spacing") = std::vector<double>{1, 1, 1},
        py::arg("origin") = std::vector<double>{0, 0, 0}, py::kw_only(), py::arg("progress") = py::none(),
+       py::arg("compact_labels") = false, py::arg("downsample") = 1,
        (std::string("Meshes a labelled image labels[i, j, k] (shape (nx, ny, nz); voxel (i, j, k) centred at "
                     "origin + (i, j, k) * spacing, mm) into a TetraMesh whose regions are the labels (0 is "
                     "the outside). ") + kOptionsDoc).c_str());
     m.def("mesh_image_file", [](const std::string& path, const std::string& labelMap, py::object progress,
-                                py::kwargs kw) {
-        fm::MeshingOptions o = meshingOptions(kw);
-        return meshWith([path, labelMap](const fm::MeshingOptions& opt) {
-            fm::LabelImage img = readImage(path);
+                                py::handle compactLabels, py::handle downsample, py::kwargs kw) {
+        const fm::MeshingOptions o = meshingOptions(kw);  // bad options raise before the image is read
+        const fm::ImagePreparation p = preparationArgs(compactLabels, downsample);
+        auto img = std::make_shared<fm::LabelImage>();
+        {
+            py::gil_scoped_release nogil;
+            *img = readImage(path);
             if (!labelMap.empty())
-                fm::applyLabelMap(img, std::filesystem::exists(labelMap) ? fm::readLabelMapFile(labelMap)
-                                                                          : fm::parseLabelMap(labelMap));
-            return meshImageChecked(img, opt);
-        }, o, progress);
+                fm::applyLabelMap(*img, std::filesystem::exists(labelMap) ? fm::readLabelMapFile(labelMap)
+                                                                           : fm::parseLabelMap(labelMap));
+        }
+        prepareImage(*img, p);
+        return meshImage(img, o, progress);
     }, py::arg("path"), py::kw_only(), py::arg("label_map") = "", py::arg("progress") = py::none(),
+       py::arg("compact_labels") = false, py::arg("downsample") = 1,
        (std::string("Meshes a segmentation file (as read_label_image; Tcl ImageMesher). ") + kOptionsDoc).c_str());
     m.def("mesh_surfaces", [](py::handle surfaces, py::object progress, py::kwargs kw) {
         std::vector<fm::RegionSurface> in;

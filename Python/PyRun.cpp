@@ -14,6 +14,7 @@
 #include "Geometry/Queries.hpp"
 #include "Geometry/Sources.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Kernels/Tuning.hpp"
 #include "Python/PyCommon.hpp"
 
 namespace fmpy {
@@ -291,6 +292,8 @@ read-only numpy views. Normalise with fluence(energy=...) or scale = energy / pa
         .def_property_readonly("packets", [](const Result& r) { return r.run.packetsDone; }, "Packets run")
         .def_property_readonly("seconds", [](const Result& r) { return r.run.seconds; }, "Wall-clock time of the run")
         .def_property_readonly("kernel", [](const Result& r) { return r.run.kernel; }, "'cpu', 'cuda' or 'hybrid (...)'")
+        .def_property_readonly("gpu_blocks_per_sm", [](const Result& r) { return r.run.gpuBlocksPerSm; },
+                               "GPU runs: thread blocks per SM of the packet kernel (FM_CUDA_BLOCKS_PER_SM caps it); 0 on the CPU")
         .def_property_readonly("cpu_packets", [](const Result& r) { return r.run.cpuPackets; },
                                "kernel='hybrid': packets the CPU's threads ran (the GPUs ran the rest)")
         .def_property_readonly("mesh", [](const Result& r) { return std::const_pointer_cast<fm::TetraMesh>(r.mesh); },
@@ -392,6 +395,7 @@ fm::RunOptions runOptions(py::handle packets, py::handle seed, unsigned threads,
     opt.params.prwin = float(prwin);
     opt.params.maxSteps = maxSteps;
     opt.params.maxHits = maxHits;
+    opt.tuning = fm::tuningFromEnvironment();
     return opt;
 }
 

@@ -4,6 +4,7 @@
 #include "Geometry/MeshCheck.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Kernels/McmlRecords.hpp"
+#include "Kernels/Tuning.hpp"
 #include "Python/PyCommon.hpp"
 #include "Storage/COMSOL/COMSOLMesh.hpp"
 #include "Storage/MCML/MCIReader.hpp"
@@ -39,6 +40,7 @@ fm::RunOptions mcmlOptions(const MCMLRun& run, py::handle seed, unsigned threads
     fm::RunOptions opt = fm::mcmlRunOptions(run);
     opt.params.seed = countArg(seed, what + " seed", 0);
     opt.threads = threads;
+    opt.tuning = fm::tuningFromEnvironment();
     return opt;
 }
 

@@ -9,6 +9,7 @@
 #include "Common/Text.hpp"
 #include "Geometry/Meshing/MeshQuality.hpp"
 #include "Kernels/ResourceLimits.hpp"
+#include "Tcl/TclMeshCheck.hpp"
 #ifdef FM_TCL_VTK
 #include "Storage/VTK/VTKImageReader.hpp"
 #endif
@@ -76,7 +77,9 @@ fm::MeshingOptions MesherSettings::options() const {
 }
 
 void MesherSettings::finish(fm::TetraMesh m, const fm::LabelImage* image) {
-    report_ = fm::formatMeshReport(m, fm::regionVolumes(m, image), fm::meshQuality(m));
+    const std::vector<fm::RegionVolume> volumes = fm::regionVolumes(m, image);
+    report_ = fm::formatMeshReport(m, volumes, fm::meshQuality(m));
+    fmtcl::reportWarnings(fm::regionVolumeWarnings(volumes));  // labels lost or badly resolved
     mesh_ = std::make_shared<fm::TetraMesh>(std::move(m));
 }
 
@@ -88,6 +91,16 @@ std::string ImageMesher::labelMap() const { return labelMap_; }
 void ImageMesher::labelMap(const std::string& spec) {
     if (!spec.empty() && !std::filesystem::exists(spec)) fm::parseLabelMap(spec);  // checked now
     labelMap_ = spec;
+}
+bool ImageMesher::compactLabels() const { return prepare_.compactLabels; }
+void ImageMesher::compactLabels(bool on) { prepare_.compactLabels = on; }
+unsigned ImageMesher::downsample() const { return prepare_.downsample; }
+void ImageMesher::downsample(double n) { prepare_.downsample = fm::downsampleFactor(n, "ImageMesher downsample"); }
+std::string ImageMesher::compactTable() const {
+    if (!image_) throw ParameterError("ImageMesher compactTable: call update first");
+    std::string s;
+    for (const auto& [from, to] : table_) s += (s.empty() ? "" : " ") + std::to_string(from) + " " + std::to_string(to);
+    return s;
 }
 
 void ImageMesher::update() {
@@ -104,10 +117,15 @@ void ImageMesher::update() {
     if (!labelMap_.empty())
         fm::applyLabelMap(*image, std::filesystem::exists(labelMap_) ? fm::readLabelMapFile(labelMap_)
                                                                      : fm::parseLabelMap(labelMap_));
+    // As fullmonte-mesh: the border-label warning, then the compact table and the downsampled image.
+    fmtcl::reportWarnings(fm::labelImageWarnings(*image));
+    fm::LabelMap table;
+    for (const std::string& line : fm::prepareLabelImage(*image, prepare_, &table)) std::cout << line << std::endl;
     fm::requireMemory(fm::estimateImageMeshing(*image, options()).bytes, "ImageMesher update: meshing",
                       fm::kMeshTooLargeAdvice);
     finish(fm::meshLabelImage(*image, options()), image.get());
     image_ = image;
+    table_ = std::move(table);
 }
 
 std::string ImageMesher::dims() const {

@@ -60,6 +60,11 @@ public:
     void filename(const std::string& path);  // .nii .nii.gz .mha .mhd (.vti in VTK builds)
     std::string labelMap() const;
     void labelMap(const std::string& spec);  // "a=b,c=d" or a file of pairs; 0=K meshes the background
+    bool compactLabels() const;
+    void compactLabels(bool on);  // renumber the labels present (after labelMap) to regions 1..N
+    unsigned downsample() const;
+    void downsample(double n);    // mesh blocks of n^3 voxels as one voxel (majority label); n integer 1..64
+    std::string compactTable() const;  // {image label, region} pairs of the last update's renumbering
     void update();
     std::string dims() const;     // "nx ny nz" of the image last meshed
     std::string spacing() const;  // mm
@@ -68,6 +73,8 @@ public:
 #ifndef SWIG
 private:
     std::string file_, labelMap_;
+    fm::ImagePreparation prepare_;
+    fm::LabelMap table_;
     std::shared_ptr<fm::LabelImage> image_;
 #endif
 };

@@ -184,8 +184,9 @@ std::vector<std::string> labelImageWarnings(const LabelImage& im) {
                 if (im.at(i, j, k) != first) return {};
         }
     const std::string l = std::to_string(first);
-    return {"label " + l + " covers every voxel of the image's border: if it is the background, give --label-map " +
-            l + "=0 (as it is, it is meshed as a region filling the image's box)"};
+    return {"label " + l + " covers every voxel of the image's border: if it is the background, map it to the outside "
+            "(fullmonte-mesh --label-map " + l + "=0, Tcl labelMap " + l + "=0, Python label_map='" + l +
+            "=0'; as it is, it is meshed as a region filling the image's box)"};
 }
 
 LabelMap compactLabelMap(const LabelImage& image) {
@@ -238,6 +239,42 @@ LabelImage downsampleLabels(const LabelImage& in, unsigned factor) {
                 out.labels[out.index(I, J, K)] = majority(votes);
             }
     return out;
+}
+
+unsigned downsampleFactor(double value, const std::string& what) {
+    if (!(value >= 1 && value <= 64) || value != std::floor(value)) {
+        std::ostringstream m;
+        m << what << " must be an integer in [1, 64], got " << value;
+        throw ParameterError(m.str());
+    }
+    return unsigned(value);
+}
+
+std::string describeLabelImage(const std::string& what, const LabelImage& image) {
+    std::ostringstream s;
+    s << what << ": " << image.dims[0] << " x " << image.dims[1] << " x " << image.dims[2] << " voxels of "
+      << image.spacing[0] << " x " << image.spacing[1] << " x " << image.spacing[2] << " mm, origin ("
+      << image.origin[0] << ", " << image.origin[1] << ", " << image.origin[2] << ") mm";
+    return s.str();
+}
+
+std::vector<std::string> prepareLabelImage(LabelImage& image, const ImagePreparation& p, LabelMap* table) {
+    const unsigned factor = downsampleFactor(p.downsample, "downsample");
+    std::vector<std::string> lines;
+    LabelMap map;
+    if (p.compactLabels) {
+        map = compactLabelMap(image);
+        std::string line = "compact labels (image label -> region):";
+        for (const auto& [from, to] : map) line += " " + std::to_string(from) + "->" + std::to_string(to);
+        lines.push_back(line);
+        applyLabelMap(image, map);
+    }
+    if (factor > 1) {
+        image = downsampleLabels(image, factor);
+        lines.push_back(describeLabelImage("downsampled " + std::to_string(factor) + "x", image));
+    }
+    if (table) *table = std::move(map);
+    return lines;
 }
 
 }  // namespace fm

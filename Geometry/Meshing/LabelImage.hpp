@@ -57,7 +57,7 @@ void applyLabelMap(LabelImage& image, const LabelMap& map);
 
 // What to tell a user about an image before meshing it: a non-zero label on every voxel of the
 // image's border, the usual sign of a background coded other than 0 (it would be meshed as a
-// region filling the image's box; --label-map L=0 makes it the outside). Empty when none.
+// region filling the image's box; the label map L=0 makes it the outside). Empty when none.
 std::vector<std::string> labelImageWarnings(const LabelImage& image);
 
 // The map that renumbers the non-zero labels present to 1, 2, ... in ascending order (0 stays
@@ -70,6 +70,22 @@ LabelMap compactLabelMap(const LabelImage& image);
 // its block's centre; a partial block at the far edge counts its voxels only. For images too
 // large to mesh at their resolution; structures thinner than a block may vanish.
 LabelImage downsampleLabels(const LabelImage& image, unsigned factor);
+
+// fullmonte-mesh's --compact-labels and --downsample N, shared by Tcl's ImageMesher and Python's
+// mesh_image: applied after any label map, in this order.
+struct ImagePreparation {
+    bool compactLabels = false;  // the labels present renumbered 1..N (compactLabelMap)
+    unsigned downsample = 1;     // blocks of downsample^3 voxels made one (downsampleLabels), 1..64
+};
+// A downsample factor given as a number: an integer from 1 to 64, else ParameterError naming `what`.
+unsigned downsampleFactor(double value, const std::string& what);
+// The line fullmonte-mesh shows for an image: "<what>: nx x ny x nz voxels of sx x sy x sz mm,
+// origin (x, y, z) mm".
+std::string describeLabelImage(const std::string& what, const LabelImage& image);
+// Applies `p` to `image`; returns the lines a user is shown, as fullmonte-mesh prints them: the
+// table "compact labels (image label -> region): 7->1 9->2" and "downsampled Nx: <image>". `table`
+// (when not null) receives the compact map (empty without compactLabels).
+std::vector<std::string> prepareLabelImage(LabelImage& image, const ImagePreparation& p, LabelMap* table = nullptr);
 
 // Writes .mha (MetaImage, uncompressed) for tests and tools.
 void writeMetaImage(const std::string& path, const LabelImage& image);

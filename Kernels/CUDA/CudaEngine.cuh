@@ -377,9 +377,7 @@ struct DeviceMesh {
             links.upload(k, s);
             cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // p and k go out of scope
         } else if (layout == CellLayout::Compact) {
-            const std::vector<CompactPlanes> q = compactCells(c);
-            std::vector<CompactCell> k(c.size());
-            for (size_t i = 0; i < c.size(); ++i) k[i] = CompactCell{q[i], cellLinksOf(c[i])};
+            const std::vector<CompactCell> k = compactLayoutCells(c);
             compact.upload(k, s);
             cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // k goes out of scope
         }

@@ -199,6 +199,9 @@ inline uint32_t encodeCompactNormal(double x, double y, double z) {
 // and negated for the other; C goes through the face's centroid. A cell without corners (the
 // dummy cell 0) gets planes no packet leaves through (C = +inf).
 std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells);
+// The compact layout's cells of `cells`, index for index: the planes compactCells gives, beside
+// the links cellLinksOf gives, written in place in one pass (what a compact DeviceMesh uploads).
+std::vector<CompactCell> compactLayoutCells(const std::vector<TetraRecord>& cells);
 
 // The layout for `cells` cells on a device of `l2Bytes` of L2 and `deviceBytes` of memory: as
 // asked, or for Auto the compact planes where the records take more than half of the L2 (most

@@ -246,6 +246,31 @@ BOOST_AUTO_TEST_CASE(planes_of_cube_5med) {
     checkCompactMesh(readTIMOSMesh(fmtest::sharedData("timos/cube_5med/cube_5med.mesh")), "cube_5med");
 }
 
+// The device's CompactCells filled in place (compactLayoutCells) are, byte for byte, the planes of
+// compactCells beside the links of cellLinksOf, on one load thread and on many.
+void checkLayoutCells(const TetraMesh& mesh, const std::string& name) {
+    const KernelInput in = cellsOf(mesh);
+    const std::vector<CompactPlanes> planes = compactCells(in.cells);
+    std::vector<CompactCell> expected(in.cells.size());
+    for (size_t i = 0; i < in.cells.size(); ++i) expected[i] = CompactCell{planes[i], cellLinksOf(in.cells[i])};
+    for (unsigned threads : {1u, 3u}) {
+        setLoadThreads(threads);
+        const std::vector<CompactCell> got = compactLayoutCells(in.cells);
+        BOOST_REQUIRE_EQUAL(got.size(), expected.size());
+        size_t differ = 0;
+        for (size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &expected[i], sizeof(CompactCell)) != 0;
+        BOOST_CHECK_MESSAGE(differ == 0, name << ", " << threads << " load threads: " << differ << " of " << got.size()
+                                                << " CompactCells differ");
+    }
+    setLoadThreads(0);
+}
+
+BOOST_AUTO_TEST_CASE(layout_cells_in_place_equal_planes_beside_links) {
+    checkLayoutCells(jitteredBox(), "jittered box");
+    if (!fmtest::haveSharedData("timos/cube_5med/cube_5med.mesh")) return;
+    checkLayoutCells(readTIMOSMesh(fmtest::sharedData("timos/cube_5med/cube_5med.mesh")), "cube_5med");
+}
+
 // Large meshes (the Digimouse meshes on the GPU machine: bench/gpu_latency.sh names them).
 BOOST_AUTO_TEST_CASE(planes_of_the_meshes_in_FM_COMPACT_TEST_MESHES) {
     const char* list = std::getenv("FM_COMPACT_TEST_MESHES");
