@@ -357,9 +357,9 @@ int main(int argc, char** argv) try {
         if (differ || !(maxDiff < 1e-12)) ok = false;
     }
 
-    // The same loop (cells kept) with the packet kernel's blocks per SM forced: a run of few
-    // packets per lane loses its launch's tail (its last packets' lives, with most lanes idle);
-    // the default picks fewer blocks for such runs (runBatches, Kernels/CUDA/CudaEngine.cuh).
+    // The same loop (cells kept) with the packet kernel's blocks per SM forced: fewer lanes give
+    // each more packets and its launch a shorter tail (its last packets' lives, with most lanes
+    // idle), but hide less of the memory's latency (docs/PERFORMANCE.md, session 20).
     if (gpu)
         for (uint32_t bps : {4u, 3u, 2u, 1u}) {
             const ScriptLoop forced = scriptLoop(mesh, mats, sources, devices, packets, true, bps);

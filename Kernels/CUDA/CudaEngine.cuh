@@ -498,23 +498,10 @@ struct LaunchScratch {
     }
 };
 
-// A launch ends with a tail: once its counter has no packets left, its last packets run on for
-// about one packet's life while the other lanes idle. A run of few packets per lane loses much
-// of its time there; fewer lanes with more packets each lose less, so a short run takes only as
-// many blocks per SM as give every lane at least kMinPacketsPerLane packets.
-constexpr uint64_t kMinPacketsPerLane = 16;
-inline int shortRunBlocksPerSm(uint64_t packets, int sms, int fit) {
-    const uint64_t perBlockRow = uint64_t(sms) * kBlock * kMinPacketsPerLane;  // one block per SM
-    const uint64_t want = (packets + perBlockRow - 1) / perBlockRow;
-    return int(std::max<uint64_t>(1, std::min<uint64_t>(uint64_t(fit), want)));
-}
-
 // Runs opt.packets packets through launchOne(blocks, stream, firstPacket, count, counter), a
 // launch of `kernel` (smem bytes of dynamic shared memory per block) of kBlock threads each, as
-// many blocks per SM as fit, fewer for a short run (shortRunBlocksPerSm; a streamed run's
-// opt.packets is only a bound: it takes all that fit). opt.tuning.cudaBlocksPerSm = N launches
-// at most N per SM (benchmarks, tests). Results do not depend on it, only the order of the atomic
-// additions changes.
+// many blocks per SM as fit (opt.tuning.cudaBlocksPerSm = N launches at most N per SM:
+// benchmarks, tests; results do not depend on it, only the order of the atomic additions changes).
 template <class Kernel, class LaunchOne>
 BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStream_t s, LaunchOne launchOne,
                     LaunchScratch* kept = nullptr) {
@@ -524,7 +511,7 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
     cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, smem), "occupancy");
     fit = std::max(fit, 1);
     const int forced = int(opt.tuning.cudaBlocksPerSm);
-    const int perSm = forced ? std::min(forced, fit) : opt.packetSource ? fit : shortRunBlocksPerSm(opt.packets, sms, fit);
+    const int perSm = forced ? std::min(forced, fit) : fit;
     const uint64_t batch = uint64_t(sms) * perSm * kBlock * kPacketsPerThread;
     // With opt.packetSource (a hybrid run's GPU side, Kernels/PacketSource.hpp) each launch's
     // range is taken from the source as the launch is queued, so the launches stay two deep

@@ -66,9 +66,8 @@ def test_blocks_per_sm_reaches_the_gpu_kernel(slab_model, monkeypatch):
     if not ok:
         pytest.skip("no CUDA device (" + why + "): FM_CUDA_BLOCKS_PER_SM is checked on a GPU machine")
     mesh, mats = slab_model
-    monkeypatch.setenv("FM_CUDA_BLOCKS_PER_SM", "3")
+    monkeypatch.setenv("FM_CUDA_BLOCKS_PER_SM", "1")
     r = fm.run(mesh, mats, fm.PointSource((0, 0, 0)), packets=20000, kernel="cuda")
-    assert r.gpu_blocks_per_sm == 3
+    assert r.gpu_blocks_per_sm == 1
     monkeypatch.delenv("FM_CUDA_BLOCKS_PER_SM")
-    # Unforced, a run this short takes one block per SM (each lane >= 16 packets: runBatches).
-    assert fm.run(mesh, mats, fm.PointSource((0, 0, 0)), packets=20000, kernel="cuda").gpu_blocks_per_sm == 1
+    assert fm.run(mesh, mats, fm.PointSource((0, 0, 0)), packets=20000, kernel="cuda").gpu_blocks_per_sm > 1

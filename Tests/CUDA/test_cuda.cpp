@@ -121,26 +121,6 @@ BOOST_AUTO_TEST_CASE(blocks_per_sm_change_only_the_order_of_additions) {
     }
 }
 
-// A short run takes fewer blocks per SM (every lane at least kMinPacketsPerLane packets, so
-// that its launch's tail costs less): the same histories as a run with all blocks that fit.
-BOOST_AUTO_TEST_CASE(short_runs_take_fewer_blocks_with_the_same_histories) {
-    if (!haveGpu()) return;
-    PointSource P;
-    P.position = {0.1, 0.2, 0.3};
-    KernelInput in = packModel(mesh, mats, P, {});
-    RunOptions o;
-    o.packets = 50000;  // fewer than 16 per lane of one 256-thread block per SM on any GPU of >= 13 SMs
-    const RunResult t = runKernel("cuda", in, o);
-    o.tuning.cudaBlocksPerSm = 4;
-    const RunResult f = runKernel("cuda", in, o);
-    BOOST_CHECK_EQUAL(t.gpuBlocksPerSm, 1);
-    BOOST_CHECK_EQUAL(f.gpuBlocksPerSm, 4);
-    BOOST_CHECK_EQUAL(t.packetsDone, o.packets);
-    fmtest::checkSameEvents(f.events, t.events);
-    BOOST_CHECK_CLOSE(t.ledger.absorbed, f.ledger.absorbed, 1e-9);
-    BOOST_CHECK_SMALL(l1(f.volume, t.volume), 1e-9);
-}
-
 // Few cells: the GPU keeps the volume and exit tallies per block in shared memory and adds
 // them once per block. A 2 x 2 x 2 box (40 tetras) with the source inside: same statistics as
 // the CPU, and the ledger's absorbed weight equals the sum of the volume tally.
