@@ -47,8 +47,9 @@ void keepBasis(const ClpSimplex& model, const LinearProgram& lp, LpBasis& basis)
 }
 }  // namespace
 
-// Cold (from null): presolve, then the simplex variant CLP picks. Warm: the dual simplex from
-// from's basis (added rows leave the old basis dual feasible). end, if given, receives the
+// Cold (from null): presolve, then the simplex variant CLP picks. Warm: the primal simplex from
+// from's basis (kept primal feasible for new hinge rows, see LpBasis::startOf; costs change
+// between the LPs of a plan, so the dual start is rarely feasible). end, if given, receives the
 // optimal basis.
 LpSolution solveClp(const LinearProgram& lp, const LpBasis* from, LpBasis* end) {
     const int n = int(lp.columns());
@@ -82,7 +83,9 @@ LpSolution solveClp(const LinearProgram& lp, const LpBasis* from, LpBasis* end) 
     model.setOptimizationDirection(1);
     if (from) {
         setBasis(model, lp, *from);
-        model.dual();
+        model.primal();
+        // Optimal in the scaled problem only (secondary status 2-4): once more from that basis.
+        if (model.status() == 0 && model.secondaryStatus() >= 2 && model.secondaryStatus() <= 4) model.primal();
     } else {
         model.initialSolve();
     }
@@ -94,6 +97,12 @@ LpSolution solveClp(const LinearProgram& lp, const LpBasis* from, LpBasis* end) 
     case 2: s.status = LpStatus::Unbounded; break;
     default: s.status = LpStatus::Failed; s.message = "CLP status " + std::to_string(model.status()); break;
     }
+    // A warm start ending optimal only in the scaled problem with primal infeasibilities left in
+    // the unscaled one (secondary status 2, 4), or giving up (5, 7), counts as failed, so that
+    // solve() confirms it cold. Dual infeasibilities alone (3) are accepted, as from a cold start.
+    const int second = model.secondaryStatus();
+    if (from && s.status == LpStatus::Optimal && (second == 2 || second == 4 || second == 5 || second == 7))
+        s.status = LpStatus::Failed, s.message = "CLP secondary status " + std::to_string(second);
     if (s.status == LpStatus::Optimal) {
         s.x.assign(model.primalColumnSolution(), model.primalColumnSolution() + n);
         s.objective = model.objectiveValue() / scale;

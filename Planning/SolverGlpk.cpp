@@ -52,8 +52,8 @@ void keepBasis(glp_prob* p, const LinearProgram& lp, const std::vector<double>& 
 }  // namespace
 
 // Cold (start null): presolve and the primal simplex. Warm: no presolve (it would discard the
-// basis), the dual simplex from start's basis, the primal where the dual fails. end, if given,
-// receives the optimal basis.
+// basis), the primal simplex from start's basis (see solveClp). end, if given, receives the
+// optimal basis.
 LpSolution solveGlpk(const LinearProgram& lp, const LpBasis* start, LpBasis* end) {
     std::unique_ptr<glp_prob, void (*)(glp_prob*)> p(glp_create_prob(), glp_delete_prob);
     glp_set_obj_dir(p.get(), GLP_MIN);
@@ -79,7 +79,7 @@ LpSolution solveGlpk(const LinearProgram& lp, const LpBasis* start, LpBasis* end
     parm.presolve = start ? GLP_OFF : GLP_ON;
     if (start) {
         setBasis(p.get(), lp, *start);
-        parm.meth = GLP_DUALP;
+        parm.meth = GLP_PRIMAL;
     }
     int rc = glp_simplex(p.get(), &parm);
     LpSolution s;

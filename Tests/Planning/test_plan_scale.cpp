@@ -206,6 +206,58 @@ BOOST_AUTO_TEST_CASE(warm_started_plan_is_the_cold_plan) {
     }
 }
 
+// Hostile prescriptions and matrices, by row generation with warm starts and as the full LP
+// solved cold: tetras without a defined dose (NaN, mu_a = 0) in the target, target tetras no
+// source reaches (zero-dose rows) under a hard minimum, an organ every source reaches held at
+// zero dose (every organ row binds), and a target without any defined dose.
+BOOST_AUTO_TEST_CASE(hostile_plans_by_row_generation_are_the_full_lps) {
+    auto fullOf = [](const SyntheticPlan& c) {
+        PlanProblem p = c.problem(false);
+        p.warmStart = false;
+        return solvePlanOnce(p, {1.0}, std::vector<bool>(c.sources.size(), false));
+    };
+    auto sameOptimum = [](const PlanResult& red, const PlanResult& full) {
+        BOOST_TEST(red.status == full.status);
+        BOOST_REQUIRE(red.feasible == full.feasible);
+        if (!red.feasible) {
+            BOOST_REQUIRE(red.conflicts.size() == full.conflicts.size());
+            for (size_t k = 0; k < red.conflicts.size(); ++k) {
+                BOOST_TEST(red.conflicts[k].name == full.conflicts[k].name);
+                BOOST_TEST(std::fabs(red.conflicts[k].slack - full.conflicts[k].slack) <= 1e-5 * std::max(1.0, full.conflicts[k].slack));
+            }
+            return;
+        }
+        BOOST_TEST(std::fabs(red.objective - full.objective) <= 1e-6 * std::max(1.0, full.objective));
+        for (size_t j = 0; j < full.energies.size(); ++j) BOOST_TEST(std::fabs(red.energies[j] - full.energies[j]) <= 1e-3);
+        for (size_t k = 0; k < red.checks.size() && k < full.checks.size(); ++k) BOOST_TEST(red.checks[k].met == full.checks[k].met);
+    };
+    SyntheticPlan c(16, 6);
+    const size_t T = c.matrix.tetras;
+    size_t nan = 0, zero = 0;
+    for (uint32_t t = 1; t <= T; ++t) {
+        if (c.mesh.region(t) != 2) continue;
+        bool undefined = t % 7 == 0, unreached = t % 11 == 0;
+        nan += undefined, zero += unreached && !undefined;
+        for (size_t j = 0; j < c.sources.size(); ++j)
+            if (undefined || unreached) c.matrix.fluence[j * T + t - 1] = undefined ? NAN : 0.0;
+    }
+    BOOST_TEST_MESSAGE(nan << " target tetras without a defined dose, " << zero << " unreached");
+    sameOptimum(once(c, true), fullOf(c));
+    c.rx.targets[0].minDoses.push_back({1.0, 5.0});  // every target tetra >= 5 J/cm^2: the unreached cannot
+    PlanResult red = once(c, true);
+    BOOST_TEST(!red.feasible);
+    sameOptimum(red, fullOf(c));
+    c.rx.targets[0].minDoses.clear();
+    c.rx.organs[0].maxDoses = {{0, 0.0}};  // the organ's maximum dose 0: every organ row binds
+    red = once(c, true);
+    BOOST_TEST_MESSAGE("organ held at zero: " << red.status << ", objective " << red.objective);
+    sameOptimum(red, fullOf(c));
+    for (uint32_t t = 1; t <= T; ++t)
+        if (c.mesh.region(t) == 2)
+            for (size_t j = 0; j < c.sources.size(); ++j) c.matrix.fluence[j * T + t - 1] = NAN;
+    BOOST_CHECK_THROW(once(c, true), ParameterError);  // a target without any defined dose
+}
+
 // A saved matrix whose values give no dose the planner could trust is refused, naming the place.
 BOOST_AUTO_TEST_CASE(hostile_fluence_matrix_is_refused) {
     FluenceMatrix m;
