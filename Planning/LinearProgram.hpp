@@ -80,7 +80,7 @@ std::vector<std::string> availableSolvers();
 // Solves with the named solver ("" = the default). Throws ParameterError for an unknown or
 // unavailable solver; a problem without an optimum is a status, not an exception.
 LpSolution solve(const LinearProgram& lp, const std::string& solver = "");
-// The same, starting from warm's basis when it holds one (else cold), and leaving the optimal
+// The same, starting from warm's basis when it covers lp (else cold), and leaving the optimal
 // basis in warm for the next LP. A warm start that ends without an optimum is solved again cold,
 // so statuses (infeasible, unbounded) are the cold solver's.
 LpSolution solve(const LinearProgram& lp, const std::string& solver, LpBasis* warm);
