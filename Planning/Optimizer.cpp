@@ -69,7 +69,9 @@ constexpr size_t kReduceAbove = 2000, kSampleRows = 1000;
 
 // The identities of the LP's rows and columns across the builds of one builder (the families
 // and groups come in the same order each time), by which each LP starts from the previous basis.
-enum class Part : uint64_t { Source = 1, TetraColumn, TauColumn, ElasticColumn, TetraRow, TailRow, EnergyRow, SourceMinRow, SourceMaxRow };
+enum class Part : uint64_t {
+    Source = 1, TetraColumn, TauColumn, ElasticColumn, TetraRow, TailRow, EnergyRow, SourceMinRow, SourceMaxRow
+};
 uint64_t keyOf(Part part, size_t a, size_t b = 0) { return uint64_t(part) << 58 | uint64_t(a) << 36 | uint64_t(b); }
 
 class LpBuilder {
