@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Planning/DoseMatrix.hpp"
 
+#include <cmath>
+#include <sstream>
+
 #include "Common/Errors.hpp"
 #include "Planning/PlanSpec.hpp"
 
@@ -33,6 +36,25 @@ std::vector<double> DoseMatrix::dose(const std::vector<double>& e) const {
     return d;
 }
 
+namespace {
+// Each tetra's fluence per J is finite and >= 0 in every column, or NaN in every column (mu_a = 0:
+// no dose defined there, the tetra left out of the plan). Anything else (a NaN in some columns
+// only, an infinity, a negative value) would give doses the optimiser and the report disagree on.
+void checkFluenceValues(const std::vector<double>& v, size_t tetras, const std::string& file) {
+    const size_t cols = tetras ? v.size() / tetras : 0;
+    for (size_t c = 0; c < cols; ++c)
+        for (size_t i = 0; i < tetras; ++i) {
+            double x = v[c * tetras + i];
+            bool undefined = std::isnan(v[i]);
+            if (std::isnan(x) == undefined && (undefined || (x >= 0 && std::isfinite(x)))) continue;
+            std::ostringstream o;
+            o << file << ": tetra " << i + 1 << ", column " << c << ": fluence " << x
+              << " (expected a finite value >= 0, or NaN in every column where mu_a = 0)";
+            throw ParameterError(o.str());
+        }
+}
+}  // namespace
+
 DoseMatrix doseMatrixFrom(const FluenceMatrix& m, size_t tetras, size_t sources, size_t batches, const std::string& file) {
     const auto& h = m.header;
     if (h.quantity != MatrixQuantity::Fluence) throw ParameterError(file + ": the matrix does not hold fluence");
@@ -48,6 +70,7 @@ DoseMatrix doseMatrixFrom(const FluenceMatrix& m, size_t tetras, size_t sources,
                                                                 : std::string(" (a matrix of other sources?)")));
     if (h.units.rfind("mm^-2", 0) != 0)
         throw ParameterError(file + ": the matrix is in '" + h.units + "', the planner needs mm^-2 per J emitted");
+    checkFluenceValues(m.values, tetras, file);
     DoseMatrix d;
     d.tetras = tetras, d.sources = sources, d.batches = batches;
     d.fluence = m.values;

@@ -67,6 +67,13 @@ enum TetraState : uint8_t { Omitted, Linear, Explicit };
 // Families of fewer tetras stay whole; larger ones start from a sample of this many.
 constexpr size_t kReduceAbove = 2000, kSampleRows = 1000;
 
+// The identities of the LP's rows and columns across the builds of one builder (the families
+// and groups come in the same order each time), by which each LP starts from the previous basis.
+enum class Part : uint64_t {
+    Source = 1, TetraColumn, TauColumn, ElasticColumn, TetraRow, TailRow, EnergyRow, SourceMinRow, SourceMaxRow
+};
+uint64_t keyOf(Part part, size_t a, size_t b = 0) { return uint64_t(part) << 58 | uint64_t(a) << 36 | uint64_t(b); }
+
 class LpBuilder {
 public:
     LpBuilder(const PlanProblem& p) : p_(p), S_(p.matrix->sources) {}
@@ -84,7 +91,7 @@ public:
         for (size_t j = 0; j < S_; ++j) {
             double lo = elastic || fixedZero[j] ? 0 : src[j].minEnergy;
             double hi = fixedZero[j] ? 0 : elastic ? kInf : src[j].maxEnergy;
-            lp_.addColumn(lo, hi, 0, src[j].name);
+            lp_.addColumn(lo, hi, 0, src[j].name, keyOf(Part::Source, j));
         }
         const Prescription& rx = *p_.prescription;
         for (size_t t = 0; t < rx.targets.size(); ++t) addTarget(rx.targets[t], weights[t], elastic);
@@ -93,6 +100,7 @@ public:
             LinearProgram::Row r;
             for (size_t j = 0; j < S_; ++j) r.index.push_back(int(j)), r.value.push_back(1.0);
             r.upper = rx.maxTotalEnergy;
+            r.key = keyOf(Part::EnergyRow, 0);
             addGroup("total energy <= " + fmtNum(rx.maxTotalEnergy) + " J", "J", rx.maxTotalEnergy, true, {lp_.addRow(r)},
                      Group::TotalEnergy);
         }
@@ -217,6 +225,7 @@ private:
         Family F;
         F.kind = Family::Hinge, F.R = &R, F.sign = under ? -1 : 1, F.theta = threshold;
         const std::vector<uint8_t>& st = nextFamily(F);
+        const size_t f = families_.size() - 1;
         const double scale = sampleScale(st);
         std::vector<double> linear(S_, 0.0);
         for (size_t k = 0; k < R.tetra.size(); ++k) {
@@ -227,10 +236,12 @@ private:
             }
             if (st[k] != Explicit) continue;
             LinearProgram::Row r = doseRow(R.tetra[k]);
-            int u = lp_.addColumn(0, kInf, scale * c);
+            int u = lp_.addColumn(0, kInf, scale * c, {}, keyOf(Part::TetraColumn, f, k));
             hingeCols_.push_back(u);
             r.index.push_back(u), r.value.push_back(under ? 1.0 : -1.0);
+            r.pairedColumn = u;
             (under ? r.lower : r.upper) = threshold;
+            r.key = keyOf(Part::TetraRow, f, k);
             lp_.addRow(r);
         }
         for (size_t j = 0; j < S_; ++j) lp_.cost[j] += linear[j];
@@ -246,15 +257,18 @@ private:
         if (alpha <= 1e-12) {
             F.kind = Family::Hard, F.theta = bound, F.group = int(groups_.size());
             const std::vector<uint8_t>& st = nextFamily(F);
+            const size_t f = families_.size() - 1;
             for (size_t k = 0; k < R.tetra.size(); ++k) {
                 if (st[k] != Explicit) continue;
                 LinearProgram::Row r = doseRow(R.tetra[k]);
                 (upper ? r.upper : r.lower) = bound;
+                r.key = keyOf(Part::TetraRow, f, k);
                 rows.push_back(lp_.addRow(r));
             }
             return rows;
         }
-        int tau = lp_.addColumn(-kInf, kInf, 0);
+        const size_t f = families_.size();
+        int tau = lp_.addColumn(-kInf, kInf, 0, {}, keyOf(Part::TauColumn, f));
         F.kind = Family::Tail, F.thetaCol = tau;
         const std::vector<uint8_t>& st = nextFamily(F);
         std::vector<double> linear(S_, 0.0);
@@ -264,12 +278,14 @@ private:
             const double c = R.volume[k] / (alpha * R.total);
             if (st[k] == Linear) accumulateDose(linear, R.tetra[k], c), tauCoef -= c;
             if (st[k] != Explicit) continue;
-            int s = lp_.addColumn(0, kInf, 0);
+            int s = lp_.addColumn(0, kInf, 0, {}, keyOf(Part::TetraColumn, f, k));
             LinearProgram::Row r = doseRow(R.tetra[k]);
             for (double& v : r.value) v = upper ? -v : v;          // upper: s - d + tau >= 0
             r.index.push_back(s), r.value.push_back(1.0);           // lower: s + d - tau >= 0
+            r.pairedColumn = s;
             r.index.push_back(tau), r.value.push_back(upper ? 1.0 : -1.0);
             r.lower = 0;
+            r.key = keyOf(Part::TetraRow, f, k);
             lp_.addRow(r);
             tail.index.push_back(s), tail.value.push_back((upper ? 1.0 : -1.0) * c);
         }
@@ -277,6 +293,7 @@ private:
             if (linear[j] != 0) tail.index.push_back(int(j)), tail.value.push_back(linear[j]);
         tail.index.push_back(tau), tail.value.push_back(tauCoef);
         (upper ? tail.upper : tail.lower) = bound;
+        tail.key = keyOf(Part::TailRow, f);
         rows.push_back(lp_.addRow(tail));
         return rows;
     }
@@ -306,12 +323,14 @@ private:
             r.index = {int(j)}, r.value = {1.0};
             if (src[j].minEnergy > 0) {
                 r.lower = src[j].minEnergy;
+                r.key = keyOf(Part::SourceMinRow, j);
                 addGroup(src[j].name + " energy >= " + fmtNum(src[j].minEnergy) + " J", "J", src[j].minEnergy, false,
                          {lp_.addRow(r)}, Group::SourceMin, 0, 0, j);
                 r.lower = -kInf;
             }
             if (std::isfinite(src[j].maxEnergy)) {
                 r.upper = src[j].maxEnergy;
+                r.key = keyOf(Part::SourceMaxRow, j);
                 addGroup(src[j].name + " energy <= " + fmtNum(src[j].maxEnergy) + " J", "J", src[j].maxEnergy, true,
                          {lp_.addRow(r)}, Group::SourceMax, 0, 0, j);
             }
@@ -322,7 +341,8 @@ private:
     void addElasticColumns() {
         elasticCols.clear();
         for (const Group& g : groups_) {
-            int e = lp_.addColumn(0, kInf, 1.0 / std::max(std::fabs(g.limit), 1e-9));
+            int e = lp_.addColumn(0, kInf, 1.0 / std::max(std::fabs(g.limit), 1e-9), {},
+                                  keyOf(Part::ElasticColumn, elasticCols.size()));
             elasticCols.push_back(e);
             for (int row : g.rows) {
                 auto& r = lp_.rows[row];
@@ -353,18 +373,21 @@ private:
 // solution gives it, then adding the tetras found on the wrong side until none is. Each LP after
 // the first is a relaxation of the full one, so an infeasible one means the full LP is; an
 // unbounded one (substituted shortfalls can pay without limit when energies are unbounded) falls
-// back to the full LP. rounds counts the LPs solved.
+// back to the full LP. Each LP starts from basis (the previous LP's) where given. rounds counts
+// the LPs solved, warmRounds those started from a basis.
 LpSolution solveReduced(LpBuilder& b, const std::vector<double>& weights, const std::vector<bool>& fixedZero,
-                        bool elastic, const std::string& solver, size_t& rounds) {
+                        bool elastic, const std::string& solver, LpBasis* basis, size_t& rounds, size_t& warmRounds) {
     const bool warm = !b.states().empty();
     const bool trace = std::getenv("FM_PLAN_TRACE") != nullptr;
     auto timedSolve = [&] {
         auto t0 = std::chrono::steady_clock::now();
-        LpSolution x = solve(b.lp(), solver);
+        LpSolution x = solve(b.lp(), solver, basis);
         if (trace)
-            std::fprintf(stderr, "LP %zu: %zu rows x %zu columns, %s, %.2f s\n", rounds, b.lp().rows.size(), b.lp().columns(),
-                         toString(x.status).c_str(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            std::fprintf(stderr, "LP %zu: %zu rows x %zu columns, %s%s, %.2f s\n", rounds, b.lp().rows.size(),
+                         b.lp().columns(), toString(x.status).c_str(), x.warmStarted ? " (warm)" : "",
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         ++rounds;
+        warmRounds += x.warmStarted;
         return x;
     };
     if (!warm) b.startSampled();
@@ -414,7 +437,9 @@ bool within(double value, double limit, bool upper) {
 void explainInfeasible(const PlanProblem& p, const std::vector<double>& weights, const std::vector<bool>& fixedZero,
                        const std::string& solver, PlanResult& r) {
     LpBuilder b(p);
-    LpSolution s = solveReduced(b, weights, fixedZero, true, solver, r.lpRounds);
+    LpBasis basis;
+    LpSolution s = solveReduced(b, weights, fixedZero, true, solver, p.warmStart ? &basis : nullptr, r.lpRounds,
+                                r.lpWarmRounds);
     ++r.solves;
     if (s.status != LpStatus::Optimal) return;
     for (size_t g = 0; g < b.groups().size(); ++g) {
@@ -441,16 +466,25 @@ void explainInfeasible(const PlanProblem& p, const std::vector<double>& weights,
 
 namespace {
 
-// solvePlanOnce, starting from and returning the tetras' states in carry (empty: from a sample).
+// What one plan solve hands to the next (V100 rounds, source drops): the tetras' states (any
+// states give a relaxation, so the previous solve's rows are a valid start) and the last basis.
+struct Carry {
+    std::vector<std::vector<uint8_t>> states;
+    LpBasis basis;
+};
+
+// solvePlanOnce, starting from and returning the tetras' states and basis in carry (empty: from
+// a sample, cold).
 PlanResult solveCarried(const PlanProblem& p, const std::vector<double>& weights, const std::vector<bool>& fixedZero,
-                        std::vector<std::vector<uint8_t>>& carry) {
+                        Carry& carry) {
     PlanResult r;
     const std::string& solver = p.prescription->solver;
     LpBuilder b(p);
-    b.states() = carry;
+    b.states() = std::move(carry.states);
     r.targetWeights = weights;
-    LpSolution s = solveReduced(b, weights, fixedZero, false, solver, r.lpRounds);
-    carry = b.states();
+    LpSolution s = solveReduced(b, weights, fixedZero, false, solver, p.warmStart ? &carry.basis : nullptr, r.lpRounds,
+                                r.lpWarmRounds);
+    carry.states = b.states();
     r.lpColumns = b.fullColumns();
     r.lpRows = b.fullRows();
     r.lpSolvedRows = b.lp().rows.size();
@@ -482,7 +516,7 @@ PlanResult solveCarried(const PlanProblem& p, const std::vector<double>& weights
 }  // namespace
 
 PlanResult solvePlanOnce(const PlanProblem& p, const std::vector<double>& weights, const std::vector<bool>& fixedZero) {
-    std::vector<std::vector<uint8_t>> carry;
+    Carry carry;
     return solveCarried(p, weights, fixedZero, carry);
 }
 
@@ -493,8 +527,7 @@ double v100(const PlanProblem& p, const std::vector<double>& dose, const TargetS
 }
 
 // Raises the weight of each target short of its V100 goal (x4 a round, at most 8 rounds).
-void meetCoverageGoals(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResult& r,
-                       std::vector<std::vector<uint8_t>>& carry) {
+void meetCoverageGoals(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResult& r, Carry& carry) {
     const auto& targets = p.prescription->targets;
     std::vector<double> w = r.targetWeights;
     for (int round = 1; round <= 8; ++round) {
@@ -506,7 +539,7 @@ void meetCoverageGoals(const PlanProblem& p, std::vector<bool>& fixedZero, PlanR
         r.goalsMet = !short_;
         if (!short_) return;
         PlanResult next = solveCarried(p, w, fixedZero, carry);
-        next.solves += r.solves, next.lpRounds += r.lpRounds;
+        next.solves += r.solves, next.lpRounds += r.lpRounds, next.lpWarmRounds += r.lpWarmRounds;
         next.lpSolvedRows = std::max(next.lpSolvedRows, r.lpSolvedRows);
         if (!next.feasible) return;
         next.weightRounds = round;
@@ -520,7 +553,7 @@ void meetCoverageGoals(const PlanProblem& p, std::vector<bool>& fixedZero, PlanR
 
 // Drops sources whose energy is ~0 (below dropBelow x the largest), then the weakest while more
 // than maxSources remain, re-solving after each step; a drop that makes the plan infeasible is undone.
-void selectSources(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResult& r, std::vector<std::vector<uint8_t>>& carry) {
+void selectSources(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResult& r, Carry& carry) {
     const auto& src = *p.sources;
     const Prescription& rx = *p.prescription;
     for (;;) {
@@ -538,11 +571,11 @@ void selectSources(const PlanProblem& p, std::vector<bool>& fixedZero, PlanResul
         if (drop.empty() || drop.size() == active) return;
         for (size_t j : drop) fixedZero[j] = true;
         PlanResult next = solveCarried(p, r.targetWeights, fixedZero, carry);
-        next.solves += r.solves, next.lpRounds += r.lpRounds;
+        next.solves += r.solves, next.lpRounds += r.lpRounds, next.lpWarmRounds += r.lpWarmRounds;
         next.lpSolvedRows = std::max(next.lpSolvedRows, r.lpSolvedRows);
         if (!next.feasible) {
             for (size_t j : drop) fixedZero[j] = false;
-            r.solves = next.solves, r.lpRounds = next.lpRounds;
+            r.solves = next.solves, r.lpRounds = next.lpRounds, r.lpWarmRounds = next.lpWarmRounds;
             return;
         }
         next.dropped = r.dropped;
@@ -564,7 +597,7 @@ PlanResult optimisePlan(const PlanProblem& p) {
     std::vector<double> w;
     for (const auto& t : p.prescription->targets) w.push_back(t.weight);
     std::vector<bool> fixedZero(p.sources->size(), false);
-    std::vector<std::vector<uint8_t>> carry;  // each solve starts from the previous one's rows
+    Carry carry;  // each solve starts from the previous one's rows and basis
     PlanResult r = solveCarried(p, w, fixedZero, carry);
     if (r.feasible) {
         meetCoverageGoals(p, fixedZero, r, carry);

@@ -9,7 +9,8 @@
 // with a re-solve after each drop, and V100 goals are met by raising the target weight.
 // Each LP is solved by row generation: only the tetras whose rows can bind at the optimum are
 // rows; the others' hinges enter as the linear piece (or zero) that holds there, checked after
-// each solve (see solveReduced in Optimizer.cpp). The optimum is the full LP's.
+// each solve (see solveReduced in Optimizer.cpp). The optimum is the full LP's. Each LP after a
+// plan's first starts from the previous one's simplex basis (PlanProblem::warmStart).
 #pragma once
 #include <map>
 #include <string>
@@ -55,6 +56,7 @@ struct PlanResult {
     size_t lpColumns = 0, lpRows = 0, solves = 0;  // the full LP's size; plan solves
     size_t lpSolvedRows = 0;  // rows of the largest LP solved (the reduced one, see optimisePlan)
     size_t lpRounds = 0;      // LPs solved in all (row generation rounds of every solve)
+    size_t lpWarmRounds = 0;  // of which started from the previous LP's basis
     double seconds = 0;     // wall clock
     double cpuSeconds = 0;  // process CPU time (the wall clock counts other load too)
 };
@@ -68,6 +70,9 @@ struct PlanProblem {
     // Solve each LP by row generation over the tetras (exact: the same optimum as the full LP,
     // far fewer rows); false solves the full LP, one row per tetra and purpose.
     bool reduceLp = true;
+    // Start each LP of a plan (row generation rounds, V100 rounds, source drops) from the previous
+    // LP's simplex basis; false solves each from scratch. The optimum is the same either way.
+    bool warmStart = true;
 };
 
 PlanResult optimisePlan(const PlanProblem& p);

@@ -264,7 +264,7 @@ std::string planJson(const PlanRecord& rec) {
     j["optimiser"] = {{"solver", r.solver}, {"objective_J_cm2", r.objective}, {"penalty_unweighted_J_cm2", r.penalty},
                       {"target_weights", r.targetWeights}, {"weight_rounds", r.weightRounds},
                       {"coverage_goals_met", r.goalsMet}, {"lp_columns", r.lpColumns}, {"lp_rows", r.lpRows},
-                      {"lp_rows_solved", r.lpSolvedRows}, {"lp_rounds", r.lpRounds}, {"solves", r.solves}, {"seconds", r.seconds}, {"cpu_seconds", r.cpuSeconds}, {"dropped_sources", r.dropped}};
+                      {"lp_rows_solved", r.lpSolvedRows}, {"lp_rounds", r.lpRounds}, {"lp_warm_rounds", r.lpWarmRounds}, {"solves", r.solves}, {"seconds", r.seconds}, {"cpu_seconds", r.cpuSeconds}, {"dropped_sources", r.dropped}};
     const double T = p.prescription.treatmentTime;
     json src = json::array();
     for (size_t k = 0; k < p.sources.size(); ++k)

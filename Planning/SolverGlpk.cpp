@@ -16,9 +16,45 @@ int glpkBoundType(double lo, double hi) {
     return lo == hi ? GLP_FX : GLP_DB;
 }
 double finite(double v) { return v == kInf || v == -kInf ? 0.0 : v; }
+
+// GLPK makes a nonbasic status consistent with the bounds itself (GLP_NS for a fixed variable).
+int toGlpk(LpBasis::Status s) {
+    switch (s) {
+    case LpBasis::Basic: return GLP_BS;
+    case LpBasis::AtLower: return GLP_NL;
+    case LpBasis::AtUpper: return GLP_NU;
+    default: return GLP_NF;
+    }
+}
+LpBasis::Status fromGlpk(int s) {
+    switch (s) {
+    case GLP_BS: return LpBasis::Basic;
+    case GLP_NL:
+    case GLP_NS: return LpBasis::AtLower;
+    case GLP_NU: return LpBasis::AtUpper;
+    default: return LpBasis::Free;
+    }
+}
+// Gives the problem the starting statuses from basis (LpBasis::startOf).
+void setBasis(glp_prob* p, const LinearProgram& lp, const LpBasis& basis) {
+    std::vector<LpBasis::Status> cols, rows;
+    basis.startOf(lp, cols, rows);
+    for (size_t j = 0; j < cols.size(); ++j) glp_set_col_stat(p, int(j) + 1, toGlpk(cols[j]));
+    for (size_t i = 0; i < rows.size(); ++i) glp_set_row_stat(p, int(i) + 1, toGlpk(rows[i]));
+}
+
+void keepBasis(glp_prob* p, const LinearProgram& lp, const std::vector<double>& x, LpBasis& basis) {
+    std::vector<LpBasis::Status> cols(lp.columns()), rows(lp.rows.size());
+    for (size_t j = 0; j < cols.size(); ++j) cols[j] = fromGlpk(glp_get_col_stat(p, int(j) + 1));
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = fromGlpk(glp_get_row_stat(p, int(i) + 1));
+    basis.keep(lp, cols, rows, x.data());
+}
 }  // namespace
 
-LpSolution solveGlpk(const LinearProgram& lp) {
+// Cold (start null): presolve and the primal simplex. Warm: no presolve (it would discard the
+// basis), the primal simplex from start's basis (see solveClp). end, if given, receives the
+// optimal basis.
+LpSolution solveGlpk(const LinearProgram& lp, const LpBasis* start, LpBasis* end) {
     std::unique_ptr<glp_prob, void (*)(glp_prob*)> p(glp_create_prob(), glp_delete_prob);
     glp_set_obj_dir(p.get(), GLP_MIN);
     const int n = int(lp.columns()), m = int(lp.rows.size());
@@ -40,7 +76,11 @@ LpSolution solveGlpk(const LinearProgram& lp) {
     glp_smcp parm;
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
-    parm.presolve = GLP_ON;
+    parm.presolve = start ? GLP_OFF : GLP_ON;
+    if (start) {
+        setBasis(p.get(), lp, *start);
+        parm.meth = GLP_PRIMAL;
+    }
     int rc = glp_simplex(p.get(), &parm);
     LpSolution s;
     s.solver = "glpk";
@@ -66,6 +106,7 @@ LpSolution solveGlpk(const LinearProgram& lp) {
         s.x.resize(n);
         for (int j = 0; j < n; ++j) s.x[j] = glp_get_col_prim(p.get(), j + 1);
         s.objective = glp_get_obj_val(p.get());
+        if (end) keepBasis(p.get(), lp, s.x, *end);
     }
     return s;
 }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -129,12 +130,13 @@ int run(const Args& a, const MpiSession& mpi) {
     }
     if (!a.quiet) std::fprintf(stderr, "fullmonte-plan: optimising [%.1f s]\n", since(t0));
     PlanProblem prob{plan.mesh.get(), &matrix, &plan.sources, &plan.prescription, &plan.regionNames};
+    prob.warmStart = std::getenv("FM_PLAN_COLD") == nullptr;  // diagnostic: every LP from scratch
     PlanResult result = optimisePlan(prob);
     PlanEvaluation eval = evaluatePlan(plan, matrix, result.energies);
     rec.matrix = &matrix, rec.result = &result, rec.evaluation = &eval;
     if (!a.quiet)
-        std::fprintf(stderr, "fullmonte-plan: writing %s [%.1f s; LP %zu rows, %zu solved by row generation, %zu LPs]\n",
-                     a.out.c_str(), since(t0), result.lpRows, result.lpSolvedRows, result.lpRounds);
+        std::fprintf(stderr, "fullmonte-plan: writing %s [%.1f s; LP %zu rows, %zu solved by row generation, %zu LPs, %zu warm]\n",
+                     a.out.c_str(), since(t0), result.lpRows, result.lpSolvedRows, result.lpRounds, result.lpWarmRounds);
     writePlanOutputs(a.out, rec, a.overwrite);
     if (!a.quiet) std::fprintf(stderr, "fullmonte-plan: done [%.1f s]\n", since(t0));
     std::fputs(planSummary(plan, result, eval).c_str(), stdout);

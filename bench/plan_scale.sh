@@ -5,7 +5,8 @@
 # target tetras, ~2e5 LP rows), simulated on the CPU kernel with few packets (PACKETS per source,
 # default 2000), optimised, written. Prints "key value" lines: tetras, LP rows and columns (full
 # and solved), LP solves, and seconds per stage (from fullmonte-plan's stage lines).
-# Usage: bench/plan_scale.sh OUT   (env: FM_BUILD_DIR (build), DIV, RADIUS, PACKETS)
+# Usage: bench/plan_scale.sh OUT   (env: FM_BUILD_DIR (build), DIV, RADIUS, PACKETS; FM_PLAN_COLD=1
+# solves every LP from scratch, for comparison)
 set -euo pipefail
 out=${1:?OUT dir}
 build=${FM_BUILD_DIR:-build}
@@ -28,7 +29,7 @@ import json, re, sys
 out, start, end = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 r = json.load(open(out + "/plan/plan.json"))
 opt = r.get("optimiser", r)
-for k in ("lp_rows", "lp_columns", "lp_rows_solved", "lp_rounds", "solves", "seconds", "cpu_seconds"):
+for k in ("lp_rows", "lp_columns", "lp_rows_solved", "lp_rounds", "lp_warm_rounds", "solves", "seconds", "cpu_seconds"):
     v = opt.get(k)
     if v is not None: print(("optimise_" if k in ("seconds", "cpu_seconds") else "") + k, v)
 at = {}
