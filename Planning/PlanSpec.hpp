@@ -14,6 +14,7 @@
 #include "Geometry/MaterialSet.hpp"
 #include "Geometry/Sources.hpp"
 #include "Geometry/TetraMesh.hpp"
+#include "Kernels/Tuning.hpp"
 
 namespace fm::planning {
 
@@ -79,6 +80,7 @@ struct SimulationSpec {
     unsigned threads = 0;
     std::string matrixFile;        // reuse a saved matrix instead of simulating
     unsigned matrixBatches = 1;    // its columns: batch * sources + source
+    TuningKnobs tuning;            // speed only (Kernels/Tuning.hpp): the caller's FM_* variables
 };
 
 struct PlanSpec {

@@ -31,6 +31,7 @@ DoseMatrix simulateSources(const PlanSpec& plan, SimulationReport& report,
     bo.kernel = sim.kernel;
     bo.threads = sim.threads;
     bo.devices = sim.devices;
+    bo.tuning = sim.tuning;
     bo.outputs.volume = true;
     bo.outputs.surface = bo.outputs.directed = false;
     bo.progress = progress;

@@ -15,6 +15,7 @@
 
 #include "Common/Errors.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
+#include "Kernels/Tuning.hpp"
 #include "Planning/LinearProgram.hpp"
 #include "Planning/Optimizer.hpp"
 #include "Planning/Report.hpp"
@@ -123,6 +124,7 @@ int run(const Args& a, const MpiSession& mpi) {
             else if (root && !a.quiet && (done == total || done % std::max<size_t>(1, total / 4) == 0))
                 std::fprintf(stderr, "fullmonte-plan: %zu/%zu runs\n", done, total);
         };
+        plan.simulation.tuning = tuningFromEnvironment();
         matrix = simulateSources(plan, rec.simulation, progress, &gCancel, &mpi);
         if (!root) return 0;
         if (bar) std::fprintf(stderr, "\n");

@@ -217,11 +217,13 @@ write(dir, ...) the folder fullmonte-plan writes. Errors name the file and JSON 
                 throw py::type_error("simulate: progress must be callable (runs_done, runs_total) or None");
             auto out = std::make_shared<Matrix>();
             out->from = "simulated";
+            pl::PlanSpec spec = p.spec;  // the run's FM_* tuning variables, read now (as every Python run)
+            spec.simulation.tuning = fm::tuningFromEnvironment();
             std::atomic<bool> cancel{false};
             std::atomic<size_t> done{0}, total{0};
             size_t shown = size_t(-1);
             runCancellable([&] {
-                out->m = pl::simulateSources(p.spec, out->report, [&](size_t d, size_t t) { done = d, total = t; },
+                out->m = pl::simulateSources(spec, out->report, [&](size_t d, size_t t) { done = d, total = t; },
                                              &cancel);
             }, cancel, [&] {
                 if (progress.is_none() || done == shown) return;

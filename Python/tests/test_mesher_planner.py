@@ -107,6 +107,21 @@ def _small_plan_json():
     return plan
 
 
+def test_plan_simulation_takes_the_tuning_variables(monkeypatch):
+    """Plan.simulate reads the FM_* tuning variables as every Python run does (a bad one names
+    itself); FM_CPU_ISA=generic gives the default loop's matrix."""
+    _need("has_planner", "FM_USE_PLANNING", ["Plan"])
+    plan = fm.Plan.from_json(json.dumps(_small_plan_json()), "small.json", SOURCE)
+    monkeypatch.setenv("FM_CPU_ISA", "sse")
+    with pytest.raises(fm.ParameterError, match="FM_CPU_ISA=sse"):
+        plan.simulate()
+    monkeypatch.setenv("FM_CPU_ISA", "generic")
+    generic = plan.simulate()
+    monkeypatch.delenv("FM_CPU_ISA")
+    best = plan.simulate()
+    np.testing.assert_allclose(generic.fluence, best.fluence, rtol=1e-9, atol=1e-12)
+
+
 def test_plan_simulate_optimise_evaluate_write(tmp_path):
     _need("has_planner", "FM_USE_PLANNING", ["Plan", "render_dose_slice", "render_dvh"])
     spec = _small_plan_json()

@@ -155,6 +155,17 @@ BOOST_AUTO_TEST_CASE(example_plan_end_to_end) {
     BOOST_TEST(!fs::exists(none));
     BOOST_TEST(runPlan("/nonexistent.json -o " + none.string()) == 1);
     BOOST_TEST(!fs::exists(none));
+    // The simulations take the FM_* tuning variables, as fullmonte-run does: a bad one is an
+    // error naming it, before any run, and nothing is written.
+    const fs::path log = dir.string() + "_tuning.log";
+    const int rc = std::system(("FM_CPU_ISA=sse " + std::string(FM_PLAN_EXE) + " " + example + " -o " + none.string() +
+                                " --quiet > " + log.string() + " 2>&1").c_str());
+    BOOST_TEST((WIFEXITED(rc) && WEXITSTATUS(rc) != 0));
+    std::stringstream text;
+    text << std::ifstream(log).rdbuf();
+    BOOST_TEST(text.str().find("FM_CPU_ISA=sse") != std::string::npos, text.str());
+    BOOST_TEST(!fs::exists(none));
+    fs::remove(log);
     fs::remove_all(dir);
     fs::remove_all(again);
 }
