@@ -433,6 +433,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     MeshCheckOptions check;
     check.allowDefects = a.flags.count("--allow-defects") > 0;
     int64_t fileSeed = -1;
+    std::vector<std::string> readerWarnings;  // what an input reader read differently (MMC's background)
     const auto loadStart = std::chrono::steady_clock::now();
     if (a.has("--mmc")) {
         if (a.has("--mesh") || a.has("--mmc-node") || a.has("--source"))
@@ -445,6 +446,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
         src = sim.source;
         filePackets = double(sim.photons);
         fileSeed = sim.seed;
+        readerWarnings = sim.warnings;
     } else if (a.has("--mesh")) {
         if (!a.has("--opt") && !a.has("--batch-opt") && !convertOnly)
             throw ParameterError("--opt (or --batch-opt) is required with --mesh");
@@ -466,6 +468,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
                                     {"  of which faces", bt.faces}, {"  of which structure checks", bt.structure}})
         phases.note(name, sec);
     std::vector<std::string> warnings = mesh.checkReport().warnings();
+    warnings.insert(warnings.begin(), readerWarnings.begin(), readerWarnings.end());
     if (mpi.rank() == 0) showWarnings(warnings);
     if (a.has("--save-mesh") && mpi.rank() == 0) {
         writeBinaryMesh(a.get("--save-mesh"), mesh);
