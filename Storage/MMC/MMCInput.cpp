@@ -42,12 +42,11 @@ namespace {
 
 // Why FullMonte has no equivalent of an MMC source type; "" for the types it reads.
 std::string unsupportedSourceType(const std::string& type) {
-    if (type == "pencil" || type == "isotropic" || type == "cone" || type == "disk") return "";
+    if (type == "pencil" || type == "isotropic" || type == "cone" || type == "disk" || type == "planar") return "";
     if (type == "gaussian" || type == "zgaussian")
         return "a Gaussian beam profile (gaussian) or Gaussian zenith angles (zgaussian)";
-    if (type == "planar" || type == "pattern" || type == "fourier" || type == "fourierx" || type == "fourierx2d")
-        return "a wide-field parallelogram beam (planar, uniform; pattern, fourier, fourierx, fourierx2d: "
-               "weighted by a pattern)";
+    if (type == "pattern" || type == "fourier" || type == "fourierx" || type == "fourierx2d")
+        return "a parallelogram beam weighted by an image (pattern) or a sinusoid (fourier, fourierx, fourierx2d)";
     if (type == "arcsine") return "directions uniform in zenith angle";
     if (type == "line") return "MMC's line emits perpendicular to the source direction, not to the segment";
     if (type == "slit") return "a collimated beam from a segment";
@@ -63,7 +62,7 @@ SourcePtr source(const SourceSpec& spec, const TetraMesh& mesh, const MaterialSe
     const std::string why = unsupportedSourceType(spec.type);
     if (!why.empty())
         throw FormatError(where + ": MMC source type '" + spec.type + "' is not supported (" + why +
-                          "); FullMonte reads pencil, isotropic, cone and disk (docs/COMPATIBILITY.md lists them all)");
+                          "); FullMonte reads pencil, isotropic, cone, disk and planar (docs/COMPATIBILITY.md lists them all)");
     // InitElem in MMC's numbering -> tetra; a background element means the photon starts outside the tissue.
     const long long e0 = spec.initElem;
     bool inBackground = false;
@@ -79,10 +78,11 @@ SourcePtr source(const SourceSpec& spec, const TetraMesh& mesh, const MaterialSe
     const bool needsDir = spec.type != "isotropic";
     if (needsDir && (!(len > 0) || !std::isfinite(len))) throw FormatError(where + ": source direction must be a non-zero vector");
     const Point3 u = needsDir ? Point3{d[0] / len, d[1] / len, d[2] / len} : Point3{0, 0, 1};
-    if (inBackground && spec.type != "pencil" && spec.type != "disk")
+    const bool beam = spec.type == "pencil" || spec.type == "disk" || spec.type == "planar";
+    if (inBackground && !beam)
         throw FormatError(where + ": an MMC " + spec.type + " source in a background element (InitElem " +
                           std::to_string(e0) + ", label 0 or -1) is not supported: FullMonte launches "
-                          "it in tissue; only a pencil or disk beam may start in MMC's background");
+                          "it in tissue; only a pencil, disk or planar beam may start in MMC's background");
     if (spec.type == "pencil") {
         auto p = std::make_shared<PencilBeamSource>();
         p->position = spec.pos;
@@ -109,6 +109,20 @@ SourcePtr source(const SourceSpec& spec, const TetraMesh& mesh, const MaterialSe
         p->centre = spec.pos;
         p->direction = u;
         p->radius = spec.param1[0];
+        p->specularAtEntry = true;  // from the background, reflected where it enters the tissue
+        return p;
+    }
+    if (spec.type == "planar") {
+        // Uniform over the parallelogram Pos + s Param1[0..2] + t Param2[0..2], every photon along Dir.
+        const Point3 a{spec.param1[0], spec.param1[1], spec.param1[2]}, b{spec.param2[0], spec.param2[1], spec.param2[2]};
+        const Point3 n{a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+        if (!(n[0] * n[0] + n[1] * n[1] + n[2] * n[2] > 0))
+            throw FormatError(where + ": MMC planar needs two sides Param1[0..2] and Param2[0..2] that span an area");
+        auto p = std::make_shared<PlanarSource>();
+        p->corner = spec.pos;
+        p->side1 = {spec.param1[0], spec.param1[1], spec.param1[2]};
+        p->side2 = {spec.param2[0], spec.param2[1], spec.param2[2]};
+        p->direction = u;
         p->specularAtEntry = true;  // from the background, reflected where it enters the tissue
         return p;
     }
@@ -218,10 +232,12 @@ MMCSimulation readMMCInp(const std::string& path, double exteriorN) {
     if (!t.empty()) {
         spec.type = t[0];
         // MMC reads Param1 (4 numbers) after a type, then Param2 when present.
-        std::vector<std::string> p1 = r.next("the source parameters Param1", true);
-        if (!p1.empty()) {
-            std::vector<double> v = r.numbersOf(p1, 4, "the source parameters Param1");
-            std::copy(v.begin(), v.end(), spec.param1);
+        for (double* dst : {spec.param1, spec.param2}) {
+            const std::string what = dst == spec.param1 ? "the source parameters Param1" : "the source parameters Param2";
+            std::vector<std::string> v = r.next(what, true);
+            if (v.empty()) break;
+            std::vector<double> x = r.numbersOf(v, 4, what);
+            std::copy(x.begin(), x.end(), dst);
         }
     }
     spec.pos = {p[0], p[1], p[2]};

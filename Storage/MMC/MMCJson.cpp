@@ -224,6 +224,8 @@ MMCSimulation readMMCJson(const std::string& path) {
             std::copy(v.begin(), v.end(), dst);
         }
     if (spec.type == "disk") spec.param1[0] *= unit;  // the radius, a length
+    if (spec.type == "planar")
+        for (int k = 0; k < 3; ++k) spec.param1[k] *= unit, spec.param2[k] *= unit;  // the sides
     spec.initElem = mesh->contains("InitElem") ? in.integer((*mesh)["InitElem"], sec + ".InitElem") : 0;
     s.source = mmcdetail::source(spec, s.mesh, s.materials, tetraOf, path + ": Optode.Source");
     std::string note = mmcdetail::backgroundNote(tetraOf, s.backgroundElements);

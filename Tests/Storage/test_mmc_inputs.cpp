@@ -274,8 +274,11 @@ BOOST_AUTO_TEST_CASE(bad_inputs_name_file_and_line_or_json_path) {
         {"pos", "{" + mesh + ", \"Domain\": {\"Media\": " + kMediaJson + "}, \"Optode\": {\"Source\": {\"Pos\": [5, 5]}}}",
          {"pos.json: Optode.Source.Pos: expected an array of 3 numbers"}},
         {"type", "{" + mesh + ", \"Domain\": {\"Media\": " + kMediaJson +
-                     "}, \"Optode\": {\"Source\": {\"Pos\": [5,5,0], \"Type\": \"planar\"}}}",
-         {"type.json: Optode.Source", "'planar' is not supported"}},
+                     "}, \"Optode\": {\"Source\": {\"Pos\": [5,5,0], \"Type\": \"pattern\"}}}",
+         {"type.json: Optode.Source", "'pattern' is not supported", "weighted by an image"}},
+        {"planar", "{" + mesh + ", \"Domain\": {\"Media\": " + kMediaJson +
+                       "}, \"Optode\": {\"Source\": {\"Pos\": [5,5,-1], \"Type\": \"planar\", \"Param1\": [1,0,0]}}}",
+         {"planar.json: Optode.Source", "planar needs two sides"}},
         {"label", "{" + badLabel + ", \"Domain\": {\"Media\": " + kMediaJson + "}," + src + "}",
          {"label.json: Mesh.MeshElem[", "]: label -2 marks MMC's external detector"}},
         {"media", "{" + mesh + ", \"Domain\": {\"Media\": [[0,0,1,1],[0.1,1,0.9,1.37]]}," + src + "}",
@@ -366,11 +369,29 @@ BOOST_AUTO_TEST_CASE(background_labels_left_out_entry_reflected_as_mmc) {
     BOOST_CHECK_EQUAL(rm.ledger.specular, 0.0);
     fmtest::checkWithinSigma("absorbed, DoMismatch 0", {rm.ledger.absorbed / rm.ledger.launched, std::sqrt(a * (1 - a) / N)},
                              1 - a, 4);
-    // Only a pencil may start in the background.
+    // A planar beam (a 4 x 3 mm rectangle in the air layer, MMC's wide-field source) gives the same
+    // closed form: every packet enters at normal incidence.
+    MMCSimulation pl = readMMCJson(write("airplanar.json", "{\"Mesh\": {\"MeshID\": \"air\", \"InitElem\": " +
+                                                              std::to_string(slab.init) + "}, \"Optode\": {\"Source\": {\"Pos\": [3, 4, -1],"
+                                                              "\"Dir\": [0, 0, 1], \"Type\": \"planar\", \"Param1\": [4, 0, 0, 0], \"Param2\": [0, 3, 0, 0]}}}"));
+    BOOST_REQUIRE(dynamic_cast<PlanarSource*>(pl.source.get()));
+    RunResult rp = run(pl, N);
+    BOOST_CHECK_CLOSE(rp.ledger.specular / rp.ledger.launched, R, 1e-3);
+    fmtest::checkWithinSigma("absorbed under a planar beam",
+                             {rp.ledger.absorbed / rp.ledger.launched, (1 - R) * std::sqrt(q * (1 - q) / N)}, A, 4);
+    // Only a beam (pencil, disk, planar) may start in the background.
     expectFormatError([&] {
         readMMCJson(write("airiso.json", "{\"Mesh\": {\"MeshID\": \"air\", \"InitElem\": " + std::to_string(slab.init) +
                                              "}, \"Optode\": {\"Source\": {\"Pos\": [5.1, 4.9, -1], \"Type\": \"isotropic\"}}}"));
     }, {"airiso.json: Optode.Source", "isotropic source in a background element"});
+    // .inp: the type line, Param1 and Param2 lines.
+    const std::string planarInp = "1000\n7\n3 4 -1\n0 0 1\n0 5e-9 5e-9\nair\n" + std::to_string(slab.init) +
+                                  "\n0 1\nplanar\n4 0 0 0\n0 3 0 0\n";
+    MMCSimulation pi = readMMCInp(write("airplanar.inp", planarInp), 1.0);
+    auto* ps = dynamic_cast<PlanarSource*>(pi.source.get());
+    BOOST_REQUIRE(ps);
+    BOOST_CHECK_EQUAL(ps->side1[0], 4.0);
+    BOOST_CHECK_EQUAL(ps->side2[1], 3.0);
 #endif
     // Every element background: no tissue.
     write("node_none.dat", fmtest::mmcNodeText(slab.full));

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The disk beam (DiskSource, MMC's "disk"): where its packets enter and in which direction, with
-// tolerances from the variance of uniform points on a disk; the lit area against the circular
-// segment; an end-to-end run through a non-scattering slab against its closed form; and the
-// disks it refuses.
+// Collimated beams (DiskSource, MMC's "disk"; PlanarSource, MMC's "planar"): where their packets
+// enter and in which direction, with tolerances from the variance of uniform points on a disk or
+// parallelogram; lit areas against the circular segment and the rectangle beside the mesh; an
+// end-to-end run through a non-scattering slab against its closed form; and the beams refused.
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
 
 #include "Common/Errors.hpp"
-#include "Geometry/DiskBeam.hpp"
+#include "Geometry/CollimatedBeam.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
@@ -71,7 +71,7 @@ void checkUniformOnDisk(const std::vector<double>& u, const std::vector<double>&
 
 }  // namespace
 
-BOOST_AUTO_TEST_SUITE(disk_source)
+BOOST_AUTO_TEST_SUITE(beam_sources)
 
 // Normal incidence: packets start on the top face inside the disk's shadow, uniform, along the
 // beam, with weight 1 - R.
@@ -121,7 +121,7 @@ BOOST_AUTO_TEST_CASE(oblique_beam_refracted_and_uniform_across_the_beam) {
 BOOST_AUTO_TEST_CASE(beam_partly_beside_the_mesh) {
     Slab s;
     const double r = 2, d = 0.5;  // centre 0.5 from the slab's side x = 5
-    DiskBeamPlan plan = planDiskBeam(s.mesh, {4.5, 0, -1}, {0, 0, 1}, r, "disk");
+    BeamPlan plan = planDiskBeam(s.mesh, {4.5, 0, -1}, {0, 0, 1}, r, "disk");
     const double segment = r * r * std::acos(d / r) - d * std::sqrt(r * r - d * d);
     BOOST_CHECK_CLOSE(plan.litArea, M_PI * r * r - segment, 1e-9);
     KernelInput in;
@@ -156,9 +156,69 @@ BOOST_AUTO_TEST_CASE(slab_absorbs_its_closed_form) {
     BOOST_CHECK_SMALL(r.ledger.imbalance() / r.ledger.launched, 1e-12);
 }
 
-BOOST_AUTO_TEST_CASE(refused_disks_say_why) {
+
+PlanarSource planar(Point3 corner, Point3 a, Point3 b, Point3 dir) {
+    PlanarSource p;
+    p.corner = corner;
+    p.side1 = a;
+    p.side2 = b;
+    p.direction = dir;
+    return p;
+}
+
+// A slanted parallelogram (sides (3, 0, 0) and (1, 2, 0.5), so its plane is not across the beam)
+// over the slab, beam along z: each packet enters the top face at (x, y) = corner + s side1 + t side2
+// with s and t uniform on [0, 1] (mean 1/2, sd 1/sqrt 12), along z, with weight 1 - R.
+BOOST_AUTO_TEST_CASE(planar_uniform_over_a_slanted_parallelogram) {
     Slab s;
-    auto expect = [&](const DiskSource& d, const std::string& needle) {
+    const int n = 40000;
+    auto L = s.launch(planar({-2, -1, -2}, {3, 0, 0}, {1, 2, 0.5}, {0, 0, 1}), n);
+    const double R = fresnel(1.0, 1.4, 1.0);
+    double ss = 0, st = 0;
+    for (const LaunchRecord& l : L) {
+        BOOST_REQUIRE_CLOSE(l.weight, 1 - R, 1e-4);
+        BOOST_REQUIRE_SMALL(double(l.pos.z), 1e-6);
+        BOOST_REQUIRE(l.dir.z == 1.f);
+        double t = (l.pos.y + 1) / 2, u = (l.pos.x + 2 - t) / 3;
+        BOOST_REQUIRE(t >= -1e-5 && t <= 1 + 1e-5 && u >= -1e-5 && u <= 1 + 1e-5);
+        ss += u, st += t;
+    }
+    const double sd = 1 / std::sqrt(12.0 * n);
+    fmtest::checkWithinSigma("planar: mean s", {ss / n, sd}, 0.5, 4);
+    fmtest::checkWithinSigma("planar: mean t", {st / n, sd}, 0.5, 4);
+}
+
+// A 4 x 4 square centred 1 mm beyond the slab's side x = 5: a 3 x 4 part lights it, exactly.
+BOOST_AUTO_TEST_CASE(planar_partly_beside_the_mesh) {
+    Slab s;
+    BeamPlan plan = planParallelogramBeam(s.mesh, {4, -2, -1}, {4, 0, 0}, {0, 4, 0}, {0, 0, 1}, "planar");
+    BOOST_CHECK_CLOSE(plan.beamArea, 16.0, 1e-9);
+    BOOST_CHECK_CLOSE(plan.litArea, 4.0, 1e-9);
+    KernelInput in;
+    auto L = s.launch(planar({4, -2, -1}, {4, 0, 0}, {0, 4, 0}, {0, 0, 1}), 2000, &in);
+    for (const LaunchRecord& l : L) BOOST_REQUIRE(l.pos.x >= 4.0f - 1e-5f && l.pos.x <= 5.0f + 1e-5f);
+    BOOST_REQUIRE_EQUAL(in.warnings.size(), 1u);
+    BOOST_CHECK_MESSAGE(in.warnings[0].find(": 75% of its beam misses the mesh") != std::string::npos, in.warnings[0]);
+}
+
+BOOST_AUTO_TEST_CASE(planar_slab_absorbs_its_closed_form) {
+    Slab s;
+    PlanarSource p = planar({-3, -2, -1}, {5, 0, 0}, {0, 4, 0}, {0, 0, 1});
+    RunOptions o;
+    o.packets = 100000;
+    o.threads = 2;
+    o.params.seed = 10;
+    RunResult r = runCpu(packModel(s.mesh, s.mats, p), o);
+    const double R = fresnel(1.0, 1.4, 1.0), a = std::exp(-0.2 * 6);
+    const double A = (1 - R) * (1 - a) / (1 - R * a), q = A / (1 - R);
+    fmtest::checkWithinSigma("absorbed under a planar beam",
+                             {r.ledger.absorbed / r.ledger.launched, (1 - R) * std::sqrt(q * (1 - q) / double(o.packets))}, A, 4);
+    BOOST_CHECK_EQUAL(r.ledger.abnormal, 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(refused_beams_say_why) {
+    Slab s;
+    auto expect = [&](const Source& d, const std::string& needle) {
         try {
             packModel(s.mesh, s.mats, d);
             BOOST_ERROR("no error; expected '" << needle << "'");
@@ -172,6 +232,9 @@ BOOST_AUTO_TEST_CASE(refused_disks_say_why) {
     expect(disk({20, 0, -1}, {0, 0, 1}, 1), "misses the mesh");
     expect(disk({0, 0, -1}, {0, 0, 1}, 0), "radius must be > 0");
     expect(disk({0, 0, -1}, {0, 0, 0}, 1), "not a usable vector");
+    expect(planar({0, 0, -1}, {1, 0, 0}, {2, 0, 0}, {0, 0, 1}), "no area");
+    expect(planar({0, 0, -1}, {1, 0, 0}, {0, 1, 0}, {1, 0, 0}), "its direction lies in its plane");
+    expect(planar({-1, -1, 1}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}), "its centre lies in tissue");
     // Two slabs one above the other: the beam would meet the second through the gap.
     BoxMeshArrays lower = makeBoxMeshArrays({-5, -5, 0}, {5, 5, 2}, 2, 2, 1, [](const Point3&) { return 1u; });
     BoxMeshArrays upper = makeBoxMeshArrays({-5, -5, 4}, {5, 5, 6}, 2, 2, 1, [](const Point3&) { return 1u; });
