@@ -148,11 +148,13 @@ struct Frame {
 // one face shadows another.
 std::vector<Entering> enteringFaces(const TetraMesh& mesh, const Frame& F, const Point3& inside,
                                     const std::function<bool(const P2*)>& meets, double eps, const std::string& what) {
-    if (uint32_t t = mesh.locate(inside))
-        throw ModelError(what + ": its centre lies in tissue (tetra " + std::to_string(t) +
-                         "); a collimated beam starts outside the tissue, in front of the surface it lights");
     auto span = mesh.bounds();
     const double tol = 1e-6 * normP(sub(span[1], span[0]));
+    // Just behind the source along the beam: a source on the tissue's surface, facing it, is outside.
+    const Point3 behind{inside[0] - tol * F.u[0], inside[1] - tol * F.u[1], inside[2] - tol * F.u[2]};
+    if (uint32_t t = mesh.locate(behind))
+        throw ModelError(what + ": its centre lies in tissue (tetra " + std::to_string(t) +
+                         "); a collimated beam starts outside the tissue, in front of the surface it lights");
     std::vector<Entering> entering;
     for (uint32_t f : mesh.boundaryFaces()) {
         const MeshFace& M = mesh.face(f);
@@ -197,7 +199,7 @@ BeamPlan planDiskBeam(const TetraMesh& mesh, const Point3& centre, const Point3&
             P2 v[3] = {F.across(a), F.across(b), F.across(c)};
             if (!meets(v)) return;
             double shadow = 0.5 * std::fabs(cross2(minus(v[1], v[0]), minus(v[2], v[0])));
-            if (shadow > maxShadow && depth < 12) {
+            if (shadow > maxShadow && depth < 24) {
                 auto mid = [](const Point3& p, const Point3& q) {
                     return Point3{0.5 * (p[0] + q[0]), 0.5 * (p[1] + q[1]), 0.5 * (p[2] + q[2])};
                 };

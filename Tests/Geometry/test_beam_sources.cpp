@@ -48,6 +48,15 @@ DiskSource disk(Point3 centre, Point3 dir, double r) {
     return d;
 }
 
+PlanarSource planar(Point3 corner, Point3 a, Point3 b, Point3 dir) {
+    PlanarSource p;
+    p.corner = corner;
+    p.side1 = a;
+    p.side2 = b;
+    p.direction = dir;
+    return p;
+}
+
 // Unpolarised Fresnel reflectance from n1 into n2 at incidence cosine ci.
 double fresnel(double n1, double n2, double ci) {
     double si = std::sqrt(1 - ci * ci), st = n1 / n2 * si, ct = std::sqrt(1 - st * st);
@@ -90,6 +99,16 @@ BOOST_AUTO_TEST_CASE(normal_incidence_uniform_over_the_disk) {
         v.push_back(l.pos.y + 0.2);
     }
     checkUniformOnDisk(u, v, 2.0, "normal incidence");
+}
+
+// A disk laid on the surface (centre at z = 0, facing the tissue) starts there, as one in front of it.
+BOOST_AUTO_TEST_CASE(disk_on_the_surface) {
+    Slab s;
+    auto L = s.launch(disk({0.5, 0.5, 0}, {0, 0, 1}, 1.0), 2000);
+    for (const LaunchRecord& l : L) {
+        BOOST_REQUIRE_SMALL(double(l.pos.z), 1e-6);
+        BOOST_REQUIRE_LE(std::hypot(l.pos.x - 0.5, l.pos.y - 0.5), 1.0 + 1e-5);
+    }
 }
 
 // At 30 degrees the shadow on the surface is an ellipse; seen along the beam the entry points
@@ -135,36 +154,32 @@ BOOST_AUTO_TEST_CASE(beam_partly_beside_the_mesh) {
     BOOST_CHECK_CLOSE(triangleDiskArea(big[0], big[1], big[2], 1), M_PI, 1e-12);
 }
 
-// End to end: the slab (mu_a 0.2, 6 mm, non-scattering) under a disk beam at normal incidence
+// End to end: the slab (mu_a 0.2, 6 mm, non-scattering) under a disk or planar beam at normal incidence
 // absorbs (1 - R)(1 - a) / (1 - R a), a = exp(-mu_a L), as a pencil beam does; a packet is
 // absorbed whole (weight 1 - R) or not at all, so the standard error is (1 - R) sqrt(p (1 - p) / N)
 // with p the absorbed fraction over 1 - R.
 BOOST_AUTO_TEST_CASE(slab_absorbs_its_closed_form) {
     Slab s;
     DiskSource d = disk({0, 0, -1}, {0, 0, 1}, 3.0);
-    RunOptions o;
-    o.packets = 100000;
-    o.threads = 2;
-    o.params.seed = 9;
-    RunResult r = runCpu(packModel(s.mesh, s.mats, d), o);
-    const double R = fresnel(1.0, 1.4, 1.0), a = std::exp(-0.2 * 6);
-    const double A = (1 - R) * (1 - a) / (1 - R * a), q = A / (1 - R);
-    fmtest::checkWithinSigma("absorbed under a disk beam",
-                             {r.ledger.absorbed / r.ledger.launched, (1 - R) * std::sqrt(q * (1 - q) / double(o.packets))}, A, 4);
-    BOOST_CHECK_CLOSE(r.ledger.specular / r.ledger.launched, R, 1e-3);
-    BOOST_CHECK_EQUAL(r.ledger.abnormal, 0.0);
-    BOOST_CHECK_SMALL(r.ledger.imbalance() / r.ledger.launched, 1e-12);
+    PlanarSource p = planar({-3, -2, -1}, {5, 0, 0}, {0, 4, 0}, {0, 0, 1});
+    for (const Source* src : {static_cast<const Source*>(&d), static_cast<const Source*>(&p)}) {
+        RunOptions o;
+        o.packets = 100000;
+        o.threads = 2;
+        o.params.seed = 9;
+        RunResult r = runCpu(packModel(s.mesh, s.mats, *src), o);
+        const double R = fresnel(1.0, 1.4, 1.0), a = std::exp(-0.2 * 6);
+        const double A = (1 - R) * (1 - a) / (1 - R * a), q = A / (1 - R);
+        fmtest::checkWithinSigma("absorbed under a " + src->typeName() + " beam",
+                                 {r.ledger.absorbed / r.ledger.launched, (1 - R) * std::sqrt(q * (1 - q) / double(o.packets))},
+                                 A, 4);
+        BOOST_CHECK_CLOSE(r.ledger.specular / r.ledger.launched, R, 1e-3);
+        BOOST_CHECK_EQUAL(r.ledger.abnormal, 0.0);
+        BOOST_CHECK_SMALL(r.ledger.imbalance() / r.ledger.launched, 1e-12);
+    }
 }
 
 
-PlanarSource planar(Point3 corner, Point3 a, Point3 b, Point3 dir) {
-    PlanarSource p;
-    p.corner = corner;
-    p.side1 = a;
-    p.side2 = b;
-    p.direction = dir;
-    return p;
-}
 
 // A slanted parallelogram (sides (3, 0, 0) and (1, 2, 0.5), so its plane is not across the beam)
 // over the slab, beam along z: each packet enters the top face at (x, y) = corner + s side1 + t side2
@@ -201,20 +216,6 @@ BOOST_AUTO_TEST_CASE(planar_partly_beside_the_mesh) {
     BOOST_CHECK_MESSAGE(in.warnings[0].find(": 75% of its beam misses the mesh") != std::string::npos, in.warnings[0]);
 }
 
-BOOST_AUTO_TEST_CASE(planar_slab_absorbs_its_closed_form) {
-    Slab s;
-    PlanarSource p = planar({-3, -2, -1}, {5, 0, 0}, {0, 4, 0}, {0, 0, 1});
-    RunOptions o;
-    o.packets = 100000;
-    o.threads = 2;
-    o.params.seed = 10;
-    RunResult r = runCpu(packModel(s.mesh, s.mats, p), o);
-    const double R = fresnel(1.0, 1.4, 1.0), a = std::exp(-0.2 * 6);
-    const double A = (1 - R) * (1 - a) / (1 - R * a), q = A / (1 - R);
-    fmtest::checkWithinSigma("absorbed under a planar beam",
-                             {r.ledger.absorbed / r.ledger.launched, (1 - R) * std::sqrt(q * (1 - q) / double(o.packets))}, A, 4);
-    BOOST_CHECK_EQUAL(r.ledger.abnormal, 0.0);
-}
 
 BOOST_AUTO_TEST_CASE(refused_beams_say_why) {
     Slab s;
