@@ -230,6 +230,16 @@ MMCSimulation readMMCJson(const std::string& path) {
     s.source = mmcdetail::source(spec, s.mesh, s.materials, tetraOf, path + ": Optode.Source");
     std::string note = mmcdetail::backgroundNote(tetraOf, s.backgroundElements);
     if (!note.empty()) s.warnings.push_back(note);
+    if (s.backgroundElements && domain && domain->contains("Media")) {
+        // MMC gives its background elements medium 0; FullMonte's background is void.
+        const Json& m0 = (*domain)["Media"][0];
+        double mua = m0.is_object() ? m0["mua"].get<double>() : m0[0].get<double>();
+        double mus = m0.is_object() ? m0["mus"].get<double>() : m0[1].get<double>();
+        if (mua != 0 || mus != 0)
+            in.fail("Domain.Media[0]", "the mesh has background elements (labels 0 and -1), which take medium 0 in MMC, "
+                                       "and medium 0 absorbs or scatters (mua " + std::to_string(mua) + ", mus " +
+                                       std::to_string(mus) + "); FullMonte's background is void: give medium 0 mua = mus = 0");
+    }
     return s;
 }
 

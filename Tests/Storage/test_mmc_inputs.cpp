@@ -379,6 +379,12 @@ BOOST_AUTO_TEST_CASE(background_labels_left_out_entry_reflected_as_mmc) {
     BOOST_CHECK_CLOSE(rp.ledger.specular / rp.ledger.launched, R, 1e-3);
     fmtest::checkWithinSigma("absorbed under a planar beam",
                              {rp.ledger.absorbed / rp.ledger.launched, (1 - R) * std::sqrt(q * (1 - q) / N)}, A, 4);
+    // MMC's background takes medium 0: one that absorbs is refused (FullMonte's background is void).
+    expectFormatError([&] {
+        readMMCJson(write("airmedium.json", "{\"Mesh\": {\"MeshID\": \"air\", \"InitElem\": " + std::to_string(slab.init) +
+                                                "}, \"Domain\": {\"Media\": [[0.01, 0, 1, 1], [0.2, 0, 1, 1.37]]},"
+                                                "\"Optode\": {\"Source\": {\"Pos\": [5.1, 4.9, -1]}}}"));
+    }, {"airmedium.json: Domain.Media[0]", "background elements", "medium 0 absorbs or scatters"});
     // Only a beam (pencil, disk, planar) may start in the background.
     expectFormatError([&] {
         readMMCJson(write("airiso.json", "{\"Mesh\": {\"MeshID\": \"air\", \"InitElem\": " + std::to_string(slab.init) +
