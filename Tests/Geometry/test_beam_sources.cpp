@@ -13,6 +13,7 @@
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Core/Emitters.hpp"
+#include "Tests/Geometry/LaunchSampler.hpp"
 #include "Tests/TestUtil.hpp"
 
 using namespace fm;
@@ -29,12 +30,7 @@ struct Slab {
     }
     std::vector<LaunchRecord> launch(const Source& s, int n, KernelInput* keep = nullptr) {
         KernelInput in = packModel(mesh, mats, s);
-        ArrayModel m = in.view();
-        std::vector<LaunchRecord> out;
-        for (int i = 0; i < n; ++i) {
-            PacketRng rng(3, uint64_t(i));
-            out.push_back(emit(m, m.emitters, rng));
-        }
+        std::vector<LaunchRecord> out = fmtest::sampleLaunches(in, n, 3);
         if (keep) *keep = std::move(in);
         return out;
     }
