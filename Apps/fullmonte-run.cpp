@@ -455,7 +455,11 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     } else if (a.has("--mmc-node")) {
         if (!a.has("--mmc-elem") || !a.has("--mmc-prop"))
             throw ParameterError("--mmc-node needs --mmc-elem and --mmc-prop");
-        localMesh = readMMCMesh(a.get("--mmc-node"), a.get("--mmc-elem"), check);
+        std::vector<uint32_t> tetraOf;  // MMC's background elements are left out: say how many
+        localMesh = readMMCMesh(a.get("--mmc-node"), a.get("--mmc-elem"), check, &tetraOf);
+        uint64_t background = 0;
+        std::string note = mmcdetail::backgroundNote(tetraOf, background);
+        if (!note.empty()) readerWarnings.push_back(note);
         mats = readMMCMaterials(a.get("--mmc-prop"), number(a, "--exterior-n", 1.0));
     } else {
         throw ParameterError("--mesh (TIM-OS) or --mmc-node (MMC) is required");
