@@ -433,6 +433,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     MeshCheckOptions check;
     check.allowDefects = a.flags.count("--allow-defects") > 0;
     int64_t fileSeed = -1;
+    std::vector<std::string> readerWarnings;  // what an input reader read differently (MMC's background)
     const auto loadStart = std::chrono::steady_clock::now();
     if (a.has("--mmc")) {
         if (a.has("--mesh") || a.has("--mmc-node") || a.has("--source"))
@@ -445,6 +446,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
         src = sim.source;
         filePackets = double(sim.photons);
         fileSeed = sim.seed;
+        readerWarnings = sim.warnings;
     } else if (a.has("--mesh")) {
         if (!a.has("--opt") && !a.has("--batch-opt") && !convertOnly)
             throw ParameterError("--opt (or --batch-opt) is required with --mesh");
@@ -453,7 +455,11 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     } else if (a.has("--mmc-node")) {
         if (!a.has("--mmc-elem") || !a.has("--mmc-prop"))
             throw ParameterError("--mmc-node needs --mmc-elem and --mmc-prop");
-        localMesh = readMMCMesh(a.get("--mmc-node"), a.get("--mmc-elem"), check);
+        std::vector<uint32_t> tetraOf;  // MMC's background elements are left out: say how many
+        localMesh = readMMCMesh(a.get("--mmc-node"), a.get("--mmc-elem"), check, &tetraOf);
+        uint64_t background = 0;
+        std::string note = mmcdetail::backgroundNote(tetraOf, background);
+        if (!note.empty()) readerWarnings.push_back(note);
         mats = readMMCMaterials(a.get("--mmc-prop"), number(a, "--exterior-n", 1.0));
     } else {
         throw ParameterError("--mesh (TIM-OS) or --mmc-node (MMC) is required");
@@ -466,6 +472,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
                                     {"  of which faces", bt.faces}, {"  of which structure checks", bt.structure}})
         phases.note(name, sec);
     std::vector<std::string> warnings = mesh.checkReport().warnings();
+    warnings.insert(warnings.begin(), readerWarnings.begin(), readerWarnings.end());
     if (mpi.rank() == 0) showWarnings(warnings);
     if (a.has("--save-mesh") && mpi.rank() == 0) {
         writeBinaryMesh(a.get("--save-mesh"), mesh);

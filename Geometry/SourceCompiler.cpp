@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "Common/Errors.hpp"
+#include "Geometry/CollimatedBeam.hpp"
 #include "Geometry/SourceCoverage.hpp"
 
 namespace fm {
@@ -208,6 +209,9 @@ struct Builder {
     void fiber(const FiberSource& s, double p);
     void surface(const SurfaceSource& s, double p);
     void cylinder(const CylinderSource& s, double p);
+    void disk(const DiskSource& s, double p);
+    void planar(const PlanarSource& s, double p);
+    EmitterRecord& beam(const BeamPlan& plan, const Point3& u, bool specularAtEntry, double p, const std::string& what);
 };
 
 // Where a beam along d from p enters the tissue: returns false when p is strictly inside.
@@ -398,6 +402,71 @@ void Builder::cylinder(const CylinderSource& s, double p) {
     segmentPieces(e, s.endpoint[0], s.endpoint[1], "Cylinder source axis");
 }
 
+// A collimated beam: pieces of the lit surface, drawn by shadow area times the face's
+// transmittance (a point of a piece is where a uniform point of the beam's cross-section enters),
+// with the transmittances moved from weight into probability: the emitter's weight is their mean
+// over the lit area, so each face receives its lit share times its transmittance.
+EmitterRecord& Builder::beam(const BeamPlan& plan, const Point3& u, bool specularAtEntry, double p,
+                             const std::string& what) {
+    if (plan.pieces.empty()) throw ModelError(what + " along " + str(u) + " misses the mesh");
+    auto& e = add(kEmitFaces, p);
+    e.mode = kDirNormal;  // each piece's d is the refracted beam direction
+    e.dir = toV(u);
+    size_t first = out.pieces.size();
+    std::vector<double> w;
+    double litT = 0;
+    for (const BeamPiece& pc : plan.pieces) {
+        const MeshFace& F = mesh.face(pc.face);
+        double n2 = mats.material(mesh.region(F.owner)).n;
+        double n1 = specularAtEntry && !mats.matchedBoundary ? mats.exterior().n : n2;
+        float cosi = float(-dotP(F.normal, u)), cost = cosi;
+        float R = n1 == n2 ? 0.f : fresnelReflectance(float(n1), float(n2), cosi, cost);
+        Vec3 dir = n1 == n2 ? toV(u)
+                            : refract(toV(u), Vec3{-float(F.normal[0]), -float(F.normal[1]), -float(F.normal[2])},
+                                      float(n1), float(n2), cosi, cost);
+        Piece q{};
+        put(q.a, pc.a), put(q.b, pc.b), put(q.c, pc.c);
+        q.d[0] = dir.x, q.d[1] = dir.y, q.d[2] = dir.z;
+        q.tetra = F.owner;
+        out.pieces.push_back(q);
+        w.push_back(pc.shadow * (1 - R));
+        litT += pc.lit * (1 - R);
+    }
+    closePieces(e, first, w, what);
+    e.weight = float(litT / plan.litArea);
+    double missed = 1 - plan.litArea / plan.beamArea;
+    if (missed > 1e-6)
+        warn(what + ": " + percentOutside(missed, 0) + " of its beam misses the mesh; nothing is emitted there and "
+             "the part that meets it emits the source's whole power");
+    return e;
+}
+
+// The disk's pieces overhang it: points outside the beam's cylinder are drawn again.
+void Builder::disk(const DiskSource& s, double p) {
+    checkFinite(s.centre, "Disk source");
+    const std::string what = "Disk source at " + str(s.centre) + " of radius " + num(s.radius);
+    if (!(s.radius > 0) || !(s.radius <= kMaxCoordinate)) throw ModelError(what + ": radius must be > 0");
+    const Point3 u = unit(s.direction, "Disk source");
+    BeamPlan plan = planDiskBeam(mesh, s.centre, u, s.radius, what);
+    EmitterRecord& e = beam(plan, u, s.specularAtEntry, p, what);
+    const double margin = 1e-3 * s.radius;
+    double far = 0;
+    for (const BeamPiece& pc : plan.pieces)
+        for (const Point3* v : {&pc.a, &pc.b, &pc.c}) far = std::max(far, dotP(sub(*v, s.centre), u));
+    e.reject = kRejectCylinder;
+    e.pos = toV({s.centre[0] - margin * u[0], s.centre[1] - margin * u[1], s.centre[2] - margin * u[2]});
+    e.radius = float(s.radius);
+    e.length = float(far + 2 * margin);
+}
+
+// The parallelogram's pieces are clipped to it exactly: nothing to reject.
+void Builder::planar(const PlanarSource& s, double p) {
+    for (const Point3* v : {&s.corner, &s.side1, &s.side2}) checkFinite(*v, "Planar source");
+    const std::string what = "Planar source at " + str(s.corner) + " with sides " + str(s.side1) + " and " + str(s.side2);
+    const Point3 u = unit(s.direction, "Planar source");
+    beam(planParallelogramBeam(mesh, s.corner, s.side1, s.side2, u, what), u, s.specularAtEntry, p, what);
+}
+
 void Builder::compile(const Source& s, double scale, int depth) {
     double p = s.power * scale;
     if (!(s.power >= 0) || !std::isfinite(s.power))
@@ -414,6 +483,8 @@ void Builder::compile(const Source& s, double scale, int depth) {
     else if (auto q = dynamic_cast<const FiberSource*>(&s)) fiber(*q, p);
     else if (auto q = dynamic_cast<const SurfaceSource*>(&s)) surface(*q, p);
     else if (auto q = dynamic_cast<const CylinderSource*>(&s)) cylinder(*q, p);
+    else if (auto q = dynamic_cast<const DiskSource*>(&s)) disk(*q, p);
+    else if (auto q = dynamic_cast<const PlanarSource*>(&s)) planar(*q, p);
     else if (auto q = dynamic_cast<const BallSource*>(&s)) {
         checkFinite(q->centre, "Ball source");
         if (!(q->radius > 0)) throw ModelError("Ball source: radius must be > 0, got " + std::to_string(q->radius));

@@ -87,6 +87,29 @@ struct FiberSource : Source {
     std::string typeName() const override { return "Fiber"; }
 };
 
+// Collimated beam of uniform intensity over a disk of `radius` around `centre`, normal to
+// `direction` (MMC's "disk" source). The disk lies outside the tissue; each packet enters where
+// its ray meets the surface, reflected and refracted there by that face's Fresnel law (none with
+// specularAtEntry false or a matched boundary). The part of the disk whose rays miss the mesh
+// emits nothing (a warning gives it).
+struct DiskSource : Source {
+    Point3 centre{};
+    Point3 direction{0, 0, 1};
+    double radius = 1;
+    bool specularAtEntry = true;
+    std::string typeName() const override { return "Disk"; }
+};
+
+// Collimated beam of uniform intensity over the parallelogram corner + s side1 + t side2
+// (s, t in [0, 1]), every packet along `direction` (MMC's "planar" source); as DiskSource
+// otherwise.
+struct PlanarSource : Source {
+    Point3 corner{}, side1{1, 0, 0}, side2{0, 1, 0};
+    Point3 direction{0, 0, 1};
+    bool specularAtEntry = true;
+    std::string typeName() const override { return "Planar"; }
+};
+
 // FullMonte's cylinder diffuser: from the volume of a cylinder or from its lateral surface,
 // isotropic or into the outward hemisphere (uniform or Lambertian).
 struct CylinderSource : Source {
@@ -109,6 +132,8 @@ struct CompositeSource : Source {
 inline void setSpecularAtEntry(Source& s, bool on) {
     if (auto* p = dynamic_cast<PencilBeamSource*>(&s)) p->specularAtEntry = on;
     if (auto* f = dynamic_cast<FiberSource*>(&s)) f->specularAtEntry = on;
+    if (auto* d = dynamic_cast<DiskSource*>(&s)) d->specularAtEntry = on;
+    if (auto* q = dynamic_cast<PlanarSource*>(&s)) q->specularAtEntry = on;
     if (auto* c = dynamic_cast<CompositeSource*>(&s))
         for (const SourcePtr& e : c->elements)
             if (e) setSpecularAtEntry(*e, on);

@@ -214,9 +214,11 @@ void bindStorage(py::module_& m) {
         d["photons"] = sim->photons;
         d["seed"] = sim->seed < 0 ? py::object(py::none()) : py::object(py::int_(sim->seed));
         d["id"] = sim->id;
+        d["warnings"] = sim->warnings;  // e.g. MMC's background elements left out of the mesh
         return d;
     }, py::arg("path"), py::arg("exterior_n") = 1.0,
-       "An MMC simulation input (.inp or .json) as {mesh, materials, source, photons, seed (None: not given), id}; "
+       "An MMC simulation input (.inp or .json) as {mesh, materials, source, photons, seed (None: not given), id, "
+       "warnings}; "
        "errors name the file and line or JSON path");
 #ifdef FM_PY_VTK
     m.def("read_vtk_mesh", [](const std::string& p, const std::string& regionArray, bool allowDefects,

@@ -148,13 +148,18 @@ FM_HD LaunchRecord emit(const Model& m, const EmitterView& v, PacketRng& rng) {
             }
             L.weight = 0.f;
             return L;
-        case kEmitFaces: {
-            const Piece& p = v.pieces[pickFromCdf(v.pieceCdf, e.first, e.count, rng.uniformDouble())];
-            L.pos = uniformInTriangle(p, rng);
-            L.tetra = p.tetra;
-            L.dir = emitDirection(e.mode, toVec3(p.d), e.cosMax, rng);
+        case kEmitFaces:  // rejection: a disk beam keeps the points inside its cylinder
+            for (int k = 0; k < kMaxRejections; ++k) {
+                const Piece& p = v.pieces[pickFromCdf(v.pieceCdf, e.first, e.count, rng.uniformDouble())];
+                Vec3 x = uniformInTriangle(p, rng);
+                if (!insideShape(e, x)) continue;
+                L.pos = x;
+                L.tetra = p.tetra;
+                L.dir = emitDirection(e.mode, toVec3(p.d), e.cosMax, rng);
+                return L;
+            }
+            L.weight = 0.f;
             return L;
-        }
         case kEmitLine: {
             const Piece& p = v.pieces[pickFromCdf(v.pieceCdf, e.first, e.count, rng.uniformDouble())];
             Vec3 a = toVec3(p.a);

@@ -211,9 +211,9 @@ def test_comsol_text_values_and_mmc_inputs(slab_model, tmp_path):
     assert sim["materials"][1].mu_s == 7 and sim["source"].type_name
     r = fm.run(sim["mesh"], sim["materials"], sim["source"], packets=200, seed=sim["seed"])
     assert r.packets == 200
-    spec["Optode"]["Source"]["Type"] = "disk"
+    spec["Optode"]["Source"]["Type"] = "slit"
     jpath.write_text(json.dumps(spec))
-    with pytest.raises(ValueError, match=r"Optode.Source: .*disk"):
+    with pytest.raises(ValueError, match=r"Optode.Source: .*slit"):
         fm.read_mmc_input(str(jpath))
 
 

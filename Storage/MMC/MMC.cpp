@@ -24,7 +24,7 @@ void rowIndex(TextReader& r, uint64_t expect, const std::string& what) {
                             std::to_string(expect) + ", found " + std::to_string(i));
 }
 
-TetraMesh readMesh(TextReader& rn, TextReader& re, const MeshCheckOptions& check) {
+TetraMesh readMesh(TextReader& rn, TextReader& re, const MeshCheckOptions& check, std::vector<uint32_t>* tetraOf) {
     uint64_t np = header(rn, "nodes");
     if (np < 4) rn.fail("a mesh needs at least 4 nodes, found " + std::to_string(np));
     std::vector<Point3> pts(1, Point3{0, 0, 0});
@@ -40,6 +40,7 @@ TetraMesh readMesh(TextReader& rn, TextReader& re, const MeshCheckOptions& check
     if (ne < 1) re.fail("no elements");
     std::vector<TetraPoints> tets(1, TetraPoints{0, 0, 0, 0});
     std::vector<uint32_t> regions(1, 0);
+    if (tetraOf) tetraOf->assign(1, 0);
     for (uint64_t t = 1; t <= ne; ++t) {
         rowIndex(re, t, "element");
         TetraPoints T;
@@ -56,10 +57,13 @@ TetraMesh readMesh(TextReader& rn, TextReader& re, const MeshCheckOptions& check
             re.fail("expected region of element " + std::to_string(t) + " (an integer label), found '" + tok + "'");
         std::string problem = mmcLabelProblem(reg);
         if (!problem.empty()) re.fail("element " + std::to_string(t) + ": " + problem);
+        if (tetraOf) tetraOf->push_back(mmcBackgroundLabel(reg) ? 0 : uint32_t(tets.size()));
+        if (mmcBackgroundLabel(reg)) continue;
         tets.push_back(T);
         regions.push_back(uint32_t(reg));
     }
     re.expectEnd();
+    if (tets.size() == 1) re.fail("every element is MMC's background (labels 0 and -1): there is no tissue");
     try {
         return TetraMesh(std::move(pts), std::move(tets), std::move(regions), check);
     } catch (const ModelError& e) {
@@ -88,14 +92,10 @@ MaterialSet readMaterials(TextReader& r, double exteriorN) {
 
 }  // namespace
 
+bool mmcBackgroundLabel(long long label) { return label == 0 || label == -1; }
+
 std::string mmcLabelProblem(long long label) {
-    if (label >= 1) return "";
-    if (label == 0)
-        return "label 0 is MMC's background (medium 0: a packet entering it has left the tissue); "
-               "FullMonte's mesh holds tissue only: remove these elements (the exterior plays their part)";
-    if (label == -1)
-        return "label -1 marks MMC's wide-field source elements (background once the packet is "
-               "launched); FullMonte has no MMC wide-field sources: remove them, use a Surface source";
+    if (label >= 1 || mmcBackgroundLabel(label)) return "";
     if (label == -2) return "label -2 marks MMC's external detector elements, which FullMonte does not have";
     return "label " + std::to_string(label) + " is not a medium (labels are 1..number of media)";
 }
@@ -111,14 +111,15 @@ Material mmcMedium(double mu_a, double mu_s, double g, double n, std::string& pr
     return nonDeflectingAsClear(Material(mu_a, mu_s, g, n));
 }
 
-TetraMesh readMMCMesh(const std::string& nodePath, const std::string& elemPath, const MeshCheckOptions& check) {
+TetraMesh readMMCMesh(const std::string& nodePath, const std::string& elemPath, const MeshCheckOptions& check,
+                      std::vector<uint32_t>* tetraOfElement) {
     TextReader rn(nodePath), re(elemPath);
-    return readMesh(rn, re, check);
+    return readMesh(rn, re, check, tetraOfElement);
 }
 TetraMesh readMMCMesh(std::istream& node, const std::string& nodeName, std::istream& elem,
                       const std::string& elemName, const MeshCheckOptions& check) {
     TextReader rn(node, nodeName), re(elem, elemName);
-    return readMesh(rn, re, check);
+    return readMesh(rn, re, check, nullptr);
 }
 MaterialSet readMMCMaterials(const std::string& propPath, double exteriorN) {
     TextReader r(propPath);

@@ -3,6 +3,7 @@
 #pragma once
 #include <istream>
 #include <string>
+#include <vector>
 
 #include "Geometry/MaterialSet.hpp"
 #include "Geometry/TetraMesh.hpp"
@@ -10,19 +11,24 @@
 namespace fm {
 
 // node: "1 Nn" then "i x y z" rows; elem: "k Ne" then "i n1 n2 n3 n4 region" rows. Labels 0
-// (MMC's background medium, where a packet has left the tissue), -1 (wide-field source
-// elements, background after launch) and -2 (external detector elements) are refused with a
-// message saying what they are in MMC: FullMonte's mesh holds tissue only.
+// (MMC's background) and -1 (wide-field source elements, background once a photon is launched)
+// are left out of the mesh: in MMC a photon that crosses from tissue into them has left the
+// domain, Fresnel-reflected there with the exterior's index as at the mesh surface, which is what
+// FullMonte's exterior does. The tissue elements keep their order (tetra ids then skip the
+// background's); tetraOfElement, when given, receives for each MMC element id (1-based) its
+// tetra, 0 for background. Label -2 (external detector elements) is refused.
 TetraMesh readMMCMesh(const std::string& nodePath, const std::string& elemPath,
-                      const MeshCheckOptions& check = {});
+                      const MeshCheckOptions& check = {}, std::vector<uint32_t>* tetraOfElement = nullptr);
 // prop: "1 Nm" then "i mu_a mu_s g n" rows (1/mm). MMC keeps the exterior index outside the
 // file; it is set to exteriorN (default 1, air). g = 1 is MMC's non-scattering medium (no
 // deflection): it is read as mu_s = 0, g = 0, which gives the same transport and absorption.
 MaterialSet readMMCMaterials(const std::string& propPath, double exteriorN = 1.0);
 
 // Shared by the MMC readers (files, .inp, JSON): "" when `label` is a region FullMonte can use
-// (>= 1), else why not, in MMC's terms.
+// (>= 1) or MMC's background (0, -1), else why not, in MMC's terms.
 std::string mmcLabelProblem(long long label);
+// Labels 0 and -1: MMC's background elements, left out of the mesh.
+bool mmcBackgroundLabel(long long label);
 // A medium as MMC gives it (g = 1: non-scattering), checked; `problem` is set (and the result
 // meaningless) when a value is out of range.
 Material mmcMedium(double mu_a, double mu_s, double g, double n, std::string& problem);

@@ -9,12 +9,17 @@
 // exteriorN argument for .inp files) is the exterior and gives its refractive index; g = 1 is a
 // non-scattering medium; a pencil beam starts at Pos in InitElem with weight 1 and no specular
 // reflection (MMC launches inside the mesh); LengthUnit scales coordinates to mm.
-// Refused with a message naming the file and line (.inp) or JSON path: element labels 0/-1/-2
-// (MMC's background, wide-field source and detector elements), source types other than pencil
-// and isotropic, DoMismatch 0 with media of different refractive indices.
+// MMC's background elements (labels 0 and -1) are left out of the mesh (Storage/MMC/MMC.hpp): a
+// photon crossing into them leaves, as in MMC. A pencil whose InitElem is a background element
+// starts in that background and enters the tissue through the surface its ray meets, reflected
+// and refracted there as MMC's photon (booked specular), none with DoMismatch 0.
+// Refused with a message naming the file and line (.inp) or JSON path: element label -2 (MMC's
+// external detector elements), source types FullMonte does not have (docs/COMPATIBILITY.md),
+// DoMismatch 0 with media of different refractive indices.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "Geometry/MaterialSet.hpp"
 #include "Geometry/Sources.hpp"
@@ -29,6 +34,8 @@ struct MMCSimulation {
     uint64_t photons = 0;  // Session.Photons / line 1; 0 when not given
     int64_t seed = -1;     // Session.RNGSeed / line 2; < 0: not given (MMC: pick one at random)
     std::string id;        // Session.ID, else the mesh id
+    uint64_t backgroundElements = 0;    // MMC elements of labels 0 and -1, left out of the mesh
+    std::vector<std::string> warnings;  // for the user (what was read differently from MMC's files)
 };
 
 // .inp: photons, seed, source position, direction, time gates, mesh id, initial element,
@@ -43,12 +50,24 @@ MMCSimulation readMMCJson(const std::string& path);
 MMCSimulation readMMCInput(const std::string& path, double exteriorN = 1.0);
 
 namespace mmcdetail {
-// The mesh and media of mesh id `id` in `dir` (node_/elem_/prop_<id>.dat).
-TetraMesh meshFiles(const std::string& dir, const std::string& id);
+// The mesh and media of mesh id `id` in `dir` (node_/elem_/prop_<id>.dat); tetraOfElement as
+// readMMCMesh's.
+TetraMesh meshFiles(const std::string& dir, const std::string& id, std::vector<uint32_t>& tetraOfElement);
 MaterialSet propFile(const std::string& dir, const std::string& id, double exteriorN);
-// MMC's pencil (or isotropic) source at pos along dir, in element initElem when it holds pos.
-SourcePtr source(const std::string& type, const Point3& pos, const Point3& dir, long long initElem,
-                 const TetraMesh& mesh, const std::string& where);
+// MMC's source as the input gives it (Type, Pos, Dir, Param1, Param2, InitElem in MMC's numbering).
+struct SourceSpec {
+    std::string type = "pencil";
+    Point3 pos{}, dir{0, 0, 1};
+    double param1[4]{}, param2[4]{};
+    long long initElem = 0;
+};
+// The FullMonte source for spec; tetraOfElement maps MMC element ids to tetras (0: background).
+// Errors name `where` (file and line, or JSON path).
+SourcePtr source(const SourceSpec& spec, const TetraMesh& mesh, const MaterialSet& mats,
+                 const std::vector<uint32_t>& tetraOfElement,
+                 const std::string& where);
+// The warning that says how many background elements were left out; "" when none.
+std::string backgroundNote(const std::vector<uint32_t>& tetraOfElement, uint64_t& count);
 std::string folderOf(const std::string& path);
 }  // namespace mmcdetail
 

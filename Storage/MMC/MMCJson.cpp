@@ -73,7 +73,8 @@ private:
 };
 
 // MeshNode [[x,y,z],...] and MeshElem [[n1,n2,n3,n4,label],...], nodes 1-based.
-TetraMesh inlineMesh(const JsonInput& in, const Json& mesh, const std::string& sec, double unit) {
+TetraMesh inlineMesh(const JsonInput& in, const Json& mesh, const std::string& sec, double unit,
+                     std::vector<uint32_t>& tetraOf) {
     const std::string np = sec + ".MeshNode", ep = sec + ".MeshElem";
     if (!mesh.contains("MeshElem")) in.fail(sec, "MeshNode is given without MeshElem");
     const Json& nodes = mesh["MeshNode"];
@@ -93,6 +94,7 @@ TetraMesh inlineMesh(const JsonInput& in, const Json& mesh, const std::string& s
     }
     std::vector<TetraPoints> tets(1, TetraPoints{0, 0, 0, 0});
     std::vector<uint32_t> regions(1, 0);
+    tetraOf.assign(1, 0);
     for (size_t t = 0; t < elems.size(); ++t) {
         const std::string where = ep + "[" + std::to_string(t) + "]";
         if (!elems[t].is_array() || elems[t].size() != 5) in.fail(where, "expected [n1, n2, n3, n4, label]");
@@ -107,9 +109,12 @@ TetraMesh inlineMesh(const JsonInput& in, const Json& mesh, const std::string& s
         std::string problem = mmcLabelProblem(label);
         if (!problem.empty()) in.fail(where, problem);
         if (label > (1 << 20)) in.fail(where, "label " + std::to_string(label) + " is too large");
+        tetraOf.push_back(mmcBackgroundLabel(label) ? 0 : uint32_t(tets.size()));
+        if (mmcBackgroundLabel(label)) continue;
         tets.push_back(T);
         regions.push_back(uint32_t(label));
     }
+    if (tets.size() == 1) in.fail(ep, "every element is MMC's background (labels 0 and -1): there is no tissue");
     try {
         return TetraMesh(std::move(pts), std::move(tets), std::move(regions));
     } catch (const ModelError& e) {
@@ -162,11 +167,12 @@ MMCSimulation readMMCJson(const std::string& path) {
             if (!(unit > 0)) in.fail(name + ".LengthUnit", "must be > 0 (mm per length unit)");
         }
     std::string dir = mmcdetail::folderOf(path);
+    std::vector<uint32_t> tetraOf;
     if (mesh->contains("MeshNode")) {
-        s.mesh = inlineMesh(in, *mesh, sec, unit);
+        s.mesh = inlineMesh(in, *mesh, sec, unit, tetraOf);
     } else {
         s.id = in.text((*mesh)["MeshID"], sec + ".MeshID");
-        s.mesh = mmcdetail::meshFiles(dir, s.id);
+        s.mesh = mmcdetail::meshFiles(dir, s.id, tetraOf);
         if (unit != 1) in.fail(sec + ".LengthUnit", "is supported with inline MeshNode only (scale the node file to mm)");
     }
     double nOut = 1;
@@ -205,12 +211,35 @@ MMCSimulation readMMCJson(const std::string& path) {
     if (!src.is_object() || !src.contains("Pos")) in.fail("Optode.Source.Pos", "missing");
     std::vector<double> pos = in.numbers(src["Pos"], "Optode.Source.Pos", 3, 3);
     for (double& x : pos) x *= unit;
-    std::vector<double> dir3{0, 0, 1};
-    if (src.contains("Dir")) dir3 = in.numbers(src["Dir"], "Optode.Source.Dir", 3, 4);
-    std::string type = src.contains("Type") ? in.text(src["Type"], "Optode.Source.Type") : "pencil";
-    long long e0 = mesh->contains("InitElem") ? in.integer((*mesh)["InitElem"], sec + ".InitElem") : 0;
-    s.source = mmcdetail::source(type, {pos[0], pos[1], pos[2]}, {dir3[0], dir3[1], dir3[2]}, e0, s.mesh,
-                                 path + ": Optode.Source");
+    mmcdetail::SourceSpec spec;
+    spec.pos = {pos[0], pos[1], pos[2]};
+    if (src.contains("Dir")) {
+        std::vector<double> d = in.numbers(src["Dir"], "Optode.Source.Dir", 3, 4);
+        spec.dir = {d[0], d[1], d[2]};
+    }
+    if (src.contains("Type")) spec.type = in.text(src["Type"], "Optode.Source.Type");
+    for (auto [key, dst] : {std::pair{"Param1", spec.param1}, std::pair{"Param2", spec.param2}})
+        if (src.contains(key)) {
+            std::vector<double> v = in.numbers(src[key], std::string("Optode.Source.") + key, 1, 4);
+            std::copy(v.begin(), v.end(), dst);
+        }
+    if (spec.type == "disk") spec.param1[0] *= unit;  // the radius, a length
+    if (spec.type == "planar")
+        for (int k = 0; k < 3; ++k) spec.param1[k] *= unit, spec.param2[k] *= unit;  // the sides
+    spec.initElem = mesh->contains("InitElem") ? in.integer((*mesh)["InitElem"], sec + ".InitElem") : 0;
+    s.source = mmcdetail::source(spec, s.mesh, s.materials, tetraOf, path + ": Optode.Source");
+    std::string note = mmcdetail::backgroundNote(tetraOf, s.backgroundElements);
+    if (!note.empty()) s.warnings.push_back(note);
+    if (s.backgroundElements && domain && domain->contains("Media")) {
+        // MMC gives its background elements medium 0; FullMonte's background is void.
+        const Json& m0 = (*domain)["Media"][0];
+        double mua = m0.is_object() ? m0["mua"].get<double>() : m0[0].get<double>();
+        double mus = m0.is_object() ? m0["mus"].get<double>() : m0[1].get<double>();
+        if (mua != 0 || mus != 0)
+            in.fail("Domain.Media[0]", "the mesh has background elements (labels 0 and -1), which take medium 0 in MMC, "
+                                       "and medium 0 absorbs or scatters (mua " + std::to_string(mua) + ", mus " +
+                                       std::to_string(mus) + "); FullMonte's background is void: give medium 0 mua = mus = 0");
+    }
     return s;
 }
 

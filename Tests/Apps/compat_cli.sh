@@ -49,8 +49,15 @@ else
 fi
 printf '1 2\n1 1 2 3 4 1\n2 2 3 4 5 0\n' >"$T/elem_two.dat"
 "$RUN" --mmc "$T/two.inp" --output "$T/label0" --quiet >/dev/null 2>"$T/err"
-check "label 0 exits 1" "$?" "1"
-check "label 0 named with file and line" "$(grep -c "elem_two.dat:3: element 2: label 0 is MMC's background" "$T/err")" "1"
+check "label 0 (MMC's background) runs" "$?" "0"
+check "label 0 left out, with a warning" "$(grep -c "1 of the 2 MMC elements are background" "$T/label0/summary.json")" "1"
+"$RUN" --mmc-node "$T/node_two.dat" --mmc-elem "$T/elem_two.dat" --mmc-prop "$T/prop_two.dat" --point 0.2,0.2,0.1 \
+  --packets 100 --output "$T/label0n" --quiet >/dev/null 2>&1
+check "--mmc-node: label 0 left out, with a warning" "$(grep -c "1 of the 2 MMC elements are background" "$T/label0n/summary.json")" "1"
+printf '1 2\n1 1 2 3 4 1\n2 2 3 4 5 -2\n' >"$T/elem_two.dat"
+"$RUN" --mmc "$T/two.inp" --output "$T/label2" --quiet >/dev/null 2>"$T/err"
+check "label -2 exits 1" "$?" "1"
+check "label -2 named with file and line" "$(grep -c "elem_two.dat:3: element 2: label -2 marks MMC's external detector" "$T/err")" "1"
 
 if [ -n "$VTK" ]; then
     "$VTK" --mesh "$T/m.mesh" --output "$T/m42.vtk" --vtk-version 4.2 >/dev/null

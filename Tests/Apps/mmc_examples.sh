@@ -17,7 +17,7 @@ trap 'rm -rf "$dir"' EXIT
 if [ -d "$repo/examples/onecube" ]; then
   cp -r "$repo/examples" "$dir/"
 elif [ -d "$repo" ] && git --git-dir="$repo" cat-file -e HEAD:examples/onecube/onecube.json 2>/dev/null; then
-  git --git-dir="$repo" archive HEAD examples/onecube examples/validation examples/sphshells examples/reftest | tar x -C "$dir"
+  git --git-dir="$repo" archive HEAD examples/onecube examples/validation examples/sphshells examples/reftest examples/skinvessel | tar x -C "$dir"
 else
   echo "SKIP app_mmc_examples: no MMC checkout at $repo (set FM_MMC_SRC)"
   exit 77
@@ -50,5 +50,9 @@ check sphshells dmmc_sphshells.json 0.516208
 check onecube onecube.inp 0.0396174
 check reftest onecube.inp 0.0560704
 check validation cube2.inp 0.1769482
+# MMC's background elements (labels 0 and -1 between the disk and the skin) and its disk source:
+# MMC v2025.10, SSE, the JSON as committed (dual-grid ray tracer), mean of eight runs of 1e6 photons
+# (seeds 11-18).
+check skinvessel dmmc_skinvessel.json 0.3987947
 echo "mmc_examples: $failures failure(s)"
 [ "$failures" = 0 ]

@@ -7,6 +7,7 @@
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/Core/Emitters.hpp"
+#include "Tests/Geometry/LaunchSampler.hpp"
 
 using namespace fm;
 
@@ -21,14 +22,7 @@ struct Fixture {
         mats.append(Material(0.2, 5, 0.8, 1.5));
     }
     std::vector<LaunchRecord> launch(const Source& s, int n) {
-        KernelInput in = packModel(mesh, mats, s);
-        ArrayModel m = in.view();
-        std::vector<LaunchRecord> out;
-        for (int i = 0; i < n; ++i) {
-            PacketRng rng(7, uint64_t(i));
-            out.push_back(emit(m, m.emitters, rng));
-        }
-        return out;
+        return fmtest::sampleLaunches(packModel(mesh, mats, s), n, 7);
     }
     // Points at z = 2 (lower half) and z = 8 (upper half) with powers wa and wb.
     static CompositeSource twoPoints(double wa, double wb) {

@@ -9,6 +9,7 @@
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/Core/Emitters.hpp"
+#include "Tests/Geometry/LaunchSampler.hpp"
 
 using namespace fm;
 
@@ -25,14 +26,7 @@ struct SidesModel {
         mats.append(Material(0.1, 10, 0.9, 1.4));
     }
     std::vector<LaunchRecord> launch(const Source& s, int n) {
-        KernelInput in = packModel(mesh, mats, s);
-        ArrayModel m = in.view();
-        std::vector<LaunchRecord> out;
-        for (int i = 0; i < n; ++i) {
-            PacketRng rng(3, uint64_t(i));
-            out.push_back(emit(m, m.emitters, rng));
-        }
-        return out;
+        return fmtest::sampleLaunches(packModel(mesh, mats, s), n, 3);
     }
     // Unit normal of face f pointing into tetra t (one of its two sides).
     Point3 into(uint32_t f, uint32_t t) const {

@@ -14,6 +14,7 @@
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
+#include "Kernels/Core/Emitters.hpp"
 #include "Storage/MMC/MMC.hpp"
 #include "Storage/MMC/MMCInput.hpp"
 #include "Tests/Storage/MmcTestFiles.hpp"
@@ -217,7 +218,7 @@ BOOST_AUTO_TEST_CASE(bad_inputs_name_file_and_line_or_json_path) {
     TetraMesh m = cube(true);
     writeMeshFiles(m, "two");
     write("prop_two.dat", kProp);
-    // element labels 0, -1, -2 (MMC's background, wide-field source and detector elements)
+    // element labels -2 (MMC's external detector elements) and below; 0 and -1 are read (background)
     std::ostringstream elem;
     elem << "1\t" << m.tetraCount() << "\n";
     for (uint32_t t = 1; t <= m.tetraCount(); ++t) {
@@ -228,15 +229,18 @@ BOOST_AUTO_TEST_CASE(bad_inputs_name_file_and_line_or_json_path) {
     write("node_lab.dat", "");
     fs::copy_file(scratchDir() / "node_two.dat", scratchDir() / "node_lab.dat", fs::copy_options::overwrite_existing);
     write("prop_lab.dat", kProp);
-    for (auto [label, fragment] : {std::pair{"0", "label 0 is MMC's background"}, std::pair{"-1", "wide-field source"},
-                                   std::pair{"-2", "external detector"}, std::pair{"-3", "label -3 is not a medium"}}) {
+    for (auto [label, fragment] : {std::pair{"-2", "external detector"}, std::pair{"-3", "label -3 is not a medium"}}) {
         std::string text = elem.str();
         text.replace(text.find("LABEL"), 5, label);
         std::string e = write("elem_lab.dat", text);
         expectFormatError([] { readMMCInp(write("lab.inp", inp("lab")), 1.0); }, {"elem_lab.dat:4: element 3", fragment});
     }
-    expectFormatError([] { readMMCInp(write("cone.inp", inp("two", "cone\n0 0 0 0\n")), 1.0); },
-                      {"cone.inp:11", "source type 'cone' is not supported"});
+    expectFormatError([] { readMMCInp(write("slit.inp", inp("two", "slit\n0 0 1 0\n")), 1.0); },
+                      {"slit.inp:11", "source type 'slit' is not supported", "collimated beam from a segment"});
+    expectFormatError([] { readMMCInp(write("cone.inp", inp("two", "cone\n2.0 0 0 0\n")), 1.0); },
+                      {"cone.inp:11", "half-angle Param1[0] must be in (0, pi/2]"});
+    expectFormatError([] { readMMCInp(write("conep.inp", inp("two", "cone\n0.5\n")), 1.0); },
+                      {"conep.inp:12", "Param1 (4 numbers)"});
     expectFormatError([] { readMMCInp(write("short.inp", "1000\n1\n0 0 0\n"), 1.0); },
                       {"short.inp:3: unexpected end of file, expected the source direction"});
     expectFormatError([] { readMMCInp(write("gates.inp", "1000\n1\n0 0 0\n0 0 1\n1e-9 0 1e-10\n"), 1.0); },
@@ -262,7 +266,7 @@ BOOST_AUTO_TEST_CASE(bad_inputs_name_file_and_line_or_json_path) {
     };
     const std::string mesh = "\"Mesh\": {" + jsonArrays(m) + ", \"InitElem\": 1}";
     std::string badLabel = mesh;
-    badLabel.replace(badLabel.find(",1]"), 3, ",0]");  // the first element's label -> 0
+    badLabel.replace(badLabel.find(",1]"), 3, ",-2]");  // the first element's label -> -2
     std::vector<Case> cases = {
         {"syntax", "{\"Mesh\": ", {"syntax.json: not valid JSON"}},
         {"overflow", "{\"Mesh\": {\"InitElem\": 1e400}}", {"overflow.json: not valid JSON", "1e400"}},
@@ -270,10 +274,13 @@ BOOST_AUTO_TEST_CASE(bad_inputs_name_file_and_line_or_json_path) {
         {"pos", "{" + mesh + ", \"Domain\": {\"Media\": " + kMediaJson + "}, \"Optode\": {\"Source\": {\"Pos\": [5, 5]}}}",
          {"pos.json: Optode.Source.Pos: expected an array of 3 numbers"}},
         {"type", "{" + mesh + ", \"Domain\": {\"Media\": " + kMediaJson +
-                     "}, \"Optode\": {\"Source\": {\"Pos\": [5,5,0], \"Type\": \"planar\"}}}",
-         {"type.json: Optode.Source", "'planar' is not supported"}},
+                     "}, \"Optode\": {\"Source\": {\"Pos\": [5,5,0], \"Type\": \"pattern\"}}}",
+         {"type.json: Optode.Source", "'pattern' is not supported", "weighted by an image"}},
+        {"planar", "{" + mesh + ", \"Domain\": {\"Media\": " + kMediaJson +
+                       "}, \"Optode\": {\"Source\": {\"Pos\": [5,5,-1], \"Type\": \"planar\", \"Param1\": [1,0,0]}}}",
+         {"planar.json: Optode.Source", "planar needs two sides"}},
         {"label", "{" + badLabel + ", \"Domain\": {\"Media\": " + kMediaJson + "}," + src + "}",
-         {"label.json: Mesh.MeshElem[", "]: label 0 is MMC's background"}},
+         {"label.json: Mesh.MeshElem[", "]: label -2 marks MMC's external detector"}},
         {"media", "{" + mesh + ", \"Domain\": {\"Media\": [[0,0,1,1],[0.1,1,0.9,1.37]]}," + src + "}",
          {"media.json: Domain.Media: the mesh has labels up to 2 but only 1 media"}},
         {"medium", "{" + mesh + ", \"Domain\": {\"Media\": [[0,0,1,1],{\"mua\":0.1,\"mus\":1,\"g\":0.9},[0,0,1,1]]}," + src + "}",
@@ -300,6 +307,138 @@ BOOST_AUTO_TEST_CASE(bad_inputs_name_file_and_line_or_json_path) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// MMC's background (labels 0 and -1): an air layer (z in [-2, 0], label 0, the source's element
+// -1 as MMC's wide-field source elements) over a non-scattering slab (z in [0, 6], mu_a 0.2,
+// n 1.37) in air (n 1). MMC's photon crosses the air layer unattenuated, is reflected at the
+// tissue with R = ((n - 1) / (n + 1))^2 at normal incidence, each pass through the slab absorbs
+// 1 - a (a = exp(-mu_a L)) and each exit, into the background or the exterior alike, reflects R
+// back: absorbed = (1 - R)(1 - a) / (1 - R a). A packet is absorbed whole (weight 1 - R) or not
+// at all: standard error (1 - R) sqrt(p (1 - p) / N) with p = absorbed / (1 - R). Were the air
+// layer tissue, or the beam started inside the slab without reflection, the absorbed fraction
+// would be 1 - a = 0.699 or (1 - a) / (1 - R a) = 0.704 instead of 0.687 (8 standard errors off).
+namespace {
+struct AirSlab {
+    TetraMesh full = makeBoxMesh({0, 0, -2}, {10, 10, 6}, 2, 2, 4,
+                                 [](const Point3& c) { return c[2] < 0 ? 2u : 1u; });
+    uint32_t init = 0, air = 0;
+    AirSlab() {
+        init = full.locate({5.1, 4.9, -1});
+        std::ostringstream elem;
+        elem << "1\t" << full.tetraCount() << "\n";
+        for (uint32_t t = 1; t <= full.tetraCount(); ++t) {
+            elem << t;
+            for (uint32_t v : full.tetra(t)) elem << "\t" << v;
+            air += full.region(t) == 2;
+            elem << "\t" << (t == init ? "-1" : full.region(t) == 2 ? "0" : "1") << "\n";
+        }
+        write("node_air.dat", fmtest::mmcNodeText(full));
+        write("elem_air.dat", elem.str());
+        write("prop_air.dat", "1 1\n1 0.2 0 1 1.37\n");
+    }
+};
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(background_labels_left_out_entry_reflected_as_mmc) {
+    AirSlab slab;
+    BOOST_REQUIRE(slab.init && slab.full.region(slab.init) == 2);
+    const std::string text = "100000\n7\n5.1 4.9 -1\n0 0 1\n0 5e-9 5e-9\nair\n" + std::to_string(slab.init) + "\n0 1\n";
+    MMCSimulation s = readMMCInp(write("air.inp", text), 1.0);
+    BOOST_CHECK_EQUAL(s.backgroundElements, slab.air);
+    BOOST_CHECK_EQUAL(s.mesh.tetraCount(), slab.full.tetraCount() - slab.air);
+    BOOST_CHECK_EQUAL(s.mesh.locate({5.1, 4.9, -1}), 0u);  // the air layer is not part of the mesh
+    BOOST_REQUIRE_EQUAL(s.warnings.size(), 1u);
+    BOOST_CHECK(s.warnings[0].find("background (labels 0 and -1)") != std::string::npos);
+    auto* p = dynamic_cast<PencilBeamSource*>(s.source.get());
+    BOOST_REQUIRE(p);
+    BOOST_CHECK(p->specularAtEntry);
+    const uint64_t N = 100000;
+    RunResult r = run(s, N);
+    const double R = std::pow(0.37 / 2.37, 2), a = std::exp(-0.2 * 6);
+    const double A = (1 - R) * (1 - a) / (1 - R * a), q = A / (1 - R);
+    BOOST_CHECK_CLOSE(r.ledger.specular / r.ledger.launched, R, 1e-4);
+    fmtest::checkWithinSigma("absorbed below MMC's air layer",
+                             {r.ledger.absorbed / r.ledger.launched, (1 - R) * std::sqrt(q * (1 - q) / N)}, A, 4);
+    BOOST_CHECK_SMALL(r.ledger.imbalance() / r.ledger.launched, 1e-12);
+#if FM_HAVE_JSON
+    // The same by JSON with DoMismatch 0: no reflection anywhere, absorbed = 1 - a.
+    MMCSimulation m = readMMCJson(write("air.json", "{\"Mesh\": {\"MeshID\": \"air\", \"InitElem\": " +
+                                                        std::to_string(slab.init) + "}, \"Session\": {\"DoMismatch\": 0},"
+                                                        "\"Optode\": {\"Source\": {\"Pos\": [5.1, 4.9, -1], \"Dir\": [0, 0, 1]}}}"));
+    RunResult rm = run(m, N);
+    BOOST_CHECK_EQUAL(rm.ledger.specular, 0.0);
+    fmtest::checkWithinSigma("absorbed, DoMismatch 0", {rm.ledger.absorbed / rm.ledger.launched, std::sqrt(a * (1 - a) / N)},
+                             1 - a, 4);
+    // A planar beam (a 4 x 3 mm rectangle in the air layer, MMC's wide-field source) gives the same
+    // closed form: every packet enters at normal incidence.
+    MMCSimulation pl = readMMCJson(write("airplanar.json", "{\"Mesh\": {\"MeshID\": \"air\", \"InitElem\": " +
+                                                              std::to_string(slab.init) + "}, \"Optode\": {\"Source\": {\"Pos\": [3, 4, -1],"
+                                                              "\"Dir\": [0, 0, 1], \"Type\": \"planar\", \"Param1\": [4, 0, 0, 0], \"Param2\": [0, 3, 0, 0]}}}"));
+    BOOST_REQUIRE(dynamic_cast<PlanarSource*>(pl.source.get()));
+    RunResult rp = run(pl, N);
+    BOOST_CHECK_CLOSE(rp.ledger.specular / rp.ledger.launched, R, 1e-3);
+    fmtest::checkWithinSigma("absorbed under a planar beam",
+                             {rp.ledger.absorbed / rp.ledger.launched, (1 - R) * std::sqrt(q * (1 - q) / N)}, A, 4);
+    // MMC's background takes medium 0: one that absorbs is refused (FullMonte's background is void).
+    expectFormatError([&] {
+        readMMCJson(write("airmedium.json", "{\"Mesh\": {\"MeshID\": \"air\", \"InitElem\": " + std::to_string(slab.init) +
+                                                "}, \"Domain\": {\"Media\": [[0.01, 0, 1, 1], [0.2, 0, 1, 1.37]]},"
+                                                "\"Optode\": {\"Source\": {\"Pos\": [5.1, 4.9, -1]}}}"));
+    }, {"airmedium.json: Domain.Media[0]", "background elements", "medium 0 absorbs or scatters"});
+    // Only a beam (pencil, disk, planar) may start in the background.
+    expectFormatError([&] {
+        readMMCJson(write("airiso.json", "{\"Mesh\": {\"MeshID\": \"air\", \"InitElem\": " + std::to_string(slab.init) +
+                                             "}, \"Optode\": {\"Source\": {\"Pos\": [5.1, 4.9, -1], \"Type\": \"isotropic\"}}}"));
+    }, {"airiso.json: Optode.Source", "isotropic source in a background element"});
+    // .inp: the type line, Param1 and Param2 lines.
+    const std::string planarInp = "1000\n7\n3 4 -1\n0 0 1\n0 5e-9 5e-9\nair\n" + std::to_string(slab.init) +
+                                  "\n0 1\nplanar\n4 0 0 0\n0 3 0 0\n";
+    MMCSimulation pi = readMMCInp(write("airplanar.inp", planarInp), 1.0);
+    auto* ps = dynamic_cast<PlanarSource*>(pi.source.get());
+    BOOST_REQUIRE(ps);
+    BOOST_CHECK_EQUAL(ps->side1[0], 4.0);
+    BOOST_CHECK_EQUAL(ps->side2[1], 3.0);
+#endif
+    // Every element background: no tissue.
+    write("node_none.dat", fmtest::mmcNodeText(slab.full));
+    std::string none = "1\t" + std::to_string(slab.full.tetraCount()) + "\n";
+    for (uint32_t t = 1; t <= slab.full.tetraCount(); ++t) {
+        none += std::to_string(t);
+        for (uint32_t v : slab.full.tetra(t)) none += "\t" + std::to_string(v);
+        none += "\t0\n";
+    }
+    write("elem_none.dat", none);
+    write("prop_none.dat", "1 1\n1 0.2 0 1 1.37\n");
+    expectFormatError([] { readMMCInp(write("none.inp", inp("none")), 1.0); }, {"elem_none.dat", "there is no tissue"});
+}
+
+// MMC's cone (Param1[0] the half-angle in radians, uniform in solid angle) is a fibre cone of
+// NA = n sin(theta) from Pos: the cosine to Dir is uniform on [cos theta, 1], mean (1 + c) / 2,
+// standard deviation (1 - c) / sqrt(12).
+BOOST_AUTO_TEST_CASE(cone_source_directions_and_run) {
+    TetraMesh m = cube(true);
+    writeMeshFiles(m, "cone");
+    write("prop_cone.dat", kProp);
+    const std::string text = "20000\n3\n5.1 4.9 2.0\n0 0.6 0.8\n0 5e-9 5e-9\ncone\n0\n0 1\ncone\n0.6 0 0 0\n";
+    MMCSimulation s = readMMCInp(write("conesrc.inp", text), 1.0);
+    KernelInput in = packModel(s.mesh, s.materials, *s.source);
+    ArrayModel am = in.view();
+    const int n = 40000;
+    double sum = 0;
+    for (int i = 0; i < n; ++i) {
+        PacketRng rng(11, uint64_t(i));
+        LaunchRecord L = emit(am, am.emitters, rng);
+        BOOST_REQUIRE(L.weight == 1.f);
+        BOOST_REQUIRE(std::fabs(L.pos.z - 2.0f) < 1e-6f);
+        sum += L.dir.y * 0.6 + L.dir.z * 0.8;
+    }
+    const double c = std::cos(0.6);
+    fmtest::checkWithinSigma("mean cosine to Dir", {sum / n, (1 - c) / std::sqrt(12.0 * n)}, (1 + c) / 2, 4);
+    RunResult r = run(s, 20000);
+    BOOST_CHECK_EQUAL(r.ledger.specular, 0.0);
+    BOOST_CHECK_GT(r.ledger.absorbed, 0.0);
+    BOOST_CHECK_SMALL(r.ledger.imbalance() / r.ledger.launched, 1e-12);
+}
 
 // FullMonte's MMC writers (the files a side-by-side run with MMC reads) read back as the same
 // mesh and media, MMC's non-scattering convention included.
