@@ -26,13 +26,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// This process's folder of written inputs, removed when the process exits.
+struct ScratchFolder {
+    fs::path path = fs::temp_directory_path() / ("fm_mmc_inputs_" + std::to_string(::getpid()));
+    ScratchFolder() { fs::create_directories(path); }
+    ~ScratchFolder() {
+        std::error_code ignored;
+        fs::remove_all(path, ignored);
+    }
+};
+
 fs::path scratchDir() {
-    static fs::path d = [] {
-        fs::path p = fs::temp_directory_path() / ("fm_mmc_inputs_" + std::to_string(::getpid()));
-        fs::create_directories(p);
-        return p;
-    }();
-    return d;
+    static const ScratchFolder d;
+    return d.path;
 }
 
 std::string write(const std::string& name, const std::string& text) {
