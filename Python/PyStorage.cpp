@@ -185,9 +185,15 @@ void bindStorage(py::module_& m) {
     m.def("write_timos_mesh", [](const std::string& p, const fm::TetraMesh& mesh) { fm::writeTIMOSMesh(p, mesh); },
           py::arg("path"), py::arg("mesh"), "Writes a TIM-OS .mesh (1-based, mm)");
     m.def("read_mmc_mesh", [](const std::string& node, const std::string& elem, bool allowDefects) {
-        return std::make_shared<fm::TetraMesh>(fm::readMMCMesh(node, elem, checkOptions(allowDefects)));
+        std::vector<uint32_t> tetraOf;  // MMC's background elements are left out: a warning says how many
+        auto mesh = std::make_shared<fm::TetraMesh>(fm::readMMCMesh(node, elem, checkOptions(allowDefects), &tetraOf));
+        uint64_t background = 0;
+        const std::string note = fm::mmcdetail::backgroundNote(tetraOf, background);
+        if (!note.empty()) issueWarnings({elem + ": " + note});
+        return mesh;
     }, py::arg("node_path"), py::arg("elem_path"), py::arg("allow_defects") = false,
-       "MMC node_*.dat and elem_*.dat, checked (allow_defects: see TetraMesh)");
+       "MMC node_*.dat and elem_*.dat, checked (allow_defects: see TetraMesh); MMC's background elements "
+       "(labels 0 and -1) are left out of the mesh with a RuntimeWarning");
     m.def("read_mmc_materials", [](const std::string& p, double n) {
         return std::make_shared<fm::MaterialSet>(fm::readMMCMaterials(p, n));
     }, py::arg("path"), py::arg("exterior_n") = 1.0, "MMC prop_*.dat");

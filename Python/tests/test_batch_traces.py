@@ -217,6 +217,22 @@ def test_comsol_text_values_and_mmc_inputs(slab_model, tmp_path):
         fm.read_mmc_input(str(jpath))
 
 
+def test_mmc_mesh_background_elements_are_left_out_with_a_warning(tmp_path):
+    """read_mmc_mesh leaves MMC's background elements (labels 0 and -1) out, as read_mmc_input
+    and fullmonte-run do, and says so: a RuntimeWarning with the count."""
+    box = fm.box_mesh((0, 0, 0), (10, 10, 10), (2, 2, 2))
+    pts, tets = list(box.points), list(box.tetras)
+    node = tmp_path / "node_b.dat"
+    elem = tmp_path / "elem_b.dat"
+    node.write_text(f"1\t{len(pts)}\n" + "".join(f"{i + 1}\t{p[0]}\t{p[1]}\t{p[2]}\n" for i, p in enumerate(pts)))
+    labels = [0] + [1] * (len(tets) - 2) + [-1]
+    elem.write_text(f"1\t{len(tets)}\n" + "".join(
+        f"{k + 1}\t" + "\t".join(str(int(v) + 1) for v in t) + f"\t{labels[k]}\n" for k, t in enumerate(tets)))
+    with pytest.warns(RuntimeWarning, match=f"2 of the {len(tets)} MMC elements are background"):
+        mesh = fm.read_mmc_mesh(str(node), str(elem))
+    assert mesh.tetra_count == len(tets) - 2
+
+
 @pytest.mark.skipif(not fm.has_vtk, reason="built without VTK (FM_USE_VTK=OFF)")
 def test_traces_written_as_vtk_polylines(slab_model, tmp_path):
     mesh, mats = slab_model
