@@ -21,8 +21,8 @@
 # Usage (GPU machine, repo root): bench/gpu_detect_layout.sh [DATA] [OUT]; DATA holds
 # dm_morton.mesh.gz, digimouse.opt, digimouse.source (default $FM_DEVICE_DATA, else .device-data).
 # Env: PACKETS (5e7), ROUNDS (2), FM_BUILD_DIR (build-detect-layout), FM_REUSE_BUILD=1, JOBS (16),
-# CUDA_ARCH (90). Expected on one H100: build ~3 min, tests ~30 s, conversion ~20 s, each round
-# ~40 s, replays ~15 s each: about 6 minutes. Prints a table; exit 1 when a check fails.
+# CUDA_ARCH (90). One device call (its duration: docs/PERFORMANCE.md, "Benchmark: detecting GPU
+# runs in the cells' layouts"). Prints a table; exit 1 when a check fails.
 set -uo pipefail
 command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ] || export PATH=/usr/local/cuda/bin:$PATH
 data=$(cd "${1:-${FM_DEVICE_DATA:-.device-data}}" && pwd) || exit 1

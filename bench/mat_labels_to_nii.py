@@ -41,7 +41,7 @@ def numeric_matrix(body):
 
 def read_arrays(path):
     buf = open(path, 'rb').read()
-    if len(buf) < 128 or not buf[:6] == b'MATLAB':
+    if len(buf) < 128 or buf[:6] != b'MATLAB':
         sys.exit(f'{path}: not a MATLAB v5 .mat file')
     if buf[126:128] != b'IM':
         sys.exit(f'{path}: big-endian .mat files are not read')

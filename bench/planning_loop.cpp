@@ -359,7 +359,8 @@ int main(int argc, char** argv) try {
 
     // The same loop (cells kept) with the packet kernel's blocks per SM forced: fewer lanes give
     // each more packets and its launch a shorter tail (its last packets' lives, with most lanes
-    // idle), but hide less of the memory's latency (docs/PERFORMANCE.md, session 20).
+    // idle), but hide less of the memory's latency (docs/PERFORMANCE.md, "Short runs with fewer
+    // blocks per SM").
     if (gpu)
         for (uint32_t bps : {4u, 3u, 2u, 1u}) {
             const ScriptLoop forced = scriptLoop(mesh, mats, sources, devices, packets, true, bps);
