@@ -2,17 +2,24 @@
 #include "Apps/BatchCommand.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <sstream>
+#include <system_error>
+#include <thread>
 #include <unistd.h>
 
 #include "Apps/GatedOutputs.hpp"
 #include "Apps/RunSummary.hpp"
+#include "Common/Errors.hpp"
 #include "Common/Text.hpp"
 #include "Geometry/BatchModel.hpp"
 #include "Geometry/Queries.hpp"
@@ -292,6 +299,107 @@ private:
 #endif
 };
 
+// The finished runs' fluence columns, made and written off the batch's calling thread: a few
+// worker threads turn runs' tallies into columns (fluence per tetra), and the columns go into
+// the matrix files one at a time, so that the calling thread hands the GPUs their next runs
+// meanwhile instead of waiting for the conversion and the disk. At most `queue` runs' tallies
+// wait; a full queue makes add() wait, and the batch's slots then wait for the disk as they
+// must. A column that cannot be written stops the batch at the next add() (or in finish()).
+class ColumnWriters {
+public:
+    ColumnWriters(MatrixFiles& files, const TetraMesh& mesh, size_t workers)
+        : files_(files), mesh_(mesh), queue_(2 * std::max<size_t>(workers, 1)) {
+        try {
+            for (size_t i = 0; i < std::max<size_t>(workers, 1); ++i) threads_.emplace_back([this] { work(); });
+        } catch (const std::system_error& e) {
+            stop();
+            throw Error(std::string("batch: cannot start a thread that writes the matrix (") + e.what() + ")");
+        }
+    }
+    ~ColumnWriters() { stop(); }
+    ColumnWriters(const ColumnWriters&) = delete;
+    ColumnWriters& operator=(const ColumnWriters&) = delete;
+
+    // Column `col` from a run's volume tally (energy per tetra, dummy first) times `scale`.
+    void add(size_t col, const MaterialSet& mats, std::vector<double>&& volume, double scale) {
+        std::unique_lock<std::mutex> lock(m_);
+        space_.wait(lock, [&] { return jobs_.size() < queue_ || error_; });
+        if (error_) std::rethrow_exception(error_);
+        jobs_.push_back(Job{col, &mats, std::move(volume), scale});
+        ready_.notify_one();
+    }
+    // Waits until every column added is written; rethrows the first error.
+    void finish() {
+        {
+            std::unique_lock<std::mutex> lock(m_);
+            space_.wait(lock, [&] { return (jobs_.empty() && busy_ == 0) || error_; });
+        }
+        stop();
+        if (error_) std::rethrow_exception(error_);
+    }
+
+private:
+    struct Job {
+        size_t col;
+        const MaterialSet* mats;
+        std::vector<double> volume;
+        double scale;
+    };
+    void work() {
+        std::unique_lock<std::mutex> lock(m_);
+        for (;;) {
+            ready_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+            if (jobs_.empty()) return;
+            Job j = std::move(jobs_.front());
+            jobs_.pop_front();
+            ++busy_;
+            space_.notify_all();
+            lock.unlock();
+            std::exception_ptr err;
+            try {
+                const std::vector<double> column = matrixColumn(volumeFluence(mesh_, *j.mats, j.volume, j.scale));
+                j.volume = std::vector<double>();
+                std::lock_guard<std::mutex> g(write_);
+                files_.writeColumn(j.col, column);
+            } catch (...) {
+                err = std::current_exception();
+            }
+            lock.lock();
+            --busy_;
+            if (err && !error_) error_ = err;
+            space_.notify_all();
+        }
+    }
+    void stop() {
+        {
+            std::lock_guard<std::mutex> g(m_);
+            stop_ = true;
+            if (error_) jobs_.clear();
+        }
+        ready_.notify_all();
+        for (std::thread& t : threads_)
+            if (t.joinable()) t.join();
+        threads_.clear();
+    }
+
+    MatrixFiles& files_;
+    const TetraMesh& mesh_;
+    const size_t queue_;
+    std::mutex m_, write_;
+    std::condition_variable ready_, space_;
+    std::deque<Job> jobs_;
+    size_t busy_ = 0;
+    bool stop_ = false;
+    std::exception_ptr error_;
+    std::vector<std::thread> threads_;
+};
+
+// Threads that make and write columns: a few, leaving the rest of the host to the batch's slots.
+size_t columnWorkers() {
+    const unsigned n = std::thread::hardware_concurrency();
+    return std::clamp<size_t>(n / 4, 1, 4);
+}
+
 template <class T, class F>
 void jsonList(std::ostream& o, const std::vector<T>& v, F item) {
     o << "[";
@@ -364,6 +472,12 @@ void writeBatchSummary(const std::string& path, const SummaryContext& x, AtomicF
       << "  \"prwin\": " << jsonNumber(p.prwin) << ",\n  \"packets\": " << x.packetsTotal << ",\n"
       << "  \"seconds\": " << jsonNumber(sum.seconds) << ",\n"
       << "  \"packets_per_second\": " << jsonNumber(sum.seconds > 0 ? x.packetsTotal / sum.seconds : 0) << ",\n"
+      << "  \"time\": {\"setup_seconds\": " << jsonNumber(sum.setupSeconds)
+      << ", \"kernel_busy_seconds\": " << jsonNumber(sum.kernelBusySeconds)
+      << ", \"kernel_gap_seconds\": " << jsonNumber(sum.kernelGapSeconds)
+      << ", \"tail_seconds\": " << jsonNumber(sum.tailSeconds) << ", \"deliver_seconds\": " << jsonNumber(sum.deliverSeconds)
+      << ", \"slot_idle_seconds\": " << jsonNumber(sum.idleSeconds) << ", \"slot_held_seconds\": " << jsonNumber(sum.heldSeconds)
+      << "},\n"
       << "  \"abnormal_warning_threshold\": " << jsonNumber(kAbnormalWarningFraction) << ",\n"
       << "  \"matrix\": {\"files\": ";
     jsonList(o, x.files, str);
@@ -454,10 +568,12 @@ int runBatchCommand(const BatchCommand& c, const MpiSession& mpi) {
         throw Error("rank " + std::to_string(mpi.rank()) + ": stopping, rank 0 cannot write its outputs");
     }
     std::vector<RunRecord> records(model.runs.size());
+    std::unique_ptr<ColumnWriters> columns;
+    if (root) columns = std::make_unique<ColumnWriters>(*matrix, mesh, columnWorkers());
     auto onResult = [&](size_t run, RunResult&& r) {
         if (!r.cancelled) {
             const MaterialSet& mats = in.matSets[run / model.sources];
-            matrix->writeColumn(run, matrixColumn(volumeFluence(mesh, mats, r.volume, 1.0 / double(r.packetsDone))));
+            columns->add(run, mats, std::move(r.volume), 1.0 / double(r.packetsDone));
             if (r.gates.on()) {  // as a single run's gated outputs (per J launched), in the run's folder
                 writeGatedOutputs(*out, mesh, mats, r, 1.0, gatedRunFolder(run));
                 records[run].timeGates = gatedSummaryJson(r);
@@ -472,8 +588,14 @@ int runBatchCommand(const BatchCommand& c, const MpiSession& mpi) {
         records[run].have = true;
     };
     BatchSummary sum = runBatch(model.mesh, model.runs, bo, onResult, &mpi);
-    if (bar) std::fprintf(stderr, "\n");
     if (!root) return stopRequested() ? stoppedExitStatus() : 0;
+    // The batch's time ends when its last column is written.
+    const auto drain0 = std::chrono::steady_clock::now();
+    columns->finish();
+    const double drain = std::chrono::duration<double>(std::chrono::steady_clock::now() - drain0).count();
+    sum.seconds += drain;
+    sum.tailSeconds += drain;
+    if (bar) std::fprintf(stderr, "\n");
 
     bool complete = !sum.cancelled;
     uint64_t packetsTotal = 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Kernels/Batch.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -11,6 +12,8 @@
 #include <optional>
 #include <system_error>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "Common/Errors.hpp"
 #include "Kernels/BatchTransport.hpp"
@@ -181,6 +184,8 @@ private:
 // the dispatcher, which meanwhile delivers (writes) the results of earlier runs. Over MPI ranks a
 // slot holds one: runs claimed early would be missing from the ranks that finish first.
 class Dispatcher {
+    using Clock = std::chrono::steady_clock;
+
 public:
     Dispatcher(const KernelInput& mesh, const std::vector<BatchRunSpec>& runs, const BatchOptions& opt,
                BatchTransport& t)
@@ -227,6 +232,15 @@ public:
     }
     const std::string& error() const { return firstError_; }
     double idleSeconds() const { return idleSeconds_; }
+    double heldSeconds() const { return heldSeconds_; }
+    double deliverSeconds() const { return deliverSeconds_; }
+    // The kernels' intervals (seconds since `start`) as the slots' clocks saw them, in any order.
+    std::vector<std::pair<double, double>> kernelIntervals(std::chrono::steady_clock::time_point start) const {
+        std::vector<std::pair<double, double>> v;
+        for (const auto& [a, b] : kernels_)
+            v.emplace_back(std::chrono::duration<double>(a - start).count(), std::chrono::duration<double>(b - start).count());
+        return v;
+    }
 
 private:
     enum State { Starting, Ready, Dead };
@@ -283,7 +297,9 @@ private:
             if (!done.empty()) cv_.notify_all();  // slots held back by a full result queue
             if (!cancelled && firstError_.empty()) assign(lock, more);  // refill before writing
             lock.unlock();
+            const auto d0 = std::chrono::steady_clock::now();
             for (auto& [idx, r] : done) t_.deliver(idx, std::move(r));
+            deliverSeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - d0).count();
             t_.poll();
             if (opt_.progress && t_.root()) opt_.progress(t_.delivered(), runs_.size());
             lock.lock();
@@ -321,13 +337,17 @@ private:
         for (;;) {
             // Waiting for a run while runs remain is idle time (the GPU has nothing to do). A
             // slot of groups waits for a whole group unless the batch has no more runs.
+            // Waiting while the runs are there but too many finished ones wait for onResult is
+            // time held back by the caller's writing (told from waiting for runs).
             auto waitStart = std::chrono::steady_clock::now();
+            const bool held = !queue.empty() && results_.size() >= maxResults_;
             cv_.wait(lock, [&] {
                 return stop_ || (!queue.empty() && results_.size() < maxResults_ &&
                                  (queue.size() >= want || noMoreRuns_ || abort_));
             });
             if (queue.empty()) return;
-            idleSeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - waitStart).count();
+            (held ? heldSeconds_ : idleSeconds_) +=
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - waitStart).count();
             if (abort_) {  // cancelled or failed elsewhere: queued runs are dropped, not run
                 queue.pop_front();
                 --inFlight_;
@@ -339,12 +359,15 @@ private:
             lock.unlock();
             std::vector<RunResult> r;
             std::string err;
+            const auto runStart = std::chrono::steady_clock::now();
             try {
                 r = runGroup(*slot, idx);
             } catch (const std::exception& e) {
                 err = runNames(idx) + ": " + e.what();
             }
+            const auto runEnd = std::chrono::steady_clock::now();
             lock.lock();
+            if (err.empty()) kernels_.push_back(kernelInterval(r, runStart, runEnd));
             queue.erase(queue.begin(), queue.begin() + long(idx.size()));
             if (!err.empty()) {
                 inFlight_ -= idx.size() + queue.size();  // finished, with nothing to deliver
@@ -384,6 +407,20 @@ private:
         }
         return slot.runGroup(specs, opts);
     }
+    // Where a group's kernel ran within its slot's call: between the upload and the download
+    // (the GPU), or the whole call (the CPU, which reports no kernel time of its own).
+    static std::pair<Clock::time_point, Clock::time_point> kernelInterval(const std::vector<RunResult>& r,
+                                                                         Clock::time_point start, Clock::time_point end) {
+        double kernel = 0, download = 0;
+        for (const RunResult& x : r) {
+            kernel += x.kernelSeconds;
+            download += x.downloadSeconds;
+        }
+        if (kernel <= 0) return {start, end};
+        const auto end_ = end - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(download));
+        const auto begin = end_ - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kernel));
+        return {std::max(begin, start), std::max(end_, start)};
+    }
     static std::string runNames(const std::vector<size_t>& idx) {
         std::string s = idx.size() == 1 ? "run " : "runs ";
         for (size_t i = 0; i < idx.size(); ++i) s += (i ? ", " : "") + std::to_string(idx[i]);
@@ -420,6 +457,9 @@ private:
     size_t inFlight_ = 0;  // runs assigned and not yet back
     bool stop_ = false, wake_ = false;
     double idleSeconds_ = 0;  // summed over slots: waiting for a run while runs remained
+    double heldSeconds_ = 0;  // summed over slots: waiting for the dispatcher to deliver results
+    double deliverSeconds_ = 0;  // the dispatcher in the transport's deliver (onResult)
+    std::vector<std::pair<Clock::time_point, Clock::time_point>> kernels_;  // each group's kernel
     std::atomic<bool> abort_{false};
 };
 
@@ -490,6 +530,25 @@ void checkGatedBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& r
 }
 
 }  // namespace
+
+void timeKernels(std::vector<std::pair<double, double>> k, BatchSummary& s) {
+    if (k.empty()) {
+        s.setupSeconds = s.seconds;
+        s.kernelBusySeconds = s.kernelGapSeconds = s.tailSeconds = 0;
+        return;
+    }
+    std::sort(k.begin(), k.end());
+    double busy = 0, start = k[0].first, end = k[0].first, reach = k[0].first;
+    for (const auto& [a, b] : k) {  // the union of the intervals, in order of their starts
+        busy += std::max(0.0, b - std::max(a, reach));
+        reach = std::max(reach, b);
+        end = std::max(end, b);
+    }
+    s.setupSeconds = start;
+    s.kernelBusySeconds = busy;
+    s.kernelGapSeconds = std::max(0.0, end - start - busy);
+    s.tailSeconds = std::max(0.0, s.seconds - end);
+}
 
 std::unique_ptr<BatchTransport> makeLocalBatchTransport(size_t runs, const BatchResultFn& onResult) {
     return std::make_unique<LocalTransport>(runs, onResult);
@@ -564,10 +623,13 @@ BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& 
     s.slotsPerDevice = devices.empty() ? 1 : unsigned(std::max<size_t>(1, plan.size() / devices.size()));
     s.runsPerLaunch = unsigned(whole ? 1 : group);
     s.idleSeconds = d.idleSeconds();
+    s.heldSeconds = d.heldSeconds();
+    s.deliverSeconds = d.deliverSeconds();
+    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    timeKernels(d.kernelIntervals(t0), s);
     s.cancelled = !complete || (t->root() && s.delivered < s.runs);
     s.kernel = opt.kernel == "cuda" && devices.size() > 1 ? "cuda x" + std::to_string(devices.size()) : opt.kernel;
     if (s.ranks > 1) s.kernel += " x" + std::to_string(s.ranks) + " ranks";
-    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return s;
 }
 

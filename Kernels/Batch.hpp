@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "Kernels/KernelInput.hpp"
@@ -99,6 +100,14 @@ struct BatchSummary {
     // Summed over slots: time a slot waited for its next run while runs remained (rank 0's own
     // slots). Near zero when runs are handed out fast enough to keep every device busy.
     double idleSeconds = 0;
+    // Where the batch's time went (rank 0's own slots). A kernel's interval is taken from its
+    // slot's clock: the run's upload ends where it starts, its download starts where it ends.
+    double setupSeconds = 0;       // from the call to the first kernel's start (devices, mesh upload)
+    double kernelBusySeconds = 0;  // time at least one kernel of the batch was running
+    double kernelGapSeconds = 0;   // between the first kernel's start and the last one's end, time none ran
+    double tailSeconds = 0;        // from the last kernel's end to the return (last results, teardown)
+    double deliverSeconds = 0;     // in onResult (the caller writing results), on the calling thread
+    double heldSeconds = 0;        // summed over slots: waiting for onResult to take finished runs
     double seconds = 0;
     bool cancelled = false;
     std::string kernel;       // e.g. "cpu", "cuda x2"
@@ -109,6 +118,11 @@ struct BatchSummary {
 // rank 0 receives results. Throws ParameterError/Error for bad options or a failing device.
 BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& runs, const BatchOptions& opt,
                       const BatchResultFn& onResult, const MpiSession* mpi = nullptr);
+
+// Fills s.setupSeconds, kernelBusySeconds, kernelGapSeconds and tailSeconds from the kernels'
+// intervals (seconds since the batch's start, overlapping where slots share a device) and
+// s.seconds.
+void timeKernels(std::vector<std::pair<double, double>> kernels, BatchSummary& s);
 
 // The options a single run equal to batch run `r` would use (for tests and for reproducing one
 // column of a batch with fullmonte-run).

@@ -13,7 +13,13 @@
 // Exit status 1 when a check fails. Used by bench/planning_loop.sh.
 // Usage: planning_loop MESH OPT RUNS PACKETS LONG_PACKETS DEVICES [CPU_PACKETS]
 //        (DEVICES: "0", "0,1", "all"; the batch also runs on the first device alone when several).
-//        KERNEL=cpu in the environment runs everything on the CPU (a smoke test without a GPU).
+//        Environment: KERNEL=cpu runs everything on the CPU (a smoke test without a GPU);
+//        SOURCES=FILE.source takes the runs' sources from a TIM-OS source file's rows (repeated
+//        up to RUNS) instead of the grid over the middle of the mesh (a clinical mesh, whose
+//        bounding box is partly outside the body); GROUPS="2 4 8" the run-group sizes timed
+//        (default "2 4 8 16 32"); BPS="4 3" the forced blocks per SM of the script loop (default
+//        "4 3 2 1"; "" none); NO_SCRIPT=1 leaves out the script loops; the FM_* tuning variables (docs/PERFORMANCE.md, "Tuning knobs")
+//        apply to every batch and loop.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -21,6 +27,7 @@
 #include <cstdlib>
 #include <exception>
 #include <sstream>
+#include <stdexcept>
 
 #include "Geometry/BatchModel.hpp"
 #include "Geometry/ModelPacker.hpp"
@@ -28,6 +35,7 @@
 #include "Kernels/Batch.hpp"
 #include "Kernels/DeviceModelCache.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Kernels/Tuning.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "fm_config.h"
 #if FM_HAVE_CUDA
@@ -73,6 +81,27 @@ std::vector<SourcePtr> gridSources(const TetraMesh& mesh, size_t n) {
     return out;
 }
 
+// The rows of a TIM-OS source file (a composite's elements, or the one source), repeated up to n.
+std::vector<SourcePtr> fileSources(const std::string& path, size_t n) {
+    const SourcePtr s = readTIMOSSource(path).source;
+    std::vector<SourcePtr> rows;
+    if (auto c = std::dynamic_pointer_cast<CompositeSource>(s)) rows = c->elements;
+    else rows.push_back(s);
+    if (rows.empty()) throw std::runtime_error(path + ": no sources");
+    std::vector<SourcePtr> out;
+    for (size_t i = 0; i < n; ++i) out.push_back(rows[i % rows.size()]);
+    return out;
+}
+
+// Unsigned numbers from an environment variable (def when it is not set).
+std::vector<unsigned> envList(const char* name, const char* def) {
+    const char* v = std::getenv(name);
+    std::stringstream ss(v ? v : def);
+    std::vector<unsigned> out;
+    for (unsigned x; ss >> x;) out.push_back(x);
+    return out;
+}
+
 double l1(const std::vector<double>& a, const std::vector<double>& b) {
     double d = 0, s = 0;
     for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
@@ -84,6 +113,7 @@ double l1(const std::vector<double>& a, const std::vector<double>& b) {
 
 struct BatchTiming {
     double seconds = 0, kernelSeconds = 0, idleSeconds = 0;
+    BatchSummary summary;
     RunResult first;
     std::string kernel;
     std::vector<double> absorbed;          // every run's absorbed fraction
@@ -99,6 +129,7 @@ std::string kernelName() {
 BatchTiming timeBatch(const BatchModel& bm, const std::vector<int>& devices, unsigned slotsPerDevice = 1,
                       unsigned runsPerLaunch = 1) {
     BatchOptions o;
+    o.tuning = tuningFromEnvironment();
     o.slotsPerDevice = slotsPerDevice;
     o.runsPerLaunch = runsPerLaunch;
     o.kernel = kernelName();
@@ -116,6 +147,7 @@ BatchTiming timeBatch(const BatchModel& bm, const std::vector<int>& devices, uns
     });
     t.seconds = since(t0);
     t.idleSeconds = s.idleSeconds;
+    t.summary = s;
     t.kernel = s.kernel + (s.splitRuns ? " (runs split)" : "") +
                (s.slotsPerDevice > 1 ? " (" + std::to_string(s.slotsPerDevice) + " in flight per device)" : "") +
                (o.kernel == "cuda" ? " (" + std::to_string(s.runsPerLaunch) + " runs per launch)" : "");
@@ -147,6 +179,13 @@ SampleRuns sampleRuns(const TetraMesh& mesh, const MaterialSet& mats, const std:
     return s;
 }
 
+// Where a batch's seconds went (BatchSummary's split).
+void printTime(const char* name, const BatchSummary& s) {
+    std::printf("%s_time setup %.4f busy %.4f gaps %.4f tail %.4f deliver %.4f held %.4f idle %.4f\n", name,
+                s.setupSeconds, s.kernelBusySeconds, s.kernelGapSeconds, s.tailSeconds, s.deliverSeconds, s.heldSeconds,
+                s.idleSeconds);
+}
+
 // Prints a batch's timing and checks it run by run against the sample; false when a run differs.
 bool reportBatch(const char* name, const BatchTiming& b, double kernelRate, size_t runs, uint64_t packets,
                  const SampleRuns& sample) {
@@ -155,6 +194,7 @@ bool reportBatch(const char* name, const BatchTiming& b, double kernelRate, size
                 "%s_kernel_seconds_sum %.4f\n",
                 name, b.kernel.c_str(), name, b.seconds, name, rate / kernelRate, name,
                 1e3 * (b.seconds - double(runs) * double(packets) / kernelRate) / double(runs), name, b.kernelSeconds);
+    printTime(name, b.summary);
     double worst = 0;
     size_t differ = 0;
     for (size_t k = 0; k < sample.index.size(); ++k) {
@@ -180,7 +220,8 @@ ScriptLoop scriptLoop(const TetraMesh& mesh, const MaterialSet& mats, const std:
     ScriptLoop L;
     L.runs = std::min<size_t>(sources.size(), 200);
     RunOptions lo;
-    lo.tuning.cudaBlocksPerSm = blocksPerSm;
+    lo.tuning = tuningFromEnvironment();
+    if (blocksPerSm) lo.tuning.cudaBlocksPerSm = blocksPerSm;
     if (kernelName() == "cuda") lo.devices = devices;
     lo.outputs.surface = false;
     lo.packets = packets;
@@ -223,6 +264,38 @@ void reportScriptLoop(const std::string& name, const ScriptLoop& L, double kerne
                     name.c_str(), L.kernelSeconds, name.c_str(), 1e3 * (L.seconds - L.kernelSeconds) / n, name.c_str(),
                     n * double(packets) / L.kernelSeconds / kernelRate);
 }
+
+// A script's loop (what a Tcl kernel object's runSync does per run): the model packed with
+// the run's source, one run through runKernel, the next; the first 200 runs. Once packing
+// everything per run, once keeping the packed cells (PackedModelCache: materials and source
+// packed per run, from a new MaterialSet each run), run by run the same histories. Two
+// interleaved rounds (the second's keys end in _r2), so that neither way has the warm start.
+// False when a kept-cells run differs from its fresh one.
+bool scriptLoops(const TetraMesh& mesh, const MaterialSet& mats, const std::vector<SourcePtr>& sources,
+                 const std::vector<int>& devices, uint64_t packets, double kernelRate) {
+    bool ok = true;
+    for (int round = 1; round <= 2; ++round) {
+        const std::string tag = round == 1 ? "" : "_r2";
+        const ScriptLoop fresh = scriptLoop(mesh, mats, sources, devices, packets, false);
+        const ScriptLoop kept = scriptLoop(mesh, mats, sources, devices, packets, true);
+        reportScriptLoop("script_loop" + tag, fresh, kernelRate, packets);
+        reportScriptLoop("script_loop_reuse" + tag, kept, kernelRate, packets);
+        // The same histories: equal event counts; the absorbed weight equal up to the order of
+        // the GPU's atomic additions (as the grouped runs' check in main).
+        size_t differ = 0;
+        double maxDiff = 0;
+        for (size_t i = 0; i < fresh.absorbed.size(); ++i) {
+            if (fresh.absorbEvents[i] != kept.absorbEvents[i]) ++differ;
+            maxDiff = std::max(maxDiff, std::fabs(fresh.absorbed[i] - kept.absorbed[i]));
+        }
+        std::printf("check_script_loop_reuse_vs_fresh_packs%s %zu runs, max |absorbed fraction difference| %.3g, "
+                    "event counts differ in %zu\n",
+                    tag.c_str(), fresh.absorbed.size(), maxDiff, differ);
+        if (differ || !(maxDiff < 1e-12)) ok = false;
+    }
+    return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -236,7 +309,8 @@ int main(int argc, char** argv) try {
     const uint64_t cpuPackets = argc > 7 ? uint64_t(std::atof(argv[7])) : 100000;
     TetraMesh mesh = readTIMOSMesh(argv[1]);
     MaterialSet mats = readTIMOSMaterials(argv[2]);
-    std::vector<SourcePtr> sources = gridSources(mesh, runs);
+    const char* sourceFile = std::getenv("SOURCES");
+    std::vector<SourcePtr> sources = sourceFile && *sourceFile ? fileSources(sourceFile, runs) : gridSources(mesh, runs);
     BatchModel bm = packBatch(mesh, {mats}, sources, {packets}, 1);
     std::printf("mesh_tetras %zu\nruns %zu\npackets_per_run %llu\n", mesh.tetraCount(), runs,
                 (unsigned long long)packets);
@@ -272,6 +346,13 @@ int main(int argc, char** argv) try {
                 (unsigned long long)longPackets, lr.seconds, lr.kernelSeconds, kernelRate, eventsPerPacket(lr), firstRate,
                 eventsPerPacket(lf));
 
+    // SCRIPT_ONLY=1: the script loops alone (for a tree whose batch API lacks what the rest prints).
+    if (std::getenv("SCRIPT_ONLY")) {
+        const bool loopsOk = scriptLoops(mesh, mats, sources, devices, packets, kernelRate);
+        std::printf("checks %s\n", loopsOk ? "pass" : "FAIL");
+        return loopsOk ? 0 : 1;
+    }
+
     // The batch on the devices given.
 #if FM_HAVE_CUDA
     const CudaModelCacheStats before = cudaModelCacheStats();
@@ -283,6 +364,7 @@ int main(int argc, char** argv) try {
                 b.kernel.c_str(), b.seconds, rate, rate / kernelRate,
                 1e3 * (b.seconds - double(runs) * double(packets) / kernelRate) / double(runs),
                 1e3 * b.idleSeconds / double(runs), b.kernelSeconds);
+    printTime("batch", b.summary);
 #if FM_HAVE_CUDA
     const CudaModelCacheStats after = cudaModelCacheStats();
     std::printf("batch_mesh_uploads %zu\n", after.uploads - before.uploads);
@@ -320,7 +402,7 @@ int main(int argc, char** argv) try {
         const double d2 = l1(alone.volume, b2.first.volume);
         std::printf("check_l1_batch2_run0_vs_single_gpu_run %.3g\n", d2);
         if (!(d2 < 1e-6)) ok = false;
-        for (unsigned g : {2u, 4u, 8u, 16u, 32u}) {
+        for (unsigned g : envList("GROUPS", "2 4 8 16 32")) {
             const std::string name = "group" + std::to_string(g);
             const BatchTiming bg = timeBatch(bm, devices, 0, g);
             ok = reportBatch(name.c_str(), bg, kernelRate, runs, packets, sample) && ok;
@@ -332,37 +414,14 @@ int main(int argc, char** argv) try {
         ok = reportBatch("group8_one_slot", g1, kernelRate, runs, packets, sample) && ok;
     }
 
-    // A script's loop (what a Tcl kernel object's runSync does per run): the model packed with
-    // the run's source, one run through runKernel, the next; the first 200 runs. Once packing
-    // everything per run, once keeping the packed cells (PackedModelCache: materials and source
-    // packed per run, from a new MaterialSet each run), run by run the same histories. Two
-    // interleaved rounds (the second's keys end in _r2), so that neither way has the warm start.
-    for (int round = 1; round <= 2; ++round) {
-        const std::string tag = round == 1 ? "" : "_r2";
-        const ScriptLoop fresh = scriptLoop(mesh, mats, sources, devices, packets, false);
-        const ScriptLoop kept = scriptLoop(mesh, mats, sources, devices, packets, true);
-        reportScriptLoop("script_loop" + tag, fresh, kernelRate, packets);
-        reportScriptLoop("script_loop_reuse" + tag, kept, kernelRate, packets);
-        // The same histories: equal event counts; the absorbed weight equal up to the order of
-        // the GPU's atomic additions (as the grouped runs' check above).
-        size_t differ = 0;
-        double maxDiff = 0;
-        for (size_t i = 0; i < fresh.absorbed.size(); ++i) {
-            if (fresh.absorbEvents[i] != kept.absorbEvents[i]) ++differ;
-            maxDiff = std::max(maxDiff, std::fabs(fresh.absorbed[i] - kept.absorbed[i]));
-        }
-        std::printf("check_script_loop_reuse_vs_fresh_packs%s %zu runs, max |absorbed fraction difference| %.3g, "
-                    "event counts differ in %zu\n",
-                    tag.c_str(), fresh.absorbed.size(), maxDiff, differ);
-        if (differ || !(maxDiff < 1e-12)) ok = false;
-    }
+    if (!std::getenv("NO_SCRIPT")) ok = scriptLoops(mesh, mats, sources, devices, packets, kernelRate) && ok;
 
     // The same loop (cells kept) with the packet kernel's blocks per SM forced: fewer lanes give
     // each more packets and its launch a shorter tail (its last packets' lives, with most lanes
     // idle), but hide less of the memory's latency (docs/PERFORMANCE.md, "Short runs with fewer
     // blocks per SM").
-    if (gpu)
-        for (uint32_t bps : {4u, 3u, 2u, 1u}) {
+    if (gpu && !std::getenv("NO_SCRIPT"))
+        for (uint32_t bps : envList("BPS", "4 3 2 1")) {
             const ScriptLoop forced = scriptLoop(mesh, mats, sources, devices, packets, true, bps);
             reportScriptLoop("script_loop_reuse_bps" + std::to_string(bps), forced, kernelRate, packets);
         }

@@ -19,7 +19,11 @@
 #      CPU kernel's absorbed fraction (|z| < 4); the matrices of 1 vs all GPUs (L1).
 # Prints "key value" lines (also OUT/planning_loop.txt); exit 1 when a test or check fails.
 # Usage (on the GPU machine, repo root): bench/planning_loop.sh DATA OUT
-#   DATA holds timos/cube_5med (../shared/data). Env: RUNS (1000), PACKETS (1e6), LONG (1e8),
+#   DATA holds timos/cube_5med (../shared/data). Another mesh: MESH (TIM-OS .mesh, .mesh.gz or
+#   .fmb) and OPT, with SOURCES, a TIM-OS .source whose point rows (repeated up to RUNS) are the
+#   runs' sources (default: a grid over the middle of the cube; bench/digimouse/liver_grid.source
+#   for the Digimouse, bench/digimouse_inputs.sh). GROUPS and BPS: bench/planning_loop.cpp.
+#   Env: RUNS (1000), PACKETS (1e6), LONG (1e8),
 #   FM_BUILD_DIR (build-plan), FM_REUSE_BUILD=1 (skip configure/build when built), JOBS (16),
 #   KERNEL=cpu (a smoke test of this script on a machine without a GPU: small RUNS and LONG).
 set -uo pipefail
@@ -27,14 +31,16 @@ command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ] || export PATH=/usr/local/cu
 data=${1:?DATA dir with timos/cube_5med}; out=${2:?OUT dir}
 build=${FM_BUILD_DIR:-build-plan}
 runs=${RUNS:-1000}; packets=${PACKETS:-1000000}; long=${LONG:-100000000}; jobs=${JOBS:-16}
-b="$data/timos/cube_5med/cube_5med"
 mkdir -p "$out"
+meshIn=${MESH:-$data/timos/cube_5med/cube_5med.mesh}; opt=${OPT:-$data/timos/cube_5med/cube_5med.opt}
+case $meshIn in *.gz) zcat "$meshIn" >"$out/model.mesh"; mesh=$out/model.mesh ;; *) mesh=$meshIn ;; esac
+export SOURCES=${SOURCES:-}
 res="$out/planning_loop.txt"
 : > "$res"
 fail=0
 say() { echo "$@" | tee -a "$res"; }
 py=$(command -v python3 || command -v /usr/bin/python3)
-[ -f "$b.mesh" ] || { echo "no $b.mesh (DATA must hold timos/cube_5med)"; exit 1; }
+[ -f "$mesh" ] && [ -f "$opt" ] || { echo "no $mesh or $opt (DATA must hold timos/cube_5med, or set MESH and OPT)"; exit 1; }
 kernel=${KERNEL:-cuda}
 export KERNEL=$kernel
 if [ "$kernel" = cuda ]; then nvidia-smi -L | tee -a "$res"; ngpu=$(nvidia-smi -L | grep -c '^GPU'); else ngpu=1; fi
@@ -62,7 +68,7 @@ done
 # The C++ batch API: GPU 0, then every GPU (which also reruns the batch on GPU 0 alone).
 say "== C++ batch API, GPU 0"
 api() {  # DEVICES: the C++ driver's lines into the results; fails unless its checks pass
-  "$bin/planning_loop" "$b.mesh" "$b.opt" "$runs" "$packets" "$long" "$1" > "$out/api_$1.txt" 2>&1
+  "$bin/planning_loop" "$mesh" "$opt" "$runs" "$packets" "$long" "$1" > "$out/api_$1.txt" 2>&1
   tee -a "$res" < "$out/api_$1.txt"
   grep -q '^checks pass' "$out/api_$1.txt" || fail=1
 }
@@ -72,16 +78,22 @@ if [ "$ngpu" -gt 1 ]; then
   api all
 fi
 
-# The command line: RUNS point sources over the middle of the cube, one .source row each.
-awk -v n="$runs" -v p="$packets" 'BEGIN { print n; s = int(n ^ (1/3)) + 1
-  for (i = 0; i < n; i++) printf "1 %.4f %.4f %.4f %d\n", -2.5 + 5 * (i % s) / s, -2.5 + 5 * (int(i / s) % s) / s, -2.5 + 5 * int(i / (s * s)) / s, p }' > "$out/cands.source"
+# The command line: RUNS point sources, one .source row each: over the middle of the cube, or
+# SOURCES' point rows repeated.
+if [ -n "$SOURCES" ]; then
+  awk -v n="$runs" -v p="$packets" 'NR > 1 && $1 == 1 { row[k++] = $2 " " $3 " " $4 }
+    END { print n; for (i = 0; i < n; i++) printf "1 %s %d\n", row[i % k], p }' "$SOURCES" > "$out/cands.source"
+else
+  awk -v n="$runs" -v p="$packets" 'BEGIN { print n; s = int(n ^ (1/3)) + 1
+    for (i = 0; i < n; i++) printf "1 %.4f %.4f %.4f %d\n", -2.5 + 5 * (i % s) / s, -2.5 + 5 * (int(i / s) % s) / s, -2.5 + 5 * int(i / (s * s)) / s, p }' > "$out/cands.source"
+fi
 head -2 "$out/cands.source" | tail -1 | awk '{print 1; print}' > "$out/first.source"
 json() { "$py" -c "import json,sys; s=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 wall() {  # wall seconds of a command (its output to OUT/last.log)
   local t0 t1; t0=$(date +%s.%N); "$@" >"$out/last.log" 2>&1 || { echo FAIL; cat "$out/last.log" >&2; return 1; }
   t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
 }
-run=("$bin/fullmonte-run" --mesh "$b.mesh" --opt "$b.opt" --kernel "$kernel" --quiet)
+run=("$bin/fullmonte-run" --mesh "$mesh" --opt "$opt" --kernel "$kernel" --quiet)
 devs() { [ "$kernel" = cuda ] && echo "--devices $1"; }
 say "== command line, GPU 0"
 wall "${run[@]}" --source "$out/first.source" --packets 1000 --output "$out/warm" >/dev/null || true  # GPU out of idle
@@ -105,6 +117,7 @@ clibatch() {  # NAME DEVICES [ENV...]: one --batch-sources run and its figures
   say "cli_${name}_fraction_of_kernel_only $(json "$out/$name/summary.json" "round(s['packets'] / s['seconds'] / $krate, 4)")"
   say "cli_${name}_overhead_per_run_ms $(json "$out/$name/summary.json" "round(1e3 * (s['seconds'] - s['packets'] / $krate) / s['runs'], 3)")"
   say "cli_${name}_kernel_seconds_sum $(json "$out/$name/summary.json" "round(sum(r.get('kernel_seconds', 0) for r in s['per_run']), 4)")"
+  say "cli_${name}_time $(json "$out/$name/summary.json" "' '.join(f'{k[:-8]} {v:.4f}' for k, v in s['time'].items())")"
 }
 for dev in 0 all; do
   [ "$dev" = all ] && [ "$ngpu" -lt 2 ] && continue
@@ -123,7 +136,7 @@ print(len(a), max(abs(x['ledger']['absorbed'] - y['ledger']['absorbed']) / max(y
   awk -v d="${d##* }" 'BEGIN { exit !(d < 1e-9) }' || { say "check_cli_grouped FAIL"; fail=1; }
 fi
 # Correctness: run 0's absorbed fraction against the CPU kernel (other seed: |z| < 4).
-"$bin/fullmonte-run" --mesh "$b.mesh" --opt "$b.opt" --source "$out/first.source" --packets 100000 --seed 77 \
+"$bin/fullmonte-run" --mesh "$mesh" --opt "$opt" --source "$out/first.source" --packets 100000 --seed 77 \
   --kernel cpu --no-surface --quiet --output "$out/cpu_first" >/dev/null 2>&1 || fail=1
 z=$("$py" -c "
 import json, math

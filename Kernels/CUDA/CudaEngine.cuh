@@ -182,6 +182,18 @@ inline uint32_t replicaCountPow2(size_t n, uint32_t maxCopies) {
     while (c & (c - 1)) c &= c - 1;
     return c;
 }
+// At most this many replicas of a mesh's tallies (a power of two: TallyScorer picks one by a
+// mask), so that the cells at a beam's entry or around a point source are not one address.
+constexpr uint32_t kMeshReplicas = 32;
+// Tallies larger than this are not replicated: a clinical-scale mesh spreads its deposits over
+// many cells, and the copies would only take L2 from the cell records (docs/PERFORMANCE.md,
+// "Replicas on a clinical mesh").
+constexpr size_t kReplicatedTallyMaxBytes = size_t(4) << 20;
+// Replicas of a run's mesh tallies (`doubles` of them): a single run's, a detecting run's and
+// each run's of a group alike.
+inline uint32_t meshTallyCopies(size_t doubles) {
+    return doubles * sizeof(double) > kReplicatedTallyMaxBytes ? 1u : replicaCountPow2(doubles, kMeshReplicas);
+}
 // Sum the replicas of n doubles (laid out one after the other, `copies` of them) into the first,
 // on the device, in replica order.
 __global__ void foldReplicasKernel(double* r, size_t n, uint32_t copies) {
@@ -199,6 +211,21 @@ inline std::vector<double> downloadFolded(DeviceBuffer<double>& b, size_t n, cud
         cudaCheck(cudaGetLastError(), "fold replicas");
     }
     return b.download(s, n);
+}
+
+// The same sum into page-locked memory kept by the caller (synchronised; valid until the next
+// call with `pinned`); nullptr where no page-locked memory could be had (use downloadFolded).
+inline const double* downloadFoldedPinned(DeviceBuffer<double>& b, size_t n, cudaStream_t s, PinnedHost<double>& pinned) {
+    double* to = pinned.reserve(std::max<size_t>(n, 1));
+    if (!to) return nullptr;
+    const uint32_t copies = n ? uint32_t(b.size() / n) : 1u;
+    if (copies > 1) {
+        foldReplicasKernel<<<unsigned(std::min<size_t>((n + 255) / 256, 1024)), 256, 0, s>>>(b.get(), n, copies);
+        cudaCheck(cudaGetLastError(), "fold replicas");
+    }
+    b.downloadTo(to, n, s);
+    cudaCheck(cudaStreamSynchronize(s), "download");
+    return to;
 }
 
 // The scorer that adds into the rows: the same one with DeviceRowAdd for the small arrays.

@@ -24,17 +24,6 @@ namespace fm {
 
 using namespace cuda_engine;
 
-// At most this many replicas of a mesh's tallies (a power of two: TallyScorer picks one by a
-// mask), so that the cells at a beam's entry or around a point source are not one address.
-constexpr uint32_t kMeshReplicas = 32;
-// Tallies larger than this are not replicated: a clinical-scale mesh spreads its deposits over
-// many cells, and the copies would only take L2 from the cell records (docs/PERFORMANCE.md,
-// "Replicas on a clinical mesh").
-constexpr size_t kReplicatedTallyMaxBytes = size_t(4) << 20;
-
-static uint32_t meshTallyCopies(size_t doubles) {
-    return doubles * sizeof(double) > kReplicatedTallyMaxBytes ? 1u : replicaCountPow2(doubles, kMeshReplicas);
-}
 
 bool cudaDeviceAvailable(std::string* why) {
     int n = 0;
@@ -187,18 +176,23 @@ public:
         return sums;
     }
     void addTo(RunResult& r) {
-        auto add = [](std::vector<double>& into, std::vector<double> v) {
-            if (into.empty()) into = std::move(v);
-            else for (size_t i = 0; i < v.size(); ++i) into[i] += v[i];
+        auto add = [](std::vector<double>& into, const double* v, size_t n) {
+            if (into.empty()) into.assign(v, v + n);
+            else for (size_t i = 0; i < n; ++i) into[i] += v[i];
         };
-        const std::vector<double> t = downloadFolded(tallies_, stride_, s_);
-        add(r.volume, std::vector<double>(t.begin(), t.begin() + nVol_));
-        add(r.surface, std::vector<double>(t.begin() + nVol_, t.begin() + nVol_ + nSurf_));
-        add(r.directed, std::vector<double>(t.begin() + nVol_ + nSurf_, t.end()));
+        std::vector<double> pageable;
+        const double* t = downloadFoldedPinned(tallies_, stride_, s_, pinned_);
+        if (!t) {
+            pageable = downloadFolded(tallies_, stride_, s_);
+            t = pageable.data();
+        }
+        add(r.volume, t, nVol_);
+        add(r.surface, t + nVol_, nSurf_);
+        add(r.directed, t + nVol_ + nSurf_, nDir_);
         if (gated_) {
             const std::vector<double> g = gated_->download(s_);
-            add(r.gatedVolume, std::vector<double>(g.begin(), g.begin() + nGV_));
-            add(r.gatedSurface, std::vector<double>(g.begin() + nGV_, g.end()));
+            add(r.gatedVolume, g.data(), nGV_);
+            add(r.gatedSurface, g.data() + nGV_, g.size() - nGV_);
             r.gates = gates_;
         }
         RunResult part;
@@ -233,6 +227,7 @@ private:
     uint32_t nMaterials_ = 0;
     MaterialTableSent::Lease materials_;  // from load until the run's tallies are downloaded
     LaunchScratch scratch_;  // the launches' second stream, counters and events, kept between runs
+    PinnedHost<double> pinned_;  // the tallies' way back to the host, kept between runs
     // The tallies, volume then surface then directed (the ones selected), in copies_ replicas of
     // stride_ doubles: TallyScorer spreads its atomics over them, and they are summed on the
     // device at the end. A model small enough for
@@ -302,29 +297,6 @@ DeviceModelCache<DeviceRun>& deviceRunCache() {
     return *cache;
 }
 
-// The L2 and memory sizes of `device` in bytes, asked of the runtime once per device in a process
-// (they never change; cudaGetDeviceProperties costs a fraction of a millisecond to milliseconds,
-// at every run of a planning loop otherwise). False where the device cannot be asked (not kept:
-// asked again next time).
-bool deviceMemorySizes(int device, double& l2Bytes, double& memoryBytes) {
-    static std::mutex m;
-    static std::map<int, std::pair<double, double>> known;
-    std::lock_guard<std::mutex> lock(m);
-    auto it = known.find(device);
-    if (it == known.end()) {
-        int l2 = 0;
-        cudaDeviceProp p{};
-        if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess ||
-            cudaGetDeviceProperties(&p, device) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return false;
-        }
-        it = known.emplace(device, std::make_pair(double(l2), double(p.totalGlobalMem))).first;
-    }
-    l2Bytes = it->second.first;
-    memoryBytes = it->second.second;
-    return true;
-}
 
 DeviceModelKey deviceRunKey(int device, const KernelInput& mesh, const OutputSelection& o,
                             CellLayout layout = CellLayout::Record) {
@@ -366,6 +338,30 @@ void giveDeviceRun(DeviceModelKey key, std::shared_future<uint64_t> hash, std::u
 }
 
 }  // namespace
+
+// The L2 and memory sizes of `device` in bytes, asked of the runtime once per device in a process
+// (they never change; cudaGetDeviceProperties costs a fraction of a millisecond to milliseconds,
+// at every run of a planning loop otherwise). False where the device cannot be asked (not kept:
+// asked again next time).
+bool deviceMemorySizes(int device, double& l2Bytes, double& memoryBytes) {
+    static std::mutex m;
+    static std::map<int, std::pair<double, double>> known;
+    std::lock_guard<std::mutex> lock(m);
+    auto it = known.find(device);
+    if (it == known.end()) {
+        int l2 = 0;
+        cudaDeviceProp p{};
+        if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess ||
+            cudaGetDeviceProperties(&p, device) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return false;
+        }
+        it = known.emplace(device, std::make_pair(double(l2), double(p.totalGlobalMem))).first;
+    }
+    l2Bytes = it->second.first;
+    memoryBytes = it->second.second;
+    return true;
+}
 
 CellLayout cudaCellLayoutFor(CellLayout wanted, size_t cells, int device) {
     if (wanted != CellLayout::Auto) return wanted;

@@ -42,6 +42,9 @@ std::vector<int> cudaResolveDevices(const std::vector<int>& requested);
 // `wanted`, or for Auto chosen from the device's L2 and memory (the records where it cannot be
 // asked).
 CellLayout cudaCellLayoutFor(CellLayout wanted, size_t cells, int device);
+// The L2 and memory sizes of `device` in bytes (asked once per device); false where the device
+// cannot be asked.
+bool deviceMemorySizes(int device, double& l2Bytes, double& memoryBytes);
 
 // The mesh of a batch uploaded once to one device (Kernels/Batch.hpp); each run uploads only its
 // materials and emitters. Use from one thread at a time. run() gives what runCuda gives for the

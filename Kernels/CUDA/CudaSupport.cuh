@@ -73,6 +73,41 @@ private:
     size_t n_ = 0;
 };
 
+// Page-locked host memory for tallies coming back from a device: a copy into it runs at the
+// link's speed, where a copy into pageable memory goes through the driver's own staging buffer
+// (and a fresh vector is zeroed first). Grows on demand and is kept, so the runs of a loop or a
+// batch reuse it. Where the host refuses to lock more memory, reserve() returns nullptr and the
+// caller downloads into pageable memory as before.
+template <class T>
+class PinnedHost {
+public:
+    PinnedHost() = default;
+    PinnedHost(const PinnedHost&) = delete;
+    PinnedHost& operator=(const PinnedHost&) = delete;
+    ~PinnedHost() { release(); }
+    T* reserve(size_t n) {
+        if (n <= n_) return p_;
+        release();
+        void* p = nullptr;
+        if (cudaMallocHost(&p, n * sizeof(T)) != cudaSuccess) {
+            cudaGetLastError();  // a refusal is not a sticky error: the pageable path follows
+            return nullptr;
+        }
+        p_ = static_cast<T*>(p);
+        n_ = n;
+        return p_;
+    }
+
+private:
+    void release() {
+        if (p_) cudaFreeHost(p_);
+        p_ = nullptr;
+        n_ = 0;
+    }
+    T* p_ = nullptr;
+    size_t n_ = 0;
+};
+
 // The material table in each device's constant memory for one sender (a .cu file: each has its
 // own table), lent to the runs that read it (Kernels/MaterialTableLease.hpp): runs with the same
 // materials (a batch over sources, a Tcl loop moving a source) share it and send none; a run with

@@ -70,10 +70,6 @@ detectKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
     addTotals(totals, sc.ledger(), sc.events);
 }
 
-// Replicas of the standard tallies as the standard kernel's runs make them (CudaKernel.cu).
-uint32_t tallyCopies(size_t doubles) {
-    return doubles * sizeof(double) > (size_t(4) << 20) ? 1u : replicaCountPow2(doubles, 32);
-}
 
 // One device's model, detectors and standard tallies for a detecting run or a replay.
 struct DetectDevice {
@@ -89,7 +85,7 @@ struct DetectDevice {
 
     DetectDevice(const KernelInput& in, const DetectionSpec& spec, CellLayout layout)
         : input(in, s, layout), materials(holdMaterials(in.materials, s)), nv(in.cells.size()), ns(in.faceCount),
-          stride(nv + 3 * ns), copies(tallyCopies(stride)),
+          stride(nv + 3 * ns), copies(meshTallyCopies(stride)),
           tallies(stride * copies, "tallies"), totals(1, "ledger"), rare(kRareLedgerCopies, "ledger replicas"),
           tables(spec, s) {
         tallies.zero(s);

@@ -7,9 +7,13 @@
 #include "Kernels/CUDA/CudaKernel.hpp"
 
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <tuple>
 #include <type_traits>
 
+#include "Kernels/DeviceModelCache.hpp"
 #include "Kernels/MultiRun.hpp"
 
 namespace fm {
@@ -17,19 +21,22 @@ namespace {
 
 using namespace cuda_engine;
 
-// Tally replicas per run, as the single-run path keeps (Kernels/CUDA/CudaKernel.cu): the adds
-// at a point source's cell spread over them.
-constexpr uint32_t kRunReplicas = 32;
 // Replicas of each run's ledger and event totals: threads add into them one by one when they
 // leave a run (no warp to reduce over), spread by block.
 constexpr uint32_t kTotalsCopies = 32;
-// Resident blocks per SM the group kernel is compiled for (TuningKnobs::cudaGroupBlocksPerSm):
-// three by default (a thread's run is two 32-bit offsets, TallyReplicas::base and
-// GroupLedgerScorer::rareRun; the group kernel with more registers a thread runs a batch's
-// packets faster than at four blocks, docs/PERFORMANCE.md), or four (64 registers, as the
-// single-run kernel, no spills: for A/B).
+// Resident blocks per SM the group kernel is compiled for: three on a mesh whose cells fit the
+// L2 (a thread's run is two 32-bit offsets, TallyReplicas::base and GroupLedgerScorer::rareRun;
+// with the registers of three blocks a thread runs such a batch's packets faster than at four),
+// four (64 registers, as the single-run kernel, no spills) on a mesh beyond the L2
+// (cellsBeyondL2, as the cell layout's Auto), whose kernel waits on memory and needs every warp to
+// hide it (docs/PERFORMANCE.md, "Run groups on a clinical mesh"). TuningKnobs::cudaGroupBlocksPerSm
+// overrides.
 constexpr int kMultiRunBlocksPerSm = 3;
 constexpr int kMultiRunBlocksPerSmAlt = 4;
+int groupBlocksPerSm(uint32_t knob, bool beyondL2) {
+    if (knob) return int(knob);
+    return beyondL2 ? kMultiRunBlocksPerSmAlt : kMultiRunBlocksPerSm;
+}
 // Device memory for the tallies of one group; groups of runs on larger meshes hold fewer runs.
 constexpr size_t kGroupTallyBudget = size_t(1) << 30;
 static_assert(kGroupTallyBudget / sizeof(double) <= UINT32_MAX, "a run's tally offset in a group is 32-bit");
@@ -147,11 +154,29 @@ bool cudaMultiRunSupports(const KernelInput& mesh, const OutputSelection& o) {
     return o.directed || nVol + nSurf > kRowDoubles;
 }
 
+// The mesh on one device, shared by the run groups there that hold the same packed cells in the
+// same layout (a batch's two slots per device): uploaded once, freed with the last holder (which
+// has made its device current). A second slot asking while the first uploads waits for it.
+static std::shared_ptr<const DeviceMesh> sharedMesh(int device, const std::vector<TetraRecord>& cells, uint64_t identity,
+                                             CellLayout layout, cudaStream_t s) {
+    using Key = std::tuple<int, uint64_t, size_t, int>;
+    static std::mutex m;
+    static std::map<Key, std::weak_ptr<const DeviceMesh>> meshes;
+    const Key key{device, cellsKey(cells.data(), cells.size(), sizeof(TetraRecord), identity), cells.size(), int(layout)};
+    std::lock_guard<std::mutex> g(m);
+    for (auto it = meshes.begin(); it != meshes.end();) it = it->second.expired() ? meshes.erase(it) : std::next(it);
+    if (auto held = meshes[key].lock()) return held;
+    auto mesh = std::make_shared<const DeviceMesh>(cells, s, layout);
+    cudaCheck(cudaStreamSynchronize(s), "upload mesh");
+    meshes[key] = mesh;
+    return mesh;
+}
+
 struct CudaRunGroupOnDevice::Impl {
     int device = 0;
     OutputSelection outputs;
     Stream s;
-    DeviceMesh mesh;
+    std::shared_ptr<const DeviceMesh> mesh;
     uint32_t nVol, nSurf, nDir;
     size_t stride;
     uint32_t copies;
@@ -164,14 +189,16 @@ struct CudaRunGroupOnDevice::Impl {
     std::unique_ptr<DeviceBuffer<EmitterRecord>> emitters;
     std::unique_ptr<DeviceBuffer<double>> emitterCdf, pieceCdf;
     std::unique_ptr<DeviceBuffer<Piece>> pieces;
+    PinnedHost<double> pinned;  // the group's tallies on their way back, kept between groups
     cudaEvent_t done = nullptr;
     int sms = 0;  // the device's SMs, queried at the first launch
+    bool beyondL2 = false;  // the mesh's cells exceed the device's L2 (groupBlocksPerSm)
     MaterialTableSent::Lease materials;  // from upload until the group's tallies are downloaded
 
     Impl(int dev, const KernelInput& in, const OutputSelection& o, size_t want, CellLayout layout)
-        : device(dev), outputs(o), mesh(in.cells, s, cudaCellLayoutFor(layout, in.cells.size(), dev)), nVol(o.volume ? uint32_t(in.cells.size()) : 0u),
+        : device(dev), outputs(o), mesh(sharedMesh(dev, in.cells, in.cellsIdentity, cudaCellLayoutFor(layout, in.cells.size(), dev), s)), nVol(o.volume ? uint32_t(in.cells.size()) : 0u),
           nSurf(o.surface ? in.faceCount : 0u), nDir(o.directed ? 2u * in.faceCount : 0u),
-          stride(size_t(nVol) + nSurf + nDir), copies(replicaCountPow2(stride, kRunReplicas)) {
+          stride(size_t(nVol) + nSurf + nDir), copies(meshTallyCopies(stride)) {
         const size_t perRun = std::max<size_t>(1, stride * copies * sizeof(double));
         maxRuns = std::max<size_t>(1, std::min(want, kGroupTallyBudget / perRun));
         tallies.allocate(stride * copies * maxRuns, "tallies of a group of runs");
@@ -179,6 +206,8 @@ struct CudaRunGroupOnDevice::Impl {
         rare.allocate(kRareLedgerCopies * maxRuns, "ledger replicas of a group of runs");
         counter.allocate(1, "packet counter");
         entries.allocate(maxRuns, "runs of a group");
+        double l2 = 0, memory = 0;
+        beyondL2 = deviceMemorySizes(dev, l2, memory) && cellsBeyondL2(in.cells.size(), l2);
         cudaCheck(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "event");
         cudaCheck(cudaStreamSynchronize(s), "upload mesh");
     }
@@ -226,9 +255,9 @@ struct CudaRunGroupOnDevice::Impl {
             if constexpr (decltype(D)::value) sc.directed = t + nVol + nSurf;
             sc.setReplicas(copies - 1, uint32_t(stride));
             const DeviceRunSinks<Scorer> sinks{uint32_t(stride * copies), totals.get(), rare.get()};
-            withDeviceModel(mesh, EmitterView{}, [&](const auto& model) {
+            withDeviceModel(*mesh, EmitterView{}, [&](const auto& model) {
                 using Model = std::decay_t<decltype(model)>;
-                auto* kernel = o.tuning.cudaGroupBlocksPerSm == kMultiRunBlocksPerSmAlt
+                auto* kernel = groupBlocksPerSm(o.tuning.cudaGroupBlocksPerSm, beyondL2) == kMultiRunBlocksPerSmAlt
                                    ? multiRunKernel<kMultiRunBlocksPerSmAlt, Model, Scorer>
                                    : multiRunKernel<kMultiRunBlocksPerSm, Model, Scorer>;
                 if (sms == 0)
@@ -257,18 +286,28 @@ struct CudaRunGroupOnDevice::Impl {
                 foldReplicasKernel<<<unsigned(std::min<size_t>((stride + 255) / 256, 1024)), 256, 0, s>>>(
                     tallies.get() + r * runStride, stride, copies);
         cudaCheck(cudaGetLastError(), "fold replicas");
-        std::vector<std::vector<double>> t(n, std::vector<double>(stride));
-        for (size_t r = 0; r < n; ++r)
-            if (stride)
-                cudaCheck(cudaMemcpyAsync(t[r].data(), tallies.get() + r * runStride, stride * sizeof(double),
+        // The runs' summed tallies side by side in page-locked memory (pageable where the host
+        // locks no more), one copy each into its run's result.
+        std::vector<double> pageable;
+        double* t = pinned.reserve(std::max<size_t>(n * stride, 1));
+        if (!t) {
+            pageable.resize(n * stride);
+            t = pageable.data();
+        }
+        if (stride && copies == 1)
+            cudaCheck(cudaMemcpyAsync(t, tallies.get(), n * stride * sizeof(double), cudaMemcpyDeviceToHost, s), "download");
+        else
+            for (size_t r = 0; r < n && stride; ++r)
+                cudaCheck(cudaMemcpyAsync(t + r * stride, tallies.get() + r * runStride, stride * sizeof(double),
                                           cudaMemcpyDeviceToHost, s), "download");
         const std::vector<DeviceTotals> tot = totals.download(s, n * kTotalsCopies);
         const std::vector<Ledger> rl = rare.download(s, n * kRareLedgerCopies);
         for (size_t r = 0; r < n; ++r) {
             RunResult& R = out[r];
-            R.volume.assign(t[r].begin(), t[r].begin() + nVol);
-            R.surface.assign(t[r].begin() + nVol, t[r].begin() + nVol + nSurf);
-            R.directed.assign(t[r].begin() + nVol + nSurf, t[r].end());
+            const double* tr = t + r * stride;
+            R.volume.assign(tr, tr + nVol);
+            R.surface.assign(tr + nVol, tr + nVol + nSurf);
+            R.directed.assign(tr + nVol + nSurf, tr + stride);
             for (uint32_t c = 0; c < kTotalsCopies; ++c) {
                 RunResult part;
                 totalsToResult(tot[r * kTotalsCopies + c], part);

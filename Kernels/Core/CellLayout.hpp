@@ -203,6 +203,9 @@ std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells);
 // the links cellLinksOf gives, written in place in one pass (what a compact DeviceMesh uploads).
 std::vector<CompactCell> compactLayoutCells(const std::vector<TetraRecord>& cells);
 
+// A mesh whose cell records take more than half the L2: its packet kernels wait on memory.
+inline bool cellsBeyondL2(size_t cells, double l2Bytes) { return double(cells) * sizeof(TetraRecord) > 0.5 * l2Bytes; }
+
 // The layout for `cells` cells on a device of `l2Bytes` of L2 and `deviceBytes` of memory: as
 // asked, or for Auto the compact planes where the records take more than half of the L2 (most
 // events then miss it, and an event reads one 32-byte sector of planes, so twice the cells fit
@@ -211,9 +214,8 @@ std::vector<CompactCell> compactLayoutCells(const std::vector<TetraRecord>& cell
 // records' exact planes as before and the largest mesh a device holds stays the records'.
 inline CellLayout chooseCellLayout(CellLayout wanted, size_t cells, double l2Bytes, double deviceBytes) {
     if (wanted != CellLayout::Auto) return wanted;
-    const double records = double(cells) * sizeof(TetraRecord);
     const double all = double(cells) * (sizeof(TetraRecord) + sizeof(CompactCell));
-    return records > 0.5 * l2Bytes && all <= 0.5 * deviceBytes ? CellLayout::Compact : CellLayout::Record;
+    return cellsBeyondL2(cells, l2Bytes) && all <= 0.5 * deviceBytes ? CellLayout::Compact : CellLayout::Record;
 }
 
 }  // namespace fm

@@ -4,8 +4,10 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
+#include <thread>
 
 #include "Geometry/BatchModel.hpp"
 #include "Geometry/MeshBuilder.hpp"
@@ -196,6 +198,35 @@ BOOST_AUTO_TEST_CASE(cancel_stops_the_batch) {
     });
     BOOST_CHECK(s.cancelled);
     BOOST_CHECK_LE(delivered, 1u);
+}
+
+// Where a batch's time went: the kernels' intervals split the batch's seconds into set-up, busy,
+// gaps and tail; onResult's own time is the delivery time.
+BOOST_AUTO_TEST_CASE(time_split_from_kernel_intervals) {
+    BatchSummary s;
+    s.seconds = 6;
+    timeKernels({{4, 5}, {1, 2}, {1.5, 3}, {1.6, 1.8}}, s);
+    BOOST_CHECK_CLOSE(s.setupSeconds, 1.0, 1e-9);
+    BOOST_CHECK_CLOSE(s.kernelBusySeconds, 3.0, 1e-9);  // [1, 3] and [4, 5]
+    BOOST_CHECK_CLOSE(s.kernelGapSeconds, 1.0, 1e-9);   // (3, 4)
+    BOOST_CHECK_CLOSE(s.tailSeconds, 1.0, 1e-9);
+    BatchSummary none;
+    none.seconds = 2;
+    timeKernels({}, none);
+    BOOST_CHECK_EQUAL(none.setupSeconds, 2.0);
+    BOOST_CHECK_EQUAL(none.kernelBusySeconds, 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(time_split_of_a_cpu_batch) {
+    BatchModel bm = packBatch(mesh, {mats}, sources, {2000}, 7);
+    const auto pause = std::chrono::milliseconds(30);
+    BatchSummary s = runBatch(bm.mesh, bm.runs, options(), [&](size_t, RunResult&&) { std::this_thread::sleep_for(pause); });
+    BOOST_CHECK_EQUAL(s.delivered, 3u);
+    BOOST_CHECK_GE(s.deliverSeconds, 3 * 0.03);
+    BOOST_CHECK_LE(s.deliverSeconds, s.seconds);
+    BOOST_CHECK_GT(s.kernelBusySeconds, 0.0);
+    // The CPU runs one run at a time: the parts add up to the batch's seconds.
+    BOOST_CHECK_CLOSE(s.setupSeconds + s.kernelBusySeconds + s.kernelGapSeconds + s.tailSeconds, s.seconds, 1e-6);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
