@@ -295,6 +295,48 @@ void bindSources(py::module_& m) {
     pos(pencil, "position", &fm::PencilBeamSource::position);
     pos(pencil, "direction", &fm::PencilBeamSource::direction);
 
+    py::class_<fm::DiskSource, S, std::shared_ptr<fm::DiskSource>> disk(
+        m, "DiskSource",
+        "Collimated beam of uniform intensity over a disk square to its direction (MMC's disk source); "
+        "from outside it enters where its rays meet the mesh");
+    disk.def(py::init([](py::handle c, double r, py::handle d, double power, bool specular) {
+             auto s = std::make_shared<fm::DiskSource>();
+             s->centre = point3(c, "DiskSource centre");
+             s->radius = r;
+             s->direction = point3(d, "DiskSource direction");
+             s->power = power;
+             s->specularAtEntry = specular;
+             return s;
+         }), py::arg("centre"), py::arg("radius"), py::arg("direction") = std::vector<double>{0, 0, 1},
+         py::arg("power") = 1.0, py::arg("specular_at_entry") = true)
+        .def_readwrite("radius", &fm::DiskSource::radius, "mm")
+        .def_readwrite("specular_at_entry", &fm::DiskSource::specularAtEntry,
+                       "Fresnel reflection (booked as specular) and refraction where the beam enters from outside");
+    pos(disk, "centre", &fm::DiskSource::centre);
+    pos(disk, "direction", &fm::DiskSource::direction);
+
+    py::class_<fm::PlanarSource, S, std::shared_ptr<fm::PlanarSource>> planar(
+        m, "PlanarSource",
+        "Collimated beam of uniform intensity over the parallelogram corner + s side1 + t side2 (s, t in [0, 1]; "
+        "MMC's planar source); from outside it enters where its rays meet the mesh");
+    planar.def(py::init([](py::handle c, py::handle a, py::handle b, py::handle d, double power, bool specular) {
+               auto s = std::make_shared<fm::PlanarSource>();
+               s->corner = point3(c, "PlanarSource corner");
+               s->side1 = point3(a, "PlanarSource side1");
+               s->side2 = point3(b, "PlanarSource side2");
+               s->direction = point3(d, "PlanarSource direction");
+               s->power = power;
+               s->specularAtEntry = specular;
+               return s;
+           }), py::arg("corner"), py::arg("side1"), py::arg("side2"), py::arg("direction") = std::vector<double>{0, 0, 1},
+           py::arg("power") = 1.0, py::arg("specular_at_entry") = true)
+        .def_readwrite("specular_at_entry", &fm::PlanarSource::specularAtEntry,
+                       "Fresnel reflection (booked as specular) and refraction where the beam enters from outside");
+    pos(planar, "corner", &fm::PlanarSource::corner);
+    pos(planar, "side1", &fm::PlanarSource::side1);
+    pos(planar, "side2", &fm::PlanarSource::side2);
+    pos(planar, "direction", &fm::PlanarSource::direction);
+
     py::class_<fm::BallSource, S, std::shared_ptr<fm::BallSource>> ball(m, "BallSource",
                                                                        "Uniform in a sphere, isotropic");
     ball.def(py::init([](py::handle c, double r, double power) {

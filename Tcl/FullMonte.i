@@ -94,9 +94,9 @@ if (!dcast) {
 }
 %enddef
 
-%fm_factory(Source* Composite::get, SurfaceTri, Point, Ball, Line, PencilBeam, Volume, Surface, Composite, Cylinder, Fiber);
-%fm_factory(Source* Kernel::source, SurfaceTri, Point, Ball, Line, PencilBeam, Volume, Surface, Composite, Cylinder, Fiber);
-%fm_factory(Source* TIMOSSourceReader::source, SurfaceTri, Point, Ball, Line, PencilBeam, Volume, Surface, Composite, Cylinder, Fiber);
+%fm_factory(Source* Composite::get, SurfaceTri, Point, Ball, Line, PencilBeam, Volume, Surface, Composite, Cylinder, Fiber, Disk, Planar);
+%fm_factory(Source* Kernel::source, SurfaceTri, Point, Ball, Line, PencilBeam, Volume, Surface, Composite, Cylinder, Fiber, Disk, Planar);
+%fm_factory(Source* TIMOSSourceReader::source, SurfaceTri, Point, Ball, Line, PencilBeam, Volume, Surface, Composite, Cylinder, Fiber, Disk, Planar);
 #ifdef FM_TCL_MCML
 %fm_factory(OutputData* OutputDataCollection::getByName, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, MCMLOutput, PacketPositionTraceSet);
 %fm_factory(OutputData* OutputDataCollection::getByType, SpatialMap, DoseHistogram, MCEventCounts, ConservationCounts, DirectedSurface, MCMLOutput, PacketPositionTraceSet);

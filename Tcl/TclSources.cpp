@@ -56,6 +56,8 @@ Source* Source::wrap(const fm::SourcePtr& s) {
     if (auto p = std::dynamic_pointer_cast<fm::CompositeSource>(s)) return new Composite(p);
     if (auto p = std::dynamic_pointer_cast<fm::CylinderSource>(s)) return new Cylinder(p);
     if (auto p = std::dynamic_pointer_cast<fm::FiberSource>(s)) return new Fiber(p);
+    if (auto p = std::dynamic_pointer_cast<fm::DiskSource>(s)) return new Disk(p);
+    if (auto p = std::dynamic_pointer_cast<fm::PlanarSource>(s)) return new Planar(p);
     throw ParameterError("source of type " + s->typeName() + " has no Tcl class");
 }
 
@@ -114,6 +116,30 @@ unsigned PencilBeam::elementHint() const { return as<fm::PencilBeamSource>().ele
 void PencilBeam::elementHint(unsigned t) { as<fm::PencilBeamSource>().elementHint = t; }
 bool PencilBeam::specularAtEntry() const { return as<fm::PencilBeamSource>().specularAtEntry; }
 void PencilBeam::specularAtEntry(bool on) { as<fm::PencilBeamSource>().specularAtEntry = on; }
+
+// ---- Disk, Planar ----
+
+Disk::Disk() : Source(std::make_shared<fm::DiskSource>()) {}
+std::string Disk::centre() const { return formatVec3(as<fm::DiskSource>().centre); }
+void Disk::centre(const std::string& xyz) { as<fm::DiskSource>().centre = parseVec3(xyz, "Disk centre"); }
+std::string Disk::direction() const { return formatVec3(as<fm::DiskSource>().direction); }
+void Disk::direction(const std::string& d) { as<fm::DiskSource>().direction = ::direction(d, "Disk direction"); }
+double Disk::radius() const { return as<fm::DiskSource>().radius; }
+void Disk::radius(double r) { as<fm::DiskSource>().radius = fmtcl::positive(r, "Disk radius"); }
+bool Disk::specularAtEntry() const { return as<fm::DiskSource>().specularAtEntry; }
+void Disk::specularAtEntry(bool on) { as<fm::DiskSource>().specularAtEntry = on; }
+
+Planar::Planar() : Source(std::make_shared<fm::PlanarSource>()) {}
+std::string Planar::corner() const { return formatVec3(as<fm::PlanarSource>().corner); }
+void Planar::corner(const std::string& xyz) { as<fm::PlanarSource>().corner = parseVec3(xyz, "Planar corner"); }
+std::string Planar::side1() const { return formatVec3(as<fm::PlanarSource>().side1); }
+void Planar::side1(const std::string& xyz) { as<fm::PlanarSource>().side1 = parseVec3(xyz, "Planar side1"); }
+std::string Planar::side2() const { return formatVec3(as<fm::PlanarSource>().side2); }
+void Planar::side2(const std::string& xyz) { as<fm::PlanarSource>().side2 = parseVec3(xyz, "Planar side2"); }
+std::string Planar::direction() const { return formatVec3(as<fm::PlanarSource>().direction); }
+void Planar::direction(const std::string& d) { as<fm::PlanarSource>().direction = ::direction(d, "Planar direction"); }
+bool Planar::specularAtEntry() const { return as<fm::PlanarSource>().specularAtEntry; }
+void Planar::specularAtEntry(bool on) { as<fm::PlanarSource>().specularAtEntry = on; }
 
 // ---- Volume ----
 

@@ -179,6 +179,46 @@ public:
 #endif
 };
 
+// A collimated beam of uniform intensity over a disk (MMC's "disk" source): every packet starts
+// at a uniformly drawn point of the disk of `radius` around `centre`, square to `direction`, and
+// travels along `direction`; from outside the mesh it enters where its ray meets the surface, as
+// a PencilBeam (specularAtEntry likewise).
+class Disk : public Source {
+public:
+    Disk();
+    std::string centre() const;
+    void centre(const std::string& xyz);
+    std::string direction() const;
+    void direction(const std::string& dxyz);
+    double radius() const;
+    void radius(double r);
+    bool specularAtEntry() const;
+    void specularAtEntry(bool on);
+#ifndef SWIG
+    explicit Disk(std::shared_ptr<fm::DiskSource> s) : Source(std::move(s)) {}
+#endif
+};
+
+// A collimated beam of uniform intensity over the parallelogram corner + s side1 + t side2
+// (s, t in [0, 1]; MMC's "planar" source), every packet along `direction`; as Disk otherwise.
+class Planar : public Source {
+public:
+    Planar();
+    std::string corner() const;
+    void corner(const std::string& xyz);
+    std::string side1() const;
+    void side1(const std::string& xyz);
+    std::string side2() const;
+    void side2(const std::string& xyz);
+    std::string direction() const;
+    void direction(const std::string& dxyz);
+    bool specularAtEntry() const;
+    void specularAtEntry(bool on);
+#ifndef SWIG
+    explicit Planar(std::shared_ptr<fm::PlanarSource> s) : Source(std::move(s)) {}
+#endif
+};
+
 // Builds a Surface source on the surface of a region (FullMonte later API): the region's faces
 // against the exterior and against other regions, emitting into the region (beyond FullMonte:
 // emitOutward, out of it). Getters share the setters' names.

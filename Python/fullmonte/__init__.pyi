@@ -92,6 +92,23 @@ class PencilBeam(Source):
     direction: Tuple[float, float, float]
     def __init__(self, position: Vec3, direction: Vec3 = ..., power: float = ...) -> None: ...
 
+class DiskSource(Source):
+    centre: Tuple[float, float, float]
+    direction: Tuple[float, float, float]
+    radius: float
+    specular_at_entry: bool
+    def __init__(self, centre: Vec3, radius: float, direction: Vec3 = ..., power: float = ...,
+                 specular_at_entry: bool = ...) -> None: ...
+
+class PlanarSource(Source):
+    corner: Tuple[float, float, float]
+    side1: Tuple[float, float, float]
+    side2: Tuple[float, float, float]
+    direction: Tuple[float, float, float]
+    specular_at_entry: bool
+    def __init__(self, corner: Vec3, side1: Vec3, side2: Vec3, direction: Vec3 = ..., power: float = ...,
+                 specular_at_entry: bool = ...) -> None: ...
+
 class BallSource(Source):
     centre: Tuple[float, float, float]
     radius: float

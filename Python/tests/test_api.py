@@ -87,6 +87,35 @@ def test_absorbed_fraction_of_a_non_scattering_cube_matches_beer_lambert():
     assert r.ledger["specular"] == 0 and r.events["tir"] == 0
 
 
+def test_disk_and_planar_beams_cross_a_non_scattering_cube_as_beer_lambert():
+    """MMC's disk and planar beams from outside a non-scattering cube of matched index, along +z
+    through its whole depth L: every packet is absorbed with probability 1 - exp(-mu_a L) (no
+    reflection anywhere), within 4 standard deviations; energy only in tetras the beam's
+    cross-section reaches (centroid within the beam plus a cell's diagonal); the sources read back."""
+    a, mua, n = 5.0, 0.1, 20000
+    mesh = fm.box_mesh((-a, -a, -a), (a, a, a), (8, 8, 8))
+    mats = fm.MaterialSet([fm.Material(mu_a=mua, mu_s=0.0, g=0.0, n=1.0)])
+    p = 1 - math.exp(-mua * 2 * a)
+    sigma = math.sqrt(p * (1 - p) / n)
+    cent = np.asarray(mesh.points)[mesh.tetras].mean(axis=1)
+    cell = 2 * a / 8 * math.sqrt(3)
+    disk = fm.DiskSource((1, -1, -8), 2.0, direction=(0, 0, 1))
+    assert disk.centre == (1, -1, -8) and disk.radius == 2.0 and disk.specular_at_entry
+    plane = fm.PlanarSource((-4, 0, -9), (3, 0, 0), (0, 2, 0))
+    assert plane.side1 == (3, 0, 0) and plane.direction == (0, 0, 1)
+    for src, inside in ((disk, lambda c: np.hypot(c[:, 0] - 1, c[:, 1] + 1) <= 2 + cell),
+                        (plane, lambda c: (c[:, 0] >= -4 - cell) & (c[:, 0] <= -1 + cell) &
+                                          (c[:, 1] >= -cell) & (c[:, 1] <= 2 + cell))):
+        r = fm.run(mesh, mats, src, packets=n, seed=4)
+        absorbed = r.ledger["absorbed"] / n
+        assert abs(absorbed - p) < 4 * sigma, (src.type_name, absorbed, p, sigma)
+        assert r.ledger["specular"] == 0
+        e = np.asarray(r.volume_energy)
+        assert e[~inside(cent)].sum() == 0 and e[inside(cent)].sum() > 0
+    with pytest.raises(fm.ModelError, match="radius must be > 0"):
+        fm.run(mesh, mats, fm.DiskSource((0, 0, -8), 0.0), packets=10)
+
+
 def test_same_seed_same_tallies_at_any_thread_count_and_seeds_differ(slab_model):
     mesh, mats = slab_model
     src = fm.CylinderSource((-3, 0, -5), (3, 0, -5), radius=0.5)
