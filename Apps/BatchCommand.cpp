@@ -472,12 +472,10 @@ void writeBatchSummary(const std::string& path, const SummaryContext& x, AtomicF
       << "  \"prwin\": " << jsonNumber(p.prwin) << ",\n  \"packets\": " << x.packetsTotal << ",\n"
       << "  \"seconds\": " << jsonNumber(sum.seconds) << ",\n"
       << "  \"packets_per_second\": " << jsonNumber(sum.seconds > 0 ? x.packetsTotal / sum.seconds : 0) << ",\n"
-      << "  \"time\": {\"setup_seconds\": " << jsonNumber(sum.setupSeconds)
-      << ", \"kernel_busy_seconds\": " << jsonNumber(sum.kernelBusySeconds)
-      << ", \"kernel_gap_seconds\": " << jsonNumber(sum.kernelGapSeconds)
-      << ", \"tail_seconds\": " << jsonNumber(sum.tailSeconds) << ", \"deliver_seconds\": " << jsonNumber(sum.deliverSeconds)
-      << ", \"slot_idle_seconds\": " << jsonNumber(sum.idleSeconds) << ", \"slot_held_seconds\": " << jsonNumber(sum.heldSeconds)
-      << "},\n"
+      << "  \"time\": {";
+    const auto split = batchTimeSplit(sum);
+    for (size_t i = 0; i < split.size(); ++i) o << (i ? ", " : "") << jsonString(split[i].first) << ": " << jsonNumber(split[i].second);
+    o << "},\n"
       << "  \"abnormal_warning_threshold\": " << jsonNumber(kAbnormalWarningFraction) << ",\n"
       << "  \"matrix\": {\"files\": ";
     jsonList(o, x.files, str);

@@ -417,9 +417,9 @@ private:
             download += x.downloadSeconds;
         }
         if (kernel <= 0) return {start, end};
-        const auto end_ = end - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(download));
-        const auto begin = end_ - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kernel));
-        return {std::max(begin, start), std::max(end_, start)};
+        const auto kernelEnd = end - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(download));
+        const auto kernelStart = kernelEnd - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kernel));
+        return {std::max(kernelStart, start), std::max(kernelEnd, start)};
     }
     static std::string runNames(const std::vector<size_t>& idx) {
         std::string s = idx.size() == 1 ? "run " : "runs ";
@@ -548,6 +548,13 @@ void timeKernels(std::vector<std::pair<double, double>> k, BatchSummary& s) {
     s.kernelBusySeconds = busy;
     s.kernelGapSeconds = std::max(0.0, end - start - busy);
     s.tailSeconds = std::max(0.0, s.seconds - end);
+}
+
+std::vector<std::pair<std::string, double>> batchTimeSplit(const BatchSummary& s) {
+    return {{"setup_seconds", s.setupSeconds},           {"kernel_busy_seconds", s.kernelBusySeconds},
+            {"kernel_gap_seconds", s.kernelGapSeconds},  {"tail_seconds", s.tailSeconds},
+            {"deliver_seconds", s.deliverSeconds},       {"slot_idle_seconds", s.idleSeconds},
+            {"slot_held_seconds", s.heldSeconds}};
 }
 
 std::unique_ptr<BatchTransport> makeLocalBatchTransport(size_t runs, const BatchResultFn& onResult) {

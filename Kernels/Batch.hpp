@@ -124,6 +124,11 @@ BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& 
 // s.seconds.
 void timeKernels(std::vector<std::pair<double, double>> kernels, BatchSummary& s);
 
+// The split above by name, in this order, as the CLI's summary.json `time`, Python's
+// BatchResult.time and Tcl's BatchRunner timeSplit give it: setup_seconds, kernel_busy_seconds,
+// kernel_gap_seconds, tail_seconds, deliver_seconds, slot_idle_seconds, slot_held_seconds.
+std::vector<std::pair<std::string, double>> batchTimeSplit(const BatchSummary& s);
+
 // The options a single run equal to batch run `r` would use (for tests and for reproducing one
 // column of a batch with fullmonte-run).
 RunOptions singleRunOptions(const BatchOptions& opt, const BatchRunSpec& r);

@@ -36,6 +36,7 @@ struct BatchResult {
     size_t sources = 0;
     std::vector<std::shared_ptr<Result>> runs;
     double seconds = 0;
+    std::vector<std::pair<std::string, double>> time;  // fm::batchTimeSplit
     std::string kernel;
     std::vector<size_t> runsPerRank;
 
@@ -180,6 +181,7 @@ std::shared_ptr<BatchResult> runBatch(MeshPtr mesh, py::handle materials, const 
         throw fm::Error("run_batch: cancelled after " + std::to_string(summary.delivered) + " of " +
                         std::to_string(summary.runs) + " runs; no results kept");
     out->seconds = summary.seconds;
+    out->time = fm::batchTimeSplit(summary);
     out->kernel = summary.kernel;
     out->runsPerRank = summary.runsPerRank;
     return out;
@@ -210,6 +212,13 @@ fluence_matrix() the fluence per tetra per joule emitted (mm^-2), tetras x runs.
         .def_property_readonly("material_sets", [](const BatchResult& b) { return b.materialSets.size(); },
                                "Material sets of the sweep")
         .def_readonly("seconds", &BatchResult::seconds, "Wall-clock time of the batch")
+        .def_property_readonly("time", [](const BatchResult& b) {
+            py::dict d;
+            for (const auto& [k, v] : b.time) d[py::str(k)] = v;
+            return d;
+        }, "Where the batch's seconds went (docs/USER_GUIDE.md, planning loops): setup_seconds (devices and mesh "
+           "upload, up to the first kernel), kernel_busy_seconds, kernel_gap_seconds (between kernels, none "
+           "running), tail_seconds, deliver_seconds, slot_idle_seconds, slot_held_seconds")
         .def_readonly("kernel", &BatchResult::kernel, "Where it ran, e.g. 'cpu', 'cuda x2'")
         .def_readonly("runs_per_rank", &BatchResult::runsPerRank, "Runs each MPI rank did (one rank: [runs])")
         .def("fluence_matrix", [](const BatchResult& b) {

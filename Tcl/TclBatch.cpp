@@ -204,11 +204,16 @@ void BatchRunner::runSync() {
     sourcesRun_ = sources_.size();
     ranSources_ = sources_;
     seconds_ = s.seconds;
+    std::ostringstream split;
+    split.precision(17);
+    for (const auto& [k, v] : fm::batchTimeSplit(s)) split << (split.tellp() > 0 ? " " : "") << k << " " << v;
+    timeSplit_ = split.str();
     perRank_ = s.runsPerRank;
 }
 
 unsigned BatchRunner::runCount() const { return unsigned(results_.size()); }
 double BatchRunner::seconds() const { return seconds_; }
+std::string BatchRunner::timeSplit() const { return timeSplit_; }
 unsigned long long BatchRunner::meshPacks() const { return packed_.cellPacks(); }
 std::string BatchRunner::runsPerRank() const {
     std::ostringstream o;

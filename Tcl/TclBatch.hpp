@@ -76,6 +76,9 @@ public:
     unsigned runCount() const;           // results held (after runSync)
     OutputDataCollection* result(unsigned run) const;
     double seconds() const;
+    // Where the last runSync's seconds went, a dict: setup_seconds kernel_busy_seconds
+    // kernel_gap_seconds tail_seconds deliver_seconds slot_idle_seconds slot_held_seconds.
+    std::string timeSplit() const;
     std::string runsPerRank() const;
     // Times the mesh's cells were packed: once per mesh however many runSync calls (the cells
     // are kept; a runSync packs only the materials and sources).
@@ -107,6 +110,7 @@ private:
     size_t sourcesRun_ = 0;
     std::vector<fm::SourcePtr> ranSources_;
     double seconds_ = 0;
+    std::string timeSplit_;
     std::vector<size_t> perRank_;
 #endif
 };

@@ -25,6 +25,13 @@ def test_batch_runs_equal_single_runs_and_matrix_is_their_fluence(slab_model):
                      progress=lambda d, t: seen.append((d, t)))
     assert len(b) == 6 and b.sources == 3 and b.material_sets == 2
     assert seen and seen[-1] == (6, 6)
+    # Where the seconds went: the CPU runs one run at a time, so set-up, busy, gaps and tail add up.
+    t = b.time
+    assert list(t) == ["setup_seconds", "kernel_busy_seconds", "kernel_gap_seconds", "tail_seconds",
+                       "deliver_seconds", "slot_idle_seconds", "slot_held_seconds"]
+    assert t["kernel_busy_seconds"] > 0 and all(v >= 0 for v in t.values())
+    parts = t["setup_seconds"] + t["kernel_busy_seconds"] + t["kernel_gap_seconds"] + t["tail_seconds"]
+    assert math.isclose(parts, b.seconds, rel_tol=1e-6)
     for m, ms in enumerate([mats, other]):
         for s, src in enumerate(_sources()):
             single = fm.run(mesh, ms, src, packets=1500, seed=21, threads=1)
