@@ -203,26 +203,24 @@ __global__ void foldReplicasKernel(double* r, size_t n, uint32_t copies) {
         r[i] = v;
     }
 }
-// The replicated array b (copies x n doubles) summed, downloaded: n doubles cross PCIe.
-inline std::vector<double> downloadFolded(DeviceBuffer<double>& b, size_t n, cudaStream_t s) {
+// The replicated array b (copies x n doubles) summed into its first n, on the device.
+inline void foldReplicas(DeviceBuffer<double>& b, size_t n, cudaStream_t s) {
     const uint32_t copies = n ? uint32_t(b.size() / n) : 1u;
     if (copies > 1) {
         foldReplicasKernel<<<unsigned(std::min<size_t>((n + 255) / 256, 1024)), 256, 0, s>>>(b.get(), n, copies);
         cudaCheck(cudaGetLastError(), "fold replicas");
     }
+}
+// The same sum, downloaded: n doubles cross PCIe.
+inline std::vector<double> downloadFolded(DeviceBuffer<double>& b, size_t n, cudaStream_t s) {
+    foldReplicas(b, n, s);
     return b.download(s, n);
 }
-
-// The same sum into page-locked memory kept by the caller (synchronised; valid until the next
-// call with `pinned`); nullptr where no page-locked memory could be had (use downloadFolded).
-inline const double* downloadFoldedPinned(DeviceBuffer<double>& b, size_t n, cudaStream_t s, PinnedHost<double>& pinned) {
-    double* to = pinned.reserve(std::max<size_t>(n, 1));
-    if (!to) return nullptr;
-    const uint32_t copies = n ? uint32_t(b.size() / n) : 1u;
-    if (copies > 1) {
-        foldReplicasKernel<<<unsigned(std::min<size_t>((n + 255) / 256, 1024)), 256, 0, s>>>(b.get(), n, copies);
-        cudaCheck(cudaGetLastError(), "fold replicas");
-    }
+// The same sum into host memory kept by the caller (synchronised; valid until the next call
+// with `into`).
+inline const double* downloadFoldedInto(DeviceBuffer<double>& b, size_t n, cudaStream_t s, PinnedHost<double>& into) {
+    double* to = into.reserve(std::max<size_t>(n, 1));
+    foldReplicas(b, n, s);
     b.downloadTo(to, n, s);
     cudaCheck(cudaStreamSynchronize(s), "download");
     return to;

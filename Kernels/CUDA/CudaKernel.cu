@@ -24,7 +24,6 @@ namespace fm {
 
 using namespace cuda_engine;
 
-
 bool cudaDeviceAvailable(std::string* why) {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -180,12 +179,7 @@ public:
             if (into.empty()) into.assign(v, v + n);
             else for (size_t i = 0; i < n; ++i) into[i] += v[i];
         };
-        std::vector<double> pageable;
-        const double* t = downloadFoldedPinned(tallies_, stride_, s_, pinned_);
-        if (!t) {
-            pageable = downloadFolded(tallies_, stride_, s_);
-            t = pageable.data();
-        }
+        const double* t = downloadFoldedInto(tallies_, stride_, s_, pinned_);
         add(r.volume, t, nVol_);
         add(r.surface, t + nVol_, nSurf_);
         add(r.directed, t + nVol_ + nSurf_, nDir_);

@@ -73,11 +73,11 @@ private:
     size_t n_ = 0;
 };
 
-// Page-locked host memory for tallies coming back from a device: a copy into it runs at the
-// link's speed, where a copy into pageable memory goes through the driver's own staging buffer
-// (and a fresh vector is zeroed first). Grows on demand and is kept, so the runs of a loop or a
-// batch reuse it. Where the host refuses to lock more memory, reserve() returns nullptr and the
-// caller downloads into pageable memory as before.
+// Host memory for tallies coming back from a device, page-locked where the host allows: a copy
+// into it runs at the link's speed, where a copy into pageable memory goes through the driver's
+// own staging buffer (and a fresh vector is zeroed first). Where the host refuses to lock more
+// memory, ordinary memory serves (the copy is then as before). Grows on demand and is kept, so
+// the runs of a loop or a batch reuse it.
 template <class T>
 class PinnedHost {
 public:
@@ -85,25 +85,32 @@ public:
     PinnedHost(const PinnedHost&) = delete;
     PinnedHost& operator=(const PinnedHost&) = delete;
     ~PinnedHost() { release(); }
+    // At least n elements, valid until the next reserve.
     T* reserve(size_t n) {
         if (n <= n_) return p_;
         release();
         void* p = nullptr;
-        if (cudaMallocHost(&p, n * sizeof(T)) != cudaSuccess) {
-            cudaGetLastError();  // a refusal is not a sticky error: the pageable path follows
-            return nullptr;
+        if (cudaMallocHost(&p, n * sizeof(T)) == cudaSuccess) {
+            pinned_ = static_cast<T*>(p);
+            p_ = pinned_;
+        } else {
+            cudaGetLastError();  // a refusal is not a sticky error
+            pageable_.resize(n);
+            p_ = pageable_.data();
         }
-        p_ = static_cast<T*>(p);
         n_ = n;
         return p_;
     }
 
 private:
     void release() {
-        if (p_) cudaFreeHost(p_);
-        p_ = nullptr;
+        if (pinned_) cudaFreeHost(pinned_);
+        pinned_ = p_ = nullptr;
+        pageable_ = std::vector<T>();
         n_ = 0;
     }
+    T* pinned_ = nullptr;
+    std::vector<T> pageable_;
     T* p_ = nullptr;
     size_t n_ = 0;
 };

@@ -286,14 +286,9 @@ struct CudaRunGroupOnDevice::Impl {
                 foldReplicasKernel<<<unsigned(std::min<size_t>((stride + 255) / 256, 1024)), 256, 0, s>>>(
                     tallies.get() + r * runStride, stride, copies);
         cudaCheck(cudaGetLastError(), "fold replicas");
-        // The runs' summed tallies side by side in page-locked memory (pageable where the host
-        // locks no more), one copy each into its run's result.
-        std::vector<double> pageable;
+        // The runs' summed tallies side by side in page-locked memory, one copy each into its
+        // run's result.
         double* t = pinned.reserve(std::max<size_t>(n * stride, 1));
-        if (!t) {
-            pageable.resize(n * stride);
-            t = pageable.data();
-        }
         if (stride && copies == 1)
             cudaCheck(cudaMemcpyAsync(t, tallies.get(), n * stride * sizeof(double), cudaMemcpyDeviceToHost, s), "download");
         else
