@@ -70,7 +70,8 @@ const char* kUsage =
     "  --kernel cpu|cuda|hybrid  kernel (default cpu); hybrid: the GPUs and the CPU's threads share\n"
     "                     one run, the CPU joining where it pays (docs/USER_GUIDE.md)\n"
     "  --devices LIST     CUDA devices: comma-separated ids or 'all' (default 0); packets are\n"
-    "                     shared out in chunks, results equal a single-device run\n"
+    "                     shared out in chunks, results equal a single-device run; under\n"
+    "                     mpirun the ranks of a host share its GPUs (or the LIST), one each\n"
     "  --power P          source power (W) or energy (J) that scales fluence.txt (default 1)\n"
     "  --exterior-n N     exterior refractive index for MMC prop files and .inp (default 1)\n"
     "  --no-surface       do not score surface exit energy\n"
@@ -392,14 +393,20 @@ std::pair<double, size_t> estimatedWork(const Args& a, std::shared_ptr<BatchSour
     }
 }
 
-std::vector<int> sessionDevices(const Args& a, Session& ses) {
+// Under mpirun the ranks of a host share its GPUs (devicesOfLocalRank); alone, --devices all
+// brings up only as many as the work is worth.
+std::vector<int> sessionDevices(const Args& a, Session& ses, const MpiSession& mpi) {
     refuseThreadsWithCuda(a);
     const std::string kernel = a.get("--kernel", "cpu");
-    if (kernel == "cuda" && !a.has("--serve")) {  // --devices all: only as many as the work is worth
+    std::vector<int> devices = deviceList(a, kernel);
+    if (kernel != "cuda" && kernel != "hybrid") return devices;
+    if (mpi.localSize() > 1) {
+        devices = devicesOfLocalRank(devices, mpi.localRank(), mpi.localSize(), visibleDeviceCount());
+    } else if (kernel == "cuda" && !a.has("--serve")) {
         const auto [packets, tetras] = estimatedWork(a, &ses.batchSources);
-        restrictDevicesForWork(deviceList(a, kernel), packets, tetras);
+        restrictDevicesForWork(devices, packets, tetras);
     }
-    return kernel == "cuda" || kernel == "hybrid" ? restrictVisibleDevices(deviceList(a, kernel)) : deviceList(a, kernel);
+    return restrictVisibleDevices(devices);
 }
 
 // --mesh FILE, read once per session when serving.
@@ -753,7 +760,7 @@ int run(int argc, char** argv, const MpiSession& mpi) {
         return argc == 1 ? 1 : 0;
     }
     Session ses;
-    ses.devices = sessionDevices(a, ses);
+    ses.devices = sessionDevices(a, ses, mpi);
     if (a.has("--serve")) return serve(a, mpi, ses);
     return runOne(a, mpi, ses);
 }

@@ -71,6 +71,22 @@ std::vector<int> restrictVisibleDevices(const std::vector<int>& requested) {
     return renumbered;
 }
 
+std::vector<int> devicesOfLocalRank(const std::vector<int>& requested, int localRank, int localSize, size_t present) {
+    if (localSize <= 1 || localRank < 0 || localRank >= localSize) return requested;
+    const bool every = requested.empty() || (requested.size() == 1 && requested[0] < 0);
+    std::vector<int> pool = requested;
+    if (every) {
+        if (present == 0) return requested;
+        pool.clear();
+        for (size_t d = 0; d < present; ++d) pool.push_back(int(d));
+    }
+    const size_t r = size_t(localRank), n = size_t(localSize);
+    if (pool.size() < n || requested.empty()) return {pool[r % pool.size()]};
+    std::vector<int> mine;
+    for (size_t i = r; i < pool.size(); i += n) mine.push_back(pool[i]);
+    return mine;
+}
+
 std::string visibleDevicesNote() {
     std::lock_guard<std::mutex> g(noteMutex);
     return note;
@@ -114,6 +130,16 @@ size_t driverGpuCount() {
     return n;
 }
 }  // namespace
+
+size_t visibleDeviceCount() {
+    if (const char* current = std::getenv("CUDA_VISIBLE_DEVICES")) {
+        const std::vector<std::string> entries = splitList(current);
+        if (entries.empty() || std::any_of(entries.begin(), entries.end(), [](const std::string& e) { return e.empty(); }))
+            return 0;
+        return entries.size();
+    }
+    return driverGpuCount();
+}
 
 size_t devicesForWork(const std::vector<int>& requested, size_t present, double packets, size_t tetras) {
     if (!(requested.size() == 1 && requested[0] < 0) || packets <= 0 || tetras == 0) return present;

@@ -21,6 +21,21 @@ std::optional<std::string> visibleDevicesFor(const std::vector<int>& requested, 
 // returns the ids to use from then on (0..k-1); where nothing is set, `requested` unchanged.
 std::vector<int> restrictVisibleDevices(const std::vector<int>& requested);
 
+// How many GPUs this process may use, without a CUDA call: the entries of CUDA_VISIBLE_DEVICES
+// where it is set (0 for "" or a malformed list), else the GPUs the NVIDIA driver lists; 0 where
+// it cannot tell.
+size_t visibleDeviceCount();
+
+// Under mpirun with `localSize` ranks on one host: the devices (current numbering) that rank
+// `localRank` of the host uses, so that the host's ranks do not all crowd onto device 0. The
+// pool is the --devices list (`requested`), or every one of the `present` devices where it was
+// not given (empty) or is every device ({-1}). With at least as many devices as ranks, a rank
+// that gave no list takes pool[localRank], one with a list or `all` takes every localSize-th
+// entry from its own; with fewer devices than ranks, ranks share them round robin
+// (pool[localRank % pool size]). One rank on the host (or an unknown device count with no list)
+// leaves `requested` as it is.
+std::vector<int> devicesOfLocalRank(const std::vector<int>& requested, int localRank, int localSize, size_t present);
+
 // After restrictVisibleDevices narrowed the devices: a note for error messages ("devices 0,5
 // were made CUDA_VISIBLE_DEVICES=0,5 and renumbered 0,1"); empty otherwise.
 std::string visibleDevicesNote();

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "Common/Errors.hpp"
+#include "Kernels/DeviceVisibility.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
 #include "Kernels/Tuning.hpp"
 #include "Planning/LinearProgram.hpp"
@@ -86,6 +87,11 @@ Args parseArgs(int argc, char** argv) {
 int run(const Args& a, const MpiSession& mpi) {
     const auto t0 = std::chrono::steady_clock::now();  // stage lines show the seconds since
     PlanSpec plan = readPlanFile(a.plan);
+    if (plan.simulation.kernel == "cuda") {  // before the first CUDA call: only the GPUs used are visible
+        std::vector<int>& devices = plan.simulation.devices;
+        if (mpi.localSize() > 1) devices = devicesOfLocalRank(devices, mpi.localRank(), mpi.localSize(), visibleDeviceCount());
+        devices = restrictVisibleDevices(devices);
+    }
     if (!a.solver.empty()) plan.prescription.solver = a.solver;
     solve(LinearProgram{}, plan.prescription.solver);  // an unknown solver fails now, not after the runs
     const bool root = mpi.rank() == 0;

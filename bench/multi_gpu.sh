@@ -11,11 +11,16 @@
 #      distance between the two fluence files (same seed and packets: rounding only);
 #   4. checks: the 1-GPU long run's absorbed fraction against the CPU kernel's (other seed,
 #      |z| < 4) and every other absorbed fraction against the 1-GPU long run's (|z| < 4).
+#   With MPI=1 (an FM_USE_MPI build), also one rank per GPU (mpirun -np N, no --devices: the
+#   ranks of the host share its GPUs): 5. the driver's start-up of N devices in one process
+#   against N processes of one device each (bench/cuda_startup.cu) and an empty mpirun; the tiny
+#   run, the 10-run batch and the long run on N ranks, with their absorbed fractions checked
+#   and the long run's L1 against the 1-GPU run.
 # Prints "key value" lines and a summary table (also OUT/multi_gpu.txt); exit 1 when a check fails.
 # Usage (GPU machine, repo root): bench/multi_gpu.sh MESH OPT SOURCE OUT
 #   MESH: TIM-OS (.mesh or .mesh.gz) or .fmb; converted once to .fmb, as users are told to.
 #   Env: LONG (1e9), SHORT (1e6), ROUNDS (2), CPU_PACKETS (1e6), GPUS (4), FM_BUILD_DIR
-#   (build-multi), FM_REUSE_BUILD=1, JOBS (32); KERNEL=cpu runs every step on the CPU instead
+#   (build-multi), FM_REUSE_BUILD=1, JOBS (32), MPI=1 (also ranks); KERNEL=cpu runs every step on the CPU instead
 #   (a smoke test of this script without a GPU: the "devices" are thread counts).
 # Expected time on 4 H100s with the 996k-tetra Digimouse: build ~2 min; (1) ~15 s; (2) ~10 s;
 # (3) ~35 s a round (1e9 on one GPU ~26 s); (4) ~5 s: about 4 minutes with two rounds.
@@ -40,9 +45,9 @@ say "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown); host thre
 
 if ! { [ "${FM_REUSE_BUILD:-0}" = 1 ] && [ -x "$build/bin/fullmonte-run" ]; }; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFM_USE_CUDA="$([ "$kernel" = cuda ] && echo ON || echo OFF)" -DFM_USE_TCL=OFF -DFM_USE_VTK=OFF \
-    -DFM_USE_MPI=OFF -DFM_USE_PYTHON=OFF -DFM_USE_PLANNING=OFF -DFM_USE_CGAL=OFF -DFM_USE_HDF5=OFF -DFM_BUILD_TESTS=OFF \
+    -DFM_USE_MPI="$([ "${MPI:-0}" = 1 ] && echo ON || echo OFF)" -DFM_USE_PYTHON=OFF -DFM_USE_PLANNING=OFF -DFM_USE_CGAL=OFF -DFM_USE_HDF5=OFF -DFM_BUILD_TESTS=OFF \
     -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
-  cmake --build "$build" -j "${JOBS:-32}" --target fullmonte-run fullmonte-compare >"$out/build.log" 2>&1 \
+  cmake --build "$build" -j "${JOBS:-32}" --target fullmonte-run fullmonte-compare $([ "$kernel" = cuda ] && echo cuda_startup) >"$out/build.log" 2>&1 \
     || { grep -E 'error' "$out/build.log" | head -30; exit 1; }
 fi
 bin=$build/bin
@@ -129,6 +134,64 @@ eff() { awk -v a="$1" -v b="$2" -v n="$gpus" 'BEGIN { printf "%.3f", a / (n * b)
 say "long_efficiency_run $(eff "$(best "${lr[1]}")" "$(best "${lr[$gpus]}")") process $(eff "$(best "${lw[1]}")" "$(best "${lw[$gpus]}")") (target >= 0.95)"
 say "long_l1_1_vs_${gpus}_gpus $("$bin/fullmonte-compare" "$work/long_1/fluence.txt" "$work/long_$gpus/fluence.txt" | head -1)"
 
+mpi_checks=""
+if [ "${MPI:-0}" = 1 ]; then
+  grep -q "FM_HAVE_MPI 1" "$build/fm_config.h" || { say "multi_gpu: MPI=1 but $build has no MPI"; exit 1; }
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  mpirun=$(command -v mpirun || command -v mpiexec)
+  # N ranks of one fullmonte-run (no --devices: rank r of the host takes GPU r).
+  fmr() {  # N DIR ARGS...
+    local n=$1 dir=$2 t0 t1; shift 2
+    t0=$(date +%s.%N)
+    "$mpirun" --oversubscribe --bind-to none -np "$n" "$bin/fullmonte-run" --mesh "$fmb" --opt "$opt" --quiet \
+      --output "$dir" "$@" >"$dir.log" 2>&1 || { cp "$dir.log" "$out/" 2>/dev/null; echo FAIL; return 1; }
+    t1=$(date +%s.%N)
+    json "$dir/summary.json" "'%.3f %.4f %.6f' % ($t1 - $t0, s['seconds'], s['ledger']['absorbed'] if 'ledger' in s else s['per_run'][0]['ledger']['absorbed'])"
+  }
+  rankopt() { if [ "$kernel" = cuda ]; then echo "--kernel cuda"; else echo "--kernel cpu --threads 1"; fi; }
+  if [ "$kernel" = cuda ]; then
+    say "== 5a. the driver alone: N devices in one process vs N processes of one device (cuda_startup, wall s)"
+    for r in $(seq 1 "$rounds"); do
+      for n in $(printf '%s\n' 1 2 "$gpus" | sort -nu); do
+        s0=$(date +%s.%N); CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((n - 1))) "$bin/cuda_startup" 64 > "$work/cs.log" 2>&1; s1=$(date +%s.%N)
+        one=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
+        s0=$(date +%s.%N)
+        for k in $(seq 0 $((n - 1))); do CUDA_VISIBLE_DEVICES=$k "$bin/cuda_startup" 64 > "$work/cs$k.log" 2>&1 & done; wait
+        s1=$(date +%s.%N)
+        par=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
+        s0=$(date +%s.%N); "$mpirun" --oversubscribe --bind-to none -np "$n" true; s1=$(date +%s.%N)
+        say "startup devices $n round $r: one_process_all_visible $one (cuInit etc: $(head -c 160 "$work/cs.log" | tr '\n' ' ')) n_processes $par empty_mpirun $(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')"
+      done
+    done
+  fi
+  say "== 5b. one rank per GPU (mpirun -np N): tiny run, 10-run batch, long run (process wall s, run s, absorbed)"
+  declare -A rtiny rten rlw rlr
+  for r in $(seq 1 "$rounds"); do
+    for n in $(printf '%s\n' 1 2 "$gpus" | sort -nu); do
+      v=$(fmr "$n" "$work/rtiny_$n" --source "$src" --packets 1000 $(rankopt)) || fail=1
+      say "ranks_tiny ranks $n round $r: $v"
+      rtiny[$n]="${rtiny[$n]:-} ${v%% *}"
+    done
+    for n in 1 "$gpus"; do
+      v=$(fmr "$n" "$work/rten_$n" --batch-sources "$work/ten.txt" --packets "$short" $(rankopt)) || fail=1
+      say "ranks_batch10 ranks $n round $r: $v"
+      rten[$n]="${rten[$n]:-} ${v%% *}"
+    done
+    v=$(fmr "$gpus" "$work/rlong" --source "$src" --packets "$long" --seed 1 $(rankopt)) || fail=1
+    say "ranks_long ranks $gpus round $r: $v kernel $(json "$work/rlong/summary.json" "s.get('kernel_seconds', 0)")"
+    read -r vw vr _ <<< "$v"
+    rlw[x]="${rlw[x]:-} $vw"; rlr[x]="${rlr[x]:-} $vr"
+  done
+  r1=$(best "${rtiny[1]}"); r2=$(best "${rtiny[2]}"); rn=$(best "${rtiny[$gpus]}")
+  say "ranks_fixed_cost_per_extra_gpu_s 2_ranks $(awk -v a="$r1" -v b="$r2" 'BEGIN { printf "%.3f", b - a }') ${gpus}_ranks $(awk -v a="$r1" -v b="$rn" -v n="$gpus" 'BEGIN { printf "%.3f", (b - a) / (n - 1) }') (one process: 1 device $w1, 2 devices $w2, $gpus devices $wn; target <= 0.1)"
+  b1=$(best "${rten[1]}"); bn=$(best "${rten[$gpus]}")
+  say "ranks_batch10_wall_s 1_rank $b1 ${gpus}_ranks $bn (one process, 1 device: $t1)"
+  say "ranks_long_efficiency_run $(eff "$(best "${lr[1]}")" "$(best "${rlr[x]}")") process $(eff "$(best "${lw[1]}")" "$(best "${rlw[x]}")") (against the 1-GPU process; target >= 0.95)"
+  say "ranks_long_l1_vs_1_gpu $("$bin/fullmonte-compare" "$work/long_1/fluence.txt" "$work/rlong/fluence.txt" | head -1)"
+  for n in $(printf '%s\n' 1 2 "$gpus" | sort -nu); do mpi_checks="$mpi_checks rtiny_$n:1000"; done
+  mpi_checks="$mpi_checks rten_$gpus:$short rlong:$long"
+fi
+
 say "== 4. checks"
 "$bin/fullmonte-run" --mesh "$fmb" --opt "$opt" --source "$src" --packets "$cpuN" --seed 77 --kernel cpu --no-surface \
   --quiet --output "$work/cpu" >/dev/null 2>&1 || { say "CPU run FAILED"; fail=1; }
@@ -140,7 +203,10 @@ checks="$zc"
 for f in $(printf 'tiny_%s\n' 1 2 "$gpus" | sort -u); do checks="$checks $(z "$ref" "$(json "$work/$f/summary.json" "s['ledger']['absorbed']")" "$long" 1000)"; done
 for n in 1 "$gpus"; do checks="$checks $(z "$ref" "$(json "$work/ten_$n/summary.json" "s['per_run'][0]['ledger']['absorbed']")" "$long" "$short")"; done
 checks="$checks $(z "$ref" "$(json "$work/long_$gpus/summary.json" "s['ledger']['absorbed']")" "$long" "$long")"
-say "check_absorbed_z (cpu, tiny runs, batch run 0 x2, long on $gpus): $checks"
+for c in $mpi_checks; do
+  checks="$checks $(z "$ref" "$(json "$work/${c%%:*}/summary.json" "s['ledger']['absorbed'] if 'ledger' in s else s['per_run'][0]['ledger']['absorbed']")" "$long" "${c##*:}")"
+done
+say "check_absorbed_z (cpu, tiny runs, batch run 0 x2, long on $gpus${mpi_checks:+, ranks:$mpi_checks}): $checks"
 for v in $checks; do awk -v z="$v" 'BEGIN { exit !(z < 4 && z > -4) }' || fail=1; done
 rm -rf "$work"
 if [ "$fail" = 0 ]; then say "multi_gpu: all checks pass"; else say "multi_gpu: SOME CHECKS FAILED"; fi

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Kernels/MPI/MpiRun.hpp"
 
+#include "Common/Errors.hpp"
 #include "Common/Interrupt.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
+#include <exception>
+#include <string>
 
 #include "Kernels/BatchMeans.hpp"
 #include "Kernels/Dispatch.hpp"
@@ -61,6 +65,13 @@ MpiSession::MpiSession(int* argc, char*** argv) {
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    MPI_Comm host = MPI_COMM_NULL;
+    if (size_ > 1 && MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host) == MPI_SUCCESS &&
+        host != MPI_COMM_NULL) {
+        MPI_Comm_rank(host, &localRank_);
+        MPI_Comm_size(host, &localSize_);
+        MPI_Comm_free(&host);
+    }
 }
 
 MpiSession::~MpiSession() {
@@ -123,7 +134,18 @@ void reduceErrors(RunResult& r, int rank) {
     if (all[1] > 0) se = TallyErrors{};
 }
 
+// A rank that took no chunk (a run of fewer chunks than ranks) has empty tallies: every rank
+// takes the largest size, so that each reduction below has the same count on every rank.
+void agreeSizes(RunResult& r) {
+    std::vector<double>* v[5] = {&r.volume, &r.surface, &r.directed, &r.gatedVolume, &r.gatedSurface};
+    uint64_t mine[5], all[5];
+    for (int i = 0; i < 5; ++i) mine[i] = v[i]->size();
+    MPI_Allreduce(mine, all, 5, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    for (int i = 0; i < 5; ++i) v[i]->resize(size_t(all[i]), 0.0);
+}
+
 void reduceResult(RunResult& r, int rank) {
+    agreeSizes(r);
     reduceErrors(r, rank);
     reduceVector(r.volume, rank);
     reduceVector(r.surface, rank);
@@ -148,6 +170,28 @@ void reduceResult(RunResult& r, int rank) {
     r.cpuPackets = sum[14];
 }
 
+// Collective: where any rank failed, every rank throws (the lowest failing rank's message, which
+// that rank rethrows as it was), so that no rank is left waiting in a collective for one that
+// has gone.
+void throwIfAnyRankFailed(const MpiSession& mpi, const std::exception_ptr& failure) {
+    const int size = mpi.size();
+    int mineFirst = failure ? mpi.rank() : size, first = size;
+    MPI_Allreduce(&mineFirst, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == size) return;
+    std::string why;
+    if (mpi.rank() == first) try {
+            std::rethrow_exception(failure);
+        } catch (const std::exception& e) {
+            why = e.what();
+        }
+    uint64_t n = why.size();
+    MPI_Bcast(&n, 1, MPI_UINT64_T, first, MPI_COMM_WORLD);
+    why.resize(size_t(n));
+    MPI_Bcast(why.data(), int(std::min<uint64_t>(n, uint64_t(INT_MAX))), MPI_CHAR, first, MPI_COMM_WORLD);
+    if (failure) std::rethrow_exception(failure);
+    throw Error("MPI rank " + std::to_string(first) + " failed: " + why);
+}
+
 }  // namespace
 
 RunResult runDistributed(const MpiSession& mpi, const std::string& kernel, const KernelInput& in,
@@ -169,6 +213,8 @@ RunResult runDistributed(const MpiSession& mpi, const std::string& kernel, const
     MPI_Allreduce(&ok, &allOk, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     RunResult mine;
     mine.kernel = kernel;
+    if (opt.outputs.gated()) mine.gates = opt.gates;  // also on a rank that takes no chunk
+    std::exception_ptr failure;  // this rank's error: every rank still reaches the collectives below
     for (uint64_t k = 0;; ++k) {
         uint64_t begin = (k * uint64_t(mpi.size()) + uint64_t(mpi.rank())) * chunk;
         if (allOk) {
@@ -182,10 +228,23 @@ RunResult runDistributed(const MpiSession& mpi, const std::string& kernel, const
         part.packets = std::min(chunk, opt.packets - begin);
         part.batches = std::min(effectiveBatches(opt, kernel != "cpu"), part.packets);
         if (mpi.rank() != 0) part.progress = nullptr;
-        accumulateResult(mine, runKernel(kernel, in, part));
+        try {
+            accumulateResult(mine, runKernel(kernel, in, part));
+        } catch (const std::exception&) {
+            failure = std::current_exception();
+            if (allOk) {  // the other ranks find the counter spent and stop at their next chunk
+                const uint64_t spent = opt.packets;
+                uint64_t was = 0;
+                MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+                MPI_Fetch_and_op(&spent, &was, MPI_UINT64_T, 0, 0, MPI_REPLACE, win);
+                MPI_Win_unlock(0, win);
+            }
+            break;
+        }
         if (mine.cancelled) break;
     }
     if (win != MPI_WIN_NULL) MPI_Win_free(&win);
+    throwIfAnyRankFailed(mpi, failure);
     reduceResult(mine, mpi.rank());
     mine.packetsRequested = opt.packets;
     mine.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -18,12 +18,16 @@ public:
     MpiSession& operator=(const MpiSession&) = delete;
     int rank() const { return rank_; }
     int size() const { return size_; }
+    // This rank among the ranks of its host (MPI_COMM_TYPE_SHARED): how ranks share the host's
+    // GPUs (devicesOfLocalRank, Kernels/DeviceVisibility.hpp). 0 and 1 outside mpirun.
+    int localRank() const { return localRank_; }
+    int localSize() const { return localSize_; }
     // True when `ok` is true on every rank (collective: every rank must call it). Lets ranks
     // give up together when one of them cannot go on, instead of leaving the others waiting.
     bool allAgree(bool ok) const;
 
 private:
-    int rank_ = 0, size_ = 1;
+    int rank_ = 0, size_ = 1, localRank_ = 0, localSize_ = 1;
     bool initialised_ = false;
 };
 

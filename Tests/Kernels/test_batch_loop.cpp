@@ -288,3 +288,43 @@ BOOST_AUTO_TEST_CASE(devices_chosen_by_work) {
     if (was) setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
     else unsetenv("CUDA_VISIBLE_DEVICES");
 }
+
+// The ranks of one host under mpirun share its GPUs: one each where there are enough, a share of
+// an explicit list or of `all`, round robin where ranks outnumber devices; one rank per host (or
+// an unknown device count with no list) keeps what it asked for.
+BOOST_AUTO_TEST_CASE(devices_shared_by_the_ranks_of_a_host) {
+    using V = std::vector<int>;
+    // No --devices: rank r takes device r of the 4 present.
+    for (int r = 0; r < 4; ++r) BOOST_TEST(devicesOfLocalRank({}, r, 4, 4) == V{r});
+    BOOST_TEST(devicesOfLocalRank({}, 1, 2, 4) == V{1});  // 2 ranks on 4 GPUs: one each, as a lone process
+    // --devices all: each rank every localSize-th device.
+    BOOST_TEST(devicesOfLocalRank({-1}, 0, 2, 4) == (V{0, 2}));
+    BOOST_TEST(devicesOfLocalRank({-1}, 1, 2, 4) == (V{1, 3}));
+    BOOST_TEST(devicesOfLocalRank({-1}, 2, 4, 4) == V{2});
+    // An explicit list is the pool.
+    BOOST_TEST(devicesOfLocalRank({5, 6, 7}, 0, 2, 8) == (V{5, 7}));
+    BOOST_TEST(devicesOfLocalRank({5, 6, 7}, 1, 2, 8) == V{6});
+    // More ranks than devices: round robin, never an empty list.
+    for (int r = 0; r < 6; ++r) {
+        BOOST_TEST(devicesOfLocalRank({}, r, 6, 4) == V{r % 4});
+        BOOST_TEST(devicesOfLocalRank({-1}, r, 6, 4) == V{r % 4});
+        BOOST_TEST(devicesOfLocalRank({2, 3}, r, 6, 4) == V{2 + r % 2});
+    }
+    // One rank on the host, a bad local rank, or no device count for an implicit pool: as asked.
+    BOOST_TEST(devicesOfLocalRank({1, 2}, 0, 1, 4) == (V{1, 2}));
+    BOOST_TEST(devicesOfLocalRank({}, 0, 1, 4) == V{});
+    BOOST_TEST(devicesOfLocalRank({-1}, 3, 2, 4) == V{-1});
+    BOOST_TEST(devicesOfLocalRank({}, 1, 2, 0) == V{});
+    BOOST_TEST(devicesOfLocalRank({-1}, 1, 2, 0) == V{-1});
+
+    const char* was = std::getenv("CUDA_VISIBLE_DEVICES");
+    const std::string saved = was ? was : "";
+    setenv("CUDA_VISIBLE_DEVICES", "3,5,7", 1);
+    BOOST_TEST(visibleDeviceCount() == 3u);
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    BOOST_TEST(visibleDeviceCount() == 0u);
+    setenv("CUDA_VISIBLE_DEVICES", "1,,2", 1);
+    BOOST_TEST(visibleDeviceCount() == 0u);
+    if (was) setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
+    else unsetenv("CUDA_VISIBLE_DEVICES");
+}

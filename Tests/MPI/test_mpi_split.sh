@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # mpirun -np 2 fullmonte-run == fullmonte-run (same seed, same packets): tallies equal to
-# rounding, ledger equal, packets all done, only rank 0 writes.
+# rounding, ledger equal, packets all done, only rank 0 writes; also a run too short for a
+# chunk per rank (one rank runs nothing).
 set -euo pipefail
 mpirun=$1; run=$2; compare=$3
 dir=$(mktemp -d)
@@ -42,4 +43,12 @@ for k in absorbed exited roulette_lost; do
   a=$(grep "\"$k\"" "$dir/one/summary.json" | tr -dc '0-9.e-'); b=$(grep "\"$k\"" "$dir/two/summary.json" | tr -dc '0-9.e-')
   awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d < 1e-12) }' || { echo "FAIL: $k $a vs $b"; exit 1; }
 done
-echo "PASS: 2 MPI ranks reproduce the one-process run"
+# A run of one chunk (1000 packets): one rank takes no work, its empty tallies still reduce.
+tiny=(--mesh "$dir/cube.mesh" --opt "$dir/cube.opt" --source "$dir/cube.source" --packets 1000 --seed 7 --threads 1 --quiet)
+"$run" "${tiny[@]}" --output "$dir/tiny1" > /dev/null
+timeout 120 "$mpirun" --oversubscribe -np 2 "$run" "${tiny[@]}" --output "$dir/tiny2" > "$dir/tiny.log" 2>&1 \
+  || { cat "$dir/tiny.log"; echo "FAIL: a 1000-packet run over 2 ranks failed"; exit 1; }
+grep -q '"packets": 1000,' "$dir/tiny2/summary.json" || { echo "FAIL: the tiny run did not do its packets"; exit 1; }
+l1=$("$compare" "$dir/tiny1/fluence.txt" "$dir/tiny2/fluence.txt" | awk '{print $2}')
+awk -v x="$l1" 'BEGIN { exit !(x < 1e-12) }' || { echo "FAIL: tiny run differs by $l1"; exit 1; }
+echo "PASS: 2 MPI ranks reproduce the one-process run (also a run of one chunk)"
