@@ -135,10 +135,27 @@ say "long_efficiency_run $(eff "$(best "${lr[1]}")" "$(best "${lr[$gpus]}")") pr
 say "long_l1_1_vs_${gpus}_gpus $("$bin/fullmonte-compare" "$work/long_1/fluence.txt" "$work/long_$gpus/fluence.txt" | head -1)"
 
 mpi_checks=""
+mpirun=$(command -v mpirun || command -v mpiexec || true)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+if [ "$kernel" = cuda ]; then
+  say "== 5a. the driver alone: N devices in one process vs N processes of one device (cuda_startup, wall s)"
+  for r in $(seq 1 "$rounds"); do
+    for n in $(printf '%s\n' 1 2 "$gpus" | sort -nu); do
+      s0=$(date +%s.%N); CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((n - 1))) "$bin/cuda_startup" 64 > "$work/cs.log" 2>&1; s1=$(date +%s.%N)
+      one=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
+      s0=$(date +%s.%N)
+      for k in $(seq 0 $((n - 1))); do CUDA_VISIBLE_DEVICES=$k "$bin/cuda_startup" 64 > "$work/cs$k.log" 2>&1 & done; wait
+      s1=$(date +%s.%N)
+      par=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
+      mt=none
+      if [ -n "$mpirun" ]; then s0=$(date +%s.%N); "$mpirun" --oversubscribe --bind-to none -np "$n" true; s1=$(date +%s.%N); mt=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }'); fi
+      say "startup devices $n round $r: one_process_all_visible $one (cuInit etc: $(head -c 160 "$work/cs.log" | tr '\n' ' ')) n_processes $par empty_mpirun $mt"
+    done
+  done
+fi
 if [ "${MPI:-0}" = 1 ]; then
   grep -q "FM_HAVE_MPI 1" "$build/fm_config.h" || { say "multi_gpu: MPI=1 but $build has no MPI"; exit 1; }
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  mpirun=$(command -v mpirun || command -v mpiexec)
+  [ -n "$mpirun" ] || { say "multi_gpu: MPI=1 but no mpirun"; exit 1; }
   # N ranks of one fullmonte-run (no --devices: rank r of the host takes GPU r).
   fmr() {  # N DIR ARGS...
     local n=$1 dir=$2 t0 t1; shift 2
@@ -149,21 +166,6 @@ if [ "${MPI:-0}" = 1 ]; then
     json "$dir/summary.json" "'%.3f %.4f %.6f' % ($t1 - $t0, s['seconds'], s['ledger']['absorbed'] if 'ledger' in s else s['per_run'][0]['ledger']['absorbed'])"
   }
   rankopt() { if [ "$kernel" = cuda ]; then echo "--kernel cuda"; else echo "--kernel cpu --threads 1"; fi; }
-  if [ "$kernel" = cuda ]; then
-    say "== 5a. the driver alone: N devices in one process vs N processes of one device (cuda_startup, wall s)"
-    for r in $(seq 1 "$rounds"); do
-      for n in $(printf '%s\n' 1 2 "$gpus" | sort -nu); do
-        s0=$(date +%s.%N); CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((n - 1))) "$bin/cuda_startup" 64 > "$work/cs.log" 2>&1; s1=$(date +%s.%N)
-        one=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
-        s0=$(date +%s.%N)
-        for k in $(seq 0 $((n - 1))); do CUDA_VISIBLE_DEVICES=$k "$bin/cuda_startup" 64 > "$work/cs$k.log" 2>&1 & done; wait
-        s1=$(date +%s.%N)
-        par=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
-        s0=$(date +%s.%N); "$mpirun" --oversubscribe --bind-to none -np "$n" true; s1=$(date +%s.%N)
-        say "startup devices $n round $r: one_process_all_visible $one (cuInit etc: $(head -c 160 "$work/cs.log" | tr '\n' ' ')) n_processes $par empty_mpirun $(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')"
-      done
-    done
-  fi
   say "== 5b. one rank per GPU (mpirun -np N): tiny run, 10-run batch, long run (process wall s, run s, absorbed)"
   declare -A rtiny rten rlw rlr
   for r in $(seq 1 "$rounds"); do
