@@ -389,7 +389,10 @@ struct DeviceMesh {
     DeviceBuffer<CellPlanes> planes;
     DeviceBuffer<CellLinks> links;
     DeviceBuffer<CompactCell> compact;
-    DeviceMesh(const std::vector<TetraRecord>& c, cudaStream_t s, CellLayout l = CellLayout::Record)
+    // `made`: the compact cells of c where the caller made them already (several devices upload
+    // one mesh: made once for all); null: made here.
+    DeviceMesh(const std::vector<TetraRecord>& c, cudaStream_t s, CellLayout l = CellLayout::Record,
+               const std::vector<CompactCell>* made = nullptr)
         : cells(c.size(), "tetra records"), layout(l), planes(l == CellLayout::Split ? c.size() : 0, "cell planes"),
           links(l == CellLayout::Split ? c.size() : 0, "cell links"),
           compact(l == CellLayout::Compact ? c.size() : 0, "compact cells") {
@@ -402,8 +405,9 @@ struct DeviceMesh {
             links.upload(k, s);
             cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // p and k go out of scope
         } else if (layout == CellLayout::Compact) {
-            const std::vector<CompactCell> k = compactLayoutCells(c);
-            compact.upload(k, s);
+            std::vector<CompactCell> k;
+            if (!made) k = compactLayoutCells(c);
+            compact.upload(made ? *made : k, s);
             cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // k goes out of scope
         }
     }

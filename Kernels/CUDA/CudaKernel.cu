@@ -8,6 +8,7 @@
 #include <memory>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -46,8 +47,9 @@ namespace {
 // and sources between runs (load), so the mesh crosses PCIe once per device.
 class DeviceRun {
 public:
-    DeviceRun(const KernelInput& mesh, const OutputSelection& o, CellLayout layout)
-        : o_(o), mesh_(mesh.cells, s_, layout), nVol_(o.volume ? mesh.cells.size() : 0), nSurf_(o.surface ? mesh.faceCount : 0),
+    DeviceRun(const KernelInput& mesh, const OutputSelection& o, CellLayout layout,
+              const std::vector<CompactCell>* compact = nullptr)
+        : o_(o), mesh_(mesh.cells, s_, layout, compact), nVol_(o.volume ? mesh.cells.size() : 0), nSurf_(o.surface ? mesh.faceCount : 0),
           nDir_(o.directed ? 2 * size_t(mesh.faceCount) : 0), stride_(nVol_ + nSurf_ + nDir_),
           copies_(meshTallyCopies(stride_)),
           tallies_(stride_ * copies_, "tallies"), totals_(1, "ledger"), rare_(kRareLedgerCopies, "ledger replicas") {
@@ -313,15 +315,17 @@ std::shared_future<uint64_t> cellsHash(const KernelInput& mesh) {
     return std::async(std::launch::async | std::launch::deferred, key).share();  // deferred: no thread to spare
 }
 
-// The model of `key` on the current device: the cached one, or a new upload. Fills key.hash.
+// The model of `key` on the current device: the cached one, or a new upload (its compact cells
+// from `compact` where given and the layout is compact). Fills key.hash.
 std::unique_ptr<DeviceRun> takeDeviceRun(DeviceModelKey& key, std::shared_future<uint64_t> hash, const KernelInput& mesh,
-                                         const OutputSelection& o, CellLayout layout = CellLayout::Record) {
+                                         const OutputSelection& o, CellLayout layout = CellLayout::Record,
+                                         const std::function<const std::vector<CompactCell>*()>& compact = {}) {
     std::unique_ptr<DeviceRun> stale;
     if (deviceRunCache().mayMatch(key)) key.hash = hash.get();
     std::unique_ptr<DeviceRun> r = deviceRunCache().take(key, &stale);
     stale.reset();  // another mesh's memory freed before this one is allocated
     if (r) return r;
-    r = std::make_unique<DeviceRun>(mesh, o, layout);
+    r = std::make_unique<DeviceRun>(mesh, o, layout, layout == CellLayout::Compact && compact ? compact() : nullptr);
     deviceRunCache().built();
     return r;
 }
@@ -418,6 +422,24 @@ private:
 };
 }  // namespace
 
+namespace {
+// One device's tallies, ledger and events (DeviceRun::addTo into a part of its own) added into r.
+void addPart(RunResult& r, const RunResult& part) {
+    auto add = [](std::vector<double>& into, const std::vector<double>& v) {
+        if (into.empty()) into = v;
+        else for (size_t i = 0; i < v.size(); ++i) into[i] += v[i];
+    };
+    add(r.volume, part.volume);
+    add(r.surface, part.surface);
+    add(r.directed, part.directed);
+    add(r.gatedVolume, part.gatedVolume);
+    add(r.gatedSurface, part.gatedSurface);
+    if (part.gates.on()) r.gates = part.gates;
+    r.ledger.add(part.ledger);
+    r.events.add(part.events);
+}
+}  // namespace
+
 RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     auto t0 = Clock::now();
     std::string why;
@@ -470,13 +492,35 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         keys[k] = deviceRunKey(devices[k], in, kept, layouts[k]);
     }
     std::vector<std::string> errors(devices.size());
-    std::vector<double> upload(devices.size()), kernel(devices.size());
+    std::vector<double> upload(devices.size()), kernel(devices.size()), download(devices.size());
     std::vector<int> blocksPerSm(devices.size());
+    // Several devices: each brings its tallies back as soon as its own work is done, while the
+    // others still run (and in parallel with them), into a part of its own; the parts are added
+    // in device order below, as one device's would be.
+    std::vector<RunResult> parts(devices.size() > 1 ? devices.size() : 0);
+    std::vector<BatchSums> sums(parts.size());
+    // Several devices that upload the mesh in the compact layout: its cells made once for all.
+    std::once_flag compactMade;
+    std::vector<CompactCell> compactCells;
+    std::function<const std::vector<CompactCell>*()> compactOnce;
+    if (devices.size() > 1)
+        compactOnce = [&]() -> const std::vector<CompactCell>* {
+            std::call_once(compactMade, [&] { compactCells = compactLayoutCells(in.cells); });
+            return &compactCells;
+        };
+    auto collect = [&](size_t k) {
+        if (parts.empty()) return;
+        const auto td = Clock::now();
+        runs[k]->addTo(parts[k]);
+        if (batches > 1) sums[k] = runs[k]->batchSums();
+        giveDeviceRun(keys[k], hashes[k], std::move(runs[k]));
+        download[k] = since(td);
+    };
     auto work = [&](size_t k) {
         try {
             cudaCheck(cudaSetDevice(devices[k]), "select device");
             auto tu = Clock::now();
-            runs[k] = takeDeviceRun(keys[k], hashes[k], in, kept, layouts[k]);  // the mesh kept from an earlier run, if any
+            runs[k] = takeDeviceRun(keys[k], hashes[k], in, kept, layouts[k], compactOnce);  // kept from an earlier run, if any
             runs[k]->load(in);
             runs[k]->setGates(opt, in);
             upload[k] = since(tu);
@@ -489,6 +533,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
                 done += b.packetsDone;
                 kernel[k] += b.seconds;
                 blocksPerSm[k] = b.blocksPerSm;
+                collect(k);
                 return;
             }
             for (;;) {
@@ -511,6 +556,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
                 blocksPerSm[k] = b.blocksPerSm;
                 if (b.packetsDone < part.packets) break;  // cancelled
             }
+            collect(k);
         } catch (const std::exception& e) {
             errors[k] = e.what();
         }
@@ -542,16 +588,21 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         if (!errors[k].empty()) throw Error("GPU " + std::to_string(devices[k]) + ": " + errors[k]);
     auto t1 = Clock::now();
     BatchSums q;
-    for (size_t k = 0; k < devices.size(); ++k) {
-        cudaCheck(cudaSetDevice(devices[k]), "select device");
-        runs[k]->addTo(r);
-        if (batches > 1) q.add(runs[k]->batchSums());
-        giveDeviceRun(keys[k], hashes[k], std::move(runs[k]));
+    if (parts.empty()) {
+        runs[0]->addTo(r);
+        if (batches > 1) q.add(runs[0]->batchSums());
+        giveDeviceRun(keys[0], hashes[0], std::move(runs[0]));
+    } else {
+        for (size_t k = 0; k < parts.size(); ++k) {
+            addPart(r, parts[k]);
+            if (batches > 1) q.add(sums[k]);
+        }
     }
     r.uploadSeconds = *std::max_element(upload.begin(), upload.end());
     r.kernelSeconds = *std::max_element(kernel.begin(), kernel.end());
     r.gpuBlocksPerSm = blocksPerSm[0];
-    r.downloadSeconds = since(t1);
+    // Several devices: the longest device's own download and then the sum of the parts.
+    r.downloadSeconds = *std::max_element(download.begin(), download.end()) + since(t1);
     r.packetsDone = done.load();
     if (opt.packetSource) r.packetsRequested = r.packetsDone;  // a side of a hybrid run: what it took
     r.cancelled = r.packetsDone < r.packetsRequested;
