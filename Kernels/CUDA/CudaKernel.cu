@@ -19,6 +19,7 @@
 #include "Kernels/DeviceModelCache.hpp"
 #include "Kernels/GatedTally.hpp"
 #include "Kernels/DeviceVisibility.hpp"
+#include "Kernels/MPI/MpiRun.hpp"
 #include "Kernels/PacketSource.hpp"
 
 namespace fm {
@@ -422,24 +423,6 @@ private:
 };
 }  // namespace
 
-namespace {
-// One device's tallies, ledger and events (DeviceRun::addTo into a part of its own) added into r.
-void addPart(RunResult& r, const RunResult& part) {
-    auto add = [](std::vector<double>& into, const std::vector<double>& v) {
-        if (into.empty()) into = v;
-        else for (size_t i = 0; i < v.size(); ++i) into[i] += v[i];
-    };
-    add(r.volume, part.volume);
-    add(r.surface, part.surface);
-    add(r.directed, part.directed);
-    add(r.gatedVolume, part.gatedVolume);
-    add(r.gatedSurface, part.gatedSurface);
-    if (part.gates.on()) r.gates = part.gates;
-    r.ledger.add(part.ledger);
-    r.events.add(part.events);
-}
-}  // namespace
-
 RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     auto t0 = Clock::now();
     std::string why;
@@ -594,7 +577,8 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         giveDeviceRun(keys[0], hashes[0], std::move(runs[0]));
     } else {
         for (size_t k = 0; k < parts.size(); ++k) {
-            addPart(r, parts[k]);
+            parts[k].kernel = r.kernel;  // tallies, ledger, events: the rest of a part is empty
+            accumulateResult(r, parts[k]);
             if (batches > 1) q.add(sums[k]);
         }
     }
