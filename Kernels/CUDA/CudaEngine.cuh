@@ -6,6 +6,7 @@
 #pragma once
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <vector>
 
@@ -396,6 +397,10 @@ struct DeviceMesh {
         : cells(c.size(), "tetra records"), layout(l), planes(l == CellLayout::Split ? c.size() : 0, "cell planes"),
           links(l == CellLayout::Split ? c.size() : 0, "cell links"),
           compact(l == CellLayout::Compact ? c.size() : 0, "compact cells") {
+        // The compact cells made on the host while the records are copied.
+        std::future<std::vector<CompactCell>> making;
+        if (layout == CellLayout::Compact && !made)
+            making = std::async(std::launch::async | std::launch::deferred, [&c] { return compactLayoutCells(c); });
         cells.upload(c, s);
         if (layout == CellLayout::Split) {
             std::vector<CellPlanes> p;
@@ -406,7 +411,7 @@ struct DeviceMesh {
             cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // p and k go out of scope
         } else if (layout == CellLayout::Compact) {
             std::vector<CompactCell> k;
-            if (!made) k = compactLayoutCells(c);
+            if (!made) k = making.get();
             compact.upload(made ? *made : k, s);
             cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // k goes out of scope
         }

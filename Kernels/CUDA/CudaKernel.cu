@@ -15,6 +15,7 @@
 #include <utility>
 #include <thread>
 
+#include "Common/ParallelFor.hpp"
 #include "Kernels/Core/TallyScorer.hpp"
 #include "Kernels/DeviceModelCache.hpp"
 #include "Kernels/GatedTally.hpp"
@@ -423,6 +424,23 @@ private:
 };
 }  // namespace
 
+namespace {
+// items[0].*field += items[k].*field for k = 1, 2, ... (the elements summed in that order), on
+// the load threads; the other items' arrays are emptied.
+template <class T>
+void addInDeviceOrder(std::vector<T>& items, std::vector<double> T::*field) {
+    if (items.size() < 2) return;
+    std::vector<double>& into = items[0].*field;
+    parallelFor(0, into.size(), [&](unsigned, size_t lo, size_t hi) {
+        for (size_t k = 1; k < items.size(); ++k) {
+            const std::vector<double>& v = items[k].*field;
+            for (size_t i = lo; i < hi && i < v.size(); ++i) into[i] += v[i];
+        }
+    });
+    for (size_t k = 1; k < items.size(); ++k) (items[k].*field).clear();
+}
+}  // namespace
+
 RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     auto t0 = Clock::now();
     std::string why;
@@ -491,6 +509,11 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
             std::call_once(compactMade, [&] { compactCells = compactLayoutCells(in.cells); });
             return &compactCells;
         };
+    // ... and made while the device threads start and copy the cell records, where a device is
+    // to upload the mesh (none holds it from an earlier run).
+    std::future<void> compactEarly;
+    if (compactOnce && layouts[0] == CellLayout::Compact && !deviceRunCache().mayMatch(keys[0]))
+        compactEarly = std::async(std::launch::async | std::launch::deferred, [&] { compactOnce(); });
     auto collect = [&](size_t k) {
         if (parts.empty()) return;
         const auto td = Clock::now();
@@ -576,8 +599,23 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         if (batches > 1) q.add(runs[0]->batchSums());
         giveDeviceRun(keys[0], hashes[0], std::move(runs[0]));
     } else {
+        // The large arrays first, element by element in device order on the load threads (the
+        // sums accumulateResult and BatchSums::add would make, one part after another), then
+        // moved into r and q; the ledgers, events and small sums are added as usual.
+        for (auto f : {&RunResult::volume, &RunResult::surface, &RunResult::directed, &RunResult::gatedVolume,
+                       &RunResult::gatedSurface}) {
+            addInDeviceOrder(parts, f);
+            r.*f = std::move(parts[0].*f);
+            (parts[0].*f).clear();
+        }
+        for (auto f : {&BatchSums::volume, &BatchSums::surface, &BatchSums::directed, &BatchSums::gatedVolume,
+                       &BatchSums::gatedSurface}) {
+            addInDeviceOrder(sums, f);
+            q.*f = std::move(sums[0].*f);
+            (sums[0].*f).clear();
+        }
         for (size_t k = 0; k < parts.size(); ++k) {
-            parts[k].kernel = r.kernel;  // tallies, ledger, events: the rest of a part is empty
+            parts[k].kernel = r.kernel;  // the ledger and events: a part's arrays are empty now
             accumulateResult(r, parts[k]);
             if (batches > 1) q.add(sums[k]);
         }
