@@ -30,6 +30,15 @@ std::string joinList(const std::vector<std::string>& v) {
     return s;
 }
 
+// The entries of a CUDA_VISIBLE_DEVICES value; nothing for "" (no device) or a malformed list
+// (an empty entry), whose reading CUDA keeps.
+std::optional<std::vector<std::string>> visibleEntries(const char* value) {
+    std::vector<std::string> entries = splitList(value);
+    if (entries.empty() || std::any_of(entries.begin(), entries.end(), [](const std::string& e) { return e.empty(); }))
+        return std::nullopt;
+    return entries;
+}
+
 std::mutex noteMutex;
 std::string note;
 
@@ -42,9 +51,9 @@ std::optional<std::string> visibleDevicesFor(const std::vector<int>& requested, 
     if (*std::min_element(ids.begin(), ids.end()) < 0) return std::nullopt;
     std::vector<std::string> entries;
     if (current) {
-        entries = splitList(current);
-        if (entries.empty() || std::any_of(entries.begin(), entries.end(), [](const std::string& e) { return e.empty(); }))
-            return std::nullopt;  // "" (no device) or a malformed list: CUDA's reading of it stands
+        std::optional<std::vector<std::string>> listed = visibleEntries(current);
+        if (!listed) return std::nullopt;  // "" (no device) or a malformed list: CUDA's reading of it stands
+        entries = std::move(*listed);
     }
     std::vector<std::string> chosen;
     for (int d : ids) {
@@ -129,16 +138,19 @@ size_t driverGpuCount() {
     }
     return n;
 }
+// The devices this process may use, as CUDA_VISIBLE_DEVICES entries: its entries where it is
+// set, else "0".."n-1" for the GPUs the driver lists; nothing for "" or a malformed list.
+std::optional<std::vector<std::string>> visibleNow() {
+    if (const char* current = std::getenv("CUDA_VISIBLE_DEVICES")) return visibleEntries(current);
+    std::vector<std::string> entries;
+    for (size_t i = 0, n = driverGpuCount(); i < n; ++i) entries.push_back(std::to_string(i));
+    return entries;
+}
 }  // namespace
 
 size_t visibleDeviceCount() {
-    if (const char* current = std::getenv("CUDA_VISIBLE_DEVICES")) {
-        const std::vector<std::string> entries = splitList(current);
-        if (entries.empty() || std::any_of(entries.begin(), entries.end(), [](const std::string& e) { return e.empty(); }))
-            return 0;
-        return entries.size();
-    }
-    return driverGpuCount();
+    const std::optional<std::vector<std::string>> entries = visibleNow();
+    return entries ? entries->size() : 0;
 }
 
 size_t devicesForWork(const std::vector<int>& requested, size_t present, double packets, size_t tetras) {
@@ -149,15 +161,9 @@ size_t devicesForWork(const std::vector<int>& requested, size_t present, double 
 }
 
 size_t restrictDevicesForWork(const std::vector<int>& requested, double packets, size_t tetras) {
-    const char* current = std::getenv("CUDA_VISIBLE_DEVICES");
-    std::vector<std::string> entries;
-    if (current) {
-        entries = splitList(current);
-        if (entries.empty() || std::any_of(entries.begin(), entries.end(), [](const std::string& e) { return e.empty(); }))
-            return 0;
-    } else {
-        for (size_t i = 0, n = driverGpuCount(); i < n; ++i) entries.push_back(std::to_string(i));
-    }
+    std::optional<std::vector<std::string>> listed = visibleNow();
+    if (!listed) return 0;
+    std::vector<std::string>& entries = *listed;
     const size_t want = devicesForWork(requested, entries.size(), packets, tetras);
     if (entries.empty() || want >= entries.size()) return 0;  // every device is worth it (or unknown)
     entries.resize(want);

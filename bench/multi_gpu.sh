@@ -62,11 +62,13 @@ esac
 # The options that run on N devices: GPUs 0..N-1 (or N CPU threads with KERNEL=cpu).
 on() { if [ "$kernel" = cuda ]; then echo "--kernel cuda --devices $(seq -s, 0 $(($1 - 1)))"; else echo "--kernel cpu --threads $1"; fi; }
 json() { "$py" -c "import json,sys; s=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
-# One fullmonte-run process: prints "wall run_seconds absorbed" (FAIL on error).
+# One fullmonte-run process (or mpirun's ranks of it, with launch=(mpirun ...)): prints
+# "wall run_seconds absorbed" (FAIL on error).
+launch=()
 fm() {  # DIR ARGS...
   local dir=$1 t0 t1; shift
   t0=$(date +%s.%N)
-  "$bin/fullmonte-run" --mesh "$fmb" --opt "$opt" --quiet --output "$dir" "$@" >"$dir.log" 2>&1 \
+  "${launch[@]}" "$bin/fullmonte-run" --mesh "$fmb" --opt "$opt" --quiet --output "$dir" "$@" >"$dir.log" 2>&1 \
     || { cp "$dir.log" "$out/" 2>/dev/null; echo FAIL; return 1; }  # the log kept for the reader
   t1=$(date +%s.%N)
   json "$dir/summary.json" "'%.3f %.4f %.6f' % ($t1 - $t0, s['seconds'], s['ledger']['absorbed'] if 'ledger' in s else s['per_run'][0]['ledger']['absorbed'])"
@@ -158,12 +160,11 @@ if [ "${MPI:-0}" = 1 ]; then
   [ -n "$mpirun" ] || { say "multi_gpu: MPI=1 but no mpirun"; exit 1; }
   # N ranks of one fullmonte-run (no --devices: rank r of the host takes GPU r).
   fmr() {  # N DIR ARGS...
-    local n=$1 dir=$2 t0 t1; shift 2
-    t0=$(date +%s.%N)
-    "$mpirun" --oversubscribe --bind-to none -np "$n" "$bin/fullmonte-run" --mesh "$fmb" --opt "$opt" --quiet \
-      --output "$dir" "$@" >"$dir.log" 2>&1 || { cp "$dir.log" "$out/" 2>/dev/null; echo FAIL; return 1; }
-    t1=$(date +%s.%N)
-    json "$dir/summary.json" "'%.3f %.4f %.6f' % ($t1 - $t0, s['seconds'], s['ledger']['absorbed'] if 'ledger' in s else s['per_run'][0]['ledger']['absorbed'])"
+    local n=$1 rc=0; shift
+    launch=("$mpirun" --oversubscribe --bind-to none -np "$n")
+    fm "$@" || rc=1
+    launch=()
+    return $rc
   }
   rankopt() { if [ "$kernel" = cuda ]; then echo "--kernel cuda"; else echo "--kernel cpu --threads 1"; fi; }
   say "== 5b. one rank per GPU (mpirun -np N): tiny run, 10-run batch, long run (process wall s, run s, absorbed)"
