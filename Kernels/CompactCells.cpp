@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The compact planes of a mesh's cells (Kernels/Core/CellLayout.hpp CompactPlanes), alone or in
-// the device's CompactCells beside their links, built on the load threads (Common/ParallelFor.hpp).
+// the device's CompactCells beside their links, and the other layouts' host arrays
+// (hostCellArrays), built on the load threads (Common/ParallelFor.hpp).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -131,6 +132,27 @@ std::vector<CompactCell> compactLayoutCells(const std::vector<TetraRecord>& cell
         return out[i].planes;
     });
     return out;
+}
+
+HostCellArrays hostCellArrays(const std::vector<TetraRecord>& cells, CellLayout layout) {
+    HostCellArrays a;
+    if (layout != CellLayout::Split && layout != CellLayout::Compact) return a;
+    if (layout == CellLayout::Compact) a.compact = compactLayoutCells(cells);
+    if (layout == CellLayout::Split) {
+        a.planes.resize(cells.size());
+        a.links.resize(cells.size());
+    }
+    a.faces.resize(cells.size());
+    parallelFor(0, cells.size(), [&](unsigned, size_t lo, size_t hi) {
+        for (size_t i = lo; i < hi; ++i) {
+            a.faces[i] = cellFacesOf(cells[i]);
+            if (layout == CellLayout::Split) {
+                a.planes[i] = cellPlanesOf(cells[i]);
+                a.links[i] = cellLinksOf(cells[i]);
+            }
+        }
+    });
+    return a;
 }
 
 }  // namespace fm

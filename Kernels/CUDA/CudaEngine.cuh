@@ -30,19 +30,20 @@ static __constant__ MaterialRecord c_materials[kMaxCudaMaterials];
 // as four 16-byte loads; a crossing reads the other fields it needs one by one), materials from
 // constant memory (not a per-block shared copy: that was slower, docs/PERFORMANCE.md).
 // The cells are in one of two layouts (Kernels/Core/CellLayout.hpp, made by DeviceMesh): the
-// 112-byte records, or planes and crossing fields in arrays of their own. The fields are found
-// through strides and offsets held here (kernel parameters, so no registers), one code path
-// for both layouts.
+// 112-byte records, or planes, crossing fields and face ids in arrays of their own. The fields
+// are found through strides and offsets held here (kernel parameters, so no registers), one
+// code path for both layouts.
 struct DeviceModel {
     // A packet keeps its cell's material index between events (Core/Packet.hpp KeptMaterial)
     // instead of reading it from the cell record at every event.
     static constexpr int kKeepMaterial = 1;
-    const TetraRecord* __restrict__ cells;  // the records: face ids, in either layout
+    const uint32_t* __restrict__ faceIds;   // cell i's four face ids from faceIds + i * faceStride
     EmitterView emitters;
     const float4* __restrict__ planeRows;   // cell i's planes: 4 float4s from planeRows + i * planeStride
     const char* __restrict__ links;         // cell i's neighbours from links + i * linkStride bytes
     uint32_t planeStride;                   // float4s per cell
     uint32_t linkStride, materialAt, scoredAt, adjMaterialAt;  // bytes: per cell, then fields after adj
+    uint32_t faceStride;                    // 32-bit words per cell
 
     // Called by every thread of a block before any packet (block-level set-up): nothing here.
     __device__ void enterBlock(uint32_t) {}
@@ -70,7 +71,7 @@ struct DeviceModel {
     __device__ uint32_t adjacentMaterial(uint32_t i, int f) const {
         return __ldg(reinterpret_cast<const uint16_t*>(linksOf(i) + adjMaterialAt) + (f & 3));
     }
-    __device__ uint32_t faceId(uint32_t i, int f) const { return __ldg(&cells[i].face[f & 3]); }
+    __device__ uint32_t faceId(uint32_t i, int f) const { return __ldg(faceIds + size_t(i) * faceStride + (f & 3)); }
     __device__ uint32_t scoredFaces(uint32_t i) const {
         return __ldg(reinterpret_cast<const uint32_t*>(linksOf(i) + scoredAt));
     }
@@ -380,41 +381,39 @@ inline MaterialTableSent::Lease holdMaterials(const std::vector<MaterialRecord>&
 }
 
 // The mesh part of the input: uploaded once and kept while runs change sources and materials
-// (batches, Kernels/Batch.hpp). In the split layout (Kernels/Core/CellLayout.hpp) the
-// planes and the crossing fields are uploaded in arrays of their own beside the records
-// (96 more bytes per cell on the device).
-// In the compact layout planes and links are CompactCells (64 bytes per cell).
+// (batches, Kernels/Batch.hpp). In the record layout the 112-byte records; in the split layout
+// (Kernels/Core/CellLayout.hpp) the planes, the crossing fields and the face ids in arrays of
+// their own (112 bytes per cell); in the compact layout CompactCells and the face ids (80 bytes
+// per cell). The split and compact layouts do not upload the records.
 struct DeviceMesh {
     DeviceBuffer<TetraRecord> cells;
     CellLayout layout;
     DeviceBuffer<CellPlanes> planes;
     DeviceBuffer<CellLinks> links;
     DeviceBuffer<CompactCell> compact;
-    // `made`: the compact cells of c where the caller made them already (several devices upload
-    // one mesh: made once for all); null: made here.
+    DeviceBuffer<CellFaces> faces;
+    // `made`: the host arrays of c in layout l where the caller makes them (several devices
+    // upload one mesh: made once for all, from the run's start), waited for after the device
+    // allocations; none: made here.
     DeviceMesh(const std::vector<TetraRecord>& c, cudaStream_t s, CellLayout l = CellLayout::Record,
-               const std::vector<CompactCell>* made = nullptr)
-        : cells(c.size(), "tetra records"), layout(l), planes(l == CellLayout::Split ? c.size() : 0, "cell planes"),
+               std::shared_future<HostCellArrays> made = {})
+        : cells(l == CellLayout::Record ? c.size() : 0, "tetra records"), layout(l),
+          planes(l == CellLayout::Split ? c.size() : 0, "cell planes"),
           links(l == CellLayout::Split ? c.size() : 0, "cell links"),
-          compact(l == CellLayout::Compact ? c.size() : 0, "compact cells") {
-        // The compact cells made on the host while the records are copied.
-        std::future<std::vector<CompactCell>> making;
-        if (layout == CellLayout::Compact && !made)
-            making = std::async(std::launch::async | std::launch::deferred, [&c] { return compactLayoutCells(c); });
-        cells.upload(c, s);
-        if (layout == CellLayout::Split) {
-            std::vector<CellPlanes> p;
-            std::vector<CellLinks> k;
-            splitCells(c, p, k);
-            planes.upload(p, s);
-            links.upload(k, s);
-            cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // p and k go out of scope
-        } else if (layout == CellLayout::Compact) {
-            std::vector<CompactCell> k;
-            if (!made) k = making.get();
-            compact.upload(made ? *made : k, s);
-            cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // k goes out of scope
+          compact(l == CellLayout::Compact ? c.size() : 0, "compact cells"),
+          faces(l == CellLayout::Record ? 0 : c.size(), "cell face ids") {
+        if (layout == CellLayout::Record) {
+            cells.upload(c, s);
+            return;
         }
+        HostCellArrays own;
+        if (!made.valid()) own = hostCellArrays(c, layout);
+        const HostCellArrays& a = made.valid() ? made.get() : own;
+        planes.upload(a.planes, s);
+        links.upload(a.links, s);
+        compact.upload(a.compact, s);
+        faces.upload(a.faces, s);
+        cudaCheck(cudaStreamSynchronize(s), "upload cell arrays");  // `own` goes out of scope
     }
 };
 
@@ -439,22 +438,26 @@ struct DeviceSources {
 };
 
 inline DeviceModel deviceModel(const DeviceMesh& m, const EmitterView& emitters) {
+    const uint32_t* faces = reinterpret_cast<const uint32_t*>(m.faces.get());
+    constexpr uint32_t kFaceWords = sizeof(CellFaces) / 4;
     if (m.layout == CellLayout::Split)
-        return DeviceModel{m.cells.get(), emitters, reinterpret_cast<const float4*>(m.planes.get()),
+        return DeviceModel{faces, emitters, reinterpret_cast<const float4*>(m.planes.get()),
                            reinterpret_cast<const char*>(m.links.get()), sizeof(CellPlanes) / 16, sizeof(CellLinks),
                            offsetof(CellLinks, material), offsetof(CellLinks, scoredFaces),
-                           offsetof(CellLinks, adjMaterial)};
+                           offsetof(CellLinks, adjMaterial), kFaceWords};
     if (m.layout == CellLayout::Compact)  // the planes from CompactDeviceModel, the links beside them
-        return DeviceModel{m.cells.get(), emitters, nullptr,
+        return DeviceModel{faces, emitters, nullptr,
                            reinterpret_cast<const char*>(m.compact.get()) + offsetof(CompactCell, links), 0,
                            sizeof(CompactCell), offsetof(CellLinks, material), offsetof(CellLinks, scoredFaces),
-                           offsetof(CellLinks, adjMaterial)};
+                           offsetof(CellLinks, adjMaterial), kFaceWords};
     const char* adj = reinterpret_cast<const char*>(m.cells.get()) + offsetof(TetraRecord, adj);
-    return DeviceModel{m.cells.get(), emitters, reinterpret_cast<const float4*>(m.cells.get()), adj,
+    const uint32_t* recordFaces =
+        reinterpret_cast<const uint32_t*>(reinterpret_cast<const char*>(m.cells.get()) + offsetof(TetraRecord, face));
+    return DeviceModel{recordFaces, emitters, reinterpret_cast<const float4*>(m.cells.get()), adj,
                        sizeof(TetraRecord) / 16, sizeof(TetraRecord),
                        offsetof(TetraRecord, material) - offsetof(TetraRecord, adj),
                        offsetof(TetraRecord, scoredFaces) - offsetof(TetraRecord, adj),
-                       offsetof(TetraRecord, adjMaterial) - offsetof(TetraRecord, adj)};
+                       offsetof(TetraRecord, adjMaterial) - offsetof(TetraRecord, adj), sizeof(TetraRecord) / 4};
 }
 inline DeviceModel deviceModel(const DeviceMesh& m, const DeviceSources& src) { return deviceModel(m, src.view()); }
 // The model of a mesh uploaded in the compact layout.

@@ -50,8 +50,8 @@ namespace {
 class DeviceRun {
 public:
     DeviceRun(const KernelInput& mesh, const OutputSelection& o, CellLayout layout,
-              const std::vector<CompactCell>* compact = nullptr)
-        : o_(o), mesh_(mesh.cells, s_, layout, compact), nVol_(o.volume ? mesh.cells.size() : 0), nSurf_(o.surface ? mesh.faceCount : 0),
+              std::shared_future<HostCellArrays> made = {})
+        : o_(o), mesh_(mesh.cells, s_, layout, std::move(made)), nVol_(o.volume ? mesh.cells.size() : 0), nSurf_(o.surface ? mesh.faceCount : 0),
           nDir_(o.directed ? 2 * size_t(mesh.faceCount) : 0), stride_(nVol_ + nSurf_ + nDir_),
           copies_(meshTallyCopies(stride_)),
           tallies_(stride_ * copies_, "tallies"), totals_(1, "ledger"), rare_(kRareLedgerCopies, "ledger replicas") {
@@ -317,17 +317,17 @@ std::shared_future<uint64_t> cellsHash(const KernelInput& mesh) {
     return std::async(std::launch::async | std::launch::deferred, key).share();  // deferred: no thread to spare
 }
 
-// The model of `key` on the current device: the cached one, or a new upload (its compact cells
-// from `compact` where given and the layout is compact). Fills key.hash.
+// The model of `key` on the current device: the cached one, or a new upload (its cell arrays
+// from `made` where valid: made for this layout). Fills key.hash.
 std::unique_ptr<DeviceRun> takeDeviceRun(DeviceModelKey& key, std::shared_future<uint64_t> hash, const KernelInput& mesh,
                                          const OutputSelection& o, CellLayout layout = CellLayout::Record,
-                                         const std::function<const std::vector<CompactCell>*()>& compact = {}) {
+                                         std::shared_future<HostCellArrays> made = {}) {
     std::unique_ptr<DeviceRun> stale;
     if (deviceRunCache().mayMatch(key)) key.hash = hash.get();
     std::unique_ptr<DeviceRun> r = deviceRunCache().take(key, &stale);
     stale.reset();  // another mesh's memory freed before this one is allocated
     if (r) return r;
-    r = std::make_unique<DeviceRun>(mesh, o, layout, layout == CellLayout::Compact && compact ? compact() : nullptr);
+    r = std::make_unique<DeviceRun>(mesh, o, layout, std::move(made));
     deviceRunCache().built();
     return r;
 }
@@ -367,7 +367,7 @@ CellLayout cudaCellLayoutFor(CellLayout wanted, size_t cells, int device) {
     if (wanted != CellLayout::Auto) return wanted;
     double l2 = 0, memory = 0;
     if (!deviceMemorySizes(device, l2, memory)) return CellLayout::Record;
-    return chooseCellLayout(wanted, cells, l2, memory);
+    return chooseCellLayout(wanted, cells, l2);
 }
 
 CudaModelCacheStats cudaModelCacheStats() {
@@ -500,20 +500,16 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     // in device order below, as one device's would be.
     std::vector<RunResult> parts(devices.size() > 1 ? devices.size() : 0);
     std::vector<BatchSums> sums(parts.size());
-    // Several devices that upload the mesh in the compact layout: its cells made once for all.
-    std::once_flag compactMade;
-    std::vector<CompactCell> compactCells;
-    std::function<const std::vector<CompactCell>*()> compactOnce;
-    if (devices.size() > 1)
-        compactOnce = [&]() -> const std::vector<CompactCell>* {
-            std::call_once(compactMade, [&] { compactCells = compactLayoutCells(in.cells); });
-            return &compactCells;
-        };
-    // ... and made while the device threads start and copy the cell records, where a device is
-    // to upload the mesh (none holds it from an earlier run).
-    std::future<void> compactEarly;
-    if (compactOnce && layouts[0] == CellLayout::Compact && !deviceRunCache().mayMatch(keys[0]))
-        compactEarly = std::async(std::launch::async | std::launch::deferred, [&] { compactOnce(); });
+    // The host arrays of the cells (HostCellArrays) where the devices upload the mesh in a layout
+    // of its own arrays: made once for all devices of that layout, from the run's start (while
+    // the device threads start and allocate) where no device holds the mesh from an earlier
+    // run, else when a device first needs them.
+    std::shared_future<HostCellArrays> made;
+    if (layouts[0] != CellLayout::Record)
+        made = std::async(deviceRunCache().mayMatch(keys[0]) ? std::launch::deferred
+                                                             : std::launch::async | std::launch::deferred,
+                          [&in, l = layouts[0]] { return hostCellArrays(in.cells, l); })
+                   .share();
     auto collect = [&](size_t k) {
         if (parts.empty()) return;
         const auto td = Clock::now();
@@ -526,7 +522,8 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
         try {
             cudaCheck(cudaSetDevice(devices[k]), "select device");
             auto tu = Clock::now();
-            runs[k] = takeDeviceRun(keys[k], hashes[k], in, kept, layouts[k], compactOnce);  // kept from an earlier run, if any
+            runs[k] = takeDeviceRun(keys[k], hashes[k], in, kept, layouts[k],  // kept from an earlier run, if any
+                                    layouts[k] == layouts[0] ? made : std::shared_future<HostCellArrays>());
             runs[k]->load(in);
             runs[k]->setGates(opt, in);
             upload[k] = since(tu);

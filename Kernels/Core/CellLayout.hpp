@@ -3,11 +3,13 @@
 // the four planes of every cell in an array of 64-byte entries, read at every event (two 32-byte
 // sectors, half of a 128-byte line, where a 112-byte record's planes straddle three sectors every
 // other cell), and the fields a face crossing reads in an array of 32-byte entries (one sector).
-// The face ids stay in the 112-byte records, read only by surface tallies. The values are the
-// records' own, bit for bit, so both layouts follow the same histories.
+// The face ids, read only by surface tallies, go in a third array (CellFaces, 16 bytes per cell):
+// the 112-byte records stay on the host. The values are the records' own, bit for bit, so both
+// layouts follow the same histories.
 // The compact layout: the four planes of a cell in one 32-byte sector (CompactPlanes below) and
 // its crossing fields (CellLinks) in the next, one 64-byte entry per cell (CompactCell): a miss on
-// the planes brings the crossing fields into the L2 in the same 64-byte memory access.
+// the planes brings the crossing fields into the L2 in the same 64-byte memory access; the face
+// ids beside them as in the split layout (80 bytes per cell in all, against the records' 112).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -45,6 +47,19 @@ inline CellPlanes cellPlanesOf(const TetraRecord& r) {
         p.C[f] = r.C[f];
     }
     return p;
+}
+
+// A cell's face ids (TetraRecord::face), what the split and compact layouts upload of the
+// records besides their planes and links.
+struct alignas(16) CellFaces {
+    uint32_t face[4];
+};
+static_assert(sizeof(CellFaces) == 16, "CellFaces is one 16-byte load");
+
+inline CellFaces cellFacesOf(const TetraRecord& r) {
+    CellFaces f;
+    for (int i = 0; i < 4; ++i) f.face[i] = r.face[i];
+    return f;
 }
 
 inline CellLinks cellLinksOf(const TetraRecord& r) {
@@ -203,19 +218,30 @@ std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells);
 // the links cellLinksOf gives, written in place in one pass (what a compact DeviceMesh uploads).
 std::vector<CompactCell> compactLayoutCells(const std::vector<TetraRecord>& cells);
 
+// A mesh's cells as a layout other than the records' uploads them (Kernels/CUDA/CudaEngine.cuh
+// DeviceMesh): the split layout's planes and links or the compact layout's cells, and the face
+// ids; the other arrays empty. Made on the load threads (Kernels/CompactCells.cpp); nothing for
+// the record layout.
+struct HostCellArrays {
+    std::vector<CellPlanes> planes;
+    std::vector<CellLinks> links;
+    std::vector<CompactCell> compact;
+    std::vector<CellFaces> faces;
+};
+HostCellArrays hostCellArrays(const std::vector<TetraRecord>& cells, CellLayout layout);
+
 // A mesh whose cell records take more than half the L2: its packet kernels wait on memory.
 inline bool cellsBeyondL2(size_t cells, double l2Bytes) { return double(cells) * sizeof(TetraRecord) > 0.5 * l2Bytes; }
 
-// The layout for `cells` cells on a device of `l2Bytes` of L2 and `deviceBytes` of memory: as
-// asked, or for Auto the compact planes where the records take more than half of the L2 (most
-// events then miss it, and an event reads one 32-byte sector of planes, so twice the cells fit
-// the L2 and the L1 as with the split layout's 64 bytes) and the records and arrays together take
-// at most half of the memory; the records elsewhere, so that L2-resident meshes follow the
-// records' exact planes as before and the largest mesh a device holds stays the records'.
-inline CellLayout chooseCellLayout(CellLayout wanted, size_t cells, double l2Bytes, double deviceBytes) {
+// The layout for `cells` cells on a device of `l2Bytes` of L2: as asked, or for Auto the compact
+// layout where the records take more than half of the L2 (most events then miss it, and an
+// event reads one 32-byte sector of planes, so twice the cells fit the L2 and the L1 as with
+// the split layout's 64 bytes), the records elsewhere, so that L2-resident meshes follow the
+// records' exact planes. The compact layout takes less device memory than the records (80
+// bytes per cell against 112), so it also holds the largest meshes.
+inline CellLayout chooseCellLayout(CellLayout wanted, size_t cells, double l2Bytes) {
     if (wanted != CellLayout::Auto) return wanted;
-    const double all = double(cells) * (sizeof(TetraRecord) + sizeof(CompactCell));
-    return cellsBeyondL2(cells, l2Bytes) && all <= 0.5 * deviceBytes ? CellLayout::Compact : CellLayout::Record;
+    return cellsBeyondL2(cells, l2Bytes) ? CellLayout::Compact : CellLayout::Record;
 }
 
 }  // namespace fm

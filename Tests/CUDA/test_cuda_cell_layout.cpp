@@ -115,20 +115,52 @@ BOOST_AUTO_TEST_CASE(layout_setting_is_read_and_a_bad_one_refused_by_name) {
     BOOST_CHECK_EXCEPTION(tuningFromEnvironment(), ParameterError, names);
 }
 
-// Auto: the compact planes for a mesh whose records outgrow half the L2 and whose arrays fit in
-// half the memory (an H100: 50 MB of L2, 80 GB; 176 bytes a cell), the records for an
-// L2-resident mesh and for one near the device's capacity; an explicit choice is kept.
-BOOST_AUTO_TEST_CASE(auto_layout_compacts_meshes_beyond_the_l2_where_memory_allows) {
-    const double l2 = 50e6, mem = 80e9;
-    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 48000, l2, mem) == CellLayout::Record);      // cube_5med, 5.4 MB
-    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 996468, l2, mem) == CellLayout::Compact);    // Digimouse, 112 MB
-    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 223000, l2, mem) == CellLayout::Record);     // 25 MB: half the L2
-    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 224000, l2, mem) == CellLayout::Compact);
-    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 227000000, l2, mem) == CellLayout::Compact);  // 39.95 GB in all
-    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 228000000, l2, mem) == CellLayout::Record);
-    BOOST_CHECK(chooseCellLayout(CellLayout::Split, 1000, l2, mem) == CellLayout::Split);
-    BOOST_CHECK(chooseCellLayout(CellLayout::Record, 996468, l2, mem) == CellLayout::Record);
-    BOOST_CHECK(chooseCellLayout(CellLayout::Compact, 1000, l2, mem) == CellLayout::Compact);
+// Auto: the compact layout for a mesh whose records outgrow half the L2 (an H100: 50 MB of L2),
+// however large (it takes less memory than the records), the records for an L2-resident mesh;
+// an explicit choice is kept.
+BOOST_AUTO_TEST_CASE(auto_layout_compacts_meshes_beyond_the_l2) {
+    const double l2 = 50e6;
+    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 48000, l2) == CellLayout::Record);      // cube_5med, 5.4 MB
+    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 996468, l2) == CellLayout::Compact);    // Digimouse, 112 MB
+    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 223000, l2) == CellLayout::Record);     // 25 MB: half the L2
+    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 224000, l2) == CellLayout::Compact);
+    BOOST_CHECK(chooseCellLayout(CellLayout::Auto, 900000000, l2) == CellLayout::Compact);  // beyond any device
+    BOOST_CHECK(chooseCellLayout(CellLayout::Split, 1000, l2) == CellLayout::Split);
+    BOOST_CHECK(chooseCellLayout(CellLayout::Record, 996468, l2) == CellLayout::Record);
+    BOOST_CHECK(chooseCellLayout(CellLayout::Compact, 1000, l2) == CellLayout::Compact);
+}
+
+// What the split and compact layouts upload instead of the records: the records' face ids, and
+// the split arrays (or the compact cells) as splitCells (compactLayoutCells) make them; nothing
+// for the record layout.
+BOOST_AUTO_TEST_CASE(host_cell_arrays_hold_the_records_face_ids_and_the_layouts_arrays) {
+    const KernelInput in = input();
+    const HostCellArrays none = hostCellArrays(in.cells, CellLayout::Record);
+    BOOST_CHECK(none.faces.empty() && none.planes.empty() && none.links.empty() && none.compact.empty());
+    const HostCellArrays split = hostCellArrays(in.cells, CellLayout::Split);
+    const HostCellArrays compact = hostCellArrays(in.cells, CellLayout::Compact);
+    std::vector<CellPlanes> planes;
+    std::vector<CellLinks> links;
+    splitCells(in.cells, planes, links);
+    const std::vector<CompactCell> cells = compactLayoutCells(in.cells);
+    BOOST_REQUIRE_EQUAL(split.faces.size(), in.cells.size());
+    BOOST_REQUIRE_EQUAL(compact.faces.size(), in.cells.size());
+    BOOST_REQUIRE_EQUAL(split.planes.size(), in.cells.size());
+    BOOST_REQUIRE_EQUAL(split.links.size(), in.cells.size());
+    BOOST_REQUIRE_EQUAL(compact.compact.size(), in.cells.size());
+    BOOST_CHECK(split.compact.empty() && compact.planes.empty() && compact.links.empty());
+    size_t surfaceFaces = 0;
+    for (size_t i = 0; i < in.cells.size(); ++i) {
+        for (int f = 0; f < 4; ++f) {
+            BOOST_REQUIRE_EQUAL(split.faces[i].face[f], in.cells[i].face[f]);
+            BOOST_REQUIRE_EQUAL(compact.faces[i].face[f], in.cells[i].face[f]);
+            surfaceFaces += in.cells[i].face[f] != 0;
+        }
+        BOOST_REQUIRE_EQUAL(std::memcmp(&split.planes[i], &planes[i], sizeof(CellPlanes)), 0);
+        BOOST_REQUIRE_EQUAL(std::memcmp(&split.links[i], &links[i], sizeof(CellLinks)), 0);
+        BOOST_REQUIRE_EQUAL(std::memcmp(&compact.compact[i], &cells[i], sizeof(CompactCell)), 0);
+    }
+    BOOST_CHECK_GT(surfaceFaces, 0u);
 }
 
 // Same seed, same packets: the same histories in both layouts (the same floats in both), so the
