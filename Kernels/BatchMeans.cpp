@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "Common/Errors.hpp"
+#include "Common/ParallelFor.hpp"
 #include "Kernels/KernelInput.hpp"
 
 namespace fm {
@@ -79,7 +80,9 @@ double batchTotalError(double q, double total, uint64_t N, uint64_t B) {
 std::vector<double> batchTotalErrors(const std::vector<double>& q, const std::vector<double>& totals, uint64_t N,
                                      uint64_t B) {
     std::vector<double> se(q.size());
-    for (size_t i = 0; i < q.size(); ++i) se[i] = batchTotalError(q[i], totals[i], N, B);
+    parallelFor(0, q.size(), [&](unsigned, size_t lo, size_t hi) {
+        for (size_t i = lo; i < hi; ++i) se[i] = batchTotalError(q[i], totals[i], N, B);
+    }, 65536);
     return se;
 }
 

@@ -58,7 +58,7 @@ void compactFace(const TetraRecord& r, const double corner[4][3], int f, uint32_
 // The faces of a cell coded by it: `pass` 0 those it sees canonically (each face id has one such
 // cell, so cells may run in parallel), 1 those it sees reversed whose canonical cell does not
 // exist (run serially: such a face may have two).
-void codeFacesOf(const TetraRecord& r, int pass, std::vector<uint32_t>& faceCode, std::vector<float>& faceC,
+void codeFacesOf(const TetraRecord& r, int pass, UninitVector<uint32_t>& faceCode, UninitVector<float>& faceC,
                  std::vector<uint8_t>& coded) {
     double corner[4][3];
     bool cornered = false, tried = false;
@@ -81,16 +81,39 @@ void codeFacesOf(const TetraRecord& r, int pass, std::vector<uint32_t>& faceCode
 // cell, on the load threads: the one code behind compactCells and compactLayoutCells.
 template <class PlanesOf>
 void compactPlanesInto(const std::vector<TetraRecord>& cells, PlanesOf planesOf) {
-    uint32_t faces = 0;
-    for (const TetraRecord& r : cells)
-        for (int f = 0; f < 4; ++f) faces = std::max(faces, (r.face[f] & ~kFaceSideBit) + 1);
-    std::vector<uint32_t> faceCode(faces, 0);
-    std::vector<float> faceC(faces, 0.f);
+    // Every step but the second pass's few cells runs on the load threads: the face count (the
+    // largest id + 1) per chunk, then the chunks' largest.
+    const unsigned chunks = chunkCount(cells.size());
+    std::vector<uint32_t> most(chunks, 0);
+    parallelChunks(0, cells.size(), chunks, [&](unsigned c, size_t lo, size_t hi) {
+        uint32_t m = 0;
+        for (size_t i = lo; i < hi; ++i)
+            for (int f = 0; f < 4; ++f) m = std::max(m, (cells[i].face[f] & ~kFaceSideBit) + 1);
+        most[c] = m;
+    });
+    const uint32_t faces = most.empty() ? 0u : *std::max_element(most.begin(), most.end());
+    UninitVector<uint32_t> faceCode(faces);  // read only where coded
+    UninitVector<float> faceC(faces);
     std::vector<uint8_t> coded(faces, 0);
     parallelFor(0, cells.size(), [&](unsigned, size_t lo, size_t hi) {
         for (size_t i = lo; i < hi; ++i) codeFacesOf(cells[i], 0, faceCode, faceC, coded);
     });
-    for (const TetraRecord& r : cells) codeFacesOf(r, 1, faceCode, faceC, coded);
+    // The second pass in cell order over the cells it can change (those that see a face
+    // reversed that the first pass left uncoded), found on the load threads: the same faces
+    // coded by the same cells as a pass over every cell.
+    std::vector<std::vector<size_t>> late(chunks);
+    parallelChunks(0, cells.size(), chunks, [&](unsigned c, size_t lo, size_t hi) {
+        for (size_t i = lo; i < hi; ++i)
+            for (int f = 0; f < 4; ++f) {
+                const uint32_t id = cells[i].face[f] & ~kFaceSideBit;
+                if (id != 0 && (cells[i].face[f] & kFaceSideBit) != 0 && !coded[id]) {
+                    late[c].push_back(i);
+                    break;
+                }
+            }
+    });
+    for (const std::vector<size_t>& l : late)
+        for (size_t i : l) codeFacesOf(cells[i], 1, faceCode, faceC, coded);
     parallelFor(0, cells.size(), [&](unsigned, size_t lo, size_t hi) {
         for (size_t i = lo; i < hi; ++i) {
             const TetraRecord& r = cells[i];
@@ -125,8 +148,8 @@ std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells) {
     return out;
 }
 
-std::vector<CompactCell> compactLayoutCells(const std::vector<TetraRecord>& cells) {
-    std::vector<CompactCell> out(cells.size());
+UninitVector<CompactCell> compactLayoutCells(const std::vector<TetraRecord>& cells) {
+    UninitVector<CompactCell> out(cells.size());  // every byte written below
     compactPlanesInto(cells, [&](size_t i) -> CompactPlanes& {
         out[i].links = cellLinksOf(cells[i]);
         return out[i].planes;
@@ -138,7 +161,7 @@ HostCellArrays hostCellArrays(const std::vector<TetraRecord>& cells, CellLayout 
     HostCellArrays a;
     if (layout != CellLayout::Split && layout != CellLayout::Compact) return a;
     if (layout == CellLayout::Compact) a.compact = compactLayoutCells(cells);
-    if (layout == CellLayout::Split) {
+    if (layout == CellLayout::Split) {  // every element written below
         a.planes.resize(cells.size());
         a.links.resize(cells.size());
     }

@@ -2,7 +2,7 @@
 // The load path of a mesh, step by step (issue 29): reading the file, parsing it (TIM-OS text
 // or FullMonte binary .fmb), building the TetraMesh (index checks, duplicate tetras,
 // orientation, faces and adjacency, structure checks, point locator) and packing the kernel's
-// records; and a checksum of the packed records and face table, so that two formats of one mesh
+// records; the GPU's compact cells made from them (at a GPU run's upload); and a checksum of the packed records and face table, so that two formats of one mesh
 // can be compared. Core only (no VTK, Tcl).
 // Usage: mesh_load_bench MESH [--opt OPT] [--repeat N] [--threads N] [--write-fmb OUT.fmb]
 //   MESH: TIM-OS .mesh or .fmb (recognised by content). Without --opt every region gets one
@@ -16,6 +16,7 @@
 #include "Common/Errors.hpp"
 #include "Common/ParallelFor.hpp"
 #include "Geometry/ModelPacker.hpp"
+#include "Kernels/Core/CellLayout.hpp"
 #include "Storage/Binary/BinaryMesh.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Storage/TIMOS/TIMOSMeshParser.hpp"
@@ -81,6 +82,8 @@ int run(int argc, char** argv) {
         since(t0);
         KernelInput in = packModel(mesh, mats, *src);
         double tPack = since(t0);
+        const HostCellArrays gpuCells = hostCellArrays(in.cells, CellLayout::Compact);
+        double tCompact = since(t0);
         const MeshBuildTimes& T = mesh.buildTimes();
         std::printf("%s: %zu points, %zu tetras, %zu faces (%s)\n", path.c_str(), mesh.pointCount(), mesh.tetraCount(),
                     mesh.faceCount(), binary ? "binary" : "text");
@@ -95,6 +98,7 @@ int run(int argc, char** argv) {
         std::printf("    point locator   %.3f s\n", T.locator);
         std::printf("  pack model        %.3f s\n", tPack);
         std::printf("  total             %.3f s\n", tRead + tParse + tBuild + tPack);
+        std::printf("  GPU compact cells %.3f s (%zu cells; made at a GPU run's upload)\n", tCompact, gpuCells.compact.size());
         std::printf("model checksum %016llx\n", (unsigned long long)modelChecksum(mesh, in));
         // What the mesh holds per tetra on the host (TetraMesh arrays; faces are ~2 per tetra) and
         // what the kernels get (the packed records, uploaded to the GPU as they are).

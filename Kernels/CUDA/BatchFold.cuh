@@ -48,6 +48,10 @@ public:
         ++batches_;
     }
     std::vector<double> q(cudaStream_t s) const { return q_.download(s); }
+    // Elements [from, from + n) of q into `to` (queued on s; synchronise before use).
+    void qInto(double* to, size_t from, size_t n, cudaStream_t s) const {
+        if (n) cudaCheck(cudaMemcpyAsync(to, q_.get() + from, n * sizeof(double), cudaMemcpyDeviceToHost, s), "download");
+    }
     const std::vector<double>& ledgerQ() const { return ledger_.q(); }
     uint64_t batches() const { return batches_; }
 

@@ -56,6 +56,15 @@ public:
           copies_(meshTallyCopies(stride_)),
           tallies_(stride_ * copies_, "tallies"), totals_(1, "ledger"), rare_(kRareLedgerCopies, "ledger replicas") {
         clear();
+        // The page-locked buffer of the tallies' way back, reserved on a thread of its own while
+        // the first run goes: cudaMallocHost takes milliseconds, and the driver serialises it
+        // between devices.
+        int device = 0;
+        cudaCheck(cudaGetDevice(&device), "current device");
+        pinning_ = std::async(std::launch::async, [this, device, n = std::max<size_t>(stride_, 1)] {
+            if (cudaSetDevice(device) == cudaSuccess) pinned_.reserve(n);
+            cudaGetLastError();  // a refusal leaves the pageable buffer, as reserve does
+        });
     }
     // Materials and sources of the next run; tallies start from zero.
     void load(const std::vector<MaterialRecord>& mats, const std::vector<EmitterRecord>& e,
@@ -162,11 +171,14 @@ public:
     // This device's batch sums, for the standard errors.
     BatchSums batchSums() {
         DeviceBatchFold& f = folds();
-        const std::vector<double> q = f.q(s_);
-        BatchSums sums;
-        sums.volume.assign(q.begin(), q.begin() + nVol_);
-        sums.surface.assign(q.begin() + nVol_, q.begin() + nVol_ + nSurf_);
-        sums.directed.assign(q.begin() + nVol_ + nSurf_, q.end());
+        BatchSums sums;  // each array straight from the device into its own vector
+        sums.volume.resize(nVol_);
+        sums.surface.resize(nSurf_);
+        sums.directed.resize(nDir_);
+        f.qInto(sums.volume.data(), 0, nVol_, s_);
+        f.qInto(sums.surface.data(), nVol_, nSurf_, s_);
+        f.qInto(sums.directed.data(), nVol_ + nSurf_, nDir_, s_);
+        cudaCheck(cudaStreamSynchronize(s_), "download");
         sums.ledger = f.ledgerQ();
         sums.batches = f.batches();
         if (gated_) {
@@ -183,6 +195,7 @@ public:
             if (into.empty()) into.assign(v, v + n);
             else for (size_t i = 0; i < n; ++i) into[i] += v[i];
         };
+        if (pinning_.valid()) pinning_.get();
         const double* t = downloadFoldedInto(tallies_, stride_, s_, pinned_);
         add(r.volume, t, nVol_);
         add(r.surface, t + nVol_, nSurf_);
@@ -226,6 +239,7 @@ private:
     MaterialTableSent::Lease materials_;  // from load until the run's tallies are downloaded
     LaunchScratch scratch_;  // the launches' second stream, counters and events, kept between runs
     PinnedHost<double> pinned_;  // the tallies' way back to the host, kept between runs
+    std::future<void> pinning_;  // pinned_ being reserved (waited for by addTo and the destructor)
     // The tallies, volume then surface then directed (the ones selected), in copies_ replicas of
     // stride_ doubles: TallyScorer spreads its atomics over them, and they are summed on the
     // device at the end. A model small enough for

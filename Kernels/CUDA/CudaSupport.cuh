@@ -46,7 +46,8 @@ public:
                         std::to_string(totalB / 1048576.0) + " MiB");
         }
     }
-    void upload(const std::vector<T>& v, cudaStream_t s) {
+    template <class A>
+    void upload(const std::vector<T, A>& v, cudaStream_t s) {
         if (!v.empty()) cudaCheck(cudaMemcpyAsync(p_, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice, s), "upload");
     }
     void zero(cudaStream_t s) {

@@ -19,6 +19,7 @@
 #include <limits>
 #include <vector>
 
+#include "Common/UninitVector.hpp"
 #include "Kernels/Core/Records.hpp"
 
 namespace fm {
@@ -216,17 +217,17 @@ inline uint32_t encodeCompactNormal(double x, double y, double z) {
 std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells);
 // The compact layout's cells of `cells`, index for index: the planes compactCells gives, beside
 // the links cellLinksOf gives, written in place in one pass (what a compact DeviceMesh uploads).
-std::vector<CompactCell> compactLayoutCells(const std::vector<TetraRecord>& cells);
+UninitVector<CompactCell> compactLayoutCells(const std::vector<TetraRecord>& cells);
 
 // A mesh's cells as a layout other than the records' uploads them (Kernels/CUDA/CudaEngine.cuh
 // DeviceMesh): the split layout's planes and links or the compact layout's cells, and the face
-// ids; the other arrays empty. Made on the load threads (Kernels/CompactCells.cpp); nothing for
-// the record layout.
+// ids; the other arrays empty. Made on the load threads (Kernels/CompactCells.cpp), each array
+// first touched by the threads that fill it; nothing for the record layout.
 struct HostCellArrays {
-    std::vector<CellPlanes> planes;
-    std::vector<CellLinks> links;
-    std::vector<CompactCell> compact;
-    std::vector<CellFaces> faces;
+    UninitVector<CellPlanes> planes;
+    UninitVector<CellLinks> links;
+    UninitVector<CompactCell> compact;
+    UninitVector<CellFaces> faces;
 };
 HostCellArrays hostCellArrays(const std::vector<TetraRecord>& cells, CellLayout layout);
 

@@ -142,7 +142,7 @@ BOOST_AUTO_TEST_CASE(host_cell_arrays_hold_the_records_face_ids_and_the_layouts_
     std::vector<CellPlanes> planes;
     std::vector<CellLinks> links;
     splitCells(in.cells, planes, links);
-    const std::vector<CompactCell> cells = compactLayoutCells(in.cells);
+    const UninitVector<CompactCell> cells = compactLayoutCells(in.cells);
     BOOST_REQUIRE_EQUAL(split.faces.size(), in.cells.size());
     BOOST_REQUIRE_EQUAL(compact.faces.size(), in.cells.size());
     BOOST_REQUIRE_EQUAL(split.planes.size(), in.cells.size());

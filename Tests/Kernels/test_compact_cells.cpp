@@ -255,7 +255,7 @@ void checkLayoutCells(const TetraMesh& mesh, const std::string& name) {
     for (size_t i = 0; i < in.cells.size(); ++i) expected[i] = CompactCell{planes[i], cellLinksOf(in.cells[i])};
     for (unsigned threads : {1u, 3u}) {
         setLoadThreads(threads);
-        const std::vector<CompactCell> got = compactLayoutCells(in.cells);
+        const UninitVector<CompactCell> got = compactLayoutCells(in.cells);
         BOOST_REQUIRE_EQUAL(got.size(), expected.size());
         size_t differ = 0;
         for (size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &expected[i], sizeof(CompactCell)) != 0;
