@@ -411,11 +411,16 @@ void warmUpCudaDevices(const std::vector<int>& devices) {
         cudaGetLastError();
         return;
     }
-    // One thread per device: contexts are created in parallel.
+    // One thread per device: contexts are created in parallel. The runtime loads a file's
+    // device code into a context when it is first used (lazy loading); asking for this file's
+    // material table's address loads it here, before the run, instead of in the run's upload.
     std::vector<std::thread> threads;
     for (int d : ids)
         threads.emplace_back([d] {
-            if (cudaSetDevice(d) == cudaSuccess) cudaFree(nullptr);  // creates the context
+            if (cudaSetDevice(d) == cudaSuccess && cudaFree(nullptr) == cudaSuccess) {  // creates the context
+                void* table = nullptr;
+                cudaGetSymbolAddress(&table, c_materials);
+            }
             cudaGetLastError();
         });
     for (auto& t : threads) t.join();
@@ -527,8 +532,15 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     auto collect = [&](size_t k) {
         if (parts.empty()) return;
         const auto td = Clock::now();
-        runs[k]->addTo(parts[k]);
-        if (batches > 1) sums[k] = runs[k]->batchSums();
+        {  // the batch sums come back on another thread while the tallies do
+            std::future<void> q;
+            if (batches > 1) q = std::async(std::launch::async | std::launch::deferred, [&, k] {
+                cudaCheck(cudaSetDevice(devices[k]), "select device");
+                sums[k] = runs[k]->batchSums();
+            });
+            runs[k]->addTo(parts[k]);
+            if (q.valid()) q.get();
+        }
         giveDeviceRun(keys[k], hashes[k], std::move(runs[k]));
         download[k] = since(td);
     };
