@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "Common/ParallelFor.hpp"
-#include "Kernels/Core/CellLayout.hpp"
+#include "Kernels/HostCellArrays.hpp"
 
 namespace fm {
 

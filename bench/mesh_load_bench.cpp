@@ -17,6 +17,7 @@
 #include "Common/ParallelFor.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/Core/CellLayout.hpp"
+#include "Kernels/HostCellArrays.hpp"
 #include "Storage/Binary/BinaryMesh.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Storage/TIMOS/TIMOSMeshParser.hpp"

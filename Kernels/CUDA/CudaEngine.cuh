@@ -12,6 +12,7 @@
 
 #include "Kernels/CUDA/CudaSupport.cuh"
 #include "Kernels/Core/CellLayout.hpp"
+#include "Kernels/HostCellArrays.hpp"
 #include "Kernels/Core/SlabModel.hpp"
 #include "Kernels/Core/TallyScorer.hpp"
 #include "Kernels/PacketSource.hpp"

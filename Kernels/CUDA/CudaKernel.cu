@@ -411,16 +411,11 @@ void warmUpCudaDevices(const std::vector<int>& devices) {
         cudaGetLastError();
         return;
     }
-    // One thread per device: contexts are created in parallel. The runtime loads a file's
-    // device code into a context when it is first used (lazy loading); asking for this file's
-    // material table's address loads it here, before the run, instead of in the run's upload.
+    // One thread per device: contexts are created in parallel.
     std::vector<std::thread> threads;
     for (int d : ids)
         threads.emplace_back([d] {
-            if (cudaSetDevice(d) == cudaSuccess && cudaFree(nullptr) == cudaSuccess) {  // creates the context
-                void* table = nullptr;
-                cudaGetSymbolAddress(&table, c_materials);
-            }
+            if (cudaSetDevice(d) == cudaSuccess) cudaFree(nullptr);  // creates the context
             cudaGetLastError();
         });
     for (auto& t : threads) t.join();

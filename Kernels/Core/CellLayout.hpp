@@ -19,7 +19,6 @@
 #include <limits>
 #include <vector>
 
-#include "Common/UninitVector.hpp"
 #include "Kernels/Core/Records.hpp"
 
 namespace fm {
@@ -213,23 +212,9 @@ inline uint32_t encodeCompactNormal(double x, double y, double z) {
 // The compact planes of `cells`, index for index (Kernels/CompactCells.cpp). A face is coded
 // once, from the cell that sees it in its canonical orientation (face id without kFaceSideBit),
 // and negated for the other; C goes through the face's centroid. A cell without corners (the
-// dummy cell 0) gets planes no packet leaves through (C = +inf).
+// dummy cell 0) gets planes no packet leaves through (C = +inf). The device's arrays of a mesh:
+// Kernels/HostCellArrays.hpp.
 std::vector<CompactPlanes> compactCells(const std::vector<TetraRecord>& cells);
-// The compact layout's cells of `cells`, index for index: the planes compactCells gives, beside
-// the links cellLinksOf gives, written in place in one pass (what a compact DeviceMesh uploads).
-UninitVector<CompactCell> compactLayoutCells(const std::vector<TetraRecord>& cells);
-
-// A mesh's cells as a layout other than the records' uploads them (Kernels/CUDA/CudaEngine.cuh
-// DeviceMesh): the split layout's planes and links or the compact layout's cells, and the face
-// ids; the other arrays empty. Made on the load threads (Kernels/CompactCells.cpp), each array
-// first touched by the threads that fill it; nothing for the record layout.
-struct HostCellArrays {
-    UninitVector<CellPlanes> planes;
-    UninitVector<CellLinks> links;
-    UninitVector<CompactCell> compact;
-    UninitVector<CellFaces> faces;
-};
-HostCellArrays hostCellArrays(const std::vector<TetraRecord>& cells, CellLayout layout);
 
 // A mesh whose cell records take more than half the L2: its packet kernels wait on memory.
 inline bool cellsBeyondL2(size_t cells, double l2Bytes) { return double(cells) * sizeof(TetraRecord) > 0.5 * l2Bytes; }

@@ -15,6 +15,7 @@
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/Core/CellLayout.hpp"
+#include "Kernels/HostCellArrays.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/Tuning.hpp"
 #include "Tests/TestUtil.hpp"

@@ -19,6 +19,7 @@
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/Core/ArrayModel.hpp"
 #include "Kernels/Core/CellLayout.hpp"
+#include "Kernels/HostCellArrays.hpp"
 #include "Kernels/Core/Packet.hpp"
 #include "Storage/Binary/BinaryMesh.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
