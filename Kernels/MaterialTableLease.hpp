@@ -68,18 +68,27 @@ public:
             d.queue.pop_front();
             cv_.notify_all();  // the next in line may share this table
         }
+        ++d.holders;
         if (!same(d, m)) {
-            d.known = false;  // unknown until the copy is done
+            // The copy runs without the lock, so that devices copy at the same time (each copy
+            // also loads the file's device code into its context the first time). This run
+            // holds the table meanwhile and the table is not known, so no other run of this
+            // device passes the wait above until the copy is done.
+            d.known = false;
+            lock.unlock();
             try {
                 copy(m);
             } catch (...) {
+                lock.lock();
+                --d.holders;
                 cv_.notify_all();
                 throw;
             }
+            lock.lock();
             d.table = m;
             d.known = true;
+            cv_.notify_all();  // runs of this table waiting for the copy
         }
-        ++d.holders;
         return Lease(this, device);
     }
 

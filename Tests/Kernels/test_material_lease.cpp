@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <future>
 #include <stdexcept>
 #include <string>
@@ -118,4 +120,65 @@ BOOST_AUTO_TEST_CASE(material_lease_devices_independent_and_copy_failure) {
     BOOST_TEST(d.held());
     d.release();
     BOOST_TEST(l.holders(0) == 0u);
+}
+
+// Copies to different devices run at the same time (a multi-GPU run's devices upload their
+// tables together): each copy waits, up to 10 s, for the other device's copy to have begun.
+BOOST_AUTO_TEST_CASE(material_lease_devices_copy_at_the_same_time) {
+    Leases l;
+    std::mutex m;
+    std::condition_variable cv;
+    int inside = 0;
+    bool together[2] = {false, false};
+    auto copyOn = [&](int k) {
+        return [&, k](const Table&) {
+            std::unique_lock<std::mutex> g(m);
+            ++inside;
+            cv.notify_all();
+            together[k] = cv.wait_for(g, std::chrono::seconds(10), [&] { return inside == 2; });
+        };
+    };
+    Leases::Lease a, b;
+    std::thread t0([&] { a = l.hold(0, {1}, copyOn(0)); });
+    std::thread t1([&] { b = l.hold(1, {2}, copyOn(1)); });
+    t0.join();
+    t1.join();
+    BOOST_TEST(together[0]);
+    BOOST_TEST(together[1]);
+    BOOST_TEST(l.holders(0) == 1u);
+    BOOST_TEST(l.holders(1) == 1u);
+}
+
+// While one run's copy is under way, a run of the same device with the same table waits for
+// it and shares it (no second copy), and a run with another table waits for both to release.
+BOOST_AUTO_TEST_CASE(material_lease_same_device_waits_for_a_copy_under_way) {
+    Leases l;
+    std::vector<Table> copies;
+    std::atomic<bool> copying{false};
+    std::promise<void> gate;
+    std::shared_future<void> open = gate.get_future().share();
+    Leases::Lease first;
+    std::thread t([&] {
+        first = l.hold(0, {7}, [&](const Table& tab) {
+            copying = true;
+            open.wait();
+            copies.push_back(tab);
+        });
+    });
+    BOOST_REQUIRE(becomes(copying, 5000));
+    std::atomic<int> counter{0};
+    Waiter same(l, {7}, counter, copies);
+    Waiter other(l, {8}, counter, copies);
+    BOOST_TEST(!becomes(same.got, 100));  // the copy is not done
+    BOOST_TEST(!other.got);
+    gate.set_value();
+    t.join();
+    BOOST_REQUIRE(becomes(same.got, 5000));
+    BOOST_TEST(copies.size() == 1u);  // shared, not copied again
+    BOOST_TEST(!becomes(other.got, 100));  // two runs hold table 7
+    first.release();
+    same.lease.release();
+    BOOST_REQUIRE(becomes(other.got, 5000));
+    BOOST_TEST(copies.size() == 2u);
+    BOOST_TEST(copies.back() == Table{8});
 }
