@@ -16,7 +16,9 @@
 #   against N processes of one device each (bench/cuda_startup.cu) and an empty mpirun; the tiny
 #   run, the 10-run batch and the long run on N ranks, with their absorbed fractions checked
 #   and the long run's L1 against the 1-GPU run.
-# Prints "key value" lines and a summary table (also OUT/multi_gpu.txt); exit 1 when a check fails.
+# Prints "key value" lines and a summary table (also OUT/multi_gpu.txt); exit 1 when a check
+# fails (a run that fails, an absorbed fraction off by |z| >= 4); the issue's performance targets
+# that a measurement misses are listed at the end ("targets missed"), not counted as failures.
 # Usage (GPU machine, repo root): bench/multi_gpu.sh MESH OPT SOURCE OUT
 #   MESH: TIM-OS (.mesh or .mesh.gz) or .fmb; converted once to .fmb, as users are told to.
 #   Env: LONG (1e9), SHORT (1e6), ROUNDS (2), CPU_PACKETS (1e6), GPUS (4), FM_BUILD_DIR
@@ -33,6 +35,8 @@ mkdir -p "$out"
 res=$out/multi_gpu.txt
 : > "$res"
 fail=0
+missed=""  # performance targets not met (reported, not failures)
+miss() { missed="$missed $1"; }
 say() { echo "$@" | tee -a "$res"; }
 py=$(command -v python3 || command -v /usr/bin/python3)
 kernel=${KERNEL:-cuda}
@@ -87,7 +91,9 @@ for r in $(seq 1 "$rounds"); do
 done
 best() { echo "$1" | tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }  # the least of the rounds
 w1=$(best "${tiny[1]}"); w2=$(best "${tiny[2]}"); wn=$(best "${tiny[$gpus]}")
-say "fixed_cost_per_extra_gpu_s 2_devices $(awk -v a="$w1" -v b="$w2" 'BEGIN { printf "%.3f", b - a }') $gpus""_devices $(awk -v a="$w1" -v b="$wn" -v n="$gpus" 'BEGIN { printf "%.3f", (b - a) / (n - 1) }') (target <= 0.1)"
+perextra=$(awk -v a="$w1" -v b="$wn" -v n="$gpus" 'BEGIN { printf "%.3f", (b - a) / (n - 1) }')
+say "fixed_cost_per_extra_gpu_s 2_devices $(awk -v a="$w1" -v b="$w2" 'BEGIN { printf "%.3f", b - a }') $gpus""_devices $perextra (target <= 0.1)"
+awk -v c="$perextra" 'BEGIN { exit !(c <= 0.1) }' || miss fixed_cost_per_extra_gpu
 
 say "== 2. batch of 10 runs of $short packets (process wall s, batch s, run 0 absorbed)"
 # The list names its .source files relative to itself: give the absolute path.
@@ -103,7 +109,7 @@ done
 t1=$(best "${ten[1]}"); tn=$(best "${ten[$gpus]}")
 verdict=$(awk -v a="$t1" -v b="$tn" 'BEGIN { print (b <= a * 1.02) ? "ok" : "SLOWER" }')
 say "batch10_wall_s 1_device $t1 ${gpus}_devices $tn ratio $(awk -v a="$t1" -v b="$tn" 'BEGIN { printf "%.2f", b / a }') $verdict"
-[ "$verdict" = ok ] || fail=1
+[ "$verdict" = ok ] || miss "batch10_on_${gpus}_devices"
 
 if [ "$kernel" = cuda ]; then
   say "== 2b. --devices all (devices chosen by the work: Kernels/DeviceVisibility): tiny run and 10-run batch"
@@ -119,7 +125,7 @@ if [ "$kernel" = cuda ]; then
   ta=$(best "${allten[x]}"); wa=$(best "${alltiny[x]}")
   verdict=$(awk -v a="$t1" -v b="$ta" 'BEGIN { print (b <= a * 1.02) ? "ok" : "SLOWER" }')
   say "all_devices tiny_wall_s $wa (1 device $w1) batch10_wall_s $ta (1 device $t1) ratio $(awk -v a="$t1" -v b="$ta" 'BEGIN { printf "%.2f", b / a }') $verdict"
-  [ "$verdict" = ok ] || fail=1
+  [ "$verdict" = ok ] || miss batch10_devices_all
 fi
 
 say "== 3. one run of $long packets (process wall s, run s, absorbed; kernel s in the json)"
@@ -133,7 +139,9 @@ for r in $(seq 1 "$rounds"); do
   done
 done
 eff() { awk -v a="$1" -v b="$2" -v n="$gpus" 'BEGIN { printf "%.3f", a / (n * b) }'; }
-say "long_efficiency_run $(eff "$(best "${lr[1]}")" "$(best "${lr[$gpus]}")") process $(eff "$(best "${lw[1]}")" "$(best "${lw[$gpus]}")") (target >= 0.95)"
+effrun=$(eff "$(best "${lr[1]}")" "$(best "${lr[$gpus]}")")
+say "long_efficiency_run $effrun process $(eff "$(best "${lw[1]}")" "$(best "${lw[$gpus]}")") (target >= 0.95)"
+awk -v e="$effrun" 'BEGIN { exit !(e >= 0.95) }' || miss long_efficiency_run
 say "long_l1_1_vs_${gpus}_gpus $("$bin/fullmonte-compare" "$work/long_1/fluence.txt" "$work/long_$gpus/fluence.txt" | head -1)"
 
 mpi_checks=""
@@ -213,4 +221,5 @@ say "check_absorbed_z (cpu, tiny runs, batch run 0 x2, long on $gpus${mpi_checks
 for v in $checks; do awk -v z="$v" 'BEGIN { exit !(z < 4 && z > -4) }' || fail=1; done
 rm -rf "$work"
 if [ "$fail" = 0 ]; then say "multi_gpu: all checks pass"; else say "multi_gpu: SOME CHECKS FAILED"; fi
+say "multi_gpu: targets missed:${missed:- none}"
 exit $fail
