@@ -436,9 +436,7 @@ private:
     PacketSource& s_;
     unsigned k_;
 };
-}  // namespace
 
-namespace {
 // items[0].*field += items[k].*field for k = 1, 2, ... (the elements summed in that order), on
 // the load threads; the other items' arrays are emptied.
 template <class T>
