@@ -353,34 +353,30 @@ void giveDeviceRun(DeviceModelKey key, std::shared_future<uint64_t> hash, std::u
 
 }  // namespace
 
-// The L2 and memory sizes of `device` in bytes, asked of the runtime once per device in a process
-// (they never change; cudaGetDeviceProperties costs a fraction of a millisecond to milliseconds,
-// at every run of a planning loop otherwise). False where the device cannot be asked (not kept:
-// asked again next time).
-bool deviceMemorySizes(int device, double& l2Bytes, double& memoryBytes) {
+// The L2 size of `device` in bytes, asked of the runtime once per device in a process (it never
+// changes, and a planning loop chooses a layout at every run). False where the device cannot be
+// asked (not kept: asked again next time).
+bool deviceL2Bytes(int device, double& l2Bytes) {
     static std::mutex m;
-    static std::map<int, std::pair<double, double>> known;
+    static std::map<int, double> known;
     std::lock_guard<std::mutex> lock(m);
     auto it = known.find(device);
     if (it == known.end()) {
         int l2 = 0;
-        cudaDeviceProp p{};
-        if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess ||
-            cudaGetDeviceProperties(&p, device) != cudaSuccess) {
+        if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
             (void)cudaGetLastError();
             return false;
         }
-        it = known.emplace(device, std::make_pair(double(l2), double(p.totalGlobalMem))).first;
+        it = known.emplace(device, double(l2)).first;
     }
-    l2Bytes = it->second.first;
-    memoryBytes = it->second.second;
+    l2Bytes = it->second;
     return true;
 }
 
 CellLayout cudaCellLayoutFor(CellLayout wanted, size_t cells, int device) {
     if (wanted != CellLayout::Auto) return wanted;
-    double l2 = 0, memory = 0;
-    if (!deviceMemorySizes(device, l2, memory)) return CellLayout::Record;
+    double l2 = 0;
+    if (!deviceL2Bytes(device, l2)) return CellLayout::Record;
     return chooseCellLayout(wanted, cells, l2);
 }
 

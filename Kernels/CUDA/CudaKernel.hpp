@@ -39,12 +39,11 @@ constexpr unsigned kMaxCudaMaterials = 256;
 std::vector<int> cudaResolveDevices(const std::vector<int>& requested);
 
 // The cells' layout a run of `cells` cells uses on `device` (Kernels/Core/CellLayout.hpp): as
-// `wanted`, or for Auto chosen from the device's L2 and memory (the records where it cannot be
-// asked).
+// `wanted`, or for Auto chosen from the device's L2 (the records where it cannot be asked).
 CellLayout cudaCellLayoutFor(CellLayout wanted, size_t cells, int device);
-// The L2 and memory sizes of `device` in bytes (asked once per device); false where the device
-// cannot be asked.
-bool deviceMemorySizes(int device, double& l2Bytes, double& memoryBytes);
+// The L2 size of `device` in bytes (asked once per device); false where the device cannot be
+// asked.
+bool deviceL2Bytes(int device, double& l2Bytes);
 
 // The mesh of a batch uploaded once to one device (Kernels/Batch.hpp); each run uploads only its
 // materials and emitters. Use from one thread at a time. run() gives what runCuda gives for the

@@ -206,8 +206,8 @@ struct CudaRunGroupOnDevice::Impl {
         rare.allocate(kRareLedgerCopies * maxRuns, "ledger replicas of a group of runs");
         counter.allocate(1, "packet counter");
         entries.allocate(maxRuns, "runs of a group");
-        double l2 = 0, memory = 0;
-        beyondL2 = deviceMemorySizes(dev, l2, memory) && cellsBeyondL2(in.cells.size(), l2);
+        double l2 = 0;
+        beyondL2 = deviceL2Bytes(dev, l2) && cellsBeyondL2(in.cells.size(), l2);
         cudaCheck(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "event");
         cudaCheck(cudaStreamSynchronize(s), "upload mesh");
     }
