@@ -73,18 +73,6 @@ inline CellLinks cellLinksOf(const TetraRecord& r) {
     return l;
 }
 
-// The split arrays of `cells`, index for index (the links also serve the compact layout).
-inline void splitCells(const std::vector<TetraRecord>& cells, std::vector<CellPlanes>& planes,
-                       std::vector<CellLinks>& links) {
-    planes.resize(cells.size());
-    links.resize(cells.size());
-    for (size_t i = 0; i < cells.size(); ++i) {
-        planes[i] = cellPlanesOf(cells[i]);
-        links[i] = cellLinksOf(cells[i]);
-    }
-}
-
-
 // ---- The compact layout ----
 // A cell's four planes in 32 bytes: per face a normal code (32 bits) and an offset C (a float).
 // The code holds an octahedral direction: the normal n, scaled to |x| + |y| + |z| = 1, has its
