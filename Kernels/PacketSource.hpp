@@ -33,10 +33,11 @@ public:
 
 // Guided self-scheduling of `packets` over `takers` GPUs: each chunk is half a taker's share of
 // what is left, at least minChunk (early chunks large: few launch tails; the last ones small: the
-// GPUs finish together), at most maxChunk (one batch of the standard errors). One taker: one
-// chunk of maxChunk.
+// GPUs finish together, within one last chunk of each other: 1/256 of a taker's share, or 2^20
+// packets, whichever is more), at most maxChunk (one batch of the standard errors). One taker:
+// one chunk of maxChunk.
 inline uint64_t guidedMinChunk(uint64_t packets, uint64_t maxChunk, uint64_t takers) {
-    return std::min(maxChunk, takers <= 1 ? packets : std::max<uint64_t>(1u << 20, packets / (64 * takers)));
+    return std::min(maxChunk, takers <= 1 ? packets : std::max<uint64_t>(1u << 20, packets / (256 * takers)));
 }
 inline uint64_t guidedChunk(uint64_t left, uint64_t maxChunk, uint64_t minChunk, uint64_t takers) {
     return std::min({left, maxChunk, std::max(minChunk, left / (2 * std::max<uint64_t>(takers, 1)))});

@@ -222,7 +222,7 @@ inline std::vector<double> downloadFolded(DeviceBuffer<double>& b, size_t n, cud
 // The same sum into host memory kept by the caller (synchronised; valid until the next call
 // with `into`).
 inline const double* downloadFoldedInto(DeviceBuffer<double>& b, size_t n, cudaStream_t s, PinnedHost<double>& into) {
-    double* to = into.reserve(std::max<size_t>(n, 1));
+    double* to = into.buffer(std::max<size_t>(n, 1));
     foldReplicas(b, n, s);
     b.downloadTo(to, n, s);
     cudaCheck(cudaStreamSynchronize(s), "download");

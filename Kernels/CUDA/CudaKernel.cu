@@ -56,15 +56,6 @@ public:
           copies_(meshTallyCopies(stride_)),
           tallies_(stride_ * copies_, "tallies"), totals_(1, "ledger"), rare_(kRareLedgerCopies, "ledger replicas") {
         clear();
-        // The page-locked buffer of the tallies' way back, reserved on a thread of its own while
-        // the first run goes: cudaMallocHost takes milliseconds, and the driver serialises it
-        // between devices.
-        int device = 0;
-        cudaCheck(cudaGetDevice(&device), "current device");
-        pinning_ = std::async(std::launch::async, [this, device, n = std::max<size_t>(stride_, 1)] {
-            if (cudaSetDevice(device) == cudaSuccess) pinned_.reserve(n);
-            cudaGetLastError();  // a refusal leaves the pageable buffer, as reserve does
-        });
     }
     // Materials and sources of the next run; tallies start from zero.
     void load(const std::vector<MaterialRecord>& mats, const std::vector<EmitterRecord>& e,
@@ -79,6 +70,7 @@ public:
             src_.reset();
             src_ = std::make_unique<DeviceSources>(e, ecdf, p, pcdf, s_);
         }
+        if (loads_++ > 0) pinDownloads();
         materials_.release();  // before waiting for another table: a run never waits for itself
         materials_ = holdMaterials(mats, s_);
         nMaterials_ = uint32_t(mats.size());
@@ -213,6 +205,23 @@ public:
         r.events.add(part.events);
         materials_.release();  // the run's kernels are done (its tallies are downloaded)
     }
+    // The page-locked buffer of the tallies' way back, reserved on a thread of its own (once):
+    // a copy from page-locked memory saves a staged copy per run and does not contend with the
+    // other devices' downloads, but cudaMallocHost takes milliseconds and the driver serialises
+    // it with every device's calls (their uploads and material tables, their launches). So it is
+    // asked for where nothing waits on it: by the second run a DeviceRun serves (a batch, a
+    // loop, a kept model) and by runCuda while a launch is queued behind one that has finished;
+    // a short single run downloads through ordinary memory. On the device thread only.
+    void pinDownloads() {
+        if (pinAsked_) return;
+        pinAsked_ = true;
+        int device = 0;
+        cudaCheck(cudaGetDevice(&device), "current device");
+        pinning_ = std::async(std::launch::async, [this, device, n = std::max<size_t>(stride_, 1)] {
+            if (cudaSetDevice(device) == cudaSuccess) pinned_.reserve(n);
+            cudaGetLastError();  // a refusal leaves the ordinary buffer, as reserve does
+        });
+    }
 
 private:
     Ledger ledgerNow() {
@@ -240,6 +249,8 @@ private:
     LaunchScratch scratch_;  // the launches' second stream, counters and events, kept between runs
     PinnedHost<double> pinned_;  // the tallies' way back to the host, kept between runs
     std::future<void> pinning_;  // pinned_ being reserved (waited for by addTo and the destructor)
+    unsigned loads_ = 0;         // runs loaded (pinDownloads from the second on)
+    bool pinAsked_ = false;      // pinDownloads has started
     // The tallies, volume then surface then directed (the ones selected), in copies_ replicas of
     // stride_ doubles: TallyScorer spreads its atomics over them, and they are summed on the
     // device at the end. A model small enough for
@@ -518,18 +529,21 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
                                                              : std::launch::async | std::launch::deferred,
                           [&in, l = layouts[0]] { return hostCellArrays(in.cells, l); })
                    .share();
+    // Device k's tallies into `into` and, with batches, its batch sums into `q`: the sums come
+    // back on another thread while the tallies do.
+    auto bringBack = [&](size_t k, RunResult& into, BatchSums& q) {
+        std::future<void> f;
+        if (batches > 1) f = std::async(std::launch::async | std::launch::deferred, [&, k] {
+            cudaCheck(cudaSetDevice(devices[k]), "select device");
+            q = runs[k]->batchSums();
+        });
+        runs[k]->addTo(into);
+        if (f.valid()) f.get();
+    };
     auto collect = [&](size_t k) {
         if (parts.empty()) return;
         const auto td = Clock::now();
-        {  // the batch sums come back on another thread while the tallies do
-            std::future<void> q;
-            if (batches > 1) q = std::async(std::launch::async | std::launch::deferred, [&, k] {
-                cudaCheck(cudaSetDevice(devices[k]), "select device");
-                sums[k] = runs[k]->batchSums();
-            });
-            runs[k]->addTo(parts[k]);
-            if (q.valid()) q.get();
-        }
+        bringBack(k, parts[k], sums[k]);
         giveDeviceRun(keys[k], hashes[k], std::move(runs[k]));
         download[k] = since(td);
     };
@@ -563,11 +577,13 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
                 part.firstPacket = opt.firstPacket + begin;
                 part.packets = n;
                 const uint64_t before = done.load();
-                part.progress = devices.size() == 1 && opt.progress  // several devices: reported below
-                    ? std::function<void(uint64_t, uint64_t)>([&, before](uint64_t d, uint64_t) {
-                          opt.progress(before + d, opt.packets);
-                      })
-                    : std::function<void(uint64_t, uint64_t)>();
+                // After each launch: the page-locked download buffer asked for while the next
+                // launch runs (DeviceRun::pinDownloads), and one device's progress (several
+                // devices: reported below).
+                part.progress = [&, before, k](uint64_t d, uint64_t chunk) {
+                    if (d < chunk) runs[k]->pinDownloads();
+                    if (devices.size() == 1 && opt.progress) opt.progress(before + d, opt.packets);
+                };
                 BatchRun b = batches > 1 ? runs[k]->runBatch(part) : runs[k]->run(part);
                 done += b.packetsDone;
                 kernel[k] += b.seconds;
@@ -607,8 +623,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     auto t1 = Clock::now();
     BatchSums q;
     if (parts.empty()) {
-        runs[0]->addTo(r);
-        if (batches > 1) q.add(runs[0]->batchSums());
+        bringBack(0, r, q);  // q is empty: the one device's sums are the run's
         giveDeviceRun(keys[0], hashes[0], std::move(runs[0]));
     } else {
         // The large arrays first, element by element in device order on the load threads (the

@@ -74,11 +74,12 @@ private:
     size_t n_ = 0;
 };
 
-// Host memory for tallies coming back from a device, page-locked where the host allows: a copy
-// into it runs at the link's speed, where a copy into pageable memory goes through the driver's
-// own staging buffer (and a fresh vector is zeroed first). Where the host refuses to lock more
-// memory, ordinary memory serves (the copy is then as before). Grows on demand and is kept, so
-// the runs of a loop or a batch reuse it.
+// Host memory for tallies coming back from a device, page-locked once reserved where the host
+// allows: a copy into it runs at the link's speed, where a copy into pageable memory goes
+// through the driver's own staging buffer (and a fresh vector is zeroed first). Where the host
+// refuses to lock more memory, or before anything is reserved (buffer), ordinary memory serves
+// (the copy is then as before). Grows on demand and is kept, so the runs of a loop or a batch
+// reuse it.
 template <class T>
 class PinnedHost {
 public:
@@ -86,16 +87,28 @@ public:
     PinnedHost(const PinnedHost&) = delete;
     PinnedHost& operator=(const PinnedHost&) = delete;
     ~PinnedHost() { release(); }
-    // At least n elements, valid until the next reserve.
-    T* reserve(size_t n) {
+    // At least n elements, valid until the next reserve or buffer: the page-locked ones where
+    // they hold n, else ordinary memory (page-locking is left to reserve).
+    T* buffer(size_t n) {
         if (n <= n_) return p_;
+        if (pinned_) return reserve(n);  // a larger page-locked buffer, as reserve gives
+        pageable_.resize(n);
+        p_ = pageable_.data();
+        n_ = n;
+        return p_;
+    }
+    // At least n elements, page-locked where the driver grants them, valid until the next reserve.
+    // After a refusal, ordinary memory (the driver is not asked again).
+    T* reserve(size_t n) {
+        if (n <= n_ && (pinned_ || refused_)) return p_;
         release();
         void* p = nullptr;
-        if (cudaMallocHost(&p, n * sizeof(T)) == cudaSuccess) {
+        if (!refused_ && cudaMallocHost(&p, n * sizeof(T)) == cudaSuccess) {
             pinned_ = static_cast<T*>(p);
             p_ = pinned_;
         } else {
             cudaGetLastError();  // a refusal is not a sticky error
+            refused_ = true;
             pageable_.resize(n);
             p_ = pageable_.data();
         }
@@ -111,6 +124,7 @@ private:
         n_ = 0;
     }
     T* pinned_ = nullptr;
+    bool refused_ = false;  // the driver refused to lock memory
     std::vector<T> pageable_;
     T* p_ = nullptr;
     size_t n_ = 0;
