@@ -12,6 +12,7 @@
 #include "Apps/JsonString.hpp"
 #include "Kernels/BatchMeans.hpp"
 #include "Kernels/KernelInput.hpp"
+#include "Kernels/RunWarnings.hpp"
 #include "Storage/AtomicFile.hpp"
 
 namespace fm {
@@ -21,21 +22,6 @@ inline std::string jsonNumber(double v) {
     std::ostringstream o;
     o.precision(12);
     o << v;
-    return o.str();
-}
-
-// Packets a step or hit guard stops (--max-steps, --max-hits) are booked "abnormal": their weight
-// is in no tally. Above this fraction of the launched weight a run is flagged: a warning on stderr
-// and in summary.json ("warnings"), which also states the threshold.
-constexpr double kAbnormalWarningFraction = 1e-3;
-
-// The warning for a run's ledger, or "" when its abnormal fraction is within the threshold.
-inline std::string abnormalWarning(const Ledger& L) {
-    if (!(L.launched > 0) || !(L.abnormal / L.launched > kAbnormalWarningFraction)) return "";
-    std::ostringstream o;
-    o.precision(3);
-    o << L.abnormal / L.launched * 100 << "% of the launched weight was booked abnormal (step/hit guards), above "
-      << kAbnormalWarningFraction * 100 << "%: the tallies miss that weight";
     return o.str();
 }
 

@@ -61,6 +61,11 @@ DoseMatrix doseMatrixFrom(const FluenceMatrix& m, size_t tetras, size_t sources,
     if (h.rows != tetras)
         throw ParameterError(file + ": the matrix has " + std::to_string(h.rows) + " rows, the plan's mesh " +
                              std::to_string(tetras) + " tetras (a matrix of another mesh?)");
+    if (batches == 0 && sources && h.cols % sources == 0 && h.cols / sources >= 1 && h.cols / sources <= 64)
+        batches = h.cols / sources;  // each batch a column per source
+    if (batches == 0)
+        throw ParameterError(file + ": the matrix has " + std::to_string(h.cols) + " columns, not 1 to 64 batches of the plan's " +
+                             std::to_string(sources) + " sources (a matrix of other sources?)");
     if (h.cols != sources * batches)
         throw ParameterError(file + ": the matrix has " + std::to_string(h.cols) + " columns, the plan needs " +
                              std::to_string(sources) + " sources x " + std::to_string(batches) + " batches = " +

@@ -299,7 +299,10 @@ private:
     }
     void addTarget(const TargetSpec& t, double weight, bool elastic) {
         const RegionTetras& R = tetras(t.region);
-        if (R.tetra.empty()) throw ParameterError("target region " + name(t.region) + " has no tetras with a defined dose");
+        if (R.tetra.empty())
+            throw ParameterError("target region " + name(t.region) +
+                                 " has no tetras with a defined dose (its mu_a is 0: fluence is absorbed energy / "
+                                 "(volume x mu_a)); give it its tissue's mu_a");
         if (!elastic) addHinge(R, t.threshold, weight, true);
         for (const auto& d : t.minDoses)
             addGroup(name(t.region) + " " + percentName(d.fraction) + " >= " + fmtNum(d.dose) + " J/cm^2", "J/cm^2", d.dose,
@@ -307,7 +310,12 @@ private:
     }
     void addOrgan(const OrganSpec& o, bool elastic) {
         const RegionTetras& R = tetras(o.region);
-        if (R.tetra.empty()) return;
+        if (R.tetra.empty()) {
+            if (o.maxDoses.empty() && !std::isfinite(o.threshold)) return;  // nothing asked of it
+            throw ParameterError("organ at risk " + name(o.region) +
+                                 " has no tetras with a defined dose (its mu_a is 0: fluence is absorbed energy / "
+                                 "(volume x mu_a)), so its dose limits cannot be planned; give it its tissue's mu_a");
+        }
         if (!elastic && std::isfinite(o.threshold)) addHinge(R, o.threshold, o.weight, false);
         for (const auto& d : o.maxDoses) {
             std::string what = d.fraction > 0 ? percentName(d.fraction) : std::string("max dose");

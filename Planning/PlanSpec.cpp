@@ -343,7 +343,15 @@ void readSlices(const Node& root, PlanSpec& p) {
         s.allow({"axis", "at_mm"});
         std::string a = s.at("axis").string();
         if (a != "x" && a != "y" && a != "z") s.at("axis").fail("expected 'x', 'y' or 'z'");
-        p.slices.push_back({a[0] - 'x', s.at("at_mm").number()});
+        const int axis = a[0] - 'x';
+        const double at = s.at("at_mm").number();
+        const std::array<Point3, 2> box = p.mesh->bounds();
+        if (!(at >= box[0][axis] && at <= box[1][axis])) {
+            std::ostringstream m;
+            m << at << " mm is outside the mesh (" << a << " " << box[0][axis] << " .. " << box[1][axis] << " mm)";
+            s.at("at_mm").fail(m.str());
+        }
+        p.slices.push_back({axis, at});
     }
 }
 

@@ -79,7 +79,7 @@ struct SimulationSpec {
     std::vector<int> devices;
     unsigned threads = 0;
     std::string matrixFile;        // reuse a saved matrix instead of simulating
-    unsigned matrixBatches = 1;    // its columns: batch * sources + source
+    unsigned matrixBatches = 0;    // its columns: batch * sources + source (0: the columns / the sources)
     TuningKnobs tuning;            // speed only (Kernels/Tuning.hpp): the caller's FM_* variables
 };
 

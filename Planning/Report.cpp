@@ -260,7 +260,8 @@ std::string planJson(const PlanRecord& rec) {
     if (rec.matrixFrom == "simulated")
         j["simulation"] = {{"seconds", rec.simulation.seconds}, {"kernel", rec.simulation.kernel},
                            {"packets", rec.simulation.packets}, {"runs", rec.simulation.runs}, {"ranks", rec.simulation.ranks},
-                           {"seeds", "seed + batch (seed " + std::to_string(p.simulation.seed) + ")"}};
+                           {"seeds", "seed + batch (seed " + std::to_string(p.simulation.seed) + ")"},
+                           {"warnings", rec.simulation.warnings}};
     j["optimiser"] = {{"solver", r.solver}, {"objective_J_cm2", r.objective}, {"penalty_unweighted_J_cm2", r.penalty},
                       {"target_weights", r.targetWeights}, {"weight_rounds", r.weightRounds},
                       {"coverage_goals_met", r.goalsMet}, {"lp_columns", r.lpColumns}, {"lp_rows", r.lpRows},

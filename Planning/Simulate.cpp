@@ -6,6 +6,7 @@
 #include "Geometry/Queries.hpp"
 #include "Kernels/Batch.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
+#include "Kernels/RunWarnings.hpp"
 
 namespace fm::planning {
 
@@ -41,17 +42,23 @@ DoseMatrix simulateSources(const PlanSpec& plan, SimulationReport& report,
     d.fluence.assign(d.tetras * S * K, 0.0);
     std::vector<bool> have(S * K, false);
     report.packets = 0;
+    report.warnings = model.warnings;
+    std::vector<Ledger> perSource(S);
     BatchSummary sum = runBatch(model.mesh, model.runs, bo, [&](size_t run, RunResult&& r) {
         if (r.cancelled) return;
         std::vector<double> col = matrixColumn(volumeFluence(*plan.mesh, plan.materials, r.volume, 1.0 / double(r.packetsDone)));
         std::copy(col.begin(), col.end(), d.fluence.begin() + run * d.tetras);
         have[run] = true;
         report.packets += r.packetsDone;
+        perSource[run % S].add(r.ledger);
     }, mpi);
     if (mpi && mpi->rank() != 0) return DoseMatrix{};
     for (bool h : have)
         if (!h) throw Error("plan: the simulations were interrupted after " + std::to_string(sum.delivered) + " of " +
                             std::to_string(sum.runs) + " runs; nothing written");
+    for (size_t s = 0; s < S; ++s)
+        if (std::string w = abnormalWarning(perSource[s]); !w.empty())
+            report.warnings.push_back("source '" + plan.sources[s].name + "': " + w);
     report.seconds = sum.seconds;
     report.kernel = sum.kernel;
     report.runs = sum.runs;

@@ -22,6 +22,10 @@ struct SimulationReport {
     uint64_t packets = 0;  // all runs together
     size_t runs = 0;
     size_t ranks = 1;  // MPI ranks that shared the runs
+    // The source compiler's warnings (e.g. a diffuser partly outside the mesh) and each source
+    // whose runs booked more than kAbnormalWarningFraction of their weight abnormal: the matrix
+    // misses that light, so the plan over-doses by that much.
+    std::vector<std::string> warnings;
 };
 
 // progress(runsDone, runsTotal) on the calling thread. Throws fm::Error for bad models/options

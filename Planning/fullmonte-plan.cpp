@@ -40,7 +40,8 @@ const char* kUsage =
     "  -o, --output DIR       output folder (written whole or not at all)\n"
     "  --overwrite            replace DIR if it exists\n"
     "  --matrix FILE          reuse a saved fluence matrix (e.g. DIR/fluence_matrix.fmm of an earlier run)\n"
-    "  --matrix-batches K     its columns are K batches x the plan's sources (default: the plan's, or 1)\n"
+    "  --matrix-batches K     its columns are K batches x the plan's sources (default: its columns /\n"
+    "                         the plan's sources)\n"
     "  --solver clp|glpk      LP solver (default: the plan's, else the first built)\n"
     "  --quiet                no progress\n"
     "Exit status: 0 plan found, 2 prescription infeasible (DIR/plan.json names the conflicting\n"
@@ -113,7 +114,8 @@ int run(const Args& a, const MpiSession& mpi) {
     if (reuse && !root) return 0;
     if (reuse) {
         std::string f = a.matrix.empty() ? plan.simulation.matrixFile : a.matrix;
-        size_t K = a.matrixBatches ? a.matrixBatches : a.matrix.empty() ? plan.simulation.matrixBatches : 1;
+        // 0: as many batches as the matrix's columns hold of the plan's sources (doseMatrixFrom).
+        size_t K = a.matrixBatches ? a.matrixBatches : a.matrix.empty() ? plan.simulation.matrixBatches : 0;
         if (!a.quiet) std::fprintf(stderr, "fullmonte-plan: reading %s\n", f.c_str());
         matrix = doseMatrixFrom(readFluenceMatrix(f), plan.mesh->tetraCount(), plan.sources.size(), K, f);
         rec.matrixFrom = f;
@@ -134,6 +136,7 @@ int run(const Args& a, const MpiSession& mpi) {
         matrix = simulateSources(plan, rec.simulation, progress, &gCancel, &mpi);
         if (!root) return 0;
         if (bar) std::fprintf(stderr, "\n");
+        for (const std::string& w : rec.simulation.warnings) std::fprintf(stderr, "fullmonte-plan: warning: %s\n", w.c_str());
         rec.matrixFrom = "simulated";
     }
     if (!a.quiet) std::fprintf(stderr, "fullmonte-plan: optimising [%.1f s]\n", since(t0));

@@ -12,6 +12,7 @@
 #include "Kernels/Batch.hpp"
 #include "Kernels/CPU/TraceCpu.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Kernels/RunWarnings.hpp"
 #include "Kernels/Tuning.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
 #include "Python/PyCommon.hpp"
@@ -180,6 +181,11 @@ std::shared_ptr<BatchResult> runBatch(MeshPtr mesh, py::handle materials, const 
     if (!complete)
         throw fm::Error("run_batch: cancelled after " + std::to_string(summary.delivered) + " of " +
                         std::to_string(summary.runs) + " runs; no results kept");
+    std::vector<std::string> abnormal;
+    for (size_t j = 0; j < out->runs.size(); ++j)
+        if (std::string w = fm::abnormalWarning(out->runs[j]->run.ledger); !w.empty())
+            abnormal.push_back("run_batch run " + std::to_string(j) + ": " + w);
+    issueWarnings(abnormal);
     out->seconds = summary.seconds;
     out->time = fm::batchTimeSplit(summary);
     out->kernel = summary.kernel;

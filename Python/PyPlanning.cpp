@@ -230,6 +230,7 @@ write(dir, ...) the folder fullmonte-plan writes. Errors name the file and JSON 
                 shown = done;
                 progress(shown, size_t(total));
             });
+            issueWarnings(out->report.warnings);  // sources partly outside the mesh, abnormal weight
             return out;
         }, py::kw_only(), py::arg("progress") = py::none(),
            "Simulates every candidate source (packets, batches, seed, kernel from the plan); GIL released, "

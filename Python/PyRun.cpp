@@ -14,6 +14,7 @@
 #include "Geometry/Queries.hpp"
 #include "Geometry/Sources.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Kernels/RunWarnings.hpp"
 #include "Kernels/Tuning.hpp"
 #include "Python/PyCommon.hpp"
 
@@ -164,6 +165,10 @@ public:
         if (result_->run.cancelled)
             throw fm::Error("Simulation: run cancelled after " + std::to_string(result_->run.packetsDone) + " of " +
                             std::to_string(result_->run.packetsRequested) + " packets; no results kept");
+        if (std::string w = fm::abnormalWarning(result_->run.ledger); !w.empty()) {  // a result is taken once
+            warnings_.push_back(w);
+            issueWarnings({w});
+        }
         return result_;
     }
 
@@ -436,7 +441,8 @@ As a context manager, leaving the block cancels a run still going.)doc")
         .def("cancel", &Simulation::cancel, "Asks the run to stop (result() then raises Error)")
         .def_property_readonly("progress", &Simulation::progress, "Fraction of packets done, 0..1")
         .def_property_readonly("warnings", &Simulation::warnings,
-                               "Mesh-check and source warnings (also issued as RuntimeWarning at construction)")
+                               "Mesh-check and source warnings (also issued as RuntimeWarning at construction), and the "
+                               "finished run's abnormal-weight warning (issued by result())")
         .def_property_readonly("running", &Simulation::running, "Started and not yet ended")
         .def_property_readonly("done", &Simulation::done, "The run has ended (finished, cancelled or failed)")
         .def("__enter__", [](Simulation& s) -> Simulation& { return s; }, py::return_value_policy::reference)

@@ -16,6 +16,7 @@
 #include "Tcl/TclMeshCheck.hpp"
 #include "Tcl/TclOutputs.hpp"
 #include "Tcl/TclSources.hpp"
+#include "Kernels/RunWarnings.hpp"
 #include "Tcl/TclUtil.hpp"
 #ifdef FM_TCL_HDF5
 #include "Storage/FluenceMatrix/FluenceMatrixHDF5.hpp"
@@ -198,6 +199,11 @@ void BatchRunner::runSync() {
         throw fm::Error("BatchRunner: batch " + std::string(gBatchInterrupted ? "interrupted (Ctrl-C)" : "cancelled") +
                         " after " + std::to_string(s.delivered) + " of " + std::to_string(s.runs) +
                         " runs; no results kept");
+    std::vector<std::string> abnormal;
+    for (size_t j = 0; j < results.size(); ++j)
+        if (std::string w = fm::abnormalWarning(results[j]->ledger); !w.empty())
+            abnormal.push_back("BatchRunner run " + std::to_string(j) + ": " + w);
+    fmtcl::reportWarnings(abnormal);
     results_ = std::move(results);
     built_ = std::move(built);
     runMesh_ = mesh_;

@@ -15,6 +15,7 @@
 #include "Tcl/TclGeometry.hpp"
 #include "Tcl/TclMeshCheck.hpp"
 #include "Tcl/TclSources.hpp"
+#include "Kernels/RunWarnings.hpp"
 #include "Tcl/TclUtil.hpp"
 
 using fm::ParameterError;
@@ -355,6 +356,7 @@ void Kernel::runSync() {
 }
 
 std::shared_ptr<const OutputDataCollection::Items> Kernel::collect(const fm::RunResult& r, const Prepared& p) const {
+    if (std::string w = fm::abnormalWarning(r.ledger); !w.empty()) fmtcl::reportWarnings({className_ + ": " + w});
     auto items = std::make_shared<OutputDataCollection::Items>();
     items->push_back(std::make_shared<MCEventCounts>(r.events));
     items->push_back(std::make_shared<ConservationCounts>(r.ledger, r.standardError));

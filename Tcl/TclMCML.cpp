@@ -14,6 +14,8 @@
 #include "Storage/MCML/MCOWriter.hpp"
 #include "Tcl/TclDetected.hpp"
 #include "Tcl/TclGeometry.hpp"
+#include "Kernels/RunWarnings.hpp"
+#include "Tcl/TclMeshCheck.hpp"
 #include "Tcl/TclUtil.hpp"
 
 using fm::ParameterError;
@@ -312,6 +314,7 @@ Kernel::Job MCMLKernel::makeJob() const {
         out.requested = raw->packetsRequested;
         out.seconds = raw->seconds;
         out.collect = [raw, res, run] {
+            if (std::string w = fm::abnormalWarning(raw->ledger); !w.empty()) fmtcl::reportWarnings({"MCMLKernel: " + w});
             auto items = std::make_shared<OutputDataCollection::Items>();
             items->push_back(std::make_shared<MCEventCounts>(raw->events));
             items->push_back(std::make_shared<ConservationCounts>(raw->ledger));

@@ -3,8 +3,10 @@
 // a grid of energies, and the two LP solvers against each other; infeasible prescriptions named.
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
 #include <random>
 
+#include "Common/Errors.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Planning/LinearProgram.hpp"
 #include "Planning/Optimizer.hpp"
@@ -119,6 +121,27 @@ BOOST_AUTO_TEST_CASE(two_sources_one_target_match_brute_force) {
     c.rx.organs.clear();
     c.rx.maxTotalEnergy = 5;  // binding: the threshold needs more than the budget allows
     checkAgainstBruteForce(c);
+}
+
+// An organ at risk whose fluence is undefined everywhere (mu_a = 0: NaN in the matrix) cannot
+// carry a dose limit: refused, not dropped from the plan; without a limit it is left out.
+BOOST_AUTO_TEST_CASE(organ_without_defined_dose_refused_when_limited) {
+    TwoSourceCase c;
+    for (uint32_t t = 1; t <= c.m.tetras; ++t)
+        if (c.mesh.region(t) == 2) c.m.fluence[t - 1] = c.m.fluence[c.m.tetras + t - 1] = NAN;
+    c.rx.organs[0].maxDoses.push_back({0.1, 6.0});
+    try {
+        optimisePlan(c.problem());
+        BOOST_ERROR("an organ at risk with no defined dose and a dose limit was planned");
+    } catch (const ParameterError& e) {
+        BOOST_TEST((std::string(e.what()).find("organ at risk organ has no tetras with a defined dose") !=
+                    std::string::npos), e.what());
+    }
+    c.rx.organs[0].maxDoses.clear();
+    c.rx.organs[0].threshold = INFINITY;
+    BOOST_TEST(optimisePlan(c.problem()).feasible);
+    c.rx.targets[0].region = 2;  // a target likewise
+    BOOST_CHECK_THROW(optimisePlan(c.problem()), ParameterError);
 }
 
 BOOST_AUTO_TEST_CASE(organ_limit_binds_and_matches_brute_force) {

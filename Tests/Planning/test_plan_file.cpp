@@ -81,6 +81,14 @@ BOOST_AUTO_TEST_CASE(negative_and_bad_values) {
                 {"/prescription/organs_at_risk/0/max_doses/0/D_percent", "[0, 100]"});
 }
 
+BOOST_AUTO_TEST_CASE(slices_outside_the_mesh) {
+    expectError([](json& j) { j["outputs"] = json::parse(R"({"slices": [{"axis": "z", "at_mm": 1000}]})"); },
+                {"/outputs/slices/0/at_mm", "1000 mm is outside the mesh (z -5 .. 5 mm)"});
+    json j = goodPlan();
+    j["outputs"] = json::parse(R"({"slices": [{"axis": "x", "at_mm": 5}]})");  // on the boundary: kept
+    BOOST_TEST(parsePlan(j.dump(), "plan.json", "").slices.size() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(conflicting_units) {
     expectError([](json& j) { j["prescription"]["targets"][0]["threshold_J_mm2"] = 0.4; },
                 {"/prescription/targets/0/threshold_J_mm2", "conflicting units"});
