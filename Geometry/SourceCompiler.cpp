@@ -89,11 +89,16 @@ struct Builder {
         p.tetra = t;
         return p;
     }
-    uint32_t locateOrThrow(const Point3& p, uint32_t hint, const std::string& what) const {
+    uint32_t locateOrThrow(const Point3& p, uint32_t hint, const std::string& what) {
         checkFinite(p, what);
         if (hint && hint <= mesh.tetraCount() && mesh.contains(hint, p)) return hint;
         uint32_t t = mesh.locate(p);
         if (!t) throw ModelError(what + ": position " + str(p) + " is outside the mesh");
+        if (hint)
+            warn(what + " at " + str(p) + ": its element hint " + std::to_string(hint) +
+                 (hint > mesh.tetraCount() ? " does not exist (tetras 1.." + std::to_string(mesh.tetraCount()) + ")"
+                                           : " does not contain it") +
+                 "; located by its position instead (tetra " + std::to_string(t) + ")");
         return t;
     }
     double tetraDistance2(uint32_t t, const Point3& c) const {  // to the tetra's bounding box
@@ -120,6 +125,25 @@ struct Builder {
         closePieces(e, first, w, what);
     }
     void warn(const std::string& w) { out.warnings.push_back(w); }
+    // A ball or cylinder emitter (kEmitVolume with its shape's rejection) draws its points in the
+    // shape itself (EmitterRecord::inShape) where its tetras would reject most of theirs: when
+    // the shape's part inside the mesh is less than half the tetras' volume, and one of the
+    // candidate walk starts (a point on the axis and its distance from e.pos) lies inside the
+    // mesh.
+    void preferShape(EmitterRecord& e, double shapeVolume, const Coverage& c, const std::vector<uint32_t>& tetras,
+                     const std::vector<std::pair<Point3, double>>& starts) {
+        double tetraVolume = 0;
+        for (uint32_t t : tetras) tetraVolume += mesh.volume(t);
+        if (!(shapeVolume * (1 - c.outside - c.lost) < 0.5 * tetraVolume)) return;
+        for (const auto& [from, s] : starts) {
+            const uint32_t t = mesh.locate(from);
+            if (!t) continue;
+            e.inShape = 1;
+            e.walkFrom = float(s);
+            e.tetra = t;
+            return;
+        }
+    }
     // Warns about the part of an emitter outside the mesh; throws when all of it is.
     void checkCoverage(const Coverage& c, const std::string& what) {
         if (c.outside + c.lost >= 1)
@@ -230,6 +254,9 @@ Entry enterMesh(const Builder& B, const Point3& p, const Point3& d, uint32_t hin
     auto hit = rayEntry(B.mesh, p, d);
     uint32_t inside = B.mesh.locate(p);
     if (hint && hint <= B.mesh.tetraCount() && B.mesh.contains(hint, p)) inside = hint;
+    else if (hint > B.mesh.tetraCount())  // a beam from outside has no tetra at its start: only a missing one is wrong
+        warnAbout(B, what + " at " + str(p) + ": its element hint " + std::to_string(hint) + " does not exist (tetras 1.." +
+                         std::to_string(B.mesh.tetraCount()) + "); located by its position instead");
     auto span = B.mesh.bounds();
     double tol = 1e-6 * normP(sub(span[1], span[0]));
     if (inside && !(hit.first && std::fabs(hit.second) <= tol)) return Entry{inside, p, d, 1.f};
@@ -377,9 +404,15 @@ void Builder::cylinder(const CylinderSource& s, double p) {
         e.dir = toV(u);
         e.radius = float(s.radius);
         e.length = float(normP(axis));
-        checkCoverage(cylinderVolumeCoverage(mesh, s.endpoint[0], s.endpoint[1], s.radius),
-                      "Cylinder source (volume) from " + str(s.endpoint[0]) + " to " + str(s.endpoint[1]));
-        volumePieces(e, tetrasNear(s.endpoint[0], s.endpoint[1], s.radius), "Cylinder source");
+        const Coverage cov = cylinderVolumeCoverage(mesh, s.endpoint[0], s.endpoint[1], s.radius);
+        checkCoverage(cov, "Cylinder source (volume) from " + str(s.endpoint[0]) + " to " + str(s.endpoint[1]));
+        const std::vector<uint32_t> near = tetrasNear(s.endpoint[0], s.endpoint[1], s.radius);
+        volumePieces(e, near, "Cylinder source");
+        const double length = normP(axis);
+        const Point3 mid{0.5 * (s.endpoint[0][0] + s.endpoint[1][0]), 0.5 * (s.endpoint[0][1] + s.endpoint[1][1]),
+                         0.5 * (s.endpoint[0][2] + s.endpoint[1][2])};
+        preferShape(out.emitters.back(), M_PI * s.radius * s.radius * length, cov, near,
+                    {{mid, 0.5 * length}, {s.endpoint[0], 0.0}, {s.endpoint[1], length}});
         return;
     }
     if (s.radius > 0) {
@@ -492,9 +525,12 @@ void Builder::compile(const Source& s, double scale, int depth) {
         e.reject = kRejectBall;
         e.pos = toV(q->centre);
         e.radius = float(q->radius);
-        checkCoverage(ballCoverage(mesh, q->centre, q->radius),
-                      "Ball source at " + str(q->centre) + " of radius " + num(q->radius));
-        volumePieces(e, tetrasNear(q->centre, q->centre, q->radius), "Ball source");
+        const Coverage cov = ballCoverage(mesh, q->centre, q->radius);
+        checkCoverage(cov, "Ball source at " + str(q->centre) + " of radius " + num(q->radius));
+        const std::vector<uint32_t> near = tetrasNear(q->centre, q->centre, q->radius);
+        volumePieces(e, near, "Ball source");
+        preferShape(out.emitters.back(), 4.0 / 3.0 * M_PI * q->radius * q->radius * q->radius, cov, near,
+                    {{q->centre, 0.0}});
     } else if (auto q = dynamic_cast<const LineSource*>(&s)) {
         checkFinite(q->endpoint[0], "Line source");
         checkFinite(q->endpoint[1], "Line source");

@@ -11,7 +11,8 @@ namespace fm {
 enum EmitterType : uint32_t {
     kEmitPoint = 0,      // isotropic (or cone) from pos in tetra
     kEmitPencil = 1,     // fixed pos/dir/tetra/weight (specular already taken)
-    kEmitVolume = 2,     // uniform in volume pieces (tetras); optional ball/cylinder rejection
+    kEmitVolume = 2,     // uniform in volume pieces (tetras); optional ball/cylinder rejection, or
+                         // uniform in the ball/cylinder itself (inShape)
     kEmitFaces = 3,      // uniform on face pieces, direction per mode around inward normal
     kEmitLine = 4,       // uniform on segment pieces
     kEmitCylinderSurface = 5,  // on the lateral surface of a cylinder around segment pieces
@@ -39,7 +40,13 @@ struct EmitterRecord {
     uint32_t type, tetra, first, count;  // [first, first+count) indexes pieces and pieceCdf
     Vec3 pos, dir;                       // position/centre/axis start; direction/axis unit vector
     float radius, length, cosMax, weight;
-    uint32_t mode, reject, pad0, pad1;
+    uint32_t mode, reject;
+    // A ball or cylinder small against the tetras it touches (kEmitVolume): points are drawn in
+    // the shape and their tetra found by a straight walk from the point walkFrom along the axis
+    // from pos (the ball's centre: 0), which lies in `tetra`; drawn in the tetras and kept when
+    // inside the shape, most would be rejected.
+    uint32_t inShape;
+    float walkFrom;
 };
 
 struct EmitterView {
@@ -101,6 +108,20 @@ FM_HD bool insideShape(const EmitterRecord& e, Vec3 p) {
     return true;
 }
 
+// A point uniform in the emitter's ball or cylinder (insideShape's shape).
+FM_HD Vec3 uniformInShape(const EmitterRecord& e, PacketRng& rng) {
+    if (e.reject == kRejectBall) {
+        // The largest of three uniforms has density 3 r^2 on [0, 1]: the radius of a point
+        // uniform in the unit ball.
+        const float u1 = rng.uniform(), u2 = rng.uniform(), u3 = rng.uniform();
+        const float r = e.radius * fmaxf(u1, fmaxf(u2, u3));
+        return e.pos + r * isotropicDirection(rng);
+    }
+    const float along = e.length * rng.uniform();
+    const float r = e.radius * fm_sqrt(rng.uniform());
+    return e.pos + along * e.dir + r * deflect(e.dir, 0.f, rng);  // a unit vector across the axis
+}
+
 // Walk in a straight line from `from` (inside cell `tetra`) to `to`; returns the cell holding
 // `to`, or 0 when the segment leaves the mesh or the walk does not settle.
 template <class Model>
@@ -137,6 +158,20 @@ FM_HD LaunchRecord emit(const Model& m, const EmitterView& v, PacketRng& rng) {
         case kEmitPencil:
             return L;
         case kEmitVolume:
+            if (e.inShape) {
+                const Vec3 from = e.pos + e.walkFrom * e.dir;
+                for (int k = 0; k < kMaxRejections; ++k) {
+                    const Vec3 x = uniformInShape(e, rng);
+                    const uint32_t t = walkTo(m, e.tetra, from, x);
+                    if (t == 0) continue;  // outside the mesh: drawn again, as the tetras' draw never goes there
+                    L.pos = x;
+                    L.tetra = t;
+                    L.dir = emitDirection(e.mode, e.dir, e.cosMax, rng);
+                    return L;
+                }
+                L.weight = 0.f;
+                return L;
+            }
             for (int k = 0; k < kMaxRejections; ++k) {
                 const Piece& p = v.pieces[pickFromCdf(v.pieceCdf, e.first, e.count, rng.uniformDouble())];
                 Vec3 x = uniformInTetra(p, rng);

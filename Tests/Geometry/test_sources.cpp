@@ -88,6 +88,111 @@ BOOST_AUTO_TEST_CASE(ball_uniform_in_sphere) {
     BOOST_CHECK_SMALL(f - 0.5, 4 * std::sqrt(0.25 / L.size()));
 }
 
+// A ball far smaller than its tetras: drawn in the tetras and kept when inside, nearly every
+// draw would be rejected (the packets booked abnormal); it is drawn in the ball itself.
+BOOST_AUTO_TEST_CASE(ball_small_against_its_tetras_draws_in_the_ball) {
+    BallSource S;
+    S.centre = {0.1, 0.2, 5.3};
+    S.radius = 0.001;
+    const KernelInput in = packModel(mesh, mats, S);
+    BOOST_REQUIRE_EQUAL(in.emitters.size(), 1u);
+    BOOST_CHECK_EQUAL(in.emitters[0].inShape, 1u);
+    auto L = fmtest::sampleLaunches(in, 5000, 7);
+    double below = 0;
+    for (auto& l : L) {
+        BOOST_REQUIRE_EQUAL(l.weight, 1.f);
+        BOOST_REQUIRE(inTetra(l));
+        double r = std::sqrt(std::pow(l.pos.x - 0.1, 2) + std::pow(l.pos.y - 0.2, 2) + std::pow(l.pos.z - 5.3, 2));
+        BOOST_REQUIRE_LE(r, 0.001 * (1 + 1e-3) + 1e-6);
+        below += r < 0.001 * std::cbrt(0.5);
+    }
+    BOOST_CHECK_SMALL(below / L.size() - 0.5, 4 * std::sqrt(0.25 / L.size()));
+}
+
+// A ball drawn in itself whose part outside the mesh is drawn again, not lost: uniform over its
+// part inside. Centre 0.5 mm inside the box's x = 5 face, radius 2: of the part inside, the half
+// ball x < 4.5 holds (2/3) pi R^3 / ((2/3) pi R^3 + pi (R^2 h - h^3 / 3)) with h = 0.5.
+BOOST_AUTO_TEST_CASE(ball_drawn_in_itself_rejects_its_part_outside_the_mesh) {
+    BallSource S;
+    S.centre = {4.5, 0, 5};
+    S.radius = 2;
+    const KernelInput in = packModel(mesh, mats, S);
+    BOOST_CHECK_EQUAL(in.emitters[0].inShape, 1u);
+    auto L = fmtest::sampleLaunches(in, 20000, 7);
+    double below = 0;
+    for (auto& l : L) {
+        BOOST_REQUIRE_EQUAL(l.weight, 1.f);
+        BOOST_REQUIRE(inTetra(l));
+        below += l.pos.x < 4.5;
+    }
+    const double half = 2.0 / 3.0 * M_PI * 8, cap = M_PI * (4 * 0.5 - 0.125 / 3), p = half / (half + cap);
+    BOOST_CHECK_SMALL(below / L.size() - p, 4 * std::sqrt(p * (1 - p) / L.size()));
+}
+
+// A diffuser 0.01 mm thin emitting from its volume (a 2 mm cylinder in 1 mm cells): drawn in the
+// cylinder, uniform along it; the tetras' draws would keep about one in ten thousand.
+BOOST_AUTO_TEST_CASE(thin_cylinder_volume_draws_in_the_cylinder) {
+    CylinderSource C;
+    C.endpoint[0] = {0.1, 0.2, 2};
+    C.endpoint[1] = {0.1, 0.2, 8};
+    C.radius = 0.01;
+    C.emitVolume = true;
+    const KernelInput in = packModel(mesh, mats, C);
+    BOOST_CHECK_EQUAL(in.emitters[0].inShape, 1u);
+    auto L = fmtest::sampleLaunches(in, 20000, 7);
+    double lower = 0, inner = 0;
+    for (auto& l : L) {
+        BOOST_REQUIRE_EQUAL(l.weight, 1.f);
+        BOOST_REQUIRE(inTetra(l));
+        const double r = std::hypot(l.pos.x - 0.1, l.pos.y - 0.2);
+        BOOST_REQUIRE_LE(r, 0.01 * (1 + 1e-3) + 1e-6);
+        BOOST_REQUIRE(l.pos.z >= 2 - 1e-5 && l.pos.z <= 8 + 1e-5);
+        lower += l.pos.z < 5;
+        inner += r < 0.01 * std::sqrt(0.5);  // half the area of the cross-section
+    }
+    BOOST_CHECK_SMALL(lower / L.size() - 0.5, 4 * std::sqrt(0.25 / L.size()));
+    BOOST_CHECK_SMALL(inner / L.size() - 0.5, 4 * std::sqrt(0.25 / L.size()));
+}
+
+// A ball that fills most of the tetras it touches keeps the tetras' draws.
+BOOST_AUTO_TEST_CASE(ball_filling_its_tetras_keeps_the_tetra_draws) {
+    BallSource S;
+    S.centre = {0, 0, 5};
+    S.radius = 7;  // all of the box but its corners: most of the tetras' draws fall inside
+    const KernelInput in = packModel(mesh, mats, S);
+    BOOST_CHECK_EQUAL(in.emitters[0].inShape, 0u);
+    for (auto& l : launch(S, 2000)) {
+        BOOST_REQUIRE_EQUAL(l.weight, 1.f);
+        BOOST_REQUIRE(inTetra(l));
+    }
+}
+
+// An element hint that does not exist, or does not hold the point, is set aside with a warning
+// (TIM-OS type 11 and MMC's InitElem carry one); a right hint gives no warning.
+BOOST_AUTO_TEST_CASE(wrong_element_hints_are_warned_about) {
+    PointSource P;
+    P.position = {0.1, 0.2, 5.3};
+    const uint32_t right = packModel(mesh, mats, P).emitters[0].tetra;
+    P.elementHint = right;
+    BOOST_CHECK(packModel(mesh, mats, P).warnings.empty());
+    P.elementHint = 99999;
+    KernelInput in = packModel(mesh, mats, P);
+    BOOST_REQUIRE_EQUAL(in.warnings.size(), 1u);
+    BOOST_CHECK_NE(in.warnings[0].find("element hint 99999 does not exist (tetras 1.."), std::string::npos);
+    BOOST_CHECK_EQUAL(in.emitters[0].tetra, right);
+    P.elementHint = right == 1 ? 2 : 1;
+    in = packModel(mesh, mats, P);
+    BOOST_REQUIRE_EQUAL(in.warnings.size(), 1u);
+    BOOST_CHECK_NE(in.warnings[0].find("does not contain it; located by its position instead"), std::string::npos);
+    PencilBeamSource B;
+    B.position = {0.1, 0.2, 0};  // on the surface: no warning of its own
+    B.direction = {0, 0, 1};
+    B.elementHint = 99999;
+    in = packModel(mesh, mats, B);
+    BOOST_REQUIRE_EQUAL(in.warnings.size(), 1u);
+    BOOST_CHECK_NE(in.warnings[0].find("element hint 99999 does not exist"), std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(volume_region_uniform) {
     VolumeSource V;
     V.region = 2;
