@@ -433,7 +433,47 @@ void checkDuplicateTetras(const std::vector<TetraPoints>& tetras, const std::vec
     if (d.count) rep.add(d);
 }
 
+// The kernels hold positions in single precision (24-bit mantissa): at coordinate magnitude C a
+// position is resolved to C * 2^-24, which must stay small against the shortest edge, or the
+// faces a packet meets come out wrong (a mesh in micrometres, or in scanner coordinates far from
+// the origin). Above kMaxCoordinateOverEdge the resolution is over 0.6% of the shortest edge.
+constexpr double kMaxCoordinateOverEdge = 1e5;
+void checkPrecision(const TetraMesh& m, MeshCheckReport& rep) {
+    if (!m.tetraCount()) return;
+    double far = 0;
+    for (uint32_t p = 1; p <= m.pointCount(); ++p)  // point 0 is a placeholder
+        for (int k = 0; k < 3; ++k) far = std::max(far, std::fabs(m.point(p)[k]));
+    const unsigned chunks = chunkCount(m.tetraCount());
+    std::vector<double> shortest(chunks, INFINITY);
+    std::vector<uint32_t> which(chunks, 0);
+    parallelChunks(1, m.tetraCount() + 1, chunks, [&](unsigned c, size_t lo, size_t hi) {
+        for (size_t t = lo; t < hi; ++t) {
+            const auto& T = m.tetra(uint32_t(t));
+            for (int i = 0; i < 4; ++i)
+                for (int j = i + 1; j < 4; ++j) {
+                    const Point3 d = sub(m.point(T[i]), m.point(T[j]));
+                    const double e2 = dotP(d, d);
+                    if (e2 < shortest[c]) shortest[c] = e2, which[c] = uint32_t(t);
+                }
+        }
+    });
+    const size_t best = size_t(std::min_element(shortest.begin(), shortest.end()) - shortest.begin());
+    const double edge = std::sqrt(shortest[best]);
+    if (!(edge > 0) || far <= kMaxCoordinateOverEdge * edge) return;
+    MeshDefect d = defect("coordinates far from the origin", MeshDefect::Warning,
+                          "mesh whose coordinates are too large for its smallest tetras in single precision (the "
+                          "kernels' positions): move the mesh near the origin, or use larger units");
+    std::ostringstream o;
+    o.precision(3);
+    o << "largest |coordinate| " << far << ", shortest edge " << edge << " (tetra " << which[best]
+      << "): positions resolved to " << far * std::ldexp(1.0, -24) << ", " << 100 * far * std::ldexp(1.0, -24) / edge
+      << "% of that edge";
+    note(d, o.str());
+    rep.add(d);
+}
+
 void checkMeshStructure(const TetraMesh& mesh, MeshCheckReport& rep) {
+    checkPrecision(mesh, rep);
     checkComponents(mesh, rep);
     checkCoincidentVertices(mesh, rep);
     checkCracks(mesh, rep);

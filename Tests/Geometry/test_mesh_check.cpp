@@ -180,6 +180,20 @@ BOOST_AUTO_TEST_CASE(region_labels_without_tetras_are_a_warning) {
     BOOST_CHECK(mentions(w, "region 2; region 3"));
 }
 
+// Single-precision positions 1e6 mm from the origin are resolved to 0.06 mm, 6% of this mesh's
+// shortest (1 mm) edges: a warning; 1e4 mm away (0.06%) is fine.
+BOOST_AUTO_TEST_CASE(coordinates_far_from_the_origin_for_the_tetras_are_a_warning) {
+    for (double shift : {1e4, 1e6}) {
+        RawMesh r = raw(joinedOrgans());
+        for (Point3& p : r.points) p[0] += shift;
+        TetraMesh m = r.build();
+        std::string w = joined(m.checkReport().warnings());
+        BOOST_TEST_MESSAGE(w);
+        BOOST_CHECK_EQUAL(mentions(w, "coordinates far from the origin: 1"), shift > 1e5);
+        if (shift > 1e5) BOOST_CHECK(mentions(w, "shortest edge 1 (tetra "));
+    }
+}
+
 BOOST_AUTO_TEST_CASE(separate_bodies_are_a_components_warning_only) {
     TetraMesh a = makeBoxMesh({0, 0, 0}, {1, 1, 1}, 2, 2, 2, [](const Point3&) { return 1u; });
     RawMesh r = raw(a);
