@@ -199,9 +199,11 @@ void readSources(const BatchCommand& c, BatchInputs& in) {
     const std::shared_ptr<BatchSourceFiles> read =
         c.sourceFiles && c.sourceFiles->arg == c.sources ? c.sourceFiles : readSourceFiles(c.sources);
     const std::vector<Entry>& entries = read->entries;
-    auto packetsOf = [&](double filePackets) {
+    // A file's weights are packet counts only where they are TIM-OS photon counts
+    // (TIMOSSources::packetCount); relative powers leave the default.
+    auto packetsOf = [&](const TIMOSSources& s, double rowWeight) {
         if (c.packetsGiven) return c.opt.packets;
-        return filePackets >= 1 && filePackets <= 1e15 ? uint64_t(filePackets) : uint64_t(1000000);
+        return s.packetCount > 0 && rowWeight >= 1 ? uint64_t(rowWeight) : uint64_t(1000000);
     };
     const bool splitRows = entries.size() == 1 && entries[0].where == entries[0].path;
     for (size_t i = 0; i < entries.size(); ++i) {
@@ -214,13 +216,13 @@ void readSources(const BatchCommand& c, BatchInputs& in) {
                 in.sources.push_back(comp->elements[k]);
                 in.srcLabels.push_back(e.label + "#" + std::to_string(k + 1));
                 in.srcWhere.push_back(e.label + " row " + std::to_string(k + 1));
-                in.packets.push_back(packetsOf(comp->elements[k]->power));
+                in.packets.push_back(packetsOf(s, comp->elements[k]->power));
             }
         } else {
             in.sources.push_back(s.source);
             in.srcLabels.push_back(e.label);
             in.srcWhere.push_back(whereOf(e, e.label));
-            in.packets.push_back(packetsOf(s.totalPackets));
+            in.packets.push_back(packetsOf(s, s.totalPackets));
         }
     }
 }

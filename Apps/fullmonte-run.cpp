@@ -152,6 +152,9 @@ void parseInto(Args& a, int argc, char** argv) {
         for (auto f : kValues)
             if (k == f) {
                 if (i + 1 >= argc) throw ParameterError(k + " needs a value");
+                // An empty value (an unset shell variable) is no value: "--output ''" would
+                // write into the current folder.
+                if (!*argv[i + 1]) throw ParameterError(k + " needs a value (it was given an empty one)");
                 a.v[k] = argv[++i];
                 known = true;
             }
@@ -386,7 +389,10 @@ std::pair<double, size_t> estimatedWork(const Args& a, std::shared_ptr<BatchSour
                                         batchSources),
                     tetras};
         if (given > 0) return {given, tetras};
-        if (a.has("--source")) return {readTIMOSSource(a.get("--source")).totalPackets, tetras};
+        if (a.has("--source")) {
+            const double n = readTIMOSSource(a.get("--source")).packetCount;
+            return {n > 0 ? n : 1e6, tetras};
+        }
         return {1e6, tetras};
     } catch (const std::exception&) {  // the run reports bad input itself
         return {0, tetras};
@@ -499,7 +505,17 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     } else if (a.has("--source") && !a.has("--mmc")) {
         auto s = readTIMOSSource(a.get("--source"));
         src = s.source;
-        filePackets = s.totalPackets;
+        filePackets = s.packetCount;
+        if (!a.has("--packets")) {
+            if (filePackets > 0)
+                std::fprintf(stderr, "fullmonte-run: %.0f packets, the sum of %s's weights (TIM-OS photon counts); "
+                                     "--packets N chooses another count\n",
+                             filePackets, a.get("--source").c_str());
+            else
+                std::fprintf(stderr, "fullmonte-run: %s's weights are relative powers, not photon counts (whole numbers "
+                                     "adding up to at least %.0f): 1000000 packets; --packets N chooses another count\n",
+                             a.get("--source").c_str(), kMinFilePacketCount);
+        }
     } else if (a.has("--point")) {
         auto p = std::make_shared<PointSource>();
         auto v = numberList("--point", a.get("--point"), 3);

@@ -25,10 +25,14 @@ fm::Point3 point3(py::handle h, const std::string& what) {
 }
 
 uint64_t countArg(py::handle h, const std::string& what, uint64_t lo) {
-    if (!py::isinstance<py::int_>(h) || py::isinstance<py::bool_>(h))
+    // Python ints and other integers (numpy's int64, which arrays of counts give) by __index__;
+    // not bool, not float.
+    const bool integral = py::isinstance<py::int_>(h) || (!PyFloat_Check(h.ptr()) && PyIndex_Check(h.ptr()));
+    if (!integral || py::isinstance<py::bool_>(h))
         throw py::type_error(what + ": expected an integer, got " +
                              std::string(py::str(py::type::of(h).attr("__name__"))));
-    auto v = py::reinterpret_borrow<py::int_>(h);
+    auto v = py::reinterpret_steal<py::int_>(PyNumber_Index(h.ptr()));
+    if (!v) throw py::error_already_set();
     if (v < py::int_(lo) || v > py::int_(UINT64_MAX))
         throw py::value_error(what + ": must be in " + std::to_string(lo) + "..18446744073709551615, got " +
                               std::string(py::str(v)));

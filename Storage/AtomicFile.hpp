@@ -98,9 +98,16 @@ public:
     void commit() {
         out.flush();
         bool ok = bool(out) && buf_.close() != nullptr;
-        if (!ok || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+        if (!ok) {
             std::remove(tmp_.c_str());
             throw Error(path_ + ": write failed (disk full or not writable?)");
+        }
+        if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+            const int e = errno;
+            std::remove(tmp_.c_str());
+            if (e == EISDIR || e == ENOTEMPTY || e == EEXIST)
+                throw Error(path_ + ": is a folder, not a file (give a file name)");
+            throw Error(path_ + ": cannot be written (" + std::strerror(e) + ")");
         }
         committed_ = true;
     }

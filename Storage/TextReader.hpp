@@ -34,6 +34,7 @@ public:
     }
     // Next token, or "" at end of file.
     std::string token() {
+        if (!started_) skipByteOrderMark();
         std::string t;
         int c;
         while ((c = in_->get()) != EOF) {
@@ -106,6 +107,19 @@ private:
     std::ifstream file_;
     std::istream* in_;
     int line_ = 1;
+    bool started_ = false;
+    // A UTF-8 byte-order mark (files saved by Windows editors) before the first token is no part
+    // of the text.
+    void skipByteOrderMark() {
+        started_ = true;
+        if (in_->peek() != 0xEF) return;
+        const std::streampos at = in_->tellg();
+        char b[3] = {0, 0, 0};
+        in_->read(b, 3);
+        if (in_->gcount() == 3 && b[0] == '\xEF' && b[1] == '\xBB' && b[2] == '\xBF') return;
+        in_->clear();
+        in_->seekg(at);
+    }
 };
 
 }  // namespace fm

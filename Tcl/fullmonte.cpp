@@ -64,6 +64,12 @@ int main(int argc, char** argv) {
         printUsage();
         return 0;
     }
+    // Any other option would start the interactive shell (Tcl_Main takes only a script or
+    // -encoding): refused, so a mistyped option does not wait on standard input.
+    if (argc >= 2 && argv[1][0] == '-' && std::string(argv[1]) != "-encoding") {
+        std::fprintf(stderr, "fullmonte: unknown option '%s' (fullmonte --help lists the usage)\n", argv[1]);
+        return 2;
+    }
     Tcl_Main(argc, argv, appInit);
     return 0;
 }

@@ -29,6 +29,14 @@ void LabelImage::validate(const std::string& what) const {
                                  " must be finite and > 0 (got " + std::to_string(spacing[a]) + ")");
     for (int a = 0; a < 3; ++a)
         if (!std::isfinite(origin[a])) throw ParameterError(what + ": image origin is not finite");
+    for (size_t i = 0; i < labels.size(); ++i)
+        if (labels[i] < 0) {
+            const size_t x = i % dims[0], y = (i / dims[0]) % dims[1], z = i / (dims[0] * dims[1]);
+            throw ParameterError(what + ": voxel (" + std::to_string(x) + ", " + std::to_string(y) + ", " +
+                                 std::to_string(z) + ") has label " + std::to_string(labels[i]) +
+                                 ": labels are integers >= 0 (0 is the outside; map an 'unlabelled' value such as "
+                                 "-1 to 0 first)");
+        }
 }
 
 namespace {

@@ -237,9 +237,19 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
     const size_t ngv = sel.gatedVolume ? opt.gates.bins() * ngc : 0, ngs = sel.gatedSurface ? opt.gates.bins() * ns : 0;
     const double tallyBytes = 8.0 * double((sel.volume || gated ? nv : 0) + (sel.surface || gated ? ns : 0) +
                                            (sel.directed ? nd : 0) + ngv + ngs);
+    // What shrinks the need: fewer threads (each keeps its own tallies), one batch (no fold
+    // arrays), fewer time gates or gated regions (the gated tallies, where they dominate).
+    std::string advice = threads > 1 ? "use fewer threads" : "";
+    if (batched) advice += std::string(advice.empty() ? "" : ", ") + "run one batch (--batches 1: no standard errors)";
+    if (ngv + ngs > nv + ns)
+        advice += std::string(advice.empty() ? "" : ", ") +
+                  "use fewer time gates or gate fewer regions (--time-gate-regions; the gated tallies take " +
+                  std::to_string(int(100.0 * 8.0 * double(ngv + ngs) / tallyBytes)) + "% of the tallies)";
+    if (advice.empty()) advice = "the tallies of this mesh do not fit: run on a machine with more memory";
     requireMemory(tallyBytes * ((batched ? 3 : 1) * threads + 2),
-                  "a CPU run over " + std::to_string(nv - 1) + " tetras with " + std::to_string(threads) + " threads",
-                  "use fewer threads");
+                  "a CPU run over " + std::to_string(nv - 1) + " tetras with " + std::to_string(threads) +
+                      (threads == 1 ? " thread" : " threads"),
+                  advice);
 
     RunResult r;
     r.kernel = "cpu";

@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -380,6 +381,39 @@ def test_mesh_checks_cracks_repair_and_source_warnings(tmp_path):
     with pytest.warns(RuntimeWarning, match="outside"):
         sim = fm.Simulation(mesh, mats, fm.BallSource((5, 0, 0), 2.0), packets=100)
     assert any("outside" in w for w in sim.warnings)
+
+
+def test_counts_accept_numpy_integers_not_floats_or_bools():
+    """Packet counts and seeds often come from numpy arrays: their integers are counts too."""
+    mesh = fm.box_mesh((-5, -5, -5), (5, 5, 5), (2, 2, 2))
+    mats = fm.MaterialSet([fm.Material(0.1, 5, 0.8, 1.4)])
+    src = fm.PointSource((0, 0, 0))
+    r = fm.run(mesh, mats, src, packets=np.int64(300), seed=np.uint32(5))
+    assert r.packets == 300
+    for bad in (300.0, np.float64(300), True):
+        with pytest.raises(TypeError, match="packets: expected an integer"):
+            fm.run(mesh, mats, src, packets=bad)
+    with pytest.raises(ValueError, match="packets: must be in 1"):
+        fm.run(mesh, mats, src, packets=np.int64(0))
+
+
+def test_abnormal_weight_warned():
+    """A run whose step guard books most packets abnormal warns (RuntimeWarning, Simulation.warnings,
+    run_batch), as fullmonte-run does; a normal run does not."""
+    mesh = fm.box_mesh((-5, -5, -5), (5, 5, 5), (4, 4, 4))
+    mats = fm.MaterialSet([fm.Material(0.1, 5, 0.8, 1.4)])
+    src = fm.BallSource((0, 0, 0), 1.0)
+    sim = fm.Simulation(mesh, mats, src, packets=500, max_steps=1)
+    sim.start()
+    with pytest.warns(RuntimeWarning, match="booked abnormal"):
+        r = sim.result()
+    assert r.ledger["abnormal"] > 0.5 * r.ledger["launched"]
+    assert sum("booked abnormal" in w for w in sim.warnings) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fm.run(mesh, mats, src, packets=500)  # a normal run: no warning
+    with pytest.warns(RuntimeWarning, match="run_batch run 0: .*booked abnormal"):
+        fm.run_batch(mesh, mats, [src], packets=200, max_steps=1)
 
 
 def _run_dvh_example(tmp_path, block_matplotlib):

@@ -76,6 +76,10 @@ def test_mesher_bad_arguments():
         fm.mesh_image(labels, cell_size=-1)
     with pytest.raises(TypeError, match="integer"):
         fm.mesh_image(labels.astype(float))
+    negative = labels.astype(np.int16)
+    negative[0, 1, 2] = -1  # an 'unlabelled' code: refused, not wrapped to another label
+    with pytest.raises(ValueError, match=r"voxel \(0, 1, 2\) has label -1: labels are integers >= 0"):
+        fm.mesh_image(negative)
     with pytest.raises(ValueError, match="seed"):
         fm.mesh_image(labels, seed=2 ** 32)  # never wrapped
     with pytest.raises(TypeError, match="perturb"):

@@ -49,6 +49,12 @@ public:
     }
 
     TetraMesh parse() {
+        // Without the vertex count's label the file has none of COMSOL's field labels (a comment
+        // such as "# Created by iso2mesh" may still head it): read by position.
+        const bool labelled = std::any_of(lines_.begin(), lines_.end(), [](const Line& l) {
+            return is(l.label, {"number of mesh vertices", "number of mesh points"});
+        });
+        if (!labelled && !lines_.empty()) return parsePositional();
         for (i_ = 0; i_ < lines_.size(); ++i_) step();
         if (npoints_ < 0) fail(lastLine(), "no mesh vertices (\"# number of mesh vertices\") found");
         if (!sawTets_) fail(lastLine(), "no \"tet\" element type: the mesh has no tetrahedra");
@@ -56,6 +62,98 @@ public:
     }
 
 private:
+    // A file without COMSOL's '#' field labels (iso2mesh's savemphtxt, FieldTrip, brain2mesh
+    // write them so), read by position as the mphtxt layout puts its fields: the version, tags, types,
+    // the object's header and class, the mesh version, space dimension, vertex count, lowest
+    // index and coordinates, then per element type its name, vertices per element, count and
+    // elements, and (mesh version 2) parameter counts and parameters, domain count and domains,
+    // up/down pair count and pairs. Version 4 files carry their labels (COMSOL writes them).
+    struct Token {
+        std::string text;
+        int line;
+    };
+    std::vector<Token> tokens_;
+    size_t t_ = 0;
+    int here() const { return t_ < tokens_.size() ? tokens_[t_].line : lastLine(); }
+    const Token& next(const std::string& what) {
+        if (t_ >= tokens_.size()) fail(lastLine(), "unexpected end of file: expected " + what + " (read by position: the file has no '#' labels)");
+        return tokens_[t_++];
+    }
+    long long whole(const std::string& what, long long lo = 0, long long hi = 1000000000) {
+        const Token& k = next(what);
+        Line l{k.line, k.text, ""};
+        long long v = integer(l, k.text, what);
+        if (v < lo || v > hi) fail(k.line, what + " " + std::to_string(v) + " is out of range");
+        return v;
+    }
+    std::string word(const std::string& what) {
+        whole("the length of " + what);
+        return next(what).text;
+    }
+    std::vector<std::vector<double>> rows(long long n, int k, const std::string& what) {
+        std::vector<std::vector<double>> out;
+        out.reserve(size_t(std::min<long long>(n, (long long)(tokens_.size() - t_) / std::max(k, 1) + 1)));
+        for (long long r = 0; r < n; ++r) {
+            std::vector<double> row;
+            for (int c = 0; c < k; ++c) {
+                const Token& x = next(what);
+                char* end = nullptr;
+                double v = std::strtod(x.text.c_str(), &end);
+                if (end == x.text.c_str() || *end || !std::isfinite(v)) fail(x.line, what + ": \"" + x.text + "\" is not a number");
+                row.push_back(v);
+            }
+            out.push_back(std::move(row));
+        }
+        return out;
+    }
+    TetraMesh parsePositional() {
+        for (const Line& l : lines_) {
+            std::istringstream ss(l.data);
+            std::string w;
+            while (ss >> w) tokens_.push_back({w, l.number});
+        }
+        whole("the major version"), whole("the minor version");
+        for (long long n = whole("the number of tags"); n > 0; --n) word("a tag");
+        for (long long n = whole("the number of types"); n > 0; --n) word("a type");
+        whole("the object's header"), whole("the object's header"), whole("the object's header");
+        int line = here();
+        if (word("the object's class") != "Mesh") fail(line, "the object is not a Mesh (read by position: the file has no '#' labels)");
+        line = here();
+        const long long v = whole("the mesh version");
+        if (v != 2)
+            fail(line, "mesh version " + std::to_string(v) +
+                           " without '#' labels: only version 2 is read by position (COMSOL writes its labels)");
+        line = here();
+        if (whole("the space dimension") != 3) fail(line, "space dimension " + tokens_[t_ - 1].text + ": only 3-D meshes are supported");
+        npoints_ = whole("the number of mesh vertices");
+        base_ = whole("the lowest mesh vertex index", -1000000000);
+        points_ = rows(npoints_, 3, "mesh vertex coordinates");
+        for (long long types = whole("the number of element types"); types > 0; --types) {
+            const std::string type = word("an element type's name");
+            const long long k = whole("the number of vertices per element of " + type, 1, 64);
+            const long long n = whole("the number of " + type + " elements");
+            const int elementLine = here();
+            auto elements = rows(n, int(k), type + " elements");
+            const long long perElement = whole("the number of parameter values per " + type + " element");
+            const long long parameters = whole("the number of " + type + " parameters");
+            rows(parameters, int(std::max<long long>(perElement, 1)), type + " parameters");
+            const long long nd = whole("the number of " + type + " domains");
+            const int domainLine = here();
+            auto domains = rows(nd, 1, type + " domains");
+            rows(whole("the number of " + type + " up/down pairs"), 2, type + " up/down pairs");
+            if (type != "tet") continue;
+            if (k != 4) fail(elementLine, "tet elements with " + std::to_string(k) + " vertices (4 expected)");
+            if (nd != n) fail(domainLine, std::to_string(nd) + " domains for " + std::to_string(n) + " tet elements");
+            tets_ = std::move(elements);
+            domains_ = std::move(domains);
+            tetLine_ = elementLine - 1;
+            domainLine_ = domainLine - 1;
+            sawTets_ = true;
+        }
+        if (!sawTets_) fail(lastLine(), "no \"tet\" element type: the mesh has no tetrahedra");
+        return build();
+    }
+
     [[noreturn]] void fail(int line, const std::string& msg) const {
         throw FormatError(name_ + ":" + std::to_string(line) + ": " + msg);
     }

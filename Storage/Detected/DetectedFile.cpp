@@ -150,6 +150,7 @@ uint64_t readHeader(TextReader& t, std::istream& in, DetectedPackets& dp, bool& 
     withCounts = version == kVersionScatterCounts;
     expectKey(t, "packets");
     dp.packets = t.count("packets", uint64_t(1) << 53);
+    if (dp.packets == 0) t.fail("packets must be >= 1 (the packets the run launched: signals are per packet)");
     expectKey(t, "seed");
     dp.seed = t.count("seed", std::numeric_limits<uint64_t>::max());
     std::string key = t.need("'kernel' or 'regions'");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Storage/TIMOS/TIMOS.hpp"
 
+#include <cmath>
 #include <iterator>
 
 #include "Storage/AtomicFile.hpp"
@@ -137,8 +138,11 @@ TIMOSSources readSources(TextReader& r) {
     }
     r.expectEnd();
     if (!(total > 0)) r.fail("all source weights are zero");
-    if (n == 1) return {comp->elements[0], total};
-    return {comp, total};
+    bool counts = total >= kMinFilePacketCount && total <= 1e15;
+    for (const SourcePtr& e : comp->elements) counts = counts && e->power == std::floor(e->power);
+    const double packets = counts ? total : 0;
+    if (n == 1) return {comp->elements[0], total, packets};
+    return {comp, total, packets};
 }
 
 }  // namespace
@@ -147,6 +151,7 @@ TIMOSSources readSources(TextReader& r) {
 // what is wrong where. A FullMonte binary mesh (.fmb) is recognised by its first bytes.
 static TetraMesh readTIMOSMeshText(std::string text, const std::string& name, const MeshCheckOptions& check) {
     if (isBinaryMesh(text)) return buildMesh(parseBinaryMesh(text, name), name, check);
+    if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);  // a UTF-8 byte-order mark
     MeshArrays a;
     if (parseTIMOSMeshFast(text.data(), text.data() + text.size(), a)) return buildMesh(std::move(a), name, check);
     std::istringstream in(std::move(text));

@@ -15,9 +15,16 @@ MaterialSet readTIMOSMaterials(const std::string& path);
 TetraMesh readTIMOSMesh(std::istream& in, const std::string& name, const MeshCheckOptions& check = {});
 MaterialSet readTIMOSMaterials(std::istream& in, const std::string& name);
 
+// The least sum of weights read as a packet count (filePacketCount).
+constexpr double kMinFilePacketCount = 1000;
 struct TIMOSSources {
     SourcePtr source;       // a CompositeSource when the file has several rows
     double totalPackets;    // sum of the rows' w (TIM-OS: photon counts)
+    // The packet count a run without one given takes from the file: the weights' sum where every
+    // weight is a whole number and they add up to at least kMinFilePacketCount (TIM-OS's photon
+    // counts), else 0 (relative powers, as FullMonte's TIMOSSourceWriter writes them: the run's
+    // default count applies). Each row's own count is then its weight.
+    double packetCount = 0;
 };
 TIMOSSources readTIMOSSource(const std::string& path);
 TIMOSSources readTIMOSSource(std::istream& in, const std::string& name);

@@ -560,6 +560,11 @@ BOOST_AUTO_TEST_CASE(round_trip_and_bad_files) {
     std::string v3 = bytes;
     v3[std::string("fullmonte-detected ").size()] = '3';
     BOOST_CHECK_NE(error(v3).find("unsupported version 3"), std::string::npos);
+    // No packets: every signal would be a division by zero.
+    std::string noPackets = bytes;
+    const size_t at = noPackets.find("packets ") + 8;
+    noPackets.replace(at, noPackets.find_first_of(" \n", at) - at, "0");
+    BOOST_CHECK_NE(error(noPackets).find("packets must be >= 1"), std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

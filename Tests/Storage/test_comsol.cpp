@@ -68,6 +68,32 @@ BOOST_AUTO_TEST_CASE(two_tets_with_domains) {
     BOOST_CHECK_CLOSE(m.volume(2), 1.0 / 3, 1e-9);
 }
 
+// The same two tets in mesh version 2 without COMSOL's field labels, as iso2mesh's savemphtxt
+// lays them out (a comment line first, 1-based vertices, a triangle type with its parameter and
+// domain counts and up/down pairs): read by position.
+const char* kTwoTetsUnlabelled =
+    "# Created by a mesher\n"               // 1
+    "0 1\n1\n5 mesh1\n1\n3 obj\n\n0 0 1\n"  // 2-8
+    "4 Mesh\n2\n3\n5\n1\n"                  // 9-13: class, version, sdim, vertices, lowest index
+    "0 0 0\n1 0 0\n0 1 0\n0 0 1\n1 1 1\n"   // 14-18
+    "2\n"                                   // 19: element types
+    "3 tri\n3\n1\n1 2 3\n1\n0\n1\n1\n1\n0 0\n"  // 20-29
+    "3 tet\n4\n2\n1 2 3 4\n2 3 4 5\n4\n0\n2\n1\n2\n0\n";  // 30-41: tets on lines 33-34
+
+BOOST_AUTO_TEST_CASE(unlabelled_version_2_read_by_position) {
+    TetraMesh m = readText(kTwoTetsUnlabelled);
+    BOOST_CHECK_EQUAL(m.pointCount(), 5u);
+    BOOST_REQUIRE_EQUAL(m.tetraCount(), 2u);
+    BOOST_CHECK_EQUAL(m.region(1), 1u);
+    BOOST_CHECK_EQUAL(m.region(2), 2u);
+    BOOST_CHECK_CLOSE(m.volume(1), 1.0 / 6, 1e-9);
+    BOOST_CHECK_CLOSE(m.volume(2), 1.0 / 3, 1e-9);
+    expectError(replaced(kTwoTetsUnlabelled, "2 3 4 5\n", "2 3 4 9\n"), "t.mphtxt:34: tet element 1: vertex 9 is not one");
+    expectError(replaced(kTwoTetsUnlabelled, "4 Mesh\n2\n", "4 Mesh\n4\n"), "t.mphtxt:10: mesh version 4 without '#' labels");
+    expectError(replaced(kTwoTetsUnlabelled, "0\n2\n1\n2\n0\n", "0\n2\n1\n"), "unexpected end of file");
+    expectError("0 1\n1\n5 mesh1\n1\n3 obj\n0 0 1\n4 Geom\n", "t.mphtxt:7: the object is not a Mesh");
+}
+
 BOOST_AUTO_TEST_CASE(domains_from_zero_are_shifted) {
     TetraMesh m = readText(replaced(kTwoTets, "indices\n1\n2\n", "indices\n0\n1\n"));
     BOOST_CHECK_EQUAL(m.region(1), 1u);

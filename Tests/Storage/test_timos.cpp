@@ -90,6 +90,28 @@ BOOST_AUTO_TEST_CASE(round_trip) {
     BOOST_CHECK_EQUAL(readTIMOSSource(src2).totalPackets, 4.0);
 }
 
+// A run without a packet count takes the file's weights only where they are TIM-OS photon counts
+// (whole numbers adding up to at least kMinFilePacketCount); relative powers (1 and 2, 1.5, what
+// TIMOSSourceWriter writes) give none, so the run's default applies instead of 3 packets.
+BOOST_AUTO_TEST_CASE(source_weights_are_packet_counts_only_when_they_look_like_counts) {
+    BOOST_CHECK_EQUAL(readTIMOSSource(tmpFile("c1.source", "2\n1 0.2 0.2 0.2 1000\n1 0.3 0.2 0.2 500\n")).packetCount, 1500.0);
+    BOOST_CHECK_EQUAL(readTIMOSSource(tmpFile("c2.source", "2\n1 0.2 0.2 0.2 1\n1 0.3 0.2 0.2 2\n")).packetCount, 0.0);
+    BOOST_CHECK_EQUAL(readTIMOSSource(tmpFile("c3.source", "1\n1 0.2 0.2 0.2 1500.5\n")).packetCount, 0.0);
+    BOOST_CHECK_EQUAL(readTIMOSSource(tmpFile("c4.source", "1\n1 0.2 0.2 0.2 1e300\n")).packetCount, 0.0);
+    BOOST_CHECK_EQUAL(readTIMOSSource(tmpFile("c5.source", "1\n1 0.2 0.2 0.2 1e7\n")).packetCount, 1e7);
+}
+
+// Files saved by Windows editors start with a UTF-8 byte-order mark: not part of the text.
+BOOST_AUTO_TEST_CASE(byte_order_mark_is_skipped) {
+    const std::string bom = "\xEF\xBB\xBF";
+    TetraMesh m = readTIMOSMesh(tmpFile("bom.mesh", bom + "4\n1\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n1 2 3 4 1\n"));
+    BOOST_CHECK_EQUAL(m.tetraCount(), 1u);
+    BOOST_CHECK_EQUAL(readTIMOSMaterials(tmpFile("bom.opt", bom + "1\n1\n0.1 10 0.9 1.4\n1\n1.0\n")).material(1).mu_s, 10.0);
+    BOOST_CHECK_EQUAL(readTIMOSSource(tmpFile("bom.source", bom + "1\n1 0.2 0.2 0.2 1000\n")).totalPackets, 1000.0);
+    // Only a whole mark is skipped: a stray 0xEF is still an error naming the line.
+    expectFormatError([] { readTIMOSSource(tmpFile("ef.source", "\xEF" "1\n1 0.2 0.2 0.2 1000\n")); }, ":1:");
+}
+
 BOOST_AUTO_TEST_CASE(malformed_inputs_name_file_and_line) {
     expectFormatError([] { readTIMOSMesh(tmpFile("e1.mesh", "")); }, ":1: unexpected end of file");
     expectFormatError([] { readTIMOSMesh(tmpFile("e2.mesh", "4\n1\n0 0 0\n1 0 0\n0 1 0\n")); },
