@@ -87,8 +87,12 @@ struct RegionSurface {
 // outside a surface is that of the smallest other surface containing it (0 if none); triangles
 // that two surfaces share (the same three vertices) become one interface between the two labels,
 // so touching organs conform. Default sizes from the bounding box's largest side L: facet size
-// L/40, cell size L/30, facet distance L/200. Throws FormatError naming the file for unreadable
-// or open surfaces, ParameterError for bad options.
+// L/40, cell size L/30, facet distance L/200. Surfaces must meet only along triangles they
+// share: a surface that intersects itself, two surfaces that cross, overlap in a plane or touch
+// with different triangles (or, for a labelled surface, interfaces meeting other than at their
+// triangles' edges and corners) are refused with FormatError naming the files and a point near
+// the contact. Throws FormatError naming the file for unreadable or open surfaces,
+// ParameterError for bad options.
 TetraMesh meshSurfaces(const std::vector<RegionSurface>& surfaces, const MeshingOptions& options);
 
 }  // namespace fm

@@ -9,6 +9,8 @@
 #endif
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -540,6 +542,106 @@ BOOST_AUTO_TEST_CASE(surfaces_bad_input) {
         return std::string(e.what()).find("no per-triangle labels") != std::string::npos;
     });
     BOOST_CHECK_THROW(meshSurfaces({{open, 0, {}}, {open, 1, {}}}, MeshingOptions()), ParameterError);
+}
+
+// ---- Surfaces that meet other than along shared triangles are refused before refinement ----
+
+namespace {
+
+// The message meshSurfaces throws as FormatError for `s` (empty when it throws none or another type).
+std::string formatErrorOf(const std::vector<RegionSurface>& s, const MeshingOptions& o = MeshingOptions()) {
+    try {
+        meshSurfaces(s, o);
+    } catch (const FormatError& e) {
+        return e.what();
+    } catch (...) {
+    }
+    return "";
+}
+
+// Boxes `lo`-`hi` (pairs) written as one OBJ file.
+void writeBoxesObj(const std::string& path, const std::vector<std::pair<Point3, Point3>>& boxes) {
+    std::ofstream f(path);
+    uint32_t base = 0;
+    for (const auto& [lo, hi] : boxes) {
+        TriangleSurface t = boxTriangles(lo, hi);
+        for (const Point3& p : t.points) f << "v " << p[0] << " " << p[1] << " " << p[2] << "\n";
+        for (const auto& tri : t.triangles) f << "f " << base + tri[0] + 1 << " " << base + tri[1] + 1 << " " << base + tri[2] + 1 << "\n";
+        base += uint32_t(t.points.size());
+    }
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+// Two closed boxes of 2 mm, a = [0,2]^3 and b placed to cross it in the ways separately segmented
+// organs do: each is refused naming both files and the contact's neighbourhood.
+BOOST_AUTO_TEST_CASE(crossing_surfaces_refused) {
+    const std::string a = tempPath("x_a.obj"), b = tempPath("x_b.obj");
+    writeBoxObj(a, {0, 0, 0}, {2, 2, 2});
+    struct Case {
+        const char* name;
+        Point3 lo, hi;
+    };
+    const Case cases[] = {
+        {"overlap", {1, 1, 1}, {3, 3, 3}},
+        {"corner overlap", {1.8, 1.8, 1.8}, {3.8, 3.8, 3.8}},
+        {"slight overlap", {1.98, 0, 0}, {3.98, 2, 2}},
+        {"coplanar touch, other triangles", {2, 1, 0}, {4, 3, 2}},
+        {"edge touch from outside", {2, 2, 0.5}, {3, 3, 1.5}},
+        {"inside, one face flush", {0, 0.5, 0.5}, {1, 1.5, 1.5}},
+    };
+    for (const Case& c : cases) {
+        writeBoxObj(b, c.lo, c.hi);
+        std::string msg = formatErrorOf({{a, 1, {}}, {b, 2, {}}});
+        BOOST_TEST_INFO(c.name << ": " << msg);
+        BOOST_CHECK(has(msg, a + " and " + b + " intersect near (") || has(msg, b + " and " + a + " intersect near ("));
+        BOOST_CHECK(has(msg, "organ surfaces must not cross"));
+    }
+    writeBoxObj(b, {2.5, 0.5, 0.5}, {3.5, 1.5, 1.5});  // apart: meshed
+    MeshingOptions o;
+    o.facetSize = o.cellSize = 0.5;
+    o.perturb = o.exude = false;
+    TetraMesh m = meshSurfaces({{a, 1, {}}, {b, 2, {}}}, o);
+    BOOST_CHECK_CLOSE(m.regionVolume(1), 8, 0.5);
+    BOOST_CHECK_CLOSE(m.regionVolume(2), 1, 0.5);
+    std::filesystem::remove(a);
+    std::filesystem::remove(b);
+}
+
+// One file holding two overlapping boxes: closed, 2-manifold, and intersecting itself.
+BOOST_AUTO_TEST_CASE(self_intersecting_surface_refused) {
+    const std::string f = tempPath("selfx.obj");
+    writeBoxesObj(f, {{{0, 0, 0}, {2, 2, 2}}, {{1, 1, 1}, {3, 3, 3}}});
+    std::string msg = formatErrorOf({{f, 1, {}}});
+    BOOST_TEST_INFO(msg);
+    BOOST_CHECK(has(msg, f + " intersects itself near ("));
+    // Apart, the same two boxes in one file are one region of two pieces.
+    writeBoxesObj(f, {{{0, 0, 0}, {2, 2, 2}}, {{3, 0, 0}, {5, 2, 2}}});
+    MeshingOptions o;
+    o.facetSize = o.cellSize = 0.5;
+    o.perturb = o.exude = false;
+    BOOST_CHECK_CLOSE(meshSurfaces({{f, 1, {}}}, o).regionVolume(1), 16, 0.5);
+    std::filesystem::remove(f);
+}
+
+// A labelled surface whose two boxes overlap: the interfaces cross.
+BOOST_AUTO_TEST_CASE(labelled_surface_crossing_refused) {
+    TriangleSurface a = boxTriangles({0, 0, 0}, {2, 2, 2}), b = boxTriangles({1, 1, 1}, {3, 3, 3});
+    TriangleSurface all = a;
+    all.sides.assign(a.triangles.size(), {1, 0});
+    for (const auto& t : b.triangles) {
+        all.triangles.push_back({t[0] + 8, t[1] + 8, t[2] + 8});
+        all.sides.push_back({2, 0});
+    }
+    all.points.insert(all.points.end(), b.points.begin(), b.points.end());
+    std::string msg = formatErrorOf({{"labelled.vtp", 0, all}});
+    BOOST_TEST_INFO(msg);
+    BOOST_CHECK(has(msg, "labelled.vtp: the interface between labels 1 and 0 and the interface between labels 2 and 0 "
+                         "intersect near (") ||
+                has(msg, "labelled.vtp: the interface between labels 2 and 0 and the interface between labels 1 and 0 "
+                         "intersect near ("));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
