@@ -392,6 +392,45 @@ std::vector<Polyhedron> patchPolyhedra(const Patches& p, std::vector<std::pair<i
     return out;
 }
 
+// The fewest tetras and surface triangles Mesh_3 makes of the patches at these (resolved) sizes:
+// each label's volume (from the patches' signed volumes: a triangle's normal points into its
+// second label) at its cell size, each patch's area at the smaller facet size of its labels.
+MeshingEstimate fewestElements(const Patches& p, const MeshingOptions& o) {
+    auto size = [](const std::map<int32_t, double>& byLabel, double global, int label) {
+        auto it = byLabel.find(label);
+        return it == byLabel.end() ? global : it->second;
+    };
+    CGAL::Bbox_3 box = CGAL::bbox_3(p.points.begin(), p.points.end());
+    const K::Point_3 c((box.xmin() + box.xmax()) / 2, (box.ymin() + box.ymax()) / 2, (box.zmin() + box.zmax()) / 2);
+    std::map<int, double> volumes;
+    MeshingEstimate e;
+    double area = 0, facetSize = o.facetSize;
+    for (const auto& [pair, tris] : p.triangles) {
+        const double s = std::min(size(o.facetSizeByLabel, o.facetSize, pair.first), size(o.facetSizeByLabel, o.facetSize, pair.second));
+        double a = 0;
+        for (const auto& t : tris) {
+            const K::Point_3 &p0 = p.points[t[0]], &p1 = p.points[t[1]], &p2 = p.points[t[2]];
+            a += std::sqrt(CGAL::squared_area(p0, p1, p2));
+            const double v = CGAL::volume(c, p0, p1, p2);
+            volumes[pair.first] += v;
+            volumes[pair.second] -= v;
+        }
+        e.triangles += fewestTriangles(a, s);
+        area += a;
+        facetSize = std::min(facetSize, s);
+    }
+    double volume = 0, cellSize = o.cellSize;
+    for (const auto& [label, v] : volumes) {
+        if (label == 0 || !(v > 0)) continue;
+        const double s = size(o.cellSizeByLabel, o.cellSize, label);
+        e.tetras += fewestTetras(v, s);
+        volume += v;
+        cellSize = std::min(cellSize, s);
+    }
+    completeEstimate(e, 0, volume, cellSize, area, facetSize);
+    return e;
+}
+
 // Labels on the two sides of a surface point: those of its patch.
 struct PatchLabels {
     const Domain* domain;
@@ -438,6 +477,11 @@ TetraMesh meshSurfaces(const std::vector<RegionSurface>& surfaces, const Meshing
         assignOutsides(closed);
         patches = buildPatches(closed);
     }
+    std::set<int32_t> labels;
+    for (const auto& [pair, tris] : patches.triangles)
+        for (int l : {pair.first, pair.second})
+            if (l != 0) labels.insert(l);
+    requireKnownLabels(o, labels, "the surfaces have");
     std::vector<std::pair<int, int>> sides;
     std::vector<Polyhedron> polyhedra = patchPolyhedra(patches, sides);
     CGAL::Bbox_3 box = CGAL::bbox_3(patches.points.begin(), patches.points.end());
@@ -446,6 +490,9 @@ TetraMesh meshSurfaces(const std::vector<RegionSurface>& surfaces, const Meshing
     if (o.facetSize == 0) o.facetSize = L / 40;
     if (o.facetDistance == 0) o.facetDistance = L / 200;
     report.end(std::to_string(polyhedra.size()) + " interfaces");
+    const MeshingEstimate least = fewestElements(patches, o);
+    requireMeshingMemory(least, "meshing", kSurfaceMeshTooLargeAdvice);
+    if (o.progress) o.progress("surfaces: " + least.detail);
 
     Domain domain(polyhedra.begin(), polyhedra.end(), sides.begin(), sides.end(), &rng);
     domain.detect_features();  // protects the curves where interfaces meet, and sharp edges

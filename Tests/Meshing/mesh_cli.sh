@@ -142,6 +142,10 @@ write_box "$dir/boxA.obj" 0 0 0 10 10 10
 write_box "$dir/boxB.obj" 5 5 5 15 15 15
 write_box "$dir/boxC.obj" 30 0 0 40 10 10
 expect_fail "overlapping surfaces" "$dir/boxA.obj and $dir/boxB.obj intersect near (" --surface "$dir/boxA.obj:1" --surface "$dir/boxB.obj:2" -o "$o"
+expect_fail "tiny facet size" "facet size 1e-09 mm" --surface "$dir/boxA.obj:1" --surface "$dir/boxC.obj:2" -o "$o" --facet-size 1e-9
+expect_fail "tiny facet size (image)" "facet size 1e-09 mm" "$dir/in.mha" -o "$o" --facet-size 1e-9
+expect_fail "size of an absent label" "cell size of label 7: the image has no label 7 (labels present: 1, 2)" "$dir/in.mha" -o "$o" --cell-size-label 7=1
+expect_fail "size of an absent surface label" "facet size of label 3: the surfaces have no label 3" --surface "$dir/boxA.obj:1" -o "$o" --facet-size-label 3=1
 expect_ok "disjoint surfaces" "$dir/s.mesh" --surface "$dir/boxA.obj:1" --surface "$dir/boxC.obj:2" --cell-size 3 --facet-size 3
 
 if [ "$failures" != 0 ]; then echo "$failures failure(s)"; exit 1; fi

@@ -559,6 +559,17 @@ std::string formatErrorOf(const std::vector<RegionSurface>& s, const MeshingOpti
     return "";
 }
 
+// The ParameterError's message from f (empty when it throws none).
+template <class F>
+std::string parameterErrorOf(F f) {
+    try {
+        f();
+    } catch (const ParameterError& e) {
+        return e.what();
+    }
+    return "";
+}
+
 // Boxes `lo`-`hi` (pairs) written as one OBJ file.
 void writeBoxesObj(const std::string& path, const std::vector<std::pair<Point3, Point3>>& boxes) {
     std::ofstream f(path);
@@ -642,6 +653,93 @@ BOOST_AUTO_TEST_CASE(labelled_surface_crossing_refused) {
                          "intersect near (") ||
                 has(msg, "labelled.vtp: the interface between labels 2 and 0 and the interface between labels 1 and 0 "
                          "intersect near ("));
+}
+
+// Sizes whose mesh could not fit: a facet size of 1e-9 mm on a 2 mm box (~1e19 triangles), and
+// on an image; a cell size of 1e-5 mm. Refused with the numbers and the size's name.
+BOOST_AUTO_TEST_CASE(absurd_sizes_refused) {
+    const std::string a = tempPath("tiny_a.obj");
+    writeBoxObj(a, {0, 0, 0}, {2, 2, 2});
+    MeshingOptions o;
+    o.facetSize = 1e-9;
+    std::string msg = parameterErrorOf([&] { meshSurfaces({{a, 1, {}}}, o); });
+    BOOST_TEST_INFO(msg);
+    BOOST_CHECK(has(msg, "facet size 1e-09 mm over 24 mm^2") && has(msg, "of memory"));
+    o = MeshingOptions();
+    o.cellSize = 1e-5;
+    msg = parameterErrorOf([&] { meshSurfaces({{a, 1, {}}}, o); });
+    BOOST_TEST_INFO(msg);
+    BOOST_CHECK(has(msg, "cell size 1e-05 mm over 8 mm^3") && has(msg, "of memory"));
+    std::filesystem::remove(a);
+
+    LabelImage im = nestedSpheres(1.0);
+    o = MeshingOptions();
+    o.facetSize = 1e-9;
+    MeshingEstimate e = estimateImageMeshing(im, o);
+    BOOST_CHECK_GT(e.triangles, 1e18);
+    msg = parameterErrorOf([&] { meshLabelImage(im, o); });
+    BOOST_TEST_INFO(msg);
+    BOOST_CHECK(has(msg, "surface triangles (facet size 1e-09 mm") && has(msg, "of memory"));
+    o = MeshingOptions();
+    o.facetDistance = 1e-9;
+    msg = parameterErrorOf([&] { meshLabelImage(im, o); });
+    BOOST_TEST_INFO(msg);
+    BOOST_CHECK(has(msg, "facet distance 1e-09 mm is below"));
+    BOOST_CHECK(has(parameterErrorOf([&] { estimateImageMeshing(im, o); }), "facet distance 1e-09 mm"));
+}
+
+// The estimate's triangles are a lower bound on the surface faces made (image and surfaces).
+BOOST_AUTO_TEST_CASE(triangle_estimate_is_a_lower_bound) {
+    auto surfaceFaces = [](const TetraMesh& m) {
+        size_t n = 0;
+        for (uint32_t f = 1; f <= m.faceCount(); ++f) {
+            const MeshFace& F = m.face(f);
+            n += !F.other || m.region(F.owner) != m.region(F.other);
+        }
+        return double(n);
+    };
+    LabelImage im = nestedSpheres(0.5);
+    MeshingOptions o;
+    o.perturb = o.exude = false;
+    o.seed = 5;
+    MeshingEstimate e = estimateImageMeshing(im, o);
+    TetraMesh m = meshLabelImage(im, o);
+    BOOST_TEST_INFO(e.detail << "; made " << surfaceFaces(m) << " surface faces");
+    BOOST_CHECK(e.triangles > 0 && e.triangles <= surfaceFaces(m));
+
+    const std::string a = tempPath("lb_a.obj");
+    writeBoxObj(a, {0, 0, 0}, {2, 2, 2});
+    std::string progress;
+    o.facetSize = 0.3;
+    o.cellSize = 0.5;
+    o.perturb = o.exude = true;  // flat tetras otherwise
+    o.progress = [&](const std::string& s) { if (s.rfind("surfaces: ", 0) == 0) progress = s; };
+    m = meshSurfaces({{a, 1, {}}}, o);
+    std::filesystem::remove(a);
+    BOOST_TEST_INFO(progress << "; made " << m.tetraCount() << " tetras, " << surfaceFaces(m) << " surface faces");
+    double tetras = 0, triangles = 0;
+    BOOST_REQUIRE_EQUAL(std::sscanf(progress.c_str(), "surfaces: at least %lg tetras", &tetras), 1);
+    BOOST_REQUIRE(has(progress, ") and "));
+    triangles = std::strtod(progress.c_str() + progress.find(") and ") + 6, nullptr);
+    BOOST_CHECK(tetras > 0 && tetras <= double(m.tetraCount()));
+    BOOST_CHECK(triangles > 0 && triangles <= surfaceFaces(m));
+}
+
+// A per-label size for a label the input does not have is refused, naming the labels present.
+BOOST_AUTO_TEST_CASE(size_of_absent_label_refused) {
+    LabelImage im = nestedSpheres(1.0);
+    MeshingOptions o;
+    o.cellSizeByLabel[7] = 1;
+    std::string msg = parameterErrorOf([&] { meshLabelImage(im, o); });
+    BOOST_CHECK_EQUAL(msg, "cell size of label 7: the image has no label 7 (labels present: 1, 2)");
+    BOOST_CHECK_EQUAL(parameterErrorOf([&] { estimateImageMeshing(im, o); }), msg);
+    o = MeshingOptions();
+    o.facetSizeByLabel[3] = 1;
+    const std::string a = tempPath("lbl_a.obj");
+    writeBoxObj(a, {0, 0, 0}, {2, 2, 2});
+    msg = parameterErrorOf([&] { meshSurfaces({{a, 1, {}}}, o); });
+    std::filesystem::remove(a);
+    BOOST_CHECK_EQUAL(msg, "facet size of label 3: the surfaces have no label 3 (labels present: 1)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
