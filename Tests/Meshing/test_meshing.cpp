@@ -637,6 +637,31 @@ BOOST_AUTO_TEST_CASE(self_intersecting_surface_refused) {
     std::filesystem::remove(f);
 }
 
+// A surface inside another that touches it along triangles both have is accepted: the box
+// [0,2]^3 (label 1) whose x = 0 face is the base of a frustum widening to [-1,3]^2 at x = 4
+// (label 2, volume 4/3 (4 + 16 + 8)); only the shared face's edges and corners meet the frustum's sides.
+BOOST_AUTO_TEST_CASE(nested_surface_sharing_triangles_with_its_container_meshes) {
+    const std::string a = tempPath("in_a.obj"), c = tempPath("in_c.obj");
+    writeBoxObj(a, {0, 0, 0}, {2, 2, 2});
+    {
+        std::ofstream f(c);
+        f << "v 0 0 0\nv 0 2 0\nv 0 2 2\nv 0 0 2\nv 4 -1 -1\nv 4 3 -1\nv 4 3 3\nv 4 -1 3\n";
+        f << "f 1 4 3\nf 1 3 2\nf 5 6 7\nf 5 7 8\n";  // the base (the box's x = 0 triangles), the top
+        for (int i = 0; i < 4; ++i) {
+            int b0 = 1 + i, b1 = 1 + (i + 1) % 4, t0 = 5 + i, t1 = 5 + (i + 1) % 4;
+            f << "f " << b0 << " " << b1 << " " << t1 << "\nf " << b0 << " " << t1 << " " << t0 << "\n";
+        }
+    }
+    MeshingOptions o;
+    o.facetSize = o.cellSize = 0.5;
+    o.seed = 3;
+    TetraMesh m = meshSurfaces({{a, 1, {}}, {c, 2, {}}}, o);
+    std::filesystem::remove(a);
+    std::filesystem::remove(c);
+    BOOST_CHECK_CLOSE(m.regionVolume(1), 8, 0.5);
+    BOOST_CHECK_CLOSE(m.regionVolume(2), 4.0 / 3 * 28 - 8, 0.5);
+}
+
 // A labelled surface whose two boxes overlap: the interfaces cross.
 BOOST_AUTO_TEST_CASE(labelled_surface_crossing_refused) {
     TriangleSurface a = boxTriangles({0, 0, 0}, {2, 2, 2}), b = boxTriangles({1, 1, 1}, {3, 3, 3});
