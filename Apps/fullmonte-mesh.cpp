@@ -278,9 +278,7 @@ void printImage(const std::string& what, const LabelImage& image) {
 // Refuses, before meshing starts, a mesh whose least size at these options cannot fit in memory.
 void requireMeshingMemory(const LabelImage& image, const MeshingOptions& options) {
     MeshingEstimate e = estimateImageMeshing(image, options);
-    char what[96];
-    std::snprintf(what, sizeof what, "meshing: at least %.3g tetras at these sizes", e.tetras);
-    requireMemory(e.bytes, what, kMeshTooLargeAdvice);
+    requireMemory(e.bytes, "meshing: " + e.detail + ",", kMeshTooLargeAdvice);
 }
 
 int run(int argc, char** argv) {

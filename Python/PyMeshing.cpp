@@ -149,7 +149,8 @@ fm::LabelImage readImage(const std::string& path) {
 
 // meshLabelImage after checking that its least size fits in memory.
 fm::TetraMesh meshImageChecked(const fm::LabelImage& img, const fm::MeshingOptions& o) {
-    fm::requireMemory(fm::estimateImageMeshing(img, o).bytes, "mesh_image: meshing", fm::kMeshTooLargeAdvice);
+    const fm::MeshingEstimate least = fm::estimateImageMeshing(img, o);
+    fm::requireMemory(least.bytes, "mesh_image: meshing: " + least.detail + ",", fm::kMeshTooLargeAdvice);
     return fm::meshLabelImage(img, o);
 }
 

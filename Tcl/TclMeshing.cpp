@@ -121,8 +121,8 @@ void ImageMesher::update() {
     fmtcl::reportWarnings(fm::labelImageWarnings(*image));
     fm::LabelMap table;
     for (const std::string& line : fm::prepareLabelImage(*image, prepare_, &table)) std::cout << line << std::endl;
-    fm::requireMemory(fm::estimateImageMeshing(*image, options()).bytes, "ImageMesher update: meshing",
-                      fm::kMeshTooLargeAdvice);
+    const fm::MeshingEstimate least = fm::estimateImageMeshing(*image, options());
+    fm::requireMemory(least.bytes, "ImageMesher update: meshing: " + least.detail + ",", fm::kMeshTooLargeAdvice);
     finish(fm::meshLabelImage(*image, options()), image.get());
     image_ = image;
     table_ = std::move(table);

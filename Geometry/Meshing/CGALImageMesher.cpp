@@ -10,8 +10,10 @@
 #include <CGAL/Random.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <set>
 
 #include "Common/Errors.hpp"
 #include "Geometry/Meshing/CGALPipeline.hpp"
@@ -52,20 +54,85 @@ CGAL::Image_3 toCGALImage(const LabelImage& im) {
     return paddedImage<uint32_t>(im, WK_FIXED, SGN_UNSIGNED);
 }
 
-// The fewest tetras Mesh_3 makes of the labelled volume at these sizes: cells of circumradius up to
-// the cell size average at least kCellVolumeFraction x size^3 (a regular tetra's is 0.51 size^3;
-// refinement and the radius-edge bound leave most smaller), and surfaces refine further. A per-label
-// cell size counts for its label's voxels.
-double fewestTetras(const LabelImage& im, const std::map<int32_t, size_t>& counts, const MeshingOptions& o) {
-    constexpr double kCellVolumeFraction = 0.3;
-    double tetras = 0;
+// Relative accuracy with which the image domain locates surface points (of its bounding box's
+// diagonal).
+constexpr double kSurfaceErrorBound = 1e-5;
+// Voxel faces over the smooth surface they stand for: up to sqrt(3), for a plane across the
+// diagonal of the voxels.
+constexpr double kStaircaseArea = 1.733;
+
+double labelSize(const std::map<int32_t, double>& byLabel, double global, int32_t label) {
+    auto it = byLabel.find(label);
+    return it == byLabel.end() ? global : it->second;
+}
+
+// The fewest tetras and surface triangles Mesh_3 makes of the image at these (resolved) sizes: the
+// labelled volume at each label's cell size, and the faces between voxels of different labels
+// (label 0 beyond the image) at the smaller facet size of the two labels, less the staircase.
+MeshingEstimate fewestElements(const LabelImage& im, const std::map<int32_t, size_t>& counts, const MeshingOptions& o) {
+    MeshingEstimate e;
+    double volume = 0, cellSize = o.cellSize, facetSize = o.facetSize;
     for (const auto& [label, n] : counts) {
         if (label == 0) continue;
-        auto it = o.cellSizeByLabel.find(label);
-        double size = it == o.cellSizeByLabel.end() ? o.cellSize : it->second;
-        tetras += double(n) * im.voxelVolume() / (kCellVolumeFraction * size * size * size);
+        double size = labelSize(o.cellSizeByLabel, o.cellSize, label);
+        e.tetras += fewestTetras(double(n) * im.voxelVolume(), size);
+        volume += double(n) * im.voxelVolume();
+        cellSize = std::min(cellSize, size);
     }
-    return tetras;
+    // Per pair of facet sizes (few), the voxel-face area between labels that use it.
+    std::map<double, double> areaBySize;
+    const double faceArea[3] = {im.spacing[1] * im.spacing[2], im.spacing[0] * im.spacing[2],
+                                im.spacing[0] * im.spacing[1]};
+    const size_t nx = im.dims[0], ny = im.dims[1], nz = im.dims[2];
+    auto face = [&](int32_t a, int32_t b, int axis) {
+        if (a == b) return;
+        double size = std::min(labelSize(o.facetSizeByLabel, o.facetSize, a), labelSize(o.facetSizeByLabel, o.facetSize, b));
+        areaBySize[size] += faceArea[axis];
+    };
+    for (size_t k = 0; k < nz; ++k)
+        for (size_t j = 0; j < ny; ++j)
+            for (size_t i = 0; i < nx; ++i) {
+                int32_t l = im.at(i, j, k);
+                face(l, i + 1 < nx ? im.at(i + 1, j, k) : 0, 0);
+                face(l, j + 1 < ny ? im.at(i, j + 1, k) : 0, 1);
+                face(l, k + 1 < nz ? im.at(i, j, k + 1) : 0, 2);
+                if (i == 0) face(l, 0, 0);
+                if (j == 0) face(l, 0, 1);
+                if (k == 0) face(l, 0, 2);
+            }
+    double area = 0;
+    for (const auto& [size, a] : areaBySize) {
+        e.triangles += fewestTriangles(a / kStaircaseArea, size);
+        area += a / kStaircaseArea;
+        facetSize = std::min(facetSize, size);
+    }
+    const double voxels = double(nx + 2) * double(ny + 2) * double(nz + 2);
+    completeEstimate(e, voxels * 4, volume, cellSize, area, facetSize);
+    return e;
+}
+
+// The non-zero labels of the image (those meshed).
+std::set<int32_t> meshedLabels(const std::map<int32_t, size_t>& counts) {
+    std::set<int32_t> s;
+    for (const auto& [label, n] : counts)
+        if (label != 0) s.insert(label);
+    return s;
+}
+
+// Refuses a facet distance below the accuracy of the domain's surface points: refinement could
+// not meet it.
+void requireResolvableDistance(const LabelImage& im, const MeshingOptions& o) {
+    double d2 = 0;
+    for (int a = 0; a < 3; ++a) d2 += std::pow(double(im.dims[a] + 1) * im.spacing[a], 2);
+    const double accuracy = kSurfaceErrorBound * std::sqrt(d2);
+    if (o.facetDistance < accuracy) {
+        char msg[256];
+        std::snprintf(msg, sizeof msg,
+                      "facet distance %g mm is below %g mm, the accuracy with which the image's surfaces are "
+                      "located (%g of its diagonal): give a larger facet distance",
+                      o.facetDistance, accuracy, kSurfaceErrorBound);
+        throw ParameterError(msg);
+    }
 }
 
 // Labels on the two sides of a surface point: the labelled domain's patch index is that pair.
@@ -77,16 +144,14 @@ using Sizing = LabelSizing<Domain, PatchPair>;
 }  // namespace
 
 MeshingEstimate estimateImageMeshing(const LabelImage& image, const MeshingOptions& options) {
-    constexpr double kPeakBytesPerTetra = 700;
     image.validate("estimateImageMeshing");
     validateMeshingOptions(options);
     MeshingOptions o =
         resolveMeshingDefaults(options, std::min({image.spacing[0], image.spacing[1], image.spacing[2]}));
-    MeshingEstimate e;
-    e.tetras = fewestTetras(image, image.labelCounts(), o);
-    const double voxels = double(image.dims[0] + 2) * double(image.dims[1] + 2) * double(image.dims[2] + 2);
-    e.bytes = voxels * 4 + e.tetras * kPeakBytesPerTetra;
-    return e;
+    auto counts = image.labelCounts();
+    requireKnownLabels(o, meshedLabels(counts), "the image has");
+    requireResolvableDistance(image, o);
+    return fewestElements(image, counts, o);
 }
 
 TetraMesh meshLabelImage(const LabelImage& image, const MeshingOptions& options) {
@@ -105,13 +170,12 @@ TetraMesh meshLabelImage(const LabelImage& image, const MeshingOptions& options)
                              "the labels (a label map a=b, or fullmonte-mesh --compact-labels)");
     double spacing = std::min({image.spacing[0], image.spacing[1], image.spacing[2]});
     MeshingOptions o = resolveMeshingDefaults(options, spacing);
+    requireKnownLabels(o, meshedLabels(counts), "the image has");
+    requireResolvableDistance(image, o);
+    const MeshingEstimate least = fewestElements(image, counts, o);
+    requireMeshingMemory(least, "meshing", kMeshTooLargeAdvice);
     StageReporter report(o.progress);
-    if (o.progress) {
-        char line[160];
-        std::snprintf(line, sizeof line, "labelled volume at cell size %g mm: at least %.2g tetras", o.cellSize,
-                      fewestTetras(image, counts, o));
-        o.progress(line);
-    }
+    if (o.progress) o.progress("labelled image: " + least.detail);
 
     CGAL::Random rng(o.seed);
     CGAL::get_default_random() = CGAL::Random(o.seed);

@@ -46,16 +46,23 @@ MeshingOptions resolveMeshingDefaults(MeshingOptions o, double spacing);
 // Meshes every non-zero label of `image` (label 0 is the outside: map it to another label with
 // applyLabelMap to mesh it). Regions of the result are the labels. The image is padded with one
 // voxel of outside, so a label touching the image's edge is closed at the edge voxels' faces.
-// Throws ParameterError for bad options or an image with no label but 0, Error when CGAL fails.
+// Throws ParameterError for bad options, a per-label size for a label the image does not have,
+// sizes whose mesh cannot fit in memory (estimateImageMeshing), or an image with no label but 0;
+// Error when CGAL fails.
 TetraMesh meshLabelImage(const LabelImage& image, const MeshingOptions& options);
 
 // The least meshLabelImage(image, options) makes and needs: the tetras of the labelled volume
-// at the cell sizes (a lower bound: surfaces refine further) and the bytes of the padded image
-// plus those tetras at the mesher's peak bytes per tetra (the triangulation, its cells outside
-// the domain, the extracted mesh). Callers compare `bytes` with the memory available before
-// meshing (Kernels/ResourceLimits.hpp) and refuse with the numbers.
+// at the cell sizes, the surface triangles of the interfaces at the facet sizes (lower bounds:
+// refinement goes further), and the bytes of the padded image plus the tetras (at least a
+// quarter of the triangles, each being a face of a tetra) at the mesher's peak bytes per tetra
+// (the triangulation, its cells outside the domain, the extracted mesh). Callers compare `bytes`
+// with the memory available before meshing (Kernels/ResourceLimits.hpp) and refuse with
+// `detail`; meshLabelImage and meshSurfaces refuse the same way themselves.
 struct MeshingEstimate {
-    double tetras = 0, bytes = 0;
+    double tetras = 0, triangles = 0, bytes = 0;
+    // "at least 1.2e+05 tetras (cell size 0.5 mm over 9.3e+03 mm^3) and 3.4e+04 surface
+    // triangles (facet size 0.4 mm over 2.1e+03 mm^2)"
+    std::string detail;
 };
 MeshingEstimate estimateImageMeshing(const LabelImage& image, const MeshingOptions& options);
 // What to tell a user whose image (labelImageReadBytes) or mesh (estimateImageMeshing) does not fit.
@@ -63,8 +70,12 @@ inline const char* const kImageTooLargeAdvice =
     "crop or downsample the image with an imaging tool first (fullmonte-mesh --downsample works on an image "
     "that can be read)";
 inline const char* const kMeshTooLargeAdvice =
-    "give a larger cell size (the number of tetras goes as its cube) or mesh a downsampled image "
-    "(fullmonte-mesh --downsample N)";
+    "give a larger cell size (the number of tetras goes as its cube) or facet size (the number of surface "
+    "triangles goes as its square), or mesh a downsampled image (fullmonte-mesh --downsample N)";
+// What to tell a user whose surfaces' mesh (meshSurfaces) does not fit.
+inline const char* const kSurfaceMeshTooLargeAdvice =
+    "give a larger cell size (the number of tetras goes as its cube) or facet size (the number of surface "
+    "triangles goes as its square)";
 
 // A triangle surface in mm, points and 0-based triangles.
 struct TriangleSurface {
@@ -87,8 +98,13 @@ struct RegionSurface {
 // outside a surface is that of the smallest other surface containing it (0 if none); triangles
 // that two surfaces share (the same three vertices) become one interface between the two labels,
 // so touching organs conform. Default sizes from the bounding box's largest side L: facet size
-// L/40, cell size L/30, facet distance L/200. Throws FormatError naming the file for unreadable
-// or open surfaces, ParameterError for bad options.
+// L/40, cell size L/30, facet distance L/200. Surfaces must meet only along triangles they
+// share: a surface that intersects itself, two surfaces that cross, overlap in a plane or touch
+// with different triangles (or, for a labelled surface, interfaces meeting other than at their
+// triangles' edges and corners) are refused with FormatError naming the files and a point near
+// the contact. Throws FormatError naming the file for unreadable or open surfaces,
+// ParameterError for bad options, a per-label size for a label no surface has, or sizes whose
+// mesh cannot fit in memory (as estimateImageMeshing, from the surfaces' area and volume).
 TetraMesh meshSurfaces(const std::vector<RegionSurface>& surfaces, const MeshingOptions& options);
 
 }  // namespace fm

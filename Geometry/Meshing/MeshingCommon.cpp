@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Geometry/Meshing/MeshingCommon.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "Common/Errors.hpp"
+#include "Kernels/ResourceLimits.hpp"
 
 namespace fm {
 
@@ -41,6 +44,56 @@ void validateMeshingOptions(const MeshingOptions& o) {
     if (!(o.optimiserTimeLimit >= 0 && std::isfinite(o.optimiserTimeLimit)))
         throw ParameterError("optimiser time limit must be >= 0 s (0 = none), got " +
                              std::to_string(o.optimiserTimeLimit));
+}
+
+void requireKnownLabels(const MeshingOptions& o, const std::set<int32_t>& present, const std::string& whose) {
+    auto check = [&](const std::map<int32_t, double>& sizes, const std::string& what) {
+        for (const auto& [label, size] : sizes) {
+            if (present.count(label)) continue;
+            std::string list;
+            for (int32_t l : present) list += (list.empty() ? "" : ", ") + std::to_string(l);
+            throw ParameterError(what + " of label " + std::to_string(label) + ": " +
+                                 (label == 0 ? std::string("label 0 is the outside, which is not meshed")
+                                             : whose + " no label " + std::to_string(label)) +
+                                 " (labels present: " + (list.empty() ? "none" : list) + ")");
+        }
+    };
+    check(o.cellSizeByLabel, "cell size");
+    check(o.facetSizeByLabel, "facet size");
+}
+
+// Mesh_3 keeps cells of circumradius up to the cell size; they average at least this fraction
+// of size^3 (a regular tetra's is 0.51 size^3; refinement and the radius-edge bound leave most
+// smaller).
+constexpr double kCellVolumeFraction = 0.3;
+// A triangle of circumradius r has at most the equilateral one's area, 3 sqrt(3) / 4 r^2.
+constexpr double kLargestTriangleArea = 1.299;
+// The mesher's peak bytes per tetra: the triangulation, its cells outside the domain, the
+// extracted mesh.
+constexpr double kPeakBytesPerTetra = 700;
+
+double fewestTriangles(double area, double facetSize) {
+    return area / (kLargestTriangleArea * facetSize * facetSize);
+}
+
+double fewestTetras(double volume, double cellSize) {
+    return volume / (kCellVolumeFraction * cellSize * cellSize * cellSize);
+}
+
+void completeEstimate(MeshingEstimate& e, double fixedBytes, double volume, double cellSize, double area,
+                      double facetSize) {
+    // Each surface triangle is a face of a tetra, which has four.
+    e.bytes = fixedBytes + std::max(e.tetras, e.triangles / 4) * kPeakBytesPerTetra;
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "at least %.3g tetras (cell size %g mm over %.3g mm^3) and %.3g surface triangles (facet size %g "
+                  "mm over %.3g mm^2)",
+                  e.tetras, cellSize, volume, e.triangles, facetSize, area);
+    e.detail = text;
+}
+
+void requireMeshingMemory(const MeshingEstimate& e, const std::string& what, const std::string& advice) {
+    requireMemory(e.bytes, what + ": " + e.detail + ",", advice);
 }
 
 MeshingOptions resolveMeshingDefaults(MeshingOptions o, double spacing) {

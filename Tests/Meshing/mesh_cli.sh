@@ -131,6 +131,22 @@ expect_fail "open surface" "$dir/open.obj: the surface is not closed" --surface 
 expect_fail "surface label 0" "the label must be an integer >= 1" --surface "$dir/open.obj:0" -o "$o"
 expect_fail "surface without a label" "should be FILE:LABEL (FILE alone: a labelled .vtp surface)" --surface "$dir/open.obj" -o "$o"
 expect_fail "missing surface" "$dir/none.stl: no such file" --surface "$dir/none.stl:1" -o "$o"
+# Surfaces that cross are refused before refinement (which crashes on them), naming both files.
+# write_box PATH X0 Y0 Z0 X1 Y1 Z1: a closed box of 12 triangles (OBJ).
+write_box() {
+  local p=$1 x0=$2 y0=$3 z0=$4 x1=$5 y1=$6 z1=$7
+  printf 'v %s %s %s\n' $x0 $y0 $z0 $x1 $y0 $z0 $x0 $y1 $z0 $x1 $y1 $z0 $x0 $y0 $z1 $x1 $y0 $z1 $x0 $y1 $z1 $x1 $y1 $z1 >"$p"
+  printf 'f 1 5 7\nf 1 7 3\nf 2 4 8\nf 2 8 6\nf 1 2 6\nf 1 6 5\nf 3 7 8\nf 3 8 4\nf 1 3 4\nf 1 4 2\nf 5 6 8\nf 5 8 7\n' >>"$p"
+}
+write_box "$dir/boxA.obj" 0 0 0 10 10 10
+write_box "$dir/boxB.obj" 5 5 5 15 15 15
+write_box "$dir/boxC.obj" 30 0 0 40 10 10
+expect_fail "overlapping surfaces" "$dir/boxA.obj and $dir/boxB.obj intersect near (" --surface "$dir/boxA.obj:1" --surface "$dir/boxB.obj:2" -o "$o"
+expect_fail "tiny facet size" "facet size 1e-09 mm" --surface "$dir/boxA.obj:1" --surface "$dir/boxC.obj:2" -o "$o" --facet-size 1e-9
+expect_fail "tiny facet size (image)" "facet size 1e-09 mm" "$dir/in.mha" -o "$o" --facet-size 1e-9
+expect_fail "size of an absent label" "cell size of label 7: the image has no label 7 (labels present: 1, 2)" "$dir/in.mha" -o "$o" --cell-size-label 7=1
+expect_fail "size of an absent surface label" "facet size of label 3: the surfaces have no label 3" --surface "$dir/boxA.obj:1" -o "$o" --facet-size-label 3=1
+expect_ok "disjoint surfaces" "$dir/s.mesh" --surface "$dir/boxA.obj:1" --surface "$dir/boxC.obj:2" --cell-size 3 --facet-size 3
 
 if [ "$failures" != 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "all fullmonte-mesh contract checks passed"

@@ -9,6 +9,8 @@
 #endif
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -540,6 +542,229 @@ BOOST_AUTO_TEST_CASE(surfaces_bad_input) {
         return std::string(e.what()).find("no per-triangle labels") != std::string::npos;
     });
     BOOST_CHECK_THROW(meshSurfaces({{open, 0, {}}, {open, 1, {}}}, MeshingOptions()), ParameterError);
+}
+
+// ---- Surfaces that meet other than along shared triangles are refused before refinement ----
+
+namespace {
+
+// The message meshSurfaces throws as FormatError for `s` (empty when it throws none or another type).
+std::string formatErrorOf(const std::vector<RegionSurface>& s, const MeshingOptions& o = MeshingOptions()) {
+    try {
+        meshSurfaces(s, o);
+    } catch (const FormatError& e) {
+        return e.what();
+    } catch (...) {
+    }
+    return "";
+}
+
+// The ParameterError's message from f (empty when it throws none).
+template <class F>
+std::string parameterErrorOf(F f) {
+    try {
+        f();
+    } catch (const ParameterError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// Boxes `lo`-`hi` (pairs) written as one OBJ file.
+void writeBoxesObj(const std::string& path, const std::vector<std::pair<Point3, Point3>>& boxes) {
+    std::ofstream f(path);
+    uint32_t base = 0;
+    for (const auto& [lo, hi] : boxes) {
+        TriangleSurface t = boxTriangles(lo, hi);
+        for (const Point3& p : t.points) f << "v " << p[0] << " " << p[1] << " " << p[2] << "\n";
+        for (const auto& tri : t.triangles) f << "f " << base + tri[0] + 1 << " " << base + tri[1] + 1 << " " << base + tri[2] + 1 << "\n";
+        base += uint32_t(t.points.size());
+    }
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+// Two closed boxes of 2 mm, a = [0,2]^3 and b placed to cross it in the ways separately segmented
+// organs do: each is refused naming both files and the contact's neighbourhood.
+BOOST_AUTO_TEST_CASE(crossing_surfaces_refused) {
+    const std::string a = tempPath("x_a.obj"), b = tempPath("x_b.obj");
+    writeBoxObj(a, {0, 0, 0}, {2, 2, 2});
+    struct Case {
+        const char* name;
+        Point3 lo, hi;
+    };
+    const Case cases[] = {
+        {"overlap", {1, 1, 1}, {3, 3, 3}},
+        {"corner overlap", {1.8, 1.8, 1.8}, {3.8, 3.8, 3.8}},
+        {"slight overlap", {1.98, 0, 0}, {3.98, 2, 2}},
+        {"coplanar touch, other triangles", {2, 1, 0}, {4, 3, 2}},
+        {"edge touch from outside", {2, 2, 0.5}, {3, 3, 1.5}},
+        {"inside, one face flush", {0, 0.5, 0.5}, {1, 1.5, 1.5}},
+    };
+    for (const Case& c : cases) {
+        writeBoxObj(b, c.lo, c.hi);
+        std::string msg = formatErrorOf({{a, 1, {}}, {b, 2, {}}});
+        BOOST_TEST_INFO(c.name << ": " << msg);
+        BOOST_CHECK(has(msg, a + " and " + b + " intersect near (") || has(msg, b + " and " + a + " intersect near ("));
+        BOOST_CHECK(has(msg, "organ surfaces must not cross"));
+    }
+    writeBoxObj(b, {2.5, 0.5, 0.5}, {3.5, 1.5, 1.5});  // apart: meshed
+    MeshingOptions o;
+    o.facetSize = o.cellSize = 0.5;
+    o.perturb = o.exude = false;
+    TetraMesh m = meshSurfaces({{a, 1, {}}, {b, 2, {}}}, o);
+    BOOST_CHECK_CLOSE(m.regionVolume(1), 8, 0.5);
+    BOOST_CHECK_CLOSE(m.regionVolume(2), 1, 0.5);
+    std::filesystem::remove(a);
+    std::filesystem::remove(b);
+}
+
+// One file holding two overlapping boxes: closed, 2-manifold, and intersecting itself.
+BOOST_AUTO_TEST_CASE(self_intersecting_surface_refused) {
+    const std::string f = tempPath("selfx.obj");
+    writeBoxesObj(f, {{{0, 0, 0}, {2, 2, 2}}, {{1, 1, 1}, {3, 3, 3}}});
+    std::string msg = formatErrorOf({{f, 1, {}}});
+    BOOST_TEST_INFO(msg);
+    BOOST_CHECK(has(msg, f + " intersects itself near ("));
+    // Apart, the same two boxes in one file are one region of two pieces.
+    writeBoxesObj(f, {{{0, 0, 0}, {2, 2, 2}}, {{3, 0, 0}, {5, 2, 2}}});
+    MeshingOptions o;
+    o.facetSize = o.cellSize = 0.5;
+    o.perturb = o.exude = false;
+    BOOST_CHECK_CLOSE(meshSurfaces({{f, 1, {}}}, o).regionVolume(1), 16, 0.5);
+    std::filesystem::remove(f);
+}
+
+// A surface inside another that touches it along triangles both have is accepted: the box
+// [0,2]^3 (label 1) whose x = 0 face is the base of a frustum widening to [-1,3]^2 at x = 4
+// (label 2, volume 4/3 (4 + 16 + 8)); only the shared face's edges and corners meet the frustum's sides.
+BOOST_AUTO_TEST_CASE(nested_surface_sharing_triangles_with_its_container_meshes) {
+    const std::string a = tempPath("in_a.obj"), c = tempPath("in_c.obj");
+    writeBoxObj(a, {0, 0, 0}, {2, 2, 2});
+    {
+        std::ofstream f(c);
+        f << "v 0 0 0\nv 0 2 0\nv 0 2 2\nv 0 0 2\nv 4 -1 -1\nv 4 3 -1\nv 4 3 3\nv 4 -1 3\n";
+        f << "f 1 4 3\nf 1 3 2\nf 5 6 7\nf 5 7 8\n";  // the base (the box's x = 0 triangles), the top
+        for (int i = 0; i < 4; ++i) {
+            int b0 = 1 + i, b1 = 1 + (i + 1) % 4, t0 = 5 + i, t1 = 5 + (i + 1) % 4;
+            f << "f " << b0 << " " << b1 << " " << t1 << "\nf " << b0 << " " << t1 << " " << t0 << "\n";
+        }
+    }
+    MeshingOptions o;
+    o.facetSize = o.cellSize = 0.5;
+    o.seed = 3;
+    TetraMesh m = meshSurfaces({{a, 1, {}}, {c, 2, {}}}, o);
+    std::filesystem::remove(a);
+    std::filesystem::remove(c);
+    BOOST_CHECK_CLOSE(m.regionVolume(1), 8, 0.5);
+    BOOST_CHECK_CLOSE(m.regionVolume(2), 4.0 / 3 * 28 - 8, 0.5);
+}
+
+// A labelled surface whose two boxes overlap: the interfaces cross.
+BOOST_AUTO_TEST_CASE(labelled_surface_crossing_refused) {
+    TriangleSurface a = boxTriangles({0, 0, 0}, {2, 2, 2}), b = boxTriangles({1, 1, 1}, {3, 3, 3});
+    TriangleSurface all = a;
+    all.sides.assign(a.triangles.size(), {1, 0});
+    for (const auto& t : b.triangles) {
+        all.triangles.push_back({t[0] + 8, t[1] + 8, t[2] + 8});
+        all.sides.push_back({2, 0});
+    }
+    all.points.insert(all.points.end(), b.points.begin(), b.points.end());
+    std::string msg = formatErrorOf({{"labelled.vtp", 0, all}});
+    BOOST_TEST_INFO(msg);
+    BOOST_CHECK(has(msg, "labelled.vtp: the interface between labels 1 and 0 and the interface between labels 2 and 0 "
+                         "intersect near (") ||
+                has(msg, "labelled.vtp: the interface between labels 2 and 0 and the interface between labels 1 and 0 "
+                         "intersect near ("));
+}
+
+// Sizes whose mesh could not fit: a facet size of 1e-9 mm on a 2 mm box (~1e19 triangles), and
+// on an image; a cell size of 1e-5 mm. Refused with the numbers and the size's name.
+BOOST_AUTO_TEST_CASE(absurd_sizes_refused) {
+    const std::string a = tempPath("tiny_a.obj");
+    writeBoxObj(a, {0, 0, 0}, {2, 2, 2});
+    MeshingOptions o;
+    o.facetSize = 1e-9;
+    std::string msg = parameterErrorOf([&] { meshSurfaces({{a, 1, {}}}, o); });
+    BOOST_TEST_INFO(msg);
+    BOOST_CHECK(has(msg, "facet size 1e-09 mm over 24 mm^2") && has(msg, "of memory"));
+    o = MeshingOptions();
+    o.cellSize = 1e-5;
+    msg = parameterErrorOf([&] { meshSurfaces({{a, 1, {}}}, o); });
+    BOOST_TEST_INFO(msg);
+    BOOST_CHECK(has(msg, "cell size 1e-05 mm over 8 mm^3") && has(msg, "of memory"));
+    std::filesystem::remove(a);
+
+    LabelImage im = nestedSpheres(1.0);
+    o = MeshingOptions();
+    o.facetSize = 1e-9;
+    MeshingEstimate e = estimateImageMeshing(im, o);
+    BOOST_CHECK_GT(e.triangles, 1e18);
+    msg = parameterErrorOf([&] { meshLabelImage(im, o); });
+    BOOST_TEST_INFO(msg);
+    BOOST_CHECK(has(msg, "surface triangles (facet size 1e-09 mm") && has(msg, "of memory"));
+    o = MeshingOptions();
+    o.facetDistance = 1e-9;
+    msg = parameterErrorOf([&] { meshLabelImage(im, o); });
+    BOOST_TEST_INFO(msg);
+    BOOST_CHECK(has(msg, "facet distance 1e-09 mm is below"));
+    BOOST_CHECK(has(parameterErrorOf([&] { estimateImageMeshing(im, o); }), "facet distance 1e-09 mm"));
+}
+
+// The estimate's triangles are a lower bound on the surface faces made (image and surfaces).
+BOOST_AUTO_TEST_CASE(triangle_estimate_is_a_lower_bound) {
+    auto surfaceFaces = [](const TetraMesh& m) {
+        size_t n = 0;
+        for (uint32_t f = 1; f <= m.faceCount(); ++f) {
+            const MeshFace& F = m.face(f);
+            n += !F.other || m.region(F.owner) != m.region(F.other);
+        }
+        return double(n);
+    };
+    LabelImage im = nestedSpheres(0.5);
+    MeshingOptions o;
+    o.perturb = o.exude = false;
+    o.seed = 5;
+    MeshingEstimate e = estimateImageMeshing(im, o);
+    TetraMesh m = meshLabelImage(im, o);
+    BOOST_TEST_INFO(e.detail << "; made " << surfaceFaces(m) << " surface faces");
+    BOOST_CHECK(e.triangles > 0 && e.triangles <= surfaceFaces(m));
+
+    const std::string a = tempPath("lb_a.obj");
+    writeBoxObj(a, {0, 0, 0}, {2, 2, 2});
+    std::string progress;
+    o.facetSize = 0.3;
+    o.cellSize = 0.5;
+    o.perturb = o.exude = true;  // flat tetras otherwise
+    o.progress = [&](const std::string& s) { if (s.rfind("surfaces: ", 0) == 0) progress = s; };
+    m = meshSurfaces({{a, 1, {}}}, o);
+    std::filesystem::remove(a);
+    BOOST_TEST_INFO(progress << "; made " << m.tetraCount() << " tetras, " << surfaceFaces(m) << " surface faces");
+    double tetras = 0, triangles = 0;
+    BOOST_REQUIRE_EQUAL(std::sscanf(progress.c_str(), "surfaces: at least %lg tetras", &tetras), 1);
+    BOOST_REQUIRE(has(progress, ") and "));
+    triangles = std::strtod(progress.c_str() + progress.find(") and ") + 6, nullptr);
+    BOOST_CHECK(tetras > 0 && tetras <= double(m.tetraCount()));
+    BOOST_CHECK(triangles > 0 && triangles <= surfaceFaces(m));
+}
+
+// A per-label size for a label the input does not have is refused, naming the labels present.
+BOOST_AUTO_TEST_CASE(size_of_absent_label_refused) {
+    LabelImage im = nestedSpheres(1.0);
+    MeshingOptions o;
+    o.cellSizeByLabel[7] = 1;
+    std::string msg = parameterErrorOf([&] { meshLabelImage(im, o); });
+    BOOST_CHECK_EQUAL(msg, "cell size of label 7: the image has no label 7 (labels present: 1, 2)");
+    BOOST_CHECK_EQUAL(parameterErrorOf([&] { estimateImageMeshing(im, o); }), msg);
+    o = MeshingOptions();
+    o.facetSizeByLabel[3] = 1;
+    const std::string a = tempPath("lbl_a.obj");
+    writeBoxObj(a, {0, 0, 0}, {2, 2, 2});
+    msg = parameterErrorOf([&] { meshSurfaces({{a, 1, {}}}, o); });
+    std::filesystem::remove(a);
+    BOOST_CHECK_EQUAL(msg, "facet size of label 3: the surfaces have no label 3 (labels present: 1)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
