@@ -24,7 +24,7 @@
 #include "Geometry/BatchModel.hpp"
 #include "Geometry/Queries.hpp"
 #include "Kernels/Batch.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 #include "Storage/FluenceMatrix/FluenceMatrix.hpp"
 #include "Storage/OutputFolder.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"

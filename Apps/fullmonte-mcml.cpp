@@ -22,7 +22,7 @@
 #include "Storage/Detected/DetectedFile.hpp"
 #include "Storage/Detected/MchFile.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 #include "Kernels/Tuning.hpp"
 #include "Storage/AtomicFile.hpp"
 #include "Storage/OutputFolder.hpp"

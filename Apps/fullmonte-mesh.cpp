@@ -19,7 +19,7 @@
 #include "Geometry/MeshOrder.hpp"
 #include "Geometry/MeshRepair.hpp"
 #include "Geometry/Meshing/Mesher.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 #include "Storage/Binary/BinaryMesh.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "fm_config.h"

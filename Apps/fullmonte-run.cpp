@@ -27,7 +27,7 @@
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/DeviceVisibility.hpp"
 #include "Kernels/MPI/MpiRun.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 #include "Kernels/Tuning.hpp"
 #include "Storage/Binary/BinaryMesh.hpp"
 #include "Storage/MMC/MMC.hpp"

@@ -343,12 +343,25 @@ std::string MeshCheckReport::errorText() const {
     bool fatal = hasFatal();
     for (const auto& d : defects)
         if (d.severity != MeshDefect::Warning) s += "\n  " + d.line();
-    if (fatal)
+    auto has = [&](const std::string& kind) {
+        return std::any_of(defects.begin(), defects.end(), [&](const MeshDefect& d) { return d.kind == kind; });
+    };
+    if (fatal) {
         s += "\n  (the kernels cannot run on such a mesh; fix the mesh file)";
-    else
+        return s;
+    }
+    // Merging coincident vertices joins cracks whose two sides have the same points; a crack
+    // between different triangulations, or a folded tetra, needs the mesh made again.
+    if (has("cracks") && has("coincident vertices"))
         s += "\n  (repair: merge coincident vertices with Tcl MeshRepair, C++ mergeCoincidentVertices or "
-             "fullmonte-mesh --repair; or accept the defects with --allow-defects, Tcl: allowDefects 1 on the "
-             "reader; docs/MESH_CHECKS.md)";
+             "fullmonte-mesh --repair, which joins cracks whose two sides have the same points; sides triangulated "
+             "differently need the organs meshed together (fullmonte-mesh);";
+    else if (has("cracks"))
+        s += "\n  (the cracks' two sides have no points in common: merging vertices cannot join them; mesh the "
+             "organs together (fullmonte-mesh from one labelled image, or surfaces that share their triangles);";
+    else
+        s += "\n  (folded tetras are inverted elements, which merging vertices does not undo: mesh the model again;";
+    s += " or accept the defects with --allow-defects, Tcl: allowDefects 1 on the reader; docs/MESH_CHECKS.md)";
     return s;
 }
 

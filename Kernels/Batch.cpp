@@ -20,7 +20,7 @@
 #include "Kernels/DeviceVisibility.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Kernels/MultiRun.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 #include "Kernels/TimeGates.hpp"
 #include "fm_config.h"
 #if FM_HAVE_CUDA

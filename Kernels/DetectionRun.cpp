@@ -17,7 +17,7 @@
 #include "Kernels/DetectorTally.hpp"
 #include "Kernels/Core/CellLayout.hpp"
 #include "Kernels/Core/Packet.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 
 namespace fm {
 namespace {

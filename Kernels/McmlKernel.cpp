@@ -10,7 +10,7 @@
 #include "Kernels/CUDA/DetectCuda.hpp"
 #include "Kernels/Detection.hpp"
 #include "Kernels/Dispatch.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 
 namespace fm {
 

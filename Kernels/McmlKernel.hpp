@@ -50,7 +50,7 @@ double mcmlMemoryBytes(const McmlGrid& grid, unsigned threads);
 // Runs kernel "cpu" or "cuda" over a packed layered model, with per-photon records where
 // opt.detection is set (on "cuda" for at most kGpuDetectMaterials - 2 layers: ParameterError
 // otherwise). Refuses (ParameterError, with the
-// numbers) a grid whose tallies would not fit in the available memory (ResourceLimits.hpp). Throws ParameterError for an unknown
+// numbers) a grid whose tallies would not fit in the available memory (Common/ResourceLimits.hpp). Throws ParameterError for an unknown
 // kernel, bad options, or "CUDA MCML kernel not available in this build".
 McmlTallies runMcmlKernel(const std::string& kernel, const KernelInput& in, const McmlGrid& grid,
                           const RunOptions& opt);

@@ -10,7 +10,7 @@
 
 #include "Common/Errors.hpp"
 #include "Kernels/KernelInput.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 
 namespace fm {
 namespace {

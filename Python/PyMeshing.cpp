@@ -10,7 +10,7 @@
 
 #include "Geometry/Meshing/LabelImage.hpp"
 #include "Geometry/Meshing/MeshQuality.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 #include "Python/PyCommon.hpp"
 #ifdef FM_PY_MESHING
 #include "Geometry/Meshing/Mesher.hpp"

@@ -8,7 +8,7 @@
 #include "Common/Errors.hpp"
 #include "Common/Text.hpp"
 #include "Geometry/Meshing/MeshQuality.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 #include "Tcl/TclMeshCheck.hpp"
 #ifdef FM_TCL_VTK
 #include "Storage/VTK/VTKImageReader.hpp"

@@ -43,7 +43,7 @@ LabelImage orientToAxes(LabelImage stored, const std::array<std::array<double, 3
 LabelImage readLabelImage(const std::string& path);
 // The most memory readLabelImage(path) takes (bytes), from the file's header alone, so that a
 // caller can refuse an image too large for the memory before its voxels are read (see
-// Kernels/ResourceLimits.hpp); 0 when the header cannot say (readLabelImage names the problem).
+// Common/ResourceLimits.hpp); 0 when the header cannot say (readLabelImage names the problem).
 double labelImageReadBytes(const std::string& path);
 // True when this build reads the file's format with readLabelImage.
 bool labelImageFormatSupported(const std::string& path, std::string* why = nullptr);

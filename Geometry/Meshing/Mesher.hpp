@@ -56,7 +56,7 @@ TetraMesh meshLabelImage(const LabelImage& image, const MeshingOptions& options)
 // refinement goes further), and the bytes of the padded image plus the tetras (at least a
 // quarter of the triangles, each being a face of a tetra) at the mesher's peak bytes per tetra
 // (the triangulation, its cells outside the domain, the extracted mesh). Callers compare `bytes`
-// with the memory available before meshing (Kernels/ResourceLimits.hpp) and refuse with
+// with the memory available before meshing (Common/ResourceLimits.hpp) and refuse with
 // `detail`; meshLabelImage and meshSurfaces refuse the same way themselves.
 struct MeshingEstimate {
     double tetras = 0, triangles = 0, bytes = 0;

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "Common/Errors.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 
 namespace fm {
 

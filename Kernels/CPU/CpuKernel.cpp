@@ -15,7 +15,7 @@
 #include "Common/Errors.hpp"
 #include "Kernels/CPU/CpuLanes.hpp"
 #include "Kernels/PacketSource.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 
 namespace fm {
 namespace {

@@ -11,7 +11,7 @@
 #include "Kernels/McmlRecords.hpp"
 #include "Kernels/McmlSlabLoop.hpp"
 #include "Kernels/McmlTimeTally.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 
 namespace fm {
 namespace {

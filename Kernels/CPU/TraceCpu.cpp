@@ -8,7 +8,7 @@
 #include "Common/Errors.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/Core/TallyScorer.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 
 namespace fm {
 namespace {

@@ -16,7 +16,7 @@
 #include <memory>
 #include <string>
 
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 
 namespace fm {
 

@@ -151,6 +151,8 @@ BOOST_AUTO_TEST_CASE(a_folded_tetra_is_an_error) {
     std::string e = errorOf([&] { r.build(); });
     BOOST_CHECK(mentions(e, "folded tetras: 1"));
     BOOST_CHECK(mentions(e, "tetras 1 and 2"));
+    BOOST_CHECK(mentions(e, "merging vertices does not undo: mesh the model again"));  // not "merge vertices"
+    BOOST_CHECK(!mentions(e, "fullmonte-mesh --repair"));
     TetraMesh m = r.build(true);
     BOOST_CHECK(mentions(joined(m.checkReport().warnings()), "folded tetras"));
     // Tetras written with either orientation are a convention, not a fold.

@@ -17,7 +17,7 @@
 #include "Kernels/CPU/TraceCpu.hpp"
 #include "Kernels/Dispatch.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 
 using namespace fm;
 

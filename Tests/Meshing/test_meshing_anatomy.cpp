@@ -15,7 +15,7 @@
 #include "Common/Errors.hpp"
 #include "Geometry/Meshing/MeshQuality.hpp"
 #include "Geometry/Meshing/Mesher.hpp"
-#include "Kernels/ResourceLimits.hpp"
+#include "Common/ResourceLimits.hpp"
 #include "Tests/TestUtil.hpp"
 
 using namespace fm;
