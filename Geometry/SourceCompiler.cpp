@@ -164,6 +164,7 @@ struct Builder {
         Point3 d = sub(b, a);
         size_t first = out.pieces.size();
         std::vector<double> w;
+        std::vector<std::pair<double, double>> spans;  // each piece's [t0, t1] along the segment
         for (uint32_t t = 1; t <= mesh.tetraCount(); ++t) {
             double t0 = 0, t1 = 1;
             for (int i = 0; i < 4 && t0 < t1; ++i) {
@@ -187,12 +188,18 @@ struct Builder {
                 p.tetra = t;
                 out.pieces.push_back(p);
                 w.push_back((t1 - t0) * normP(d));
+                spans.emplace_back(t0, t1);
             }
         }
         closePieces(e, first, w, what);
-        double inside = 0;
-        for (double x : w) inside += x;
-        double outside = 1 - inside / normP(d);
+        // The part inside is the union of the spans: a segment along an edge or a face lies in
+        // every tetra around it (their pieces overlap).
+        std::sort(spans.begin(), spans.end());
+        double inside = 0, reach = 0;
+        for (const auto& [t0, t1] : spans) {
+            if (t1 > reach) inside += t1 - std::max(t0, reach), reach = t1;
+        }
+        double outside = 1 - inside;
         if (outside > 1e-9)
             warn(what + " from " + str(a) + " to " + str(b) + ": " + percentOutside(outside, 0) +
                  " of its length lies outside the mesh; nothing is emitted there and the part inside emits the "

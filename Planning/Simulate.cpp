@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Planning/Simulate.hpp"
 
+#include <algorithm>
+
 #include "Geometry/BatchModel.hpp"
 #include "Common/Errors.hpp"
 #include "Geometry/Queries.hpp"
@@ -42,7 +44,16 @@ DoseMatrix simulateSources(const PlanSpec& plan, SimulationReport& report,
     d.fluence.assign(d.tetras * S * K, 0.0);
     std::vector<bool> have(S * K, false);
     report.packets = 0;
-    report.warnings = model.warnings;
+    // The source compiler's warnings, once per candidate: packBatch names each run "source <run>
+    // (source 'NAME')", and every batch repeats the candidates.
+    for (const std::string& w : model.warnings) {
+        std::string text = w;
+        const size_t open = w.find(" (source '"), close = w.find("'): ");
+        if (w.rfind("source ", 0) == 0 && open != std::string::npos && close != std::string::npos && open < close)
+            text = w.substr(open + 2, close + 1 - (open + 2)) + w.substr(close + 2);
+        if (std::find(report.warnings.begin(), report.warnings.end(), text) == report.warnings.end())
+            report.warnings.push_back(text);
+    }
     std::vector<Ledger> perSource(S);
     BatchSummary sum = runBatch(model.mesh, model.runs, bo, [&](size_t run, RunResult&& r) {
         if (r.cancelled) return;

@@ -108,6 +108,17 @@ BOOST_AUTO_TEST_CASE(a_line_half_outside_is_warned_exactly) {
     l.endpoint[1] = {0.1, 0.2, 10};
     std::string w = allWarnings(compile(l));
     BOOST_CHECK(mentions(w, "Line source from (0.1 0.2 0) to (0.1 0.2 10): 50% of its length lies outside"));
+    // Along the mesh's edges (x = y = 0 is a grid line): every tetra around an edge holds that
+    // part of the line, and the part inside is their union, not their sum.
+    LineSource e;
+    e.endpoint[0] = {0, 0, -2};
+    e.endpoint[1] = {0, 0, 10};
+    BOOST_CHECK(mentions(allWarnings(compile(e)), "Line source from (0 0 -2) to (0 0 10): 58.3% of its length lies outside"));
+    CylinderSource c;  // a diffuser's axis likewise (fullmonte-plan's example mesh put one there)
+    c.endpoint[0] = {0, 0, -2};
+    c.endpoint[1] = {0, 0, 10};
+    c.radius = 0.5;
+    BOOST_CHECK(mentions(allWarnings(compile(c)), "Cylinder source axis from (0 0 -2) to (0 0 10): 58.3% of its length"));
 }
 
 BOOST_AUTO_TEST_CASE(cylinders_partly_outside_are_warned) {

@@ -204,6 +204,27 @@ BOOST_AUTO_TEST_CASE(every_source_kind_runs_in_a_plan_batch) {
                std::vector<double>(m.column(0, 1), m.column(0, 1) + m.tetras));
 }
 
+// A diffuser partly outside the mesh is warned about once, by its name (not once per batch); a
+// thin volume diffuser loses no packets (it is drawn in its cylinder), so nothing is booked
+// abnormal and no abnormal warning comes.
+BOOST_AUTO_TEST_CASE(plan_source_warnings_once_per_candidate) {
+    PlanSpec plan = parsePlan(R"({
+      "mesh": {"box": {"lower": [-5, -5, -5], "upper": [5, 5, 5], "divisions": [5, 5, 5],
+               "shapes": [{"region": 2, "type": "sphere", "centre": [0, 0, 0], "radius": 3}]}},
+      "regions": [{"id": 1, "name": "tissue", "mu_a": 0.05, "mu_s": 5, "g": 0.9, "n": 1.37},
+                  {"id": 2, "name": "tumour", "mu_a": 0.08, "mu_s": 8, "g": 0.9, "n": 1.37}],
+      "sources": [{"name": "D1", "type": "cylinder", "from": [0.3, 0.2, -2], "to": [0.3, 0.2, 10]},
+                  {"name": "D2", "type": "cylinder", "from": [1, 0, -2], "to": [1, 0, 2], "emit": "volume", "radius": 0.02}],
+      "simulation": {"packets_per_source": 400, "batches": 3, "threads": 2},
+      "prescription": {"targets": [{"region": "tumour", "threshold_J_cm2": 40}]}
+    })", "warn.json", "");
+    SimulationReport sim;
+    simulateSources(plan, sim);
+    BOOST_REQUIRE_EQUAL(sim.warnings.size(), 1u);
+    BOOST_TEST(sim.warnings[0].rfind("source 'D1': Cylinder source axis from (0.3 0.2 -2) to (0.3 0.2 10): 41.7% of its length", 0) == 0u,
+               sim.warnings[0]);
+}
+
 // The batch-means standard errors describe the real spread: for one plan, the per-tetra doses of
 // two independent simulations (seeds 1 and 101) differ by z = (a - b) / sqrt(se_a^2 + se_b^2) whose
 // median |z| is near the normal's 0.674 (a little above with SEs estimated from 8 batches). An SE
