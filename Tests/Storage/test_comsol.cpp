@@ -58,15 +58,17 @@ std::string replaced(std::string s, const std::string& a, const std::string& b) 
 
 BOOST_AUTO_TEST_SUITE(comsol)
 
-BOOST_AUTO_TEST_CASE(two_tets_with_domains) {
-    TetraMesh m = readText(kTwoTets);
+// The two tets of kTwoTets: 5 points, domains 1 and 2, volumes 1/6 and 1/3.
+void checkTwoTets(const TetraMesh& m) {
     BOOST_CHECK_EQUAL(m.pointCount(), 5u);
-    BOOST_CHECK_EQUAL(m.tetraCount(), 2u);
+    BOOST_REQUIRE_EQUAL(m.tetraCount(), 2u);
     BOOST_CHECK_EQUAL(m.region(1), 1u);
     BOOST_CHECK_EQUAL(m.region(2), 2u);
     BOOST_CHECK_CLOSE(m.volume(1), 1.0 / 6, 1e-9);
     BOOST_CHECK_CLOSE(m.volume(2), 1.0 / 3, 1e-9);
 }
+
+BOOST_AUTO_TEST_CASE(two_tets_with_domains) { checkTwoTets(readText(kTwoTets)); }
 
 // The same two tets in mesh version 2 without COMSOL's field labels, as iso2mesh's savemphtxt
 // lays them out (a comment line first, 1-based vertices, a triangle type with its parameter and
@@ -81,13 +83,7 @@ const char* kTwoTetsUnlabelled =
     "3 tet\n4\n2\n1 2 3 4\n2 3 4 5\n4\n0\n2\n1\n2\n0\n";  // 30-41: tets on lines 33-34
 
 BOOST_AUTO_TEST_CASE(unlabelled_version_2_read_by_position) {
-    TetraMesh m = readText(kTwoTetsUnlabelled);
-    BOOST_CHECK_EQUAL(m.pointCount(), 5u);
-    BOOST_REQUIRE_EQUAL(m.tetraCount(), 2u);
-    BOOST_CHECK_EQUAL(m.region(1), 1u);
-    BOOST_CHECK_EQUAL(m.region(2), 2u);
-    BOOST_CHECK_CLOSE(m.volume(1), 1.0 / 6, 1e-9);
-    BOOST_CHECK_CLOSE(m.volume(2), 1.0 / 3, 1e-9);
+    checkTwoTets(readText(kTwoTetsUnlabelled));
     expectError(replaced(kTwoTetsUnlabelled, "2 3 4 5\n", "2 3 4 9\n"), "t.mphtxt:34: tet element 1: vertex 9 is not one");
     expectError(replaced(kTwoTetsUnlabelled, "4 Mesh\n2\n", "4 Mesh\n4\n"), "t.mphtxt:10: mesh version 4 without '#' labels");
     expectError(replaced(kTwoTetsUnlabelled, "0\n2\n1\n2\n0\n", "0\n2\n1\n"), "unexpected end of file");
