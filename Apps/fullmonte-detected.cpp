@@ -52,7 +52,7 @@ void printSignal(const fm::DetectedPackets& dp, const std::vector<double>& w, co
 }
 
 int run(int argc, char** argv) {
-    if (argc < 2 || std::string(argv[1]) == "--help") {
+    if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
         std::cout << kUsage;
         return argc < 2 ? 1 : 0;
     }

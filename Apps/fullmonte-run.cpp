@@ -696,7 +696,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
 }
 
 // The words of one --serve line ("..." keeps spaces in a word).
-std::vector<std::string> splitLine(const std::string& line, const std::string& where) {
+std::vector<std::string> splitLine(const std::string& line) {
     std::vector<std::string> w;
     std::string cur;
     bool quoted = false, any = false;
@@ -713,7 +713,7 @@ std::vector<std::string> splitLine(const std::string& line, const std::string& w
             any = true;
         }
     }
-    if (quoted) throw ParameterError(where + ": unbalanced quote");
+    if (quoted) throw ParameterError("unbalanced quote");  // the caller names the line
     if (any) w.push_back(cur);
     return w;
 }
@@ -740,7 +740,7 @@ int serve(const Args& base, const MpiSession& mpi, Session& ses) {
         const std::string where = name + ":" + std::to_string(n);
         std::string status = "ok", dir;
         try {
-            std::vector<std::string> words = splitLine(line, where);
+            std::vector<std::string> words = splitLine(line);
             if (words.empty() || words[0][0] == '#') continue;
             std::vector<char*> argv{const_cast<char*>("fullmonte-run")};
             for (auto& w : words) argv.push_back(&w[0]);

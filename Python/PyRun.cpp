@@ -305,6 +305,8 @@ read-only numpy views. Normalise with fluence(energy=...) or scale = energy / pa
                                "The mesh the tallies belong to (None for an MCML trace run)")
         .def("fluence", [](const Result& r, double energy) {
             double scale = scaleFor(r, energy);
+            if (r.mesh && r.run.volume.empty())
+                throw py::value_error("fluence: the run kept no volume tally (it ran with volume=False)");
             return owned(fm::volumeFluence(*r.mesh, *r.materials, r.run.volume, scale), 1);
         }, py::arg("energy") = 1.0,
            "Fluence per tetra in J/mm^2 for a run delivering `energy` J (W/mm^2 for W); x100 gives J/cm^2. "

@@ -161,10 +161,12 @@ MMCSimulation readMMCJson(const std::string& path) {
     const Json* session = in.root().contains("Session") ? &in.root()["Session"] : nullptr;
     const Json* forward = in.root().contains("Forward") ? &in.root()["Forward"] : nullptr;
     double unit = 1;
+    std::string unitFrom = sec + ".LengthUnit";  // the key that gave it, for messages
     for (auto [j, name] : {std::pair{mesh, sec}, std::pair{domain, std::string("Domain")}})
         if (j && j->contains("LengthUnit")) {
-            unit = in.number((*j)["LengthUnit"], name + ".LengthUnit");
-            if (!(unit > 0)) in.fail(name + ".LengthUnit", "must be > 0 (mm per length unit)");
+            unitFrom = name + ".LengthUnit";
+            unit = in.number((*j)["LengthUnit"], unitFrom);
+            if (!(unit > 0)) in.fail(unitFrom, "must be > 0 (mm per length unit)");
         }
     std::string dir = mmcdetail::folderOf(path);
     std::vector<uint32_t> tetraOf;
@@ -173,7 +175,7 @@ MMCSimulation readMMCJson(const std::string& path) {
     } else {
         s.id = in.text((*mesh)["MeshID"], sec + ".MeshID");
         s.mesh = mmcdetail::meshFiles(dir, s.id, tetraOf);
-        if (unit != 1) in.fail(sec + ".LengthUnit", "is supported with inline MeshNode only (scale the node file to mm)");
+        if (unit != 1) in.fail(unitFrom, "is supported with inline MeshNode only (scale the node file to mm)");
     }
     double nOut = 1;
     if (forward && forward->contains("N0")) nOut = in.number((*forward)["N0"], "Forward.N0");

@@ -152,6 +152,13 @@ TIMOSSources readSources(TextReader& r) {
 static TetraMesh readTIMOSMeshText(std::string text, const std::string& name, const MeshCheckOptions& check) {
     if (isBinaryMesh(text)) return buildMesh(parseBinaryMesh(text, name), name, check);
     if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);  // a UTF-8 byte-order mark
+    // A mesh of another format (what fullmonte-mesh writes by default is VTK) named as such.
+    const size_t first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos &&
+        (text.compare(first, 5, "<?xml") == 0 || text.compare(first, 8, "<VTKFile") == 0 ||
+         text.compare(first, 14, "# vtk DataFile") == 0))
+        throw FormatError(name + ": a VTK file, not a TIM-OS mesh: convert it with fullmonte-mesh --convert " + name +
+                          " -o MESH.fmb (a VTK build), or read it with Tcl's VTKMeshReader");
     MeshArrays a;
     if (parseTIMOSMeshFast(text.data(), text.data() + text.size(), a)) return buildMesh(std::move(a), name, check);
     std::istringstream in(std::move(text));

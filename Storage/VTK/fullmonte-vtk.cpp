@@ -2,6 +2,7 @@
 // fullmonte-vtk: turns a mesh and fullmonte-run's text outputs into files ParaView opens (.vtu /
 // .vtk, plus the boundary surface as .vtp) and, optionally, a PNG of the fluence. Lives beside
 // the VTK classes so that everything needing VTK is in Storage/VTK.
+#include <memory>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -172,6 +173,12 @@ void addFileData(VTKMeshWriter& w, std::vector<double>& fluence, const Args& a, 
     std::string dir = a.count("--results") ? a.at("--results") : "";
     std::string fl = a.count("--fluence") ? a.at("--fluence") : (dir.empty() ? "" : dir + "/fluence.txt");
     std::string en = a.count("--energy") ? a.at("--energy") : (dir.empty() ? "" : dir + "/volume_energy.txt");
+    // A results folder with no volume values (not a run's folder, or a run without the volume
+    // tally) would give a mesh with only its regions: refused before anything is written.
+    if (!dir.empty() && !a.count("--fluence") && !a.count("--energy") && !fs::exists(fl) && !fs::exists(en) &&
+        !fs::exists(dir + "/fluence_gated.fmtg"))
+        throw ParameterError("--results " + dir + ": no fluence.txt, volume_energy.txt or fluence_gated.fmtg there "
+                             "(a fullmonte-run output folder with the volume tally?)");
     if (!fl.empty() && (a.count("--fluence") || fs::exists(fl))) {
         fluence = readValues(fl);
         w.addData("Fluence (" + unit + "/mm^2)", fluence);
@@ -199,9 +206,12 @@ void writeSurface(const Args& a, const TetraMesh& mesh, const std::string& unit)
     s.write();
 }
 
-void render(const Args& a, const TetraMesh& mesh, const std::vector<double>& fluence, const std::string& unit) {
+// The picture's renderer, its options checked (before any file is written), not yet drawn.
+std::unique_ptr<FluenceRenderer> renderer(const Args& a, const TetraMesh& mesh, const std::vector<double>& fluence,
+                                          const std::string& unit) {
     if (fluence.empty()) throw ParameterError("--png needs fluence (--fluence FILE or --results DIR)");
-    FluenceRenderer r;
+    auto p = std::make_unique<FluenceRenderer>();
+    FluenceRenderer& r = *p;
     r.filename(a.at("--png"));
     r.mesh(mesh);
     r.data(fluence, "Fluence (" + unit + "/mm^2)");
@@ -214,9 +224,10 @@ void render(const Args& a, const TetraMesh& mesh, const std::vector<double>& flu
     }
     if (a.count("--size")) {
         auto v = numbers("--size", a.at("--size"), 'x', 2);
-        r.size(unsigned(v[0]), unsigned(v[1]));
+        auto pixels = [](double x) { return x >= 0 && x <= 1e6 ? unsigned(x) : 0u; };  // 0: refused by size()
+        r.size(pixels(v[0]), pixels(v[1]));
     }
-    r.write();
+    return p;
 }
 
 int run(int argc, char** argv) {
@@ -234,6 +245,7 @@ int run(int argc, char** argv) {
     if (a.count("--vtk-version")) w.legacyVersion(a.at("--vtk-version"));
     std::vector<double> fluence;
     addFileData(w, fluence, a, unit, mesh);
+    const std::unique_ptr<FluenceRenderer> picture = a.count("--png") ? renderer(a, mesh, fluence, unit) : nullptr;
     if (a.count("--comment")) w.addHeaderComment(a.at("--comment"));
     w.write();
     std::cout << "fullmonte-vtk: wrote " << a.at("--output") << " (" << mesh.tetraCount() << " tetras)\n";
@@ -241,8 +253,8 @@ int run(int argc, char** argv) {
         writeSurface(a, mesh, unit);
         std::cout << "fullmonte-vtk: wrote " << a.at("--surface") << "\n";
     }
-    if (a.count("--png")) {
-        render(a, mesh, fluence, unit);
+    if (picture) {
+        picture->write();
         std::cout << "fullmonte-vtk: wrote " << a.at("--png") << "\n";
     }
     return 0;

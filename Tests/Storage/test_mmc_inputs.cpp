@@ -161,6 +161,9 @@ BOOST_AUTO_TEST_CASE(json_by_mesh_id_inline_and_inp_agree) {
                                                            kMediaJson + "}," + session + "}"));
     // MMC's older examples hold MeshID and InitElem in Domain.
     MMCSimulation d = readMMCJson(write("domain.json", "{\"Domain\": {\"MeshID\": \"two\", \"InitElem\": 1}," + session + "}"));
+    // A length unit with mesh files is refused, naming the key that gave it.
+    expectFormatError([&] { readMMCJson(write("unit_files.json", "{\"Mesh\": {\"MeshID\": \"two\"}, \"Domain\": {\"LengthUnit\": 10}," + session + "}")); },
+                      {"unit_files.json", "Domain.LengthUnit", "inline MeshNode only"});
     RunResult ra = run(a, 3000);
     for (const MMCSimulation* s : {&b, &c, &d}) {
         BOOST_CHECK_EQUAL(s->photons, 5000u);

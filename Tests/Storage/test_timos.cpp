@@ -108,6 +108,10 @@ BOOST_AUTO_TEST_CASE(byte_order_mark_is_skipped) {
     BOOST_CHECK_EQUAL(m.tetraCount(), 1u);
     BOOST_CHECK_EQUAL(readTIMOSMaterials(tmpFile("bom.opt", bom + "1\n1\n0.1 10 0.9 1.4\n1\n1.0\n")).material(1).mu_s, 10.0);
     BOOST_CHECK_EQUAL(readTIMOSSource(tmpFile("bom.source", bom + "1\n1 0.2 0.2 0.2 1000\n")).totalPackets, 1000.0);
+    // A VTK file given as a TIM-OS mesh is named as such, with the way to convert it.
+    expectFormatError([] { readTIMOSMesh(tmpFile("m.vtu", "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\">\n")); },
+                      "a VTK file, not a TIM-OS mesh: convert it with fullmonte-mesh --convert");
+    expectFormatError([] { readTIMOSMesh(tmpFile("m.vtk", "# vtk DataFile Version 3.0\nmesh\nASCII\n")); }, "a VTK file");
     // Only a whole mark is skipped: a stray 0xEF is still an error naming the line.
     expectFormatError([] { readTIMOSSource(tmpFile("ef.source", "\xEF" "1\n1 0.2 0.2 0.2 1000\n")); }, ":1:");
 }

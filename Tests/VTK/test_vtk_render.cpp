@@ -189,6 +189,16 @@ BOOST_AUTO_TEST_CASE(cli_converts_fullmonte_run_outputs) {
     // A bad mesh path is reported, not a crash.
     std::string bad = std::string(FM_VTK_CLI) + " --mesh " + dir + "/nope.mesh --output " + dir + "/x.vtu 2>/dev/null";
     BOOST_CHECK_NE(std::system(bad.c_str()), 0);
+    // A folder without results, and a picture's bad options, are refused before the mesh file is
+    // written (no file that looks complete).
+    std::filesystem::create_directories(dir + "/empty");
+    const std::string y = dir + "/y.vtu";
+    for (const std::string& opts : {" --results " + dir + "/empty", " --results " + dir + " --png " + dir + "/y.png --slice 0,0,nan,0,0,1",
+                                    " --results " + dir + " --png " + dir + "/y.png --size 8x8"}) {
+        std::string c = std::string(FM_VTK_CLI) + " --mesh " + dir + "/model.mesh --output " + y + opts + " 2>/dev/null";
+        BOOST_CHECK_NE(std::system(c.c_str()), 0);
+        BOOST_CHECK_MESSAGE(!std::filesystem::exists(y), "written despite the error: " << opts);
+    }
 }
 
 // The array names fullmonte-vtk writes are the ones docs/USER_GUIDE.md ("VTK and ParaView") lists,
