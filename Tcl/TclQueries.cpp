@@ -6,6 +6,7 @@
 
 #include "Tcl/TclGeometry.hpp"
 #include "Tcl/TclKernels.hpp"
+#include "Tcl/TclMeshCheck.hpp"
 #include "Tcl/TclUtil.hpp"
 
 using fm::ParameterError;
@@ -227,6 +228,21 @@ void DoseVolumeHistogramGenerator::update() {
                              " entries, the mesh needs " + std::to_string(m->tetraCount() + 1));
     for (auto& h : fm::doseHistograms(*m, dose_->values))
         list->push_back(std::make_shared<const fm::DoseHistogram>(std::move(h)));
+    // A region whose dose is undefined everywhere (mu_a 0) gets no histogram: the collection's
+    // (and a TextFileDoseHistogramWriter file's, which numbers them 1..N) are then not regions
+    // 1..N, which a reader cannot see.
+    std::vector<bool> has(m->regionCount(), false);
+    for (const auto& h : *list) has[h->region] = true;
+    std::string missing, present;
+    for (uint32_t r = 1; r < m->regionCount(); ++r)
+        if (m->regionVolume(r) > 0) {
+            std::string& s = has[r] ? present : missing;
+            s += (s.empty() ? "" : " ") + std::to_string(r);
+        }
+    if (!missing.empty())
+        fmtcl::reportWarnings({"DoseVolumeHistogramGenerator: region(s) " + missing +
+                               " have no defined dose (mu_a 0: fluence is undefined there) and no histogram; the "
+                               "collection holds regions " + present + ", in that order"});
     result_ = list;
 }
 
