@@ -298,20 +298,9 @@ void Builder::point(const PointSource& s, double p) {
     auto& e = add(kEmitPoint, p);
     e.tetra = locateOrThrow(s.position, s.elementHint, "Point source");
     if (onMeshBoundary(mesh, e.tetra, s.position)) {
-        // The share of directions that leave at once: half on a face, more on an edge or a
-        // corner of the surface (7/8 at a box's corner). Directions spread evenly over the
-        // sphere (a Fibonacci lattice), each tried a short step from the point.
-        const int n = 2000;
-        const double h = 1e-4 * std::cbrt(6 * mesh.volume(e.tetra)), golden = M_PI * (3 - std::sqrt(5.0));
-        int out = 0;
-        for (int i = 0; i < n; ++i) {
-            const double z = 1 - (2 * i + 1.0) / n, r = std::sqrt(1 - z * z), phi = golden * i;
-            const Point3 q{s.position[0] + h * r * std::cos(phi), s.position[1] + h * r * std::sin(phi), s.position[2] + h * z};
-            out += mesh.locate(q) == 0;
-        }
         std::ostringstream o;
         o.precision(2);
-        o << 100.0 * out / n;
+        o << 100.0 * surfaceLeavingShare(mesh, s.position, e.tetra);
         warn("Point source at " + str(s.position) + " lies on the mesh surface (tetra " + std::to_string(e.tetra) +
              "): about " + o.str() + "% of its light leaves the mesh at once");
     }

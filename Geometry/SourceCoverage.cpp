@@ -59,6 +59,17 @@ Coverage cylinderVolumeCoverage(const TetraMesh& mesh, const Point3& a, const Po
     return finish(out, 0);
 }
 
+double surfaceLeavingShare(const TetraMesh& mesh, const Point3& p, uint32_t t) {
+    const int n = 2000;
+    const double h = 1e-4 * std::cbrt(6 * mesh.volume(t)), golden = M_PI * (3 - std::sqrt(5.0));
+    int out = 0;
+    for (int i = 0; i < n; ++i) {
+        const double z = 1 - (2 * i + 1.0) / n, r = std::sqrt(1 - z * z), phi = golden * i;
+        out += mesh.locate(along(p, {r * std::cos(phi), r * std::sin(phi), z}, h)) == 0;
+    }
+    return double(out) / n;
+}
+
 Coverage cylinderSurfaceCoverage(const TetraMesh& mesh, const Point3& a, const Point3& b, double r) {
     Sampler S;
     Point3 d = sub(b, a);

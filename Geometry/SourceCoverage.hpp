@@ -24,6 +24,11 @@ Coverage cylinderVolumeCoverage(const TetraMesh& mesh, const Point3& a, const Po
 // emit there), `lost` those whose axis point is inside but surface point outside.
 Coverage cylinderSurfaceCoverage(const TetraMesh& mesh, const Point3& a, const Point3& b, double radius);
 
+// The share of the directions from p, a point on the mesh surface in tetra t, that leave the mesh
+// at once: 1/2 on a face, more on an edge or at a corner of the surface (7/8 at a box's corner).
+// Directions spread evenly over the sphere (a Fibonacci lattice), each tried a short step from p.
+double surfaceLeavingShare(const TetraMesh& mesh, const Point3& p, uint32_t t);
+
 // "about 12.3% (+-0.2%, 20000 samples)" or "12.3%" when exact (samples == 0).
 std::string percentOutside(double fraction, int samples);
 
