@@ -6,15 +6,12 @@
 #include "Geometry/SourceCompiler.hpp"
 
 namespace fm {
-namespace {
 
-std::string name(const char* what, size_t i, const std::vector<std::string>& labels) {
+std::string batchItemName(const char* what, size_t i, const std::vector<std::string>& labels) {
     std::string s = std::string(what) + " " + std::to_string(i);
     if (i < labels.size() && !labels[i].empty()) s += " (" + labels[i] + ")";
     return s;
 }
-
-}  // namespace
 
 BatchModel packBatch(const TetraMesh& mesh, const std::vector<MaterialSet>& materialSets,
                      const std::vector<SourcePtr>& sources, const std::vector<uint64_t>& packets,
@@ -35,16 +32,16 @@ BatchModel packBatch(const TetraMesh& mesh, const std::vector<MaterialSet>& mate
                 throw ModelError("region " + std::to_string(mesh.regionCount() - 1) + " has no material (" +
                                  std::to_string(materialSets[m].size() - 1) + " materials given besides the exterior)");
         } catch (const ModelError& e) {
-            throw ModelError(name("material set", m, materialLabels) + ": " + e.what());
+            throw ModelError(batchItemName("material set", m, materialLabels) + ": " + e.what());
         }
     }
     for (size_t m = 0; m < materialSets.size(); ++m) {
         const MaterialSet& mats = materialSets[m];
         if (mats.matchedBoundary != materialSets[0].matchedBoundary)
-            throw ModelError(name("material set", m, materialLabels) +
+            throw ModelError(batchItemName("material set", m, materialLabels) +
                              ": matched boundary differs from material set 0 (a batch shares one mesh packing)");
         for (size_t s = 0; s < sources.size(); ++s) {
-            if (!sources[s]) throw ParameterError(name("source", s, sourceLabels) + ": not set");
+            if (!sources[s]) throw ParameterError(batchItemName("source", s, sourceLabels) + ": not set");
             KernelInput in;
             try {
                 if (m == 0 && s == 0 && cache) {
@@ -61,12 +58,12 @@ BatchModel packBatch(const TetraMesh& mesh, const std::vector<MaterialSet>& mate
                     compileSources(*sources[s], mesh, mats, in);
                 }
             } catch (const ModelError& e) {
-                std::string where = name("source", s, sourceLabels);
-                if (materialSets.size() > 1) where += ", " + name("material set", m, materialLabels);
+                std::string where = batchItemName("source", s, sourceLabels);
+                if (materialSets.size() > 1) where += ", " + batchItemName("material set", m, materialLabels);
                 throw ModelError(where + ": " + e.what());
             }
             if (m == 0)  // sources' warnings do not depend on the material set
-                for (const std::string& w : in.warnings) b.warnings.push_back(name("source", s, sourceLabels) + ": " + w);
+                for (const std::string& w : in.warnings) b.warnings.push_back(batchItemName("source", s, sourceLabels) + ": " + w);
             BatchRunSpec r;
             r.model = takeVariant(in);
             r.packets = packets.size() == 1 ? packets[0] : packets[s];

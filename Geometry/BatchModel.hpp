@@ -20,11 +20,15 @@ struct BatchModel {
     std::shared_ptr<const KernelInput> cachedCells;
     std::vector<BatchRunSpec> runs;  // run index = materialSet * sources + source
     size_t sources = 0, materialSets = 0;
-    std::vector<std::string> warnings;  // the source compiler's, each prefixed with its source
+    std::vector<std::string> warnings;  // the source compiler's, each prefixed "<batchItemName>: "
     size_t run(size_t materialSet, size_t source) const { return materialSet * sources + source; }
     // The batch's cells and faceCount: the cache's where one packed them, else mesh.
     const KernelInput& cells() const { return cachedCells ? *cachedCells : mesh; }
 };
+
+// How packBatch names item i ("source", "material set") in its messages and warnings: "source 3",
+// or "source 3 (label)" with a label.
+std::string batchItemName(const char* what, size_t i, const std::vector<std::string>& labels);
 
 // packets[s] is source s's packet count (one value: the same for all). Every run uses `seed`,
 // so run (m, s) equals a single run of source s with material set m and that seed. Throws

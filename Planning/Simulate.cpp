@@ -44,15 +44,12 @@ DoseMatrix simulateSources(const PlanSpec& plan, SimulationReport& report,
     d.fluence.assign(d.tetras * S * K, 0.0);
     std::vector<bool> have(S * K, false);
     report.packets = 0;
-    // The source compiler's warnings, once per candidate: packBatch names each run "source <run>
-    // (source 'NAME')", and every batch repeats the candidates.
-    for (const std::string& w : model.warnings) {
-        std::string text = w;
-        const size_t open = w.find(" (source '"), close = w.find("'): ");
-        if (w.rfind("source ", 0) == 0 && open != std::string::npos && close != std::string::npos && open < close)
-            text = w.substr(open + 2, close + 1 - (open + 2)) + w.substr(close + 2);
-        if (std::find(report.warnings.begin(), report.warnings.end(), text) == report.warnings.end())
-            report.warnings.push_back(text);
+    // The source compiler's warnings, once per candidate (every batch repeats the candidates: the
+    // first batch's runs 0..S-1 are theirs), named by the candidate's label.
+    for (size_t j = 0; j < S; ++j) {
+        const std::string prefix = batchItemName("source", j, labels) + ": ";
+        for (const std::string& w : model.warnings)
+            if (w.rfind(prefix, 0) == 0) report.warnings.push_back(labels[j] + ": " + w.substr(prefix.size()));
     }
     std::vector<Ledger> perSource(S);
     BatchSummary sum = runBatch(model.mesh, model.runs, bo, [&](size_t run, RunResult&& r) {
