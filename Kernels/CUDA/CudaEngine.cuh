@@ -5,9 +5,11 @@
 // unit (the constant-memory materials too), so the entry points stay independent.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <future>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "Kernels/CUDA/CudaSupport.cuh"
@@ -213,6 +215,16 @@ inline void foldReplicas(DeviceBuffer<double>& b, size_t n, cudaStream_t s) {
         foldReplicasKernel<<<unsigned(std::min<size_t>((n + 255) / 256, 1024)), 256, 0, s>>>(b.get(), n, copies);
         cudaCheck(cudaGetLastError(), "fold replicas");
     }
+}
+__global__ void addArraysKernel(double* into, const double* from, size_t n) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        into[i] += from[i];
+}
+// into[i] += from[i] for i < n, on the device.
+inline void addArrays(double* into, const double* from, size_t n, cudaStream_t s) {
+    if (!n) return;
+    addArraysKernel<<<unsigned(std::min<size_t>((n + 255) / 256, 1024)), 256, 0, s>>>(into, from, n);
+    cudaCheck(cudaGetLastError(), "add arrays");
 }
 // The same sum, downloaded: n doubles cross PCIe.
 inline std::vector<double> downloadFolded(DeviceBuffer<double>& b, size_t n, cudaStream_t s) {
@@ -485,6 +497,14 @@ struct DeviceInput {
 class Stream {
 public:
     Stream() { cudaCheck(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "create stream"); }
+    // A stream whose blocks the scheduler places before those of ordinary streams (the batch
+    // folds, which the next batch's launches may wait for).
+    struct First {};
+    explicit Stream(First) {
+        int least = 0, greatest = 0;
+        cudaCheck(cudaDeviceGetStreamPriorityRange(&least, &greatest), "stream priorities");
+        cudaCheck(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, greatest), "create stream");
+    }
     ~Stream() { cudaStreamDestroy(s_); }
     operator cudaStream_t() const { return s_; }
 
@@ -508,6 +528,10 @@ struct LaunchScratch {
     std::unique_ptr<DeviceBuffer<unsigned long long>> counters;
     std::vector<cudaEvent_t> done;
     cudaEvent_t fork = nullptr, join = nullptr;
+    // A fed run's (BatchFeed) folds: their stream, made at the first such run, and per slot the
+    // event after the last fold of that slot's tallies.
+    std::unique_ptr<Stream> fold;
+    cudaEvent_t folded[2] = {nullptr, nullptr};
 
     LaunchScratch() {
         cudaCheck(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming), "event");
@@ -517,6 +541,15 @@ struct LaunchScratch {
         for (cudaEvent_t e : done) cudaEventDestroy(e);
         if (fork) cudaEventDestroy(fork);
         if (join) cudaEventDestroy(join);
+        for (cudaEvent_t e : folded)
+            if (e) cudaEventDestroy(e);
+    }
+    cudaStream_t foldStream() {
+        if (!fold) {
+            fold = std::make_unique<Stream>(Stream::First{});
+            for (cudaEvent_t& e : folded) cudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event");
+        }
+        return *fold;
     }
     LaunchScratch(const LaunchScratch&) = delete;
     LaunchScratch& operator=(const LaunchScratch&) = delete;
@@ -536,13 +569,40 @@ struct LaunchScratch {
     }
 };
 
+// The batches of the standard errors run back to back on one device (DeviceRun's fed run):
+// the batch after the current one starts while the current one's last packets finish (its
+// launch tail), instead of after the GPU has drained. Successive batches add into two slots of
+// tallies and ledger in turn (batch i into slot i % 2), so a batch's tallies are complete when
+// its own launches are: its fold reads its slot while the next batch adds into the other, and
+// the batch after that (the same slot) starts after the fold.
+class BatchFeed {
+public:
+    // The next batch's packets [first, first + n) (absolute indices, n > 0); false when there
+    // are no more (or the run is cancelled).
+    virtual bool next(uint64_t& first, uint64_t& n) = 0;
+    // Batch `index` of `packets` packets has completed: its slot's fold queued on stream s,
+    // without waiting for it (the next launches are queued after this returns).
+    virtual void fold(uint64_t index, uint64_t packets, cudaStream_t s) = 0;
+    // What fold queued for batch `index` has run (stream s synchronised): its host side (the
+    // ledger's fold).
+    virtual void settle(uint64_t index, cudaStream_t s) = 0;
+    // After each finished launch: the device's packets done so far, and whether a launch is
+    // still running.
+    virtual void finished(uint64_t packetsDone, bool running) = 0;
+
+protected:
+    ~BatchFeed() = default;
+};
+
 // Runs opt.packets packets through launchOne(blocks, stream, firstPacket, count, counter), a
 // launch of `kernel` (smem bytes of dynamic shared memory per block) of kBlock threads each, as
 // many blocks per SM as fit (opt.tuning.cudaBlocksPerSm = N launches at most N per SM:
 // benchmarks, tests; results do not depend on it, only the order of the atomic additions changes).
+// With a feed, the packets are the feed's batches instead (opt.packets, opt.firstPacket unused)
+// and launchOne takes the batch's slot (0 or 1) as a sixth argument.
 template <class Kernel, class LaunchOne>
 BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStream_t s, LaunchOne launchOne,
-                    LaunchScratch* kept = nullptr) {
+                    LaunchScratch* kept = nullptr, BatchFeed* feed = nullptr) {
     int device = 0, sms = 0, fit = 0;
     cudaCheck(cudaGetDevice(&device), "get device");
     cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
@@ -554,20 +614,27 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
     // With opt.packetSource (a hybrid run's GPU side, Kernels/PacketSource.hpp) each launch's
     // range is taken from the source as the launch is queued, so the launches stay two deep
     // however the packets fall between the GPU and the CPU; opt.packets is then an upper bound.
-    PacketSource* const src = opt.packetSource;
-    const uint64_t nBatches = (opt.packets + batch - 1) / batch;
+    PacketSource* const src = feed ? nullptr : opt.packetSource;
+    const bool streamed = src || feed;
+    const uint64_t nBatches = feed ? 0 : (opt.packets + batch - 1) / batch;
     // One counter and completion event per launch slot. A streamed run may launch more often
     // (smaller blocks): its slots are reused, the counter zeroed on the launch's stream (an even
     // slot count keeps a slot on one stream) and the event only after its launch has finished.
-    const uint64_t slots = src ? std::max<uint64_t>(2, nBatches + (nBatches & 1)) : std::max<uint64_t>(nBatches, 1);
+    const uint64_t slots = streamed ? std::max<uint64_t>(2, nBatches + (nBatches & 1)) : std::max<uint64_t>(nBatches, 1);
     std::unique_ptr<LaunchScratch> own;
     if (!kept) own = std::make_unique<LaunchScratch>();
     LaunchScratch& sc = kept ? *kept : *own;
     sc.prepare(slots, s);
+    cudaStream_t const foldOn = feed ? sc.foldStream() : nullptr;
     auto t0 = Clock::now();
     uint64_t packetsDone = 0;
     std::vector<uint64_t> firsts, sizes;  // each launch's range
-    if (!src)
+    // A fed run's launches: each one's batch, and whether it is its batch's last.
+    std::vector<uint64_t> batchOf;
+    std::vector<char> lastOfBatch;
+    uint64_t batchCount = 0, batchFirst = 0, batchLeft = 0;
+    std::vector<uint64_t> batchPackets;
+    if (!streamed)
         for (uint64_t b = 0; b < nBatches; ++b) {
             firsts.push_back(opt.firstPacket + b * batch);
             sizes.push_back(std::min(batch, opt.packets - b * batch));
@@ -579,37 +646,80 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
     cudaStream_t second = sc.second;
     cudaCheck(cudaEventRecord(sc.fork, s), "event");
     cudaCheck(cudaStreamWaitEvent(second, sc.fork, 0), "stream wait");
+    if (feed) cudaCheck(cudaStreamWaitEvent(foldOn, sc.fork, 0), "stream wait");
     bool exhausted = false;  // a streamed run's source has no more for this GPU
     auto launch = [&](uint64_t b) {
+        cudaStream_t on = (b & 1) ? second : s;
         if (src) {
             uint64_t first = 0, end = 0;
             if (!src->takeLaunch(0, batch, first, end)) return false;
             firsts.push_back(first);
             sizes.push_back(end - first);
+        } else if (feed) {
+            if (batchLeft == 0) {
+                uint64_t first = 0, n = 0;
+                if (!feed->next(first, n) || n == 0) return false;
+                batchFirst = first;
+                batchLeft = n;
+                batchPackets.push_back(n);
+                // The slot's previous batch has been folded before this one adds into it.
+                if (++batchCount > 2) cudaCheck(cudaStreamWaitEvent(on, sc.folded[(batchCount - 1) & 1], 0), "stream wait");
+            }
+            const uint64_t n = std::min(batch, batchLeft);
+            firsts.push_back(batchFirst);
+            sizes.push_back(n);
+            batchFirst += n;
+            batchLeft -= n;
+            batchOf.push_back(batchCount - 1);
+            lastOfBatch.push_back(batchLeft == 0);
         }
         const uint64_t n = sizes[b];
-        cudaStream_t on = (b & 1) ? second : s;
         unsigned long long* counter = sc.counters->get() + b % slots;
         if (b >= slots) cudaCheck(cudaMemsetAsync(counter, 0, sizeof(unsigned long long), on), "counter");
         const unsigned blocks = unsigned(std::min<uint64_t>(uint64_t(sms) * perSm, (n + kBlock - 1) / kBlock));
-        launchOne(blocks, on, firsts[b], n, counter);
+        if constexpr (std::is_invocable_v<LaunchOne, unsigned, cudaStream_t, uint64_t, uint64_t, unsigned long long*,
+                                          unsigned>)
+            launchOne(blocks, on, firsts[b], n, counter, feed ? unsigned(batchOf[b] & 1) : 0u);
+        else
+            launchOne(blocks, on, firsts[b], n, counter);
         cudaCheck(cudaGetLastError(), "launch");
         cudaCheck(cudaEventRecord(sc.done[b % slots], on), "event");
         return true;
     };
     uint64_t launched = 0, finished = 0;
     bool stop = false;
-    auto more = [&] { return !stop && !exhausted && (src || launched < nBatches); };
-    while (finished < launched || more()) {
+    auto more = [&] { return !stop && !exhausted && (streamed || launched < nBatches); };
+    auto topUp = [&] {
         while (more() && launched < finished + 2) {
             if (launch(launched)) ++launched;
             else exhausted = true;
         }
+    };
+    while (finished < launched || more()) {
+        topUp();
         if (finished == launched) break;
         cudaCheck(cudaEventSynchronize(sc.done[finished % slots]), "packet kernel");
-        packetsDone += sizes[finished];
-        if (src) src->launchDone(0, sizes[finished]);
-        ++finished;
+        const uint64_t f = finished++;
+        packetsDone += sizes[f];
+        if (src) src->launchDone(0, sizes[f]);
+        if (feed) {
+            // A batch's launches finish in order: its last one done, it is complete. Its fold
+            // is queued before the next launches (the batch after next waits for it), and its
+            // host side waits until they are queued.
+            const bool ends = lastOfBatch[f];
+            if (ends) {
+                feed->fold(batchOf[f], batchPackets[batchOf[f]], foldOn);
+                cudaCheck(cudaEventRecord(sc.folded[batchOf[f] & 1], foldOn), "event");
+            }
+            if (opt.cancel && opt.cancel->load()) stop = true;
+            topUp();
+            if (ends) {
+                cudaCheck(cudaStreamSynchronize(foldOn), "batch fold");
+                feed->settle(batchOf[f], foldOn);
+            }
+            feed->finished(packetsDone, finished < launched);
+            continue;
+        }
         if (opt.progress) opt.progress(packetsDone, opt.packets);
         if (opt.cancel && opt.cancel->load()) stop = true;
     }
@@ -618,36 +728,57 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
     return BatchRun{packetsDone, since(t0), perSm};
 }
 
+// Where one slot's launches add (BatchFeed): the scorer's arrays, the ledger's totals and
+// replicas of its rare fields (SplitLedgerScorer), and the arrays of per-thread rows.
+template <class Scorer>
+struct LaunchTarget {
+    Scorer sc;
+    DeviceTotals* totals = nullptr;
+    BlockTallies bt;
+    Ledger* rare = nullptr;
+};
+template <class Scorer>
+using LaunchTargets = std::array<LaunchTarget<Scorer>, 2>;
+
 template <class Model, class Scorer>
-BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
-                         uint32_t nMaterials, cudaStream_t s, BlockTallies bt, Ledger* rare,
-                         LaunchScratch* scratch = nullptr) {
+BatchRun launchBatchesAs(const Model& m, const RunOptions& opt, const LaunchTargets<Scorer>& t, uint32_t nMaterials,
+                         cudaStream_t s, LaunchScratch* scratch, BatchFeed* feed) {
     auto kernel = packetKernel<Model, Scorer>;
-    const size_t smem = sizeof(double) * kBlock * bt.stride();
+    const size_t smem = sizeof(double) * kBlock * t[0].bt.stride();
     if (smem > 48 * 1024)  // above the default limit of dynamic shared memory: opt in
         cudaCheck(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
                   "shared memory for per-thread tallies");
     return runBatches(kernel, smem, opt, s,
-                      [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* counter) {
-                          kernel<<<blocks, kBlock, smem, on>>>(m, opt.params, first, n, sc, totals, counter, nMaterials,
-                                                               bt, rare);
+                      [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* counter,
+                          unsigned slot) {
+                          const LaunchTarget<Scorer>& x = t[slot];
+                          kernel<<<blocks, kBlock, smem, on>>>(m, opt.params, first, n, x.sc, x.totals, counter,
+                                                               nMaterials, x.bt, x.rare);
                       },
-                      scratch);
+                      scratch, feed);
 }
 
 // Launches with the small tallies bt in per-thread rows when it names any (and the scorer has a
-// row form), else straight into the global arrays. rare: kRareLedgerCopies ledgers, zeroed, that
-// receive the ledger's fields other than the absorbed weight (SplitLedgerScorer). scratch: the
-// caller's kept LaunchScratch, or none (one made for this call).
+// row form), else straight into the global arrays. t: where each slot adds (slot 0 only without
+// a feed): the scorer, the ledger's totals and kRareLedgerCopies ledgers, zeroed, that receive
+// the ledger's fields other than the absorbed weight (SplitLedgerScorer), and the rows' arrays.
+// scratch: the caller's kept LaunchScratch, or none (one made for this call). feed: the batches
+// of a fed run (runBatches), or none.
 template <class Model, class Scorer>
-BatchRun launchBatches(const Model& m, const RunOptions& opt, Scorer sc, DeviceTotals* totals,
-                       uint32_t nMaterials, cudaStream_t s, BlockTallies bt, Ledger* rare,
-                       LaunchScratch* scratch = nullptr) {
+BatchRun launchBatches(const Model& m, const RunOptions& opt, const LaunchTargets<Scorer>& t, uint32_t nMaterials,
+                       cudaStream_t s, LaunchScratch* scratch = nullptr, BatchFeed* feed = nullptr) {
     if constexpr (RowScorer<Scorer>::kOk) {
-        if (bt.rowsOn())
-            return launchBatchesAs(m, opt, RowScorer<Scorer>::make(sc), totals, nMaterials, s, bt, rare, scratch);
+        if (t[0].bt.rowsOn()) {
+            using Row = decltype(RowScorer<Scorer>::make(t[0].sc));
+            LaunchTargets<Row> r;
+            for (int i = 0; i < 2; ++i) r[i] = {RowScorer<Scorer>::make(t[i].sc), t[i].totals, t[i].bt, t[i].rare};
+            return launchBatchesAs(m, opt, r, nMaterials, s, scratch, feed);
+        }
     }
-    return launchBatchesAs(m, opt, sc, totals, nMaterials, s, bt.rowsOn() ? BlockTallies{} : bt, rare, scratch);
+    LaunchTargets<Scorer> u = t;
+    for (auto& x : u)
+        if (x.bt.rowsOn()) x.bt = BlockTallies{};
+    return launchBatchesAs(m, opt, u, nMaterials, s, scratch, feed);
 }
 
 }  // namespace cuda_engine

@@ -110,7 +110,9 @@ public:
         gatedSlot_->upload(t->slot, s_);
         gatedSlotsOf_ = t;
     }
-    BatchRun run(const RunOptions& part) {
+    // The packets of `part`, or with a feed its batches (BatchFeed: two slots of tallies and
+    // ledger; not for gated runs, whose arrays have one slot).
+    BatchRun run(const RunOptions& part, BatchFeed* feed = nullptr) {
         BatchRun b;
         if (nGV_ + nGS_) {
             auto gatedRun = [&](auto D) {
@@ -126,36 +128,71 @@ public:
                 sc.gatedFaces = uint32_t(nSurf_);
                 sc.gates = gateBins(gates_);
                 const BlockTallies bt = BlockTallies::rows(sc.volume, nVol_, sc.surface, nSurf_);
+                const LaunchTarget<decltype(sc)> t{sc, totals_.get(), bt, rare_.get()};
                 withDeviceModel(mesh_, src_->view(), [&](const auto& m) {
-                    b = launchBatches(m, part, sc, totals_.get(), nMaterials_, s_, bt, rare_.get(), &scratch_);
+                    b = launchBatches(m, part, LaunchTargets<decltype(sc)>{t, t}, nMaterials_, s_, &scratch_);
                 });
             };
             if (o_.directed) gatedRun(std::true_type{});
             else gatedRun(std::false_type{});
             return b;
         }
+        if (feed) slot1_.use(stride_ * copies_, s_);
         dispatchOutputs(o_.volume, o_.surface, o_.directed, [&](auto V, auto S, auto D) {
-            TallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value, DeviceAtomicAdd, uint32_t> sc;
-            double* vol = nVol_ ? tallies_.get() : nullptr;
-            double* surf = nSurf_ ? tallies_.get() + nVol_ : nullptr;
-            if constexpr (decltype(V)::value) sc.volume = vol;
-            if constexpr (decltype(S)::value) sc.surface = surf;
-            if constexpr (decltype(D)::value) sc.directed = nDir_ ? tallies_.get() + nVol_ + nSurf_ : nullptr;
-            sc.setReplicas(copies_ - 1, uint32_t(stride_));
-            const BlockTallies bt = BlockTallies::rows(vol, nVol_, surf, nSurf_);
+            using Scorer = TallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value, DeviceAtomicAdd, uint32_t>;
+            // Slot i's launches: its tallies (copies_ replicas), ledger totals and rare fields.
+            auto target = [&](double* tallies, DeviceTotals* totals, Ledger* rare) {
+                Scorer sc;
+                double* vol = nVol_ ? tallies : nullptr;
+                double* surf = nSurf_ ? tallies + nVol_ : nullptr;
+                if constexpr (decltype(V)::value) sc.volume = vol;
+                if constexpr (decltype(S)::value) sc.surface = surf;
+                if constexpr (decltype(D)::value) sc.directed = nDir_ ? tallies + nVol_ + nSurf_ : nullptr;
+                sc.setReplicas(copies_ - 1, uint32_t(stride_));
+                return LaunchTarget<Scorer>{sc, totals, BlockTallies::rows(vol, nVol_, surf, nSurf_), rare};
+            };
+            const LaunchTarget<Scorer> t0 = target(tallies_.get(), totals_.get(), rare_.get());
+            const LaunchTargets<Scorer> t{t0, feed ? target(slot1_.tallies.get(), slot1_.totals.get(), slot1_.rare.get()) : t0};
             withDeviceModel(mesh_, src_->view(), [&](const auto& m) {
-                b = launchBatches(m, part, sc, totals_.get(), nMaterials_, s_, bt, rare_.get(), &scratch_);
+                b = launchBatches(m, part, t, nMaterials_, s_, &scratch_, feed);
             });
         });
         return b;
+    }
+    // Batches of the standard errors back to back (BatchFeed), each folded when done; the
+    // feed's packets. A gated run folds its batches one after another (runBatch).
+    template <class Next, class Finished>
+    BatchRun runFed(const RunOptions& opt, Next next, Finished finished) {
+        struct Feed final : BatchFeed {
+            DeviceRun& d;
+            Next next_;
+            Finished finished_;
+            Feed(DeviceRun& r, Next n, Finished f) : d(r), next_(std::move(n)), finished_(std::move(f)) {}
+            bool next(uint64_t& first, uint64_t& n) override { return next_(first, n); }
+            void fold(uint64_t index, uint64_t packets, cudaStream_t s) override {
+                const unsigned slot = unsigned(index & 1);
+                d.folds(2).fold(slot ? d.slot1_.tallies.get() : d.tallies_.get(), d.copies_, packets, s, slot);
+                d.stageLedger(slot, s);
+                packets_ = packets;
+            }
+            void settle(uint64_t index, cudaStream_t s) override {
+                d.folds(2).foldLedger(d.stagedLedger(s), packets_, unsigned(index & 1));
+            }
+            void finished(uint64_t done, bool running) override { finished_(done, running); }
+            uint64_t packets_ = 0;
+        };
+        Feed feed(*this, std::move(next), std::move(finished));
+        folds(2);  // made (and zeroed on s_) before the launches and folds start
+        return run(opt, &feed);
     }
     // run(part) as one batch of the standard errors (Kernels/CUDA/BatchFold.cuh): folded when
     // it completes.
     BatchRun runBatch(const RunOptions& part) {
         BatchRun b = run(part);
         if (b.packetsDone == part.packets) {
-            folds().fold(tallies_, copies_, ledgerNow(), b.packetsDone, s_);
-            if (gated_) gatedFolds().fold(*gated_, 1, Ledger{}, b.packetsDone, s_);
+            folds().fold(tallies_.get(), copies_, b.packetsDone, s_);
+            folds().foldLedger(ledgerNow(), b.packetsDone);
+            if (gated_) gatedFolds().fold(gated_->get(), 1, b.packetsDone, s_);
             if (gated_) gateTotalFolds().fold(*gated_, b.packetsDone, s_);
         }
         return b;
@@ -188,6 +225,10 @@ public:
             else for (size_t i = 0; i < n; ++i) into[i] += v[i];
         };
         if (pinning_.valid()) pinning_.get();
+        if (slot1_.used) {  // a fed run's second slot: added into the first replica of the first
+            foldReplicas(slot1_.tallies, stride_, s_);
+            addArrays(tallies_.get(), slot1_.tallies.get(), stride_, s_);
+        }
         const double* t = downloadFoldedInto(tallies_, stride_, s_, pinned_);
         add(r.volume, t, nVol_);
         add(r.surface, t + nVol_, nSurf_);
@@ -203,6 +244,13 @@ public:
         r.ledger.add(part.ledger);
         for (const Ledger& l : rare_.download(s_)) r.ledger.add(l);
         r.events.add(part.events);
+        if (slot1_.used) {
+            RunResult second;
+            totalsToResult(slot1_.totals.download(s_)[0], second);
+            r.ledger.add(second.ledger);
+            for (const Ledger& l : slot1_.rare.download(s_)) r.ledger.add(l);
+            r.events.add(second.events);
+        }
         materials_.release();  // the run's kernels are done (its tallies are downloaded)
     }
     // The page-locked buffer of the tallies' way back, reserved on a thread of its own (once):
@@ -224,16 +272,32 @@ public:
     }
 
 private:
-    Ledger ledgerNow() {
+    static Ledger ledgerOf(const DeviceBuffer<DeviceTotals>& totals, const DeviceBuffer<Ledger>& rare, cudaStream_t s) {
         RunResult part;
-        totalsToResult(totals_.download(s_)[0], part);
-        for (const Ledger& l : rare_.download(s_)) part.ledger.add(l);
+        totalsToResult(totals.download(s)[0], part);
+        for (const Ledger& l : rare.download(s)) part.ledger.add(l);
         return part.ledger;
     }
+    Ledger ledgerNow() { return ledgerOf(totals_, rare_, s_); }
+    // A fed run's ledger of slot `slot` copied on s (after its batch, before the slot's next),
+    // and read back once s has run it.
+    void stageLedger(unsigned slot, cudaStream_t s) {
+        if (!staged_.totals.size()) {
+            staged_.totals.allocate(1, "ledger");
+            staged_.rare.allocate(kRareLedgerCopies, "ledger replicas");
+        }
+        const DeviceTotals* t = slot ? slot1_.totals.get() : totals_.get();
+        const Ledger* r = slot ? slot1_.rare.get() : rare_.get();
+        cudaCheck(cudaMemcpyAsync(staged_.totals.get(), t, sizeof(DeviceTotals), cudaMemcpyDeviceToDevice, s), "ledger");
+        cudaCheck(cudaMemcpyAsync(staged_.rare.get(), r, kRareLedgerCopies * sizeof(Ledger), cudaMemcpyDeviceToDevice, s),
+                  "ledger");
+    }
+    Ledger stagedLedger(cudaStream_t s) { return ledgerOf(staged_.totals, staged_.rare, s); }
     void clear() {
         tallies_.zero(s_);
         totals_.zero(s_);
         rare_.zero(s_);
+        slot1_.used = false;
         if (folds_) folds_->clear(s_);
         if (gated_) gated_->zero(s_);
         if (gatedFolds_) gatedFolds_->clear(s_);
@@ -261,6 +325,31 @@ private:
     DeviceBuffer<double> tallies_;
     DeviceBuffer<DeviceTotals> totals_;
     DeviceBuffer<Ledger> rare_;  // the ledger's fields booked by reductions (SplitLedgerScorer)
+    // A fed run's second slot (BatchFeed): tallies, totals and rare fields as above, allocated by
+    // the first fed run and added into the first slot's by addTo.
+    struct Slot {
+        DeviceBuffer<double> tallies;
+        DeviceBuffer<DeviceTotals> totals;
+        DeviceBuffer<Ledger> rare;
+        bool used = false;  // by a run since the last clear
+        // Ready for a run with n doubles of tallies, zeroed on s, unless a run already uses it.
+        void use(size_t n, cudaStream_t s) {
+            if (used) return;
+            tallies.resize(n, "the second slot of batched tallies");
+            if (!totals.size()) {
+                totals.allocate(1, "ledger");
+                rare.allocate(kRareLedgerCopies, "ledger replicas");
+            }
+            tallies.zero(s);
+            totals.zero(s);
+            rare.zero(s);
+            used = true;
+        }
+    } slot1_;
+    struct {
+        DeviceBuffer<DeviceTotals> totals;
+        DeviceBuffer<Ledger> rare;
+    } staged_;  // a fed run's ledger of the batch being folded
     // The standard errors' sums, allocated by the first batched run: a run without batches
     // leaves the device's memory as it was without them.
     std::unique_ptr<DeviceBatchFold> folds_;
@@ -286,13 +375,17 @@ private:
         if (!gateTotalFolds_) gateTotalFolds_ = std::make_unique<DeviceGateTotalsFold>(gates_.bins(), nGV_, nGS_);
         return *gateTotalFolds_;
     }
-    DeviceBatchFold& folds() {
-        if (!folds_) {
-            folds_ = std::make_unique<DeviceBatchFold>(stride_);
+    // The batch folds, with room for `slots` slots of tallies (a fed run's two; kept once made).
+    DeviceBatchFold& folds(unsigned slots = 1) {
+        if (!folds_ || foldSlots_ < slots) {
+            folds_.reset();
+            folds_ = std::make_unique<DeviceBatchFold>(stride_, slots);
+            foldSlots_ = slots;
             folds_->clear(s_);
         }
         return *folds_;
     }
+    unsigned foldSlots_ = 0;
 };
 
 std::vector<int> resolveDevicesImpl(const std::vector<int>& requested) {
@@ -568,6 +661,29 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
                 collect(k);
                 return;
             }
+            if (batches > 1 && !opt.outputs.gated() && !opt.packetSource) {
+                // The chunks as batches back to back (DeviceRun::runFed): the next is taken as
+                // the last launch of the one before is queued. (A hybrid run's GPU side takes a
+                // chunk only when the one before is done, which leaves the CPU's threads theirs.)
+                const BatchRun b = runs[k]->runFed(
+                    opt,
+                    [&, k](uint64_t& first, uint64_t& n) {
+                        uint64_t begin = 0;
+                        if ((opt.cancel && opt.cancel->load()) || !takeChunk(k, begin, n)) return false;
+                        first = opt.firstPacket + begin;
+                        return true;
+                    },
+                    [&, k, last = uint64_t(0)](uint64_t d, bool running) mutable {
+                        done += d - last;
+                        last = d;
+                        if (running) runs[k]->pinDownloads();
+                        if (devices.size() == 1 && opt.progress) opt.progress(done.load(), opt.packets);
+                    });
+                kernel[k] += b.seconds;
+                blocksPerSm[k] = b.blocksPerSm;
+                collect(k);
+                return;
+            }
             for (;;) {
                 if (opt.cancel && opt.cancel->load()) break;
                 uint64_t begin = 0, n = 0;
@@ -717,9 +833,25 @@ RunResult CudaModelOnDevice::run(const RunVariant& v, const RunOptions& opt) {
     r.uploadSeconds = since(t0);
     // The batches of runCuda on one device: equal contiguous parts, each folded when done.
     const uint64_t batches = effectiveBatches(opt, true);
+    auto at = [&](uint64_t k) { return uint64_t((unsigned __int128)opt.packets * k / batches); };
+    // Back to back where their tallies may take two slots (not gated: DeviceRun::runFed).
+    const bool fed = batches > 1 && !opt.outputs.gated();
     BatchRun b;
-    for (uint64_t j = 0; j < batches; ++j) {
-        auto at = [&](uint64_t k) { return uint64_t((unsigned __int128)opt.packets * k / batches); };
+    if (fed) {
+        b = d.runFed(
+            opt,
+            [&, j = uint64_t(0)](uint64_t& first, uint64_t& n) mutable {
+                if (j == batches || (opt.cancel && opt.cancel->load())) return false;
+                first = opt.firstPacket + at(j);
+                n = at(j + 1) - at(j);
+                ++j;
+                return true;
+            },
+            [&](uint64_t done, bool) {
+                if (opt.progress) opt.progress(done, opt.packets);
+            });
+    }
+    for (uint64_t j = 0; j < batches && !fed; ++j) {
         RunOptions part = opt;
         part.firstPacket = opt.firstPacket + at(j);
         part.packets = at(j + 1) - at(j);

@@ -33,10 +33,11 @@ public:
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
     ~DeviceBuffer() { if (p_) cudaFree(p_); }
     void allocate(size_t n, const char* what) {
-        n_ = n;
+        n_ = 0;
         if (n == 0) return;
         cudaError_t e = cudaMalloc(&p_, n * sizeof(T));
         if (e != cudaSuccess) {
+            p_ = nullptr;
             size_t freeB = 0, totalB = 0;
             cudaMemGetInfo(&freeB, &totalB);
             cudaGetLastError();
@@ -45,6 +46,15 @@ public:
                         std::to_string(freeB / 1048576.0) + " MiB free of " +
                         std::to_string(totalB / 1048576.0) + " MiB");
         }
+        n_ = n;
+    }
+    // n elements (their values undefined): reallocated where the size differs.
+    void resize(size_t n, const char* what) {
+        if (n == n_) return;
+        if (p_) cudaFree(p_);
+        p_ = nullptr;
+        n_ = 0;
+        allocate(n, what);
     }
     template <class A>
     void upload(const std::vector<T, A>& v, cudaStream_t s) {

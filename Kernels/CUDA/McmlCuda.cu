@@ -165,6 +165,11 @@ __device__ bool crossAt(const DeviceSlabModel& m, SlabPhoton& p, Sink& sk) {
 // DeviceMcmlTallies, or DeviceMcmlTimeTallies for a run with time gates, or either with the
 // records (the detector told each photon's index before its launch; its path and scatter count
 // per layer in the thread's local arrays).
+#ifdef FM_MCML_LANE_STATS
+// Measurement build only: per warp iteration, lanes active / live before the step / waiting at a
+// face / hopping onto a face / crossing / starting a photon, summed per block in shared memory.
+__device__ unsigned long long gLaneStats[8];
+#endif
 template <uint32_t kGroup, class Tallies = DeviceMcmlTallies>
 __global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
 mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, uint64_t count, DeviceSlabTallies t,
@@ -187,14 +192,39 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
         det.pathStride = 1;
     }
     m.enterBlock(0);
+#ifdef FM_MCML_LANE_STATS
+    __shared__ unsigned stats[8];
+    if (threadIdx.x < 8) stats[threadIdx.x] = 0;
+    __syncthreads();
+    const auto leaderAdd = [&](int k, unsigned mask) {
+        const unsigned act = __activemask();
+        if ((threadIdx.x & 31) == __ffs(act) - 1) atomicAdd(&stats[k], __popc(mask));
+    };
+#endif
     SlabPhoton p;
     uint32_t state = kSlabEnded, waited = 0;
     for (;;) {
+#ifdef FM_MCML_LANE_STATS
+        {
+            const unsigned act = __activemask();
+            leaderAdd(0, act);
+            leaderAdd(1, __ballot_sync(act, state == kSlabLive));
+            leaderAdd(2, __ballot_sync(act, state == kSlabAtFace));
+            leaderAdd(6, 1u);
+        }
+        const bool wasLive = state == kSlabLive;
+#endif
         if (state == kSlabLive) state = slabStep(m, kp, p, sk);
+#ifdef FM_MCML_LANE_STATS
+        leaderAdd(3, __ballot_sync(__activemask(), wasLive && state == kSlabAtFace));
+#endif
         if (kGroup > 1) {
             const unsigned atFace = __ballot_sync(__activemask(), state == kSlabAtFace);
             if (atFace != 0u && (__popc(atFace) >= kGroup || ++waited > kCrossWait)) {
                 waited = 0;
+#ifdef FM_MCML_LANE_STATS
+                leaderAdd(4, atFace);
+#endif
                 if (state == kSlabAtFace) state = crossAt(m, p, sk) ? kSlabLive : kSlabEnded;
             }
         } else if (state == kSlabAtFace) {
@@ -209,8 +239,15 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
         const uint64_t i = atomicAdd(next, 1ull);
         if (i >= count) break;
         if constexpr (kRecords<Tallies>) sk.tallies.template tally<DeviceSegmentDetectorTally>().startPacket(first + i, first + i);
+#ifdef FM_MCML_LANE_STATS
+        leaderAdd(5, __activemask());
+#endif
         state = startSlabPhoton(m, kp, first + i, p, sk) ? kSlabLive : kSlabEnded;
     }
+#ifdef FM_MCML_LANE_STATS
+    __syncthreads();
+    if (threadIdx.x < 8) atomicAdd(&gLaneStats[threadIdx.x], (unsigned long long)stats[threadIdx.x]);
+#endif
     sk.flush();
     slabScatterCount(events);
     addTotals(totals, Ledger(ledger), EventCounts<uint32_t>(events));
@@ -337,7 +374,23 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
                               : run(mcmlSlabKernel<1, DeviceMcmlTimeTallies>))
                      : (group ? run(mcmlSlabKernel<kCrossGroup>) : run(mcmlSlabKernel<1>));
     };
+#ifdef FM_MCML_LANE_STATS
+    {
+        unsigned long long z[8] = {};
+        cudaMemcpyToSymbol(gLaneStats, z, sizeof z);
+    }
+#endif
     const BatchRun b = launchAll(opt);
+#ifdef FM_MCML_LANE_STATS
+    {
+        unsigned long long v[8];
+        cudaMemcpyFromSymbol(v, gLaneStats, sizeof v);
+        const double it = double(v[6]);
+        fprintf(stderr, "lane stats: warp iterations %.4e; per iteration: active %.3f live %.3f waiting %.3f hops %.3f "
+                        "crossing %.3f starting %.3f\n",
+                it, v[0] / it, v[1] / it, v[2] / it, v[3] / it, v[4] / it, v[5] / it);
+    }
+#endif
 
     McmlTallies t;
     t.kernel = "cuda";
