@@ -159,8 +159,23 @@ public:
         });
         return b;
     }
-    // Batches of the standard errors back to back (BatchFeed), each folded when done; the
-    // feed's packets. A gated run folds its batches one after another (runBatch).
+    // Whether this device can run batches back to back (runFed): the run is not gated, and the
+    // second slot's tallies and the folds' two slots fit in its memory (allocated here, kept).
+    // Where they do not (a mesh near the device's capacity), the batches run one at a time
+    // (runBatch) in one slot.
+    bool canFeed() {
+        if (nGV_ + nGS_) return false;
+        try {
+            slot1_.reserve(stride_ * copies_);
+            folds(2);
+            return true;
+        } catch (const Error&) {
+            return false;
+        }
+    }
+    // Batches of the standard errors back to back (BatchFeed), each folded when done: the
+    // packets next(first, n) gives, batch by batch; finished(done, running) after each launch.
+    // Only where canFeed() said so.
     template <class Next, class Finished>
     BatchRun runFed(const RunOptions& opt, Next next, Finished finished) {
         struct Feed final : BatchFeed {
@@ -182,7 +197,7 @@ public:
             uint64_t packets_ = 0;
         };
         Feed feed(*this, std::move(next), std::move(finished));
-        folds(2);  // made (and zeroed on s_) before the launches and folds start
+        folds(2);  // made (and zeroed on s_) before the launches and folds start: canFeed
         return run(opt, &feed);
     }
     // run(part) as one batch of the standard errors (Kernels/CUDA/BatchFold.cuh): folded when
@@ -332,14 +347,17 @@ private:
         DeviceBuffer<DeviceTotals> totals;
         DeviceBuffer<Ledger> rare;
         bool used = false;  // by a run since the last clear
-        // Ready for a run with n doubles of tallies, zeroed on s, unless a run already uses it.
-        void use(size_t n, cudaStream_t s) {
-            if (used) return;
+        void reserve(size_t n) {
             tallies.resize(n, "the second slot of batched tallies");
             if (!totals.size()) {
                 totals.allocate(1, "ledger");
                 rare.allocate(kRareLedgerCopies, "ledger replicas");
             }
+        }
+        // Ready for a run with n doubles of tallies, zeroed on s, unless a run already uses it.
+        void use(size_t n, cudaStream_t s) {
+            if (used) return;
+            reserve(n);
             tallies.zero(s);
             totals.zero(s);
             rare.zero(s);
@@ -661,7 +679,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
                 collect(k);
                 return;
             }
-            if (batches > 1 && !opt.outputs.gated() && !opt.packetSource) {
+            if (batches > 1 && !opt.packetSource && runs[k]->canFeed()) {
                 // The chunks as batches back to back (DeviceRun::runFed): the next is taken as
                 // the last launch of the one before is queued. (A hybrid run's GPU side takes a
                 // chunk only when the one before is done, which leaves the CPU's threads theirs.)
@@ -834,8 +852,8 @@ RunResult CudaModelOnDevice::run(const RunVariant& v, const RunOptions& opt) {
     // The batches of runCuda on one device: equal contiguous parts, each folded when done.
     const uint64_t batches = effectiveBatches(opt, true);
     auto at = [&](uint64_t k) { return uint64_t((unsigned __int128)opt.packets * k / batches); };
-    // Back to back where their tallies may take two slots (not gated: DeviceRun::runFed).
-    const bool fed = batches > 1 && !opt.outputs.gated();
+    // Back to back where their tallies may take two slots (DeviceRun::runFed).
+    const bool fed = batches > 1 && d.canFeed();
     BatchRun b;
     if (fed) {
         b = d.runFed(
