@@ -22,6 +22,7 @@
 #include "Common/Errors.hpp"
 #include "Common/Text.hpp"
 #include "Geometry/BatchModel.hpp"
+#include "Geometry/ModelFingerprint.hpp"
 #include "Geometry/Queries.hpp"
 #include "Kernels/Batch.hpp"
 #include "Common/ResourceLimits.hpp"
@@ -536,6 +537,9 @@ int runBatchCommand(const BatchCommand& c, const MpiSession& mpi) {
     h.cols = model.runs.size();
     h.sources = model.sources;
     h.materialSets = model.materialSets;
+    std::vector<uint64_t> columnPackets;
+    for (const BatchRunSpec& r : model.runs) columnPackets.push_back(r.packets);
+    h.model = modelFingerprint(mesh, in.matSets, in.sources, columnPackets, c.opt.params);
     std::vector<std::string> runLabels;
     for (size_t m = 0; m < model.materialSets; ++m)
         for (size_t s = 0; s < model.sources; ++s)

@@ -87,7 +87,8 @@ std::string detectorsSummaryJson(const DetectedPackets& dp) {
     return o.str();
 }
 
-void writeAdjointFluence(const OutputFolder& out, const std::vector<std::vector<double>>& perDetector) {
+void writeAdjointFluence(const OutputFolder& out, const std::vector<std::vector<double>>& perDetector,
+                         const ModelFingerprint& model) {
     FluenceMatrixHeader h;
     h.rows = perDetector.front().size() - 1;
     h.cols = perDetector.size();
@@ -95,6 +96,7 @@ void writeAdjointFluence(const OutputFolder& out, const std::vector<std::vector<
     h.materialSets = 1;
     h.quantity = MatrixQuantity::Fluence;
     h.units = "mm^-2 per launched packet";
+    h.model = model;
     FluenceMatrixWriter w(out.staged("adjoint_fluence.fmm"), h);
     for (size_t d = 0; d < perDetector.size(); ++d) w.writeColumn(d, matrixColumn(perDetector[d]));
     w.commit();

@@ -4,6 +4,7 @@
 #pragma once
 #include <string>
 
+#include "Geometry/ModelFingerprint.hpp"
 #include "Geometry/TetraMesh.hpp"
 #include "Kernels/Detection.hpp"
 #include "Storage/OutputFolder.hpp"
@@ -25,8 +26,10 @@ void writeDetectorOutputs(const OutputFolder& out, const DetectedPackets& dp, co
 std::string detectorsSummaryJson(const DetectedPackets& dp);
 
 // adjoint_fluence.fmm (Storage/FluenceMatrix, docs/FLUENCE_MATRIX.md): rows tetras, one column
-// per detector, its adjoint fluence per launched packet (mm^-2).
-void writeAdjointFluence(const OutputFolder& out, const std::vector<std::vector<double>>& perDetector);
+// per detector, its adjoint fluence per launched packet (mm^-2), with the runs' model fingerprint
+// (adjointFingerprint).
+void writeAdjointFluence(const OutputFolder& out, const std::vector<std::vector<double>>& perDetector,
+                         const ModelFingerprint& model);
 
 // jacobian.txt: per tetra, its region and d(signal)/d(mu_a) per detector, the signal being
 // detected weight per launched packet (mm).

@@ -668,7 +668,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
             writeGatedOutputs(*out, mesh, mats, r, power);
             if (detecting) writeDetectorOutputs(*out, r.detected, gates.get());
             if (detecting && a.flags.count("--mch")) writeMch(out->staged("detected.mch"), r.detected);
-            if (!adjoint.empty()) writeAdjointFluence(*out, adjoint);
+            if (!adjoint.empty()) writeAdjointFluence(*out, adjoint, adjointFingerprint(mesh, mats, detection, opt));
             writeRunSummary(out->staged("summary.json"), r, extra);
             out->publish();
             phases.mark("write outputs");

@@ -53,4 +53,12 @@ std::vector<std::vector<double>> adjointFluence(const TetraMesh& mesh, const Mat
     return phi;
 }
 
+ModelFingerprint adjointFingerprint(const TetraMesh& mesh, const MaterialSet& mats, const DetectionSpec& spec,
+                                    const RunOptions& opt) {
+    std::vector<SourcePtr> sources;
+    for (uint32_t d = 0; d < spec.detectors.size(); ++d)
+        sources.push_back(std::make_shared<SurfaceSource>(detectorAdjointSource(mesh, spec, d)));
+    return modelFingerprint(mesh, {mats}, sources, std::vector<uint64_t>(sources.size(), opt.packets), opt.params);
+}
+
 }  // namespace fm

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "Geometry/MaterialSet.hpp"
+#include "Geometry/ModelFingerprint.hpp"
 #include "Geometry/Sources.hpp"
 #include "Geometry/TetraMesh.hpp"
 #include "Kernels/KernelInput.hpp"
@@ -34,5 +35,9 @@ using KernelRunner = std::function<RunResult(const KernelInput&, const RunOption
 std::vector<std::vector<double>> adjointFluence(const TetraMesh& mesh, const MaterialSet& mats,
                                                 const DetectionSpec& spec, const RunOptions& opt,
                                                 const KernelRunner& run);
+// The model fingerprint of that matrix (one column per detector): the mesh, the materials, the
+// detectors' adjoint sources, opt's packets for each and its roulette and step limits.
+ModelFingerprint adjointFingerprint(const TetraMesh& mesh, const MaterialSet& mats, const DetectionSpec& spec,
+                                    const RunOptions& opt);
 
 }  // namespace fm

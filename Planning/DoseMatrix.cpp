@@ -79,6 +79,7 @@ DoseMatrix doseMatrixFrom(const FluenceMatrix& m, size_t tetras, size_t sources,
     DoseMatrix d;
     d.tetras = tetras, d.sources = sources, d.batches = batches;
     d.fluence = m.values;
+    d.model = h.model;
     return d;
 }
 
@@ -88,6 +89,7 @@ FluenceMatrix toFluenceMatrix(const DoseMatrix& d) {
     m.header.cols = d.sources * d.batches;
     m.header.sources = d.sources * d.batches;  // columns are batch * sources + source (plan.json says so)
     m.header.materialSets = 1;
+    m.header.model = d.model;
     m.values = d.fluence;
     return m;
 }

@@ -15,6 +15,8 @@ struct DoseMatrix {
     size_t tetras = 0, sources = 0, batches = 1;
     // Column (batch * sources + source), tetras values each; row i is tetra i + 1. mm^-2.
     std::vector<double> fluence;
+    // The model it was simulated from (planFingerprint), or a saved matrix's; none() when unknown.
+    ModelFingerprint model;
 
     const double* column(size_t source, size_t batch) const { return &fluence[(batch * sources + source) * tetras]; }
     // Mean over batches of one source's fluence per J (mm^-2) at tetra id t (1-based).
@@ -26,7 +28,8 @@ struct DoseMatrix {
 };
 
 // A saved matrix whose columns are batch * sources + source (batches = 1 for a plain batch run).
-// Throws ParameterError naming the file when its shape does not fit.
+// Throws ParameterError naming the file when its shape does not fit. Its model fingerprint comes
+// along unchecked (loadPlanMatrix checks it against a plan).
 DoseMatrix doseMatrixFrom(const FluenceMatrix& m, size_t tetras, size_t sources, size_t batches, const std::string& file);
 FluenceMatrix toFluenceMatrix(const DoseMatrix& d);
 

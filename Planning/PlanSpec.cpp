@@ -314,7 +314,8 @@ void readSources(const Node& root, PlanSpec& p) {
 void readSimulation(const Node& root, PlanSpec& p, const std::string& baseDir) {
     if (!root.has("simulation")) return;
     Node s = root.at("simulation");
-    s.allow({"packets_per_source", "batches", "seed", "kernel", "devices", "threads", "matrix", "matrix_batches"});
+    s.allow({"packets_per_source", "batches", "seed", "kernel", "devices", "threads", "matrix", "matrix_batches",
+             "matrix_unchecked"});
     SimulationSpec& m = p.simulation;
     if (s.has("packets_per_source")) m.packetsPerSource = s.at("packets_per_source").count(1, 1e13);
     if (s.has("batches")) m.batches = unsigned(s.at("batches").count(1, 64));
@@ -332,6 +333,7 @@ void readSimulation(const Node& root, PlanSpec& p, const std::string& baseDir) {
     }
     if (s.has("matrix")) m.matrixFile = resolve(s.at("matrix").string(), baseDir);
     if (s.has("matrix_batches")) m.matrixBatches = unsigned(s.at("matrix_batches").count(1, 64));
+    if (s.has("matrix_unchecked")) m.matrixUnchecked = s.at("matrix_unchecked").boolean();
     if (m.packetsPerSource < m.batches) s.fail("packets_per_source must be at least batches");
 }
 

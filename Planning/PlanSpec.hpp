@@ -80,6 +80,7 @@ struct SimulationSpec {
     unsigned threads = 0;
     std::string matrixFile;        // reuse a saved matrix instead of simulating
     unsigned matrixBatches = 0;    // its columns: batch * sources + source (0: the columns / the sources)
+    bool matrixUnchecked = false;  // use it even where its model fingerprint differs from the plan's
     TuningKnobs tuning;            // speed only (Kernels/Tuning.hpp): the caller's FM_* variables
 };
 

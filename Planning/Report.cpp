@@ -256,7 +256,8 @@ std::string planJson(const PlanRecord& rec) {
     j["energy_unit"] = "J";
     j["mesh"] = {{"tetras", p.mesh->tetraCount()}, {"unit", "mm"}};
     j["matrix"] = {{"from", rec.matrixFrom}, {"sources", rec.matrix->sources}, {"batches", rec.matrix->batches},
-                   {"column", "batch * sources + source"}};
+                   {"column", "batch * sources + source"}, {"model_fingerprint", fingerprintText(rec.matrix->model)}};
+    if (!rec.matrixCheck.empty()) j["matrix"]["fingerprint_check"] = rec.matrixCheck;
     if (rec.matrixFrom == "simulated")
         j["simulation"] = {{"seconds", rec.simulation.seconds}, {"kernel", rec.simulation.kernel},
                            {"packets", rec.simulation.packets}, {"runs", rec.simulation.runs}, {"ranks", rec.simulation.ranks},

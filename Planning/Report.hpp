@@ -30,6 +30,7 @@ struct PlanRecord {
     const PlanEvaluation* evaluation = nullptr;
     SimulationReport simulation;     // when simulated
     std::string matrixFrom;          // "simulated" or the reused file
+    std::string matrixCheck;         // reused: what its model fingerprint check found (loadPlanMatrix)
     bool writeMatrix = true;         // fluence_matrix.fmm, for a later run to reuse
 };
 

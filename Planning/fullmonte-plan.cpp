@@ -42,6 +42,8 @@ const char* kUsage =
     "  --matrix FILE          reuse a saved fluence matrix (e.g. DIR/fluence_matrix.fmm of an earlier run)\n"
     "  --matrix-batches K     its columns are K batches x the plan's sources (default: its columns /\n"
     "                         the plan's sources)\n"
+    "  --matrix-unchecked     reuse it even where its model fingerprint (mesh, materials, sources,\n"
+    "                         packets) differs from the plan's (a warning instead of an error)\n"
     "  --solver clp|glpk      LP solver (default: the plan's, else the first built)\n"
     "  --quiet                no progress\n"
     "Exit status: 0 plan found, 2 prescription infeasible (DIR/plan.json names the conflicting\n"
@@ -50,7 +52,7 @@ const char* kUsage =
 struct Args {
     std::string plan, out, matrix, solver;
     int matrixBatches = 0;
-    bool overwrite = false, quiet = false;
+    bool overwrite = false, quiet = false, matrixUnchecked = false;
 };
 
 Args parseArgs(int argc, char** argv) {
@@ -64,6 +66,7 @@ Args parseArgs(int argc, char** argv) {
         if (s == "-o" || s == "--output") a.out = value();
         else if (s == "--overwrite") a.overwrite = true;
         else if (s == "--matrix") a.matrix = value();
+        else if (s == "--matrix-unchecked") a.matrixUnchecked = true;
         else if (s == "--matrix-batches") {
             std::string v = value();
             char* end = nullptr;
@@ -113,12 +116,17 @@ int run(const Args& a, const MpiSession& mpi) {
     const bool reuse = !a.matrix.empty() || !plan.simulation.matrixFile.empty();
     if (reuse && !root) return 0;
     if (reuse) {
-        std::string f = a.matrix.empty() ? plan.simulation.matrixFile : a.matrix;
+        MatrixReuse r;
+        r.file = a.matrix.empty() ? plan.simulation.matrixFile : a.matrix;
         // 0: as many batches as the matrix's columns hold of the plan's sources (doseMatrixFrom).
-        size_t K = a.matrixBatches ? a.matrixBatches : a.matrix.empty() ? plan.simulation.matrixBatches : 0;
-        if (!a.quiet) std::fprintf(stderr, "fullmonte-plan: reading %s\n", f.c_str());
-        matrix = doseMatrixFrom(readFluenceMatrix(f), plan.mesh->tetraCount(), plan.sources.size(), K, f);
-        rec.matrixFrom = f;
+        r.batches = a.matrixBatches ? a.matrixBatches : a.matrix.empty() ? plan.simulation.matrixBatches : 0;
+        r.unchecked = a.matrixUnchecked || plan.simulation.matrixUnchecked;
+        r.uncheckedOption = "--matrix-unchecked (or \"matrix_unchecked\": true in the plan's simulation)";
+        if (!a.quiet) std::fprintf(stderr, "fullmonte-plan: reading %s\n", r.file.c_str());
+        std::vector<std::string> warnings;
+        matrix = loadPlanMatrix(plan, r, warnings, &rec.matrixCheck);
+        for (const std::string& w : warnings) std::fprintf(stderr, "fullmonte-plan: warning: %s\n", w.c_str());
+        rec.matrixFrom = r.file;
     } else {
         if (!a.quiet && root)
             std::fprintf(stderr, "fullmonte-plan: %zu tetras; simulating %zu sources x %u batches (%s%s) [%.1f s]\n",

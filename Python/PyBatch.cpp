@@ -40,6 +40,7 @@ struct BatchResult {
     std::vector<std::pair<std::string, double>> time;  // fm::batchTimeSplit
     std::string kernel;
     std::vector<size_t> runsPerRank;
+    fm::ModelFingerprint model;  // taken when the batch ran: its sources and materials may change after
 
     // Fluence per tetra per J emitted (mm^-2), tetras x runs, column-major (as the file).
     std::vector<double> matrix() const {
@@ -58,6 +59,7 @@ struct BatchResult {
         h.cols = runs.size();
         h.sources = sources;
         h.materialSets = materialSets.size();
+        h.model = model;
         return h;
     }
 };
@@ -72,6 +74,38 @@ py::array fortranView(const double* data, size_t rows, size_t cols, py::handle o
                           {py::ssize_t(sizeof(double)), py::ssize_t(rows * sizeof(double))}, data, owner);
     py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
     return std::move(a);
+}
+
+// {"mesh", "materials", "sources", "runs"}: the 48-bit parts, or None for a file without one.
+py::object fingerprintDict(const fm::ModelFingerprint& f) {
+    if (f.none()) return py::none();
+    py::dict d;
+    d["mesh"] = f.mesh;
+    d["materials"] = f.materials;
+    d["sources"] = f.sources;
+    d["runs"] = f.runs;
+    return std::move(d);
+}
+
+// The inverse of fingerprintDict: None, or a mapping with the four parts (each in [1, 2^48)).
+fm::ModelFingerprint fingerprintArg(py::handle f) {
+    if (f.is_none()) return {};
+    fm::ModelFingerprint m;
+    uint64_t* parts[4] = {&m.mesh, &m.materials, &m.sources, &m.runs};
+    const char* names[4] = {"mesh", "materials", "sources", "runs"};
+    try {
+        auto d = f.cast<std::map<std::string, uint64_t>>();
+        for (int i = 0; i < 4; ++i) {
+            auto it = d.find(names[i]);
+            if (it == d.end() || it->second == 0 || it->second > fm::kFingerprintPartMask) throw py::cast_error();
+            *parts[i] = it->second;
+        }
+        if (d.size() != 4) throw py::cast_error();
+    } catch (const py::cast_error&) {
+        throw py::value_error("write_fluence_matrix: fingerprint must be None or {'mesh', 'materials', 'sources', "
+                              "'runs'} with integers in [1, 2^48)");
+    }
+    return m;
 }
 
 void writeMatrix(const std::string& path, const fm::FluenceMatrixHeader& h, const std::vector<double>& values) {
@@ -160,6 +194,12 @@ std::shared_ptr<BatchResult> runBatch(MeshPtr mesh, py::handle materials, const 
     out->materialSets = sets;
     out->sources = sources.size();
     out->runs.resize(bm.runs.size());
+    {
+        std::vector<uint64_t> columnPackets;
+        for (const fm::BatchRunSpec& r : bm.runs) columnPackets.push_back(r.packets);
+        py::gil_scoped_release nogil;
+        out->model = fm::modelFingerprint(*mesh, plain, sources, columnPackets, ro.params);
+    }
     fm::BatchSummary summary;
     size_t shown = size_t(-1);
     auto tick = [&] {
@@ -233,6 +273,9 @@ fluence_matrix() the fluence per tetra per joule emitted (mm^-2), tetras x runs.
             return fortranView(heap->data(), b.mesh->tetraCount(), b.runs.size(), owner);
         }, "(tetras, runs) fluence per J emitted, mm^-2 (J/mm^2 per J; x100 for J/cm^2 per J); read-only. "
            "A plan with energies E (J per run) has dose matrix @ E * 100 in J/cm^2")
+        .def_property_readonly("fingerprint", [](const BatchResult& b) { return fingerprintDict(b.model); },
+                               "The model fingerprint its matrix files carry (docs/FLUENCE_MATRIX.md): "
+                               "{'mesh', 'materials', 'sources', 'runs'}, 48-bit integers")
         .def("write_fluence_matrix", [](const BatchResult& b, const std::string& path) {
             auto values = b.matrix();
             py::gil_scoped_release nogil;
@@ -263,9 +306,11 @@ void bindMatrixFiles(py::module_& m) {
         d["quantity"] = h.quantity == fm::MatrixQuantity::Fluence ? "fluence" : "absorbed_energy";
         d["units"] = h.units;
         d["version"] = h.version;
+        d["fingerprint"] = fingerprintDict(h.model);
         return py::make_tuple(fortranView(fmx->values.data(), h.rows, h.cols, owner), d);
     }, py::arg("path"), "A fluence-matrix file (binary format) as ((tetras, runs) read-only array, header dict)");
-    m.def("write_fluence_matrix", [](const std::string& path, py::handle matrix, int64_t sources) {
+    m.def("write_fluence_matrix", [](const std::string& path, py::handle matrix, int64_t sources,
+                                     py::handle fingerprint) {
         auto a = py::array_t<double, py::array::f_style | py::array::forcecast>::ensure(matrix);
         if (!a || a.ndim() != 2) throw py::value_error("write_fluence_matrix: matrix must be a 2-D array (tetras, runs)");
         fm::FluenceMatrixHeader h;
@@ -275,12 +320,14 @@ void bindMatrixFiles(py::module_& m) {
             throw py::value_error("write_fluence_matrix: sources must divide the runs (" + std::to_string(h.cols) + ")");
         h.sources = sources ? uint64_t(sources) : h.cols;
         h.materialSets = h.sources ? h.cols / h.sources : 0;
+        h.model = fingerprintArg(fingerprint);
         std::vector<double> values(a.data(), a.data() + a.size());
         py::gil_scoped_release nogil;
         writeMatrix(path, h, values);
-    }, py::arg("path"), py::arg("matrix"), py::arg("sources") = 0,
+    }, py::arg("path"), py::arg("matrix"), py::arg("sources") = 0, py::kw_only(), py::arg("fingerprint") = py::none(),
        "Writes a (tetras, runs) array of fluence per J emitted (mm^-2) as a fluence-matrix file "
-       "(sources: runs per material set, 0 = all runs)");
+       "(sources: runs per material set, 0 = all runs); fingerprint: the model's, as read_fluence_matrix's "
+       "header or BatchResult.fingerprint give it, or None (the file then has none and a plan cannot check it)");
 }
 
 // ---- traces ----

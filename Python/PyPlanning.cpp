@@ -25,6 +25,7 @@ struct Plan {
 struct Matrix {
     pl::DoseMatrix m;
     std::string from;  // "simulated" or the file
+    std::string check;  // loaded: what its model fingerprint check found (pl::loadPlanMatrix)
     pl::SimulationReport report;
 };
 
@@ -143,6 +144,9 @@ optimiser works on. fluence is a read-only view shaped (batches, sources, tetras
         .def_property_readonly("sources", [](const Matrix& x) { return x.m.sources; }, "Candidate sources")
         .def_property_readonly("batches", [](const Matrix& x) { return x.m.batches; }, "Independent batches per source")
         .def_readonly("origin", &Matrix::from, "'simulated' or the file it was read from")
+        .def_readonly("fingerprint_check", &Matrix::check,
+                      "Loaded: what the model fingerprint check found ('matches the plan', 'none in the file: not "
+                      "checked', 'differs (...): used unchecked'); '' when simulated")
         .def("dose", [](const Matrix& x, py::handle energies) {
             std::vector<double> e;
             try {
@@ -235,16 +239,26 @@ write(dir, ...) the folder fullmonte-plan writes. Errors name the file and JSON 
         }, py::kw_only(), py::arg("progress") = py::none(),
            "Simulates every candidate source (packets, batches, seed, kernel from the plan); GIL released, "
            "Ctrl-C cancels")
-        .def("load_matrix", [](const Plan& p, const std::string& path, int64_t batches) {
+        .def("load_matrix", [](const Plan& p, const std::string& path, int64_t batches, bool unchecked) {
             if (batches < 1 || batches > 64) throw py::value_error("load_matrix: batches must be in 1..64");
             auto out = std::make_shared<Matrix>();
             out->from = path;
-            py::gil_scoped_release nogil;
-            out->m = pl::doseMatrixFrom(fm::readFluenceMatrix(path), p.spec.mesh->tetraCount(), p.spec.sources.size(),
-                                        size_t(batches), path);
+            pl::MatrixReuse r;
+            r.file = path;
+            r.batches = size_t(batches);
+            r.unchecked = unchecked;
+            r.uncheckedOption = "load_matrix(..., unchecked=True)";
+            std::vector<std::string> warnings;
+            {
+                py::gil_scoped_release nogil;
+                out->m = pl::loadPlanMatrix(p.spec, r, warnings, &out->check);
+            }
+            issueWarnings(warnings);  // no fingerprint in the file, or one that differs, used unchecked
             return out;
-        }, py::arg("path"), py::arg("batches") = 1,
-           "A saved fluence matrix (a batch's, or a plan's fluence_matrix.fmm with its batches)")
+        }, py::arg("path"), py::arg("batches") = 1, py::kw_only(), py::arg("unchecked") = false,
+           "A saved fluence matrix (a batch's, or a plan's fluence_matrix.fmm with its batches), checked against "
+           "the plan's model: a model fingerprint that differs (mesh, materials, sources, packets) raises "
+           "ValueError unless unchecked=True; a file without one loads with a warning")
         .def("optimise", [](const Plan& p, const Matrix& x) {
             checkMatrix(p, x);
             auto s = std::make_shared<Solution>();
@@ -274,6 +288,7 @@ write(dir, ...) the folder fullmonte-plan writes. Errors name the file and JSON 
             rec.evaluation = &e.e;
             rec.simulation = x.report;
             rec.matrixFrom = x.from;
+            rec.matrixCheck = x.check;
             py::gil_scoped_release nogil;
             pl::checkOutputFolder(dir, overwrite);
             pl::writePlanOutputs(dir, rec, overwrite);

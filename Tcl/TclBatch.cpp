@@ -204,6 +204,10 @@ void BatchRunner::runSync() {
         if (std::string w = fm::abnormalWarning(results[j]->ledger); !w.empty())
             abnormal.push_back("BatchRunner run " + std::to_string(j) + ": " + w);
     fmtcl::reportWarnings(abnormal);
+    // The fluence matrix's model fingerprint, taken now: the sources and materials may change after.
+    std::vector<uint64_t> columnPackets;
+    for (const fm::BatchRunSpec& r : bm.runs) columnPackets.push_back(r.packets);
+    model_ = fm::modelFingerprint(*mesh_, sets, sources_, columnPackets, opt_.params);
     results_ = std::move(results);
     built_ = std::move(built);
     runMesh_ = mesh_;
@@ -262,6 +266,7 @@ void BatchRunner::fluenceMatrix(const std::string& file) const {
     h.cols = results_.size();
     h.sources = sourcesRun_;
     h.materialSets = results_.size() / sourcesRun_;
+    h.model = model_;
     h.units = fmtcl::lower(runMesh_->unitDimension) == "mm" ? "mm^-2 per J emitted"
                                                            : runMesh_->unitDimension + "^-2 per J emitted";
     auto column = [&](size_t j) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "Geometry/MaterialSet.hpp"
+#include "Geometry/ModelFingerprint.hpp"
 #include "Geometry/PackedModelCache.hpp"
 #include "Geometry/Sources.hpp"
 #include "Geometry/TetraMesh.hpp"
@@ -109,6 +110,7 @@ private:
     std::vector<std::shared_ptr<const fm::RunResult>> results_;
     size_t sourcesRun_ = 0;
     std::vector<fm::SourcePtr> ranSources_;
+    fm::ModelFingerprint model_;  // of the last runSync's model (the matrix file carries it)
     double seconds_ = 0;
     std::string timeSplit_;
     std::vector<size_t> perRank_;

@@ -28,6 +28,7 @@ except ImportError as e:
 MAGIC = b"FMFLUMAT"
 HEADER_BYTES = 128
 QUANTITIES = {1: "fluence", 2: "absorbed_energy"}
+FINGERPRINT_PARTS = ("mesh", "materials", "sources", "runs")
 
 
 class FormatError(ValueError):
@@ -70,9 +71,20 @@ def read_header(path):
     expected = HEADER_BYTES + 8 * rows * cols
     if size != expected:
         raise FormatError(f"{path}: {size} bytes, {rows} x {cols} float64 need {expected}")
-    return {"version": version, "byteorder": "little" if bo == "<" else "big", "rows": rows,
+    # The model fingerprint: four 48-bit parts at offsets 104, 110, 116, 122; all zero: none.
+    order = "little" if bo == "<" else "big"
+    parts = [int.from_bytes(raw[104 + 6 * i:110 + 6 * i], order) for i in range(4)]
+    fingerprint = dict(zip(FINGERPRINT_PARTS, parts)) if any(parts) else None
+    return {"version": version, "byteorder": order, "rows": rows,
             "cols": cols, "sources": sources, "material_sets": material_sets,
-            "quantity": QUANTITIES[quantity], "units": units}
+            "quantity": QUANTITIES[quantity], "units": units, "fingerprint": fingerprint}
+
+
+def fingerprint_text(fingerprint):
+    """The fingerprint as the C++ tools print it: 'mesh 0123456789ab, materials ..., ...' or 'none'."""
+    if fingerprint is None:
+        return "none"
+    return ", ".join(f"{k} {fingerprint[k]:012x}" for k in FINGERPRINT_PARTS)
 
 
 def read_fluence_matrix(path, mmap=False):
@@ -99,7 +111,7 @@ def main(argv):
         print(f"read_fluence_matrix: error: {e}", file=sys.stderr)
         return 1
     for k, v in h.items():
-        print(f"{k}: {v}")
+        print(f"{k}: {fingerprint_text(v) if k == 'fingerprint' else v}")
     for j in range(h["cols"]):
         col = phi[:, j]
         print(f"column {j}: finite {np.isfinite(col).sum()}, sum {np.nansum(col):.9g}, max {np.nanmax(col) if np.isfinite(col).any() else float('nan'):.9g}")

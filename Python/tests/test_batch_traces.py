@@ -56,17 +56,26 @@ def test_fluence_matrix_files_round_trip_and_match_the_script_reader(slab_model,
     assert header["quantity"] == "fluence" and "mm^-2" in header["units"]
     assert np.array_equal(back, b.fluence_matrix())
     assert not back.flags.writeable and back.base is not None
-    # write_fluence_matrix from numpy gives the same file.
+    # The batch's model fingerprint is in the file; the same batch run again has the same one.
+    assert header["fingerprint"] == b.fingerprint and set(b.fingerprint) == {"mesh", "materials", "sources", "runs"}
+    assert fm.run_batch(mesh, mats, _sources()[:2], packets=800, seed=4, threads=1).fingerprint == b.fingerprint
+    assert fm.run_batch(mesh, mats, _sources()[:2], packets=900, seed=3, threads=1).fingerprint["runs"] != \
+        b.fingerprint["runs"]
+    # write_fluence_matrix from numpy with that fingerprint gives the same file; without, none.
     again = str(tmp_path / "again.fmm")
-    fm.write_fluence_matrix(again, np.asarray(back), sources=2)
+    fm.write_fluence_matrix(again, np.asarray(back), sources=2, fingerprint=header["fingerprint"])
     assert open(again, "rb").read() == open(path, "rb").read()
+    fm.write_fluence_matrix(again, np.asarray(back), sources=2)
+    assert fm.read_fluence_matrix(again)[1]["fingerprint"] is None
+    with pytest.raises(ValueError, match="fingerprint"):
+        fm.write_fluence_matrix(again, np.asarray(back), sources=2, fingerprint={"mesh": 1})
     sys.path.insert(0, os.path.join(os.environ.get("FM_SOURCE_DIR", ""), "scripts"))
     try:
         from read_fluence_matrix import read_fluence_matrix as script_reader
     except ImportError:
         pytest.skip("scripts/read_fluence_matrix.py not found")
-    _, phi = script_reader(path)
-    assert np.array_equal(phi, back)
+    script_header, phi = script_reader(path)
+    assert np.array_equal(phi, back) and script_header["fingerprint"] == b.fingerprint
     with pytest.raises(ValueError, match="nope.fmm"):
         fm.read_fluence_matrix(str(tmp_path / "nope.fmm"))
     with pytest.raises(ValueError, match="sources"):

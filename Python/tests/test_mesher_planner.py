@@ -154,13 +154,50 @@ def test_plan_simulate_optimise_evaluate_write(tmp_path):
     with pytest.raises(ValueError, match="exists|overwrite"):
         plan.write(out, matrix, sol, ev)
     plan.write(out, matrix, sol, ev, overwrite=True)
-    # A saved matrix comes back the same.
+    # A saved matrix comes back the same, its model fingerprint the plan's.
     mpath = str(tmp_path / "m.fmm")
     matrix.write(mpath)
     again = plan.load_matrix(mpath, batches=2)
     assert np.array_equal(again.fluence, matrix.fluence) and again.origin == mpath
+    assert again.fingerprint_check == "matches the plan"
     with pytest.raises(ValueError, match="energies"):
         plan.evaluate(matrix, [1.0, 2.0])
+
+
+def test_load_matrix_checks_the_model_fingerprint(tmp_path):
+    """A matrix of another model (a moved diffuser, other mu_a, other packets) is refused, naming
+    the part; unchecked=True loads it with a warning; a file without a fingerprint loads with a
+    warning that it cannot be checked."""
+    _need("has_planner", "FM_USE_PLANNING", ["Plan"])
+    spec = _small_plan_json()
+    spec["sources"] = spec["sources"][:2]
+    spec["simulation"].update(packets_per_source=200)
+    plan = fm.Plan.from_json(json.dumps(spec), "small.json", SOURCE)
+    mpath = str(tmp_path / "m.fmm")
+    plan.simulate().write(mpath)
+
+    def variant(change):
+        s = json.loads(json.dumps(spec))
+        change(s)
+        return fm.Plan.from_json(json.dumps(s), "other.json", SOURCE)
+
+    moved = variant(lambda s: s["sources"][0].update({"from": [c + 0.5 for c in s["sources"][0]["from"]]}))
+    for other, part in ((moved, "sources"),
+                        (variant(lambda s: s["regions"][0].update(mu_a=s["regions"][0]["mu_a"] * 1.1)), "materials"),
+                        (variant(lambda s: s["simulation"].update(packets_per_source=300)),
+                         "packets or kernel settings")):
+        with pytest.raises(fm.ParameterError, match=f"m.fmm: .*different {part}.*unchecked=True"):
+            other.load_matrix(mpath, batches=2)
+    with pytest.warns(RuntimeWarning, match="different sources"):
+        m = moved.load_matrix(mpath, batches=2, unchecked=True)
+    assert m.fingerprint_check == "differs (sources): used unchecked"
+    # A file without a fingerprint, as written before there was one.
+    phi, header = fm.read_fluence_matrix(mpath)
+    old = str(tmp_path / "old.fmm")
+    fm.write_fluence_matrix(old, np.asarray(phi), sources=header["sources"])
+    with pytest.warns(RuntimeWarning, match="no model fingerprint"):
+        m = moved.load_matrix(old, batches=2)
+    assert m.fingerprint_check == "none in the file: not checked"
 
 
 def test_ctrl_c_cancels_a_plan_simulation(tmp_path):

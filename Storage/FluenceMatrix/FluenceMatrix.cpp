@@ -16,6 +16,7 @@ namespace {
 // depend on the host's byte order or struct padding.
 void putU32(unsigned char* p, uint32_t v) { for (int i = 0; i < 4; ++i) p[i] = (unsigned char)(v >> (8 * i)); }
 void putU64(unsigned char* p, uint64_t v) { for (int i = 0; i < 8; ++i) p[i] = (unsigned char)(v >> (8 * i)); }
+void putU48(unsigned char* p, uint64_t v) { for (int i = 0; i < 6; ++i) p[i] = (unsigned char)(v >> (8 * i)); }
 uint32_t getU32(const unsigned char* p, bool swap) {
     uint32_t v = 0;
     for (int i = 0; i < 4; ++i) v |= uint32_t(p[swap ? 3 - i : i]) << (8 * i);
@@ -26,6 +27,16 @@ uint64_t getU64(const unsigned char* p, bool swap) {
     for (int i = 0; i < 8; ++i) v |= uint64_t(p[swap ? 7 - i : i]) << (8 * i);
     return v;
 }
+
+uint64_t getU48(const unsigned char* p, bool swap) {
+    uint64_t v = 0;
+    for (int i = 0; i < 6; ++i) v |= uint64_t(p[swap ? 5 - i : i]) << (8 * i);
+    return v;
+}
+
+// The model fingerprint's four 48-bit parts at offsets 104, 110, 116 and 122 (mesh, materials,
+// sources, runs): the header's last 24 bytes, zeros in files without one.
+constexpr size_t kFingerprintOffset = 104;
 
 bool hostLittleEndian() {
     const uint16_t one = 1;
@@ -49,6 +60,11 @@ void encodeHeader(const FluenceMatrixHeader& h, unsigned char* b, const std::str
     if (h.units.size() > 31) throw Error(path + ": units '" + h.units + "' longer than 31 bytes");
     std::memcpy(b + 64, h.units.data(), h.units.size());
     putU64(b + 96, kFluenceMatrixHeaderBytes);
+    const uint64_t parts[4] = {h.model.mesh, h.model.materials, h.model.sources, h.model.runs};
+    for (int i = 0; i < 4; ++i) {
+        if (parts[i] > kFingerprintPartMask) throw Error(path + ": a model fingerprint part exceeds 48 bits");
+        putU48(b + kFingerprintOffset + 6 * i, parts[i]);
+    }
 }
 
 FluenceMatrixHeader decodeHeader(const unsigned char* b, uint64_t fileBytes, const std::string& path,
@@ -81,6 +97,8 @@ FluenceMatrixHeader decodeHeader(const unsigned char* b, uint64_t fileBytes, con
         if (c < 0x20 || c > 0x7e) bad("units field (offset 64) is not printable ASCII");
     uint64_t offset = getU64(b + 96, swap);
     if (offset != kFluenceMatrixHeaderBytes) bad("data offset " + std::to_string(offset) + " is not 128");
+    const unsigned char* f = b + kFingerprintOffset;
+    h.model = {getU48(f, swap), getU48(f + 6, swap), getU48(f + 12, swap), getU48(f + 18, swap)};
     // Divided, not multiplied: a product that wraps around 2^64 must not pass.
     if (h.materialSets == 0 ? h.cols != 0 : (h.cols % h.materialSets != 0 || h.cols / h.materialSets != h.sources))
         bad("sources (" + std::to_string(h.sources) + ") x material sets (" + std::to_string(h.materialSets) +

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The fluence matrix of a batch (tetras x runs) in FullMonte's binary format, version 1:
 // docs/FLUENCE_MATRIX.md describes it byte by byte. A 128-byte header (magic, version, byte
-// order, dtype, layout, dims, quantity, units) and float64 values, one run's column after the
-// other, so a writer can stream columns as runs finish (in any order) and a reader can map the
-// file. Errors are FormatError "FILE: what is wrong".
+// order, dtype, layout, dims, quantity, units, the fingerprint of the model it was simulated from)
+// and float64 values, one run's column after the other, so a writer can stream columns as runs
+// finish (in any order) and a reader can map the file. Errors are FormatError "FILE: what is wrong".
 #pragma once
 #include <cstdint>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "Geometry/ModelFingerprint.hpp"
 
 namespace fm {
 
@@ -31,6 +33,9 @@ struct FluenceMatrixHeader {
     uint64_t sources = 0, materialSets = 0;
     MatrixQuantity quantity = MatrixQuantity::Fluence;
     std::string units = "mm^-2 per J emitted";  // at most 31 bytes
+    // The model the columns were simulated from (offset 104, four 48-bit parts); none() in a
+    // file written before fingerprints or by a writer that does not know the model.
+    ModelFingerprint model;
 };
 
 struct FluenceMatrix {

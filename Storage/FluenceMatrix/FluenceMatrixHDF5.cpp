@@ -54,6 +54,17 @@ void attrU64(hid_t obj, const char* name, uint64_t v, const std::string& path) {
     H5Id a = own(H5Acreate2(obj, name, H5T_STD_U64LE, sp, H5P_DEFAULT, H5P_DEFAULT), H5Aclose, path, name);
     check(H5Awrite(a, H5T_NATIVE_UINT64, &v), path, name);
 }
+// The model fingerprint as one attribute of four uint64 (mesh, materials, sources, runs), written
+// only where the header has one.
+void attrFingerprint(hid_t obj, const ModelFingerprint& f, const std::string& path) {
+    if (f.none()) return;
+    const uint64_t v[4] = {f.mesh, f.materials, f.sources, f.runs};
+    const hsize_t n = 4;
+    H5Id sp = own(H5Screate_simple(1, &n, nullptr), H5Sclose, path, "model_fingerprint");
+    H5Id a = own(H5Acreate2(obj, "model_fingerprint", H5T_STD_U64LE, sp, H5P_DEFAULT, H5P_DEFAULT), H5Aclose, path,
+                 "model_fingerprint");
+    check(H5Awrite(a, H5T_NATIVE_UINT64, v), path, "model_fingerprint");
+}
 void attrString(hid_t obj, const char* name, const std::string& v, const std::string& path) {
     H5Id t = own(H5Tcopy(H5T_C_S1), H5Tclose, path, name);
     check(H5Tset_size(t, v.empty() ? 1 : v.size()), path, name);
@@ -125,6 +136,7 @@ FluenceMatrixHDF5Writer::FluenceMatrixHDF5Writer(const std::string& path, const 
     attrU64(I.data, "first_tetra_id", 1, path);
     attrU64(I.data, "format_version", kFluenceMatrixVersion, path);
     attrString(I.data, "layout", "dims (runs, tetras): row j is run j's column of the tetras x runs matrix", path);
+    attrFingerprint(I.data, h.model, path);
     if (!labels.empty()) writeLabels(I.file, labels, path);
 }
 
@@ -187,6 +199,18 @@ FluenceMatrix readFluenceMatrixHDF5(const std::string& path) {
     };
     m.header.sources = readU64("sources");
     m.header.materialSets = readU64("material_sets");
+    if (H5Aexists(d, "model_fingerprint") > 0) {  // absent in files without one
+        H5Id a = own(H5Aopen(d, "model_fingerprint", H5P_DEFAULT), H5Aclose, path, "open model_fingerprint");
+        H5Id sp = own(H5Aget_space(a), H5Sclose, path, "model_fingerprint space");
+        hsize_t n = 0;
+        if (H5Sget_simple_extent_ndims(sp) != 1 || (H5Sget_simple_extent_dims(sp, &n, nullptr), n != 4))
+            fail("attribute model_fingerprint is not four integers");
+        uint64_t v[4] = {0, 0, 0, 0};
+        if (H5Aread(a, H5T_NATIVE_UINT64, v) < 0) fail("attribute model_fingerprint unreadable");
+        for (uint64_t x : v)
+            if (x > kFingerprintPartMask) fail("attribute model_fingerprint has a part over 48 bits");
+        m.header.model = {v[0], v[1], v[2], v[3]};
+    }
     m.values.resize(m.header.rows * m.header.cols);
     if (!m.values.empty() && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, m.values.data()) < 0)
         fail("cannot read /fluence");

@@ -3,7 +3,8 @@
 // does not depend on HDF5). Same values and order as the binary format: dataset "/fluence",
 // float64, dims (runs, tetras), so row j of the dataset is column j of the tetras x runs matrix
 // (h5py: f["fluence"][...].T). Attributes on it: quantity, units, sources, material_sets,
-// first_tetra_id (1), format_version (1). Run labels, when given, are the dataset "/run_labels"
+// first_tetra_id (1), format_version (1), and model_fingerprint (four uint64: mesh, materials,
+// sources, runs) where the header has one. Run labels, when given, are the dataset "/run_labels"
 // (one variable-length UTF-8 string per run). docs/FLUENCE_MATRIX.md has the details.
 #pragma once
 #include <memory>

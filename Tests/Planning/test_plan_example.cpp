@@ -124,17 +124,36 @@ BOOST_AUTO_TEST_CASE(example_plan_end_to_end) {
         BOOST_TEST(vr.cellData("Dose standard error (J/cm^2)").size() == vd.size());
     }
 #endif
-    // fullmonte-plan reusing the written matrix finds the same plan.
+    // fullmonte-plan reusing the written matrix finds the same plan: a plan file with the packets
+    // it was simulated with (the matrix's model fingerprint holds them).
+    auto reuseJson = nlohmann::json::parse(std::ifstream(example));
+    reuseJson["simulation"]["packets_per_source"] = 3000;
+    reuseJson["simulation"]["batches"] = 3;
+    const std::string reusePlan = dir.string() + "_reuse.json", fmm = (dir / "fluence_matrix.fmm").string();
+    std::ofstream(reusePlan) << reuseJson.dump();
     fs::path again = dir.string() + "_again";
     fs::remove_all(again);
-    BOOST_TEST(runPlan(example + " -o " + again.string() + " --quiet --matrix " + (dir / "fluence_matrix.fmm").string() +
-                       " --matrix-batches 3") == 0);
+    BOOST_TEST(runPlan(reusePlan + " -o " + again.string() + " --quiet --matrix " + fmm + " --matrix-batches 3") == 0);
     auto j = nlohmann::json::parse(std::ifstream(again / "plan.json"));
     for (size_t k = 0; k < r.energies.size(); ++k)
         BOOST_TEST(std::fabs(j["sources"][k]["energy_J"].get<double>() - r.energies[k]) <= 1e-6 * (1 + r.energies[k]));
+    BOOST_TEST(j["matrix"]["fingerprint_check"].get<std::string>() == "matches the plan");
+    // The example itself has other packets: its matrix is refused, naming the part that differs.
+    {
+        fs::path other = dir.string() + "_other", log = dir.string() + "_other.log";
+        const int rc = std::system((std::string(FM_PLAN_EXE) + " " + example + " -o " + other.string() +
+                                    " --quiet --matrix " + fmm + " > " + log.string() + " 2>&1").c_str());
+        BOOST_TEST((WIFEXITED(rc) && WEXITSTATUS(rc) == 1));
+        std::stringstream text;
+        text << std::ifstream(log).rdbuf();
+        BOOST_TEST(text.str().find("(different packets or kernel settings;") != std::string::npos, text.str());
+        BOOST_TEST(text.str().find("--matrix-unchecked") != std::string::npos, text.str());
+        BOOST_TEST(!fs::exists(other));
+        fs::remove(log);
+    }
     // An infeasible prescription: exit status 2, and plan.json names the conflict.
     {
-        auto bad = nlohmann::json::parse(std::ifstream(example));
+        auto bad = reuseJson;
         bad["prescription"]["targets"][0]["min_doses"] = {{{"D_percent", 90}, {"min_J_cm2", 500}}};
         fs::path badPlan = dir.string() + "_infeasible.json", badOut = dir.string() + "_infeasible";
         std::ofstream(badPlan) << bad.dump();
@@ -149,11 +168,11 @@ BOOST_AUTO_TEST_CASE(example_plan_end_to_end) {
         fs::remove(badPlan);
     }
     // An existing folder is kept unless --overwrite; a wrong matrix shape is an error, and nothing is written.
-    BOOST_TEST(runPlan(example + " -o " + again.string() + " --quiet --matrix " + (dir / "fluence_matrix.fmm").string()) == 1);
+    BOOST_TEST(runPlan(reusePlan + " -o " + again.string() + " --quiet --matrix " + fmm) == 1);
     BOOST_TEST(fs::exists(again / "plan.json"));
     fs::path none = dir.string() + "_none";
-    BOOST_TEST(runPlan(example + " -o " + none.string() + " --quiet --matrix " + (dir / "fluence_matrix.fmm").string() +
-                       " --matrix-batches 2") == 1);  // 2 batches of the plan's sources: not its columns
+    // 2 batches of the plan's sources: not its columns.
+    BOOST_TEST(runPlan(reusePlan + " -o " + none.string() + " --quiet --matrix " + fmm + " --matrix-batches 2") == 1);
     BOOST_TEST(!fs::exists(none));
     BOOST_TEST(runPlan("/nonexistent.json -o " + none.string()) == 1);
     BOOST_TEST(!fs::exists(none));
@@ -170,6 +189,7 @@ BOOST_AUTO_TEST_CASE(example_plan_end_to_end) {
     fs::remove(log);
     fs::remove_all(dir);
     fs::remove_all(again);
+    fs::remove(reusePlan);
 }
 
 BOOST_AUTO_TEST_CASE(every_source_kind_runs_in_a_plan_batch) {

@@ -32,7 +32,11 @@ def files():
     yield "ok_absorbed", header(quantity=2) + values()
     yield "ok_sweep", header(cols=4, sources=2, material_sets=2) + values(n=12)
     yield "ok_empty", header(rows=0) + b""
-    yield "ok_reserved_ignored", header(reserved=b"\1\2\3\4", tail=b"\xff" * 24) + values()
+    yield "ok_reserved_ignored", header(reserved=b"\1\2\3\4") + values()
+    # The model fingerprint (offset 104): four 48-bit parts, in the file's byte order.
+    parts = [0x0123456789AB, 0xFEDCBA987654, 1, 0xFFFFFFFFFFFF]
+    yield "ok_fingerprint", header(tail=b"".join(p.to_bytes(6, "little") for p in parts)) + values()
+    yield "ok_fingerprint_big", header(">", tail=b"".join(p.to_bytes(6, "big") for p in parts)) + values(">")
     yield "ok_units_empty", header(units=b"") + values()
     yield "bad_short", header()[:100]
     yield "bad_magic", header(magic=b"FMFLUMAX") + values()

@@ -23,8 +23,9 @@ int main(int argc, char** argv) {
         std::printf("version: %u\nbyteorder: %s\nrows: %llu\ncols: %llu\nsources: %llu\nmaterial_sets: %llu\n",
                     h.version, bom[0] == 4 ? "little" : "big", (unsigned long long)h.rows,
                     (unsigned long long)h.cols, (unsigned long long)h.sources, (unsigned long long)h.materialSets);
-        std::printf("quantity: %s\nunits: %s\n",
-                    h.quantity == fm::MatrixQuantity::Fluence ? "fluence" : "absorbed_energy", h.units.c_str());
+        std::printf("quantity: %s\nunits: %s\nfingerprint: %s\n",
+                    h.quantity == fm::MatrixQuantity::Fluence ? "fluence" : "absorbed_energy", h.units.c_str(),
+                    fm::fingerprintText(h.model).c_str());
         for (uint64_t j = 0; j < h.cols; ++j) {
             uint64_t finite = 0;
             double sum = 0, max = -INFINITY;

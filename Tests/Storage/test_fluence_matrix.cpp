@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The fluence matrix binary format (docs/FLUENCE_MATRIX.md): round trip, byte layout, and a
-// FormatError naming the file and the fault for each kind of bad file.
+// The fluence matrix binary format (docs/FLUENCE_MATRIX.md): round trip, byte layout (the model
+// fingerprint included), files without a fingerprint, and a FormatError naming the file and the
+// fault for each kind of bad file.
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -38,6 +39,7 @@ FluenceMatrix sample() {
     m.values[7] = std::numeric_limits<double>::quiet_NaN();  // mu_a = 0 tetras are NaN
     m.values[8] = 1e300;
     m.values[9] = -0.0;
+    m.header.model = {0x0123456789ab, 0xfedcba987654, 1, kFingerprintPartMask};
     return m;
 }
 std::vector<unsigned char> bytesOf(const std::string& p) {
@@ -96,6 +98,12 @@ BOOST_AUTO_TEST_CASE(round_trip_and_layout) {
     BOOST_CHECK_EQUAL(b[24], 5);                          // rows
     BOOST_CHECK_EQUAL(b[32], 6);                          // cols
     BOOST_CHECK_EQUAL(b[96], 128);                        // data offset
+    // The model fingerprint: four 48-bit little-endian parts from offset 104.
+    BOOST_CHECK(r.header.model == m.header.model);
+    BOOST_CHECK(b[104] == 0xab && b[105] == 0x89 && b[109] == 0x01);  // mesh 0x0123456789ab
+    BOOST_CHECK(b[110] == 0x54 && b[115] == 0xfe);                     // materials
+    BOOST_CHECK(b[116] == 1 && b[117] == 0);                           // sources
+    BOOST_CHECK(b[122] == 0xff && b[127] == 0xff);                     // runs 2^48 - 1
     double v;
     std::memcpy(&v, b.data() + 128 + 8 * (4 * 5 + 3), 8);  // column-major (row 3, column 4)
     BOOST_CHECK_EQUAL(v, m.at(3, 4));
@@ -129,9 +137,27 @@ BOOST_AUTO_TEST_CASE(big_endian_file_is_read) {
     auto swapAt = [&](size_t off, size_t n) { std::reverse(b.begin() + off, b.begin() + off + n); };
     for (size_t off : {8, 12, 16, 20, 56}) swapAt(off, 4);
     for (size_t off : {24, 32, 40, 48, 96}) swapAt(off, 8);
+    for (size_t off : {104, 110, 116, 122}) swapAt(off, 6);
     for (size_t i = 0; i < 30; ++i) swapAt(128 + 8 * i, 8);
     writeBytes(q, b);
-    BOOST_CHECK(sameValues(readFluenceMatrix(q).values, m.values));
+    const FluenceMatrix r = readFluenceMatrix(q);
+    BOOST_CHECK(sameValues(r.values, m.values));
+    BOOST_CHECK(r.header.model == m.header.model);
+}
+
+// A file written before the fingerprint (zeros at 104..127) still reads, with none().
+BOOST_AUTO_TEST_CASE(file_without_a_fingerprint_reads) {
+    std::string p = tmpPath("old.fmm");
+    FluenceMatrix m = sample();
+    m.header.model = {};
+    writeFluenceMatrix(p, m);
+    auto b = bytesOf(p);
+    BOOST_CHECK(std::all_of(b.begin() + 104, b.begin() + 128, [](unsigned char c) { return c == 0; }));
+    const FluenceMatrix r = readFluenceMatrix(p);
+    BOOST_CHECK(r.header.model.none());
+    BOOST_CHECK(sameValues(r.values, m.values));
+    m.header.model.runs = kFingerprintPartMask + 1;  // does not fit its 6 bytes
+    BOOST_CHECK_THROW(writeFluenceMatrix(tmpPath("wide.fmm"), m), Error);
 }
 
 BOOST_AUTO_TEST_CASE(bad_files_are_named_errors) {
@@ -176,7 +202,16 @@ BOOST_AUTO_TEST_CASE(hdf5_file_reads_back_through_the_c_api) {
     BOOST_CHECK_EQUAL(r.header.sources, 3u);
     BOOST_CHECK_EQUAL(r.header.materialSets, 2u);
     BOOST_CHECK(sameValues(r.values, m.values));
+    BOOST_CHECK(r.header.model == m.header.model);  // attribute model_fingerprint
     BOOST_CHECK(readFluenceMatrixHDF5Labels(p) == std::vector<std::string>({"a", "b", "c", "d", "e", "f"}));
+    {  // without a fingerprint, no attribute, and none() back
+        FluenceMatrix old = sample();
+        old.header.model = {};
+        FluenceMatrixHDF5Writer w(tmpPath("old.h5"), old.header);
+        for (uint64_t c = 0; c < 6; ++c) w.writeColumn(c, old.column(c));
+        w.commit();
+    }
+    BOOST_CHECK(readFluenceMatrixHDF5(tmpPath("old.h5")).header.model.none());
     writeFluenceMatrix(tmpPath("m.fmm"), m);
     BOOST_CHECK_THROW(readFluenceMatrixHDF5(tmpPath("m.fmm")), FormatError);  // not HDF5
     BOOST_CHECK_EQUAL(openHDF5Objects(), 0);
