@@ -125,7 +125,10 @@ constexpr int kBlock = 256;
 static_assert(kBlock % 32 == 0, "the warp loop votes over full warps: blocks of whole warps");
 // Packets per thread of one launch: batches long enough that launch tails are a small part of
 // each, short enough that progress and cancel are seen often.
-constexpr uint64_t kPacketsPerThread = 128;
+#ifndef FM_CUDA_PACKETS_PER_THREAD  // a benchmark build's other launch length
+#define FM_CUDA_PACKETS_PER_THREAD 128
+#endif
+constexpr uint64_t kPacketsPerThread = FM_CUDA_PACKETS_PER_THREAD;
 // Resident blocks per SM that the packet kernels are compiled for (__launch_bounds__): caps
 // them at 64 registers a thread without spills.
 constexpr int kMinBlocksPerSm = 4;
