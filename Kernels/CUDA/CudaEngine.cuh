@@ -602,10 +602,12 @@ protected:
 // many blocks per SM as fit (opt.tuning.cudaBlocksPerSm = N launches at most N per SM:
 // benchmarks, tests; results do not depend on it, only the order of the atomic additions changes).
 // With a feed, the packets are the feed's batches instead (opt.packets, opt.firstPacket unused)
-// and launchOne takes the batch's slot (0 or 1) as a sixth argument.
+// and launchOne takes the batch's slot (0 or 1) as a sixth argument. A launch takes at most
+// packetsPerThread packets per thread.
 template <class Kernel, class LaunchOne>
 BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStream_t s, LaunchOne launchOne,
-                    LaunchScratch* kept = nullptr, BatchFeed* feed = nullptr) {
+                    LaunchScratch* kept = nullptr, BatchFeed* feed = nullptr,
+                    uint64_t packetsPerThread = kPacketsPerThread) {
     int device = 0, sms = 0, fit = 0;
     cudaCheck(cudaGetDevice(&device), "get device");
     cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query SMs");
@@ -613,7 +615,7 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
     fit = std::max(fit, 1);
     const int forced = int(opt.tuning.cudaBlocksPerSm);
     const int perSm = forced ? std::min(forced, fit) : fit;
-    const uint64_t batch = uint64_t(sms) * perSm * kBlock * kPacketsPerThread;
+    const uint64_t batch = uint64_t(sms) * perSm * kBlock * packetsPerThread;
     // With opt.packetSource (a hybrid run's GPU side, Kernels/PacketSource.hpp) each launch's
     // range is taken from the source as the launch is queued, so the launches stay two deep
     // however the packets fall between the GPU and the CPU; opt.packets is then an upper bound.

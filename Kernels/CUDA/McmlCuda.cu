@@ -149,6 +149,13 @@ struct DeviceSlabSink {
 constexpr uint32_t kCrossGroup = 4;  // lanes that cross together (tuned on the seven-layer skin)
 constexpr uint32_t kCrossWait = 8;   // iterations a lane waits at most for the group
 
+// Packets per thread of an MCML launch: more than the mesh kernels' (CudaEngine.cuh). A photon
+// in layers lives a few hundred interactions, so a launch of this many still ends within a small
+// part of a long run (progress and cancel are seen between launches), and fewer launches leave
+// fewer lanes idle at their ends (each launch's last photons run in warps whose other lanes have
+// run out).
+constexpr uint64_t kMcmlPacketsPerThread = 8 * kPacketsPerThread;
+
 // crossSlab, with the boundary counted there (DeviceSlabSink::kBoundariesAtCrossing: the
 // lanes that cross together count it together, not each at its hop onto the face).
 template <class Sink>
@@ -361,10 +368,12 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     // Recording runs always group crossings (a photon's history does not depend on it).
     auto launchAll = [&](const RunOptions& o) {
         auto run = [&](auto kernel) {
-            return runBatches(kernel, 0, o, s,
-                              [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* counter) {
-                                  kernel<<<blocks, kBlock, 0, on>>>(m, grid, o.params, first, n, sk, totals.get(), counter, bt);
-                              });
+            return runBatches(
+                kernel, 0, o, s,
+                [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* counter) {
+                    kernel<<<blocks, kBlock, 0, on>>>(m, grid, o.params, first, n, sk, totals.get(), counter, bt);
+                },
+                nullptr, nullptr, kMcmlPacketsPerThread);
         };
         const bool group = o.tuning.mcmlGroupCrossings;
         if (records)
