@@ -471,7 +471,8 @@ void writeBatchSummary(const std::string& path, const SummaryContext& x, AtomicF
     jsonList(o, sum.runsPerRank, [](size_t n) { return std::to_string(n); });
     o << ",\n  \"runs_done\": " << sum.delivered << ",\n  \"sources\": " << x.model.sources << ",\n"
       << "  \"material_sets\": " << x.model.materialSets << ",\n  \"tetras\": " << x.h.rows << ",\n"
-      << "  \"seed\": " << p.seed << ",\n  \"wmin\": " << jsonNumber(p.wmin) << ",\n"
+      << "  \"seed\": " << p.seed << ",\n  \"seed_drawn\": " << (x.c.seedDrawn ? "true" : "false")
+      << ",\n  \"wmin\": " << jsonNumber(p.wmin) << ",\n"
       << "  \"prwin\": " << jsonNumber(p.prwin) << ",\n  \"packets\": " << x.packetsTotal << ",\n"
       << "  \"seconds\": " << jsonNumber(sum.seconds) << ",\n"
       << "  \"packets_per_second\": " << jsonNumber(sum.seconds > 0 ? x.packetsTotal / sum.seconds : 0) << ",\n"

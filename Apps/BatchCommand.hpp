@@ -27,6 +27,7 @@ struct BatchCommand {
     bool packetsGiven = false;               // --packets overrides the source files' counts
     bool specularAtEntry = true;             // false: --no-entry-specular
     RunOptions opt;                          // packets, seed, threads, params, outputs, devices
+    bool seedDrawn = false;                  // opt's seed was drawn from the clock (MMC's negative seed)
     std::string kernel = "cpu";
     std::string output;
     bool quiet = false;

@@ -446,6 +446,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     MeshCheckOptions check;
     check.allowDefects = a.flags.count("--allow-defects") > 0;
     int64_t fileSeed = -1;
+    std::string seedNote;  // the MMC file asked for a seed from the clock: which one was drawn
     std::vector<std::string> readerWarnings;  // what an input reader read differently (MMC's background)
     const auto loadStart = std::chrono::steady_clock::now();
     if (a.has("--mmc")) {
@@ -459,6 +460,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
         src = sim.source;
         filePackets = double(sim.photons);
         fileSeed = sim.seed;
+        seedNote = sim.seedNote;
         readerWarnings = sim.warnings;
     } else if (a.has("--mesh")) {
         if (!a.has("--opt") && !a.has("--batch-opt") && !convertOnly)
@@ -536,6 +538,11 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     uint64_t defPackets = filePackets >= 1 && filePackets <= 1e15 ? uint64_t(filePackets) : 1000000;
     opt.packets = whole(a, "--packets", defPackets, uint64_t(1) << 53);
     opt.params.seed = whole(a, "--seed", fileSeed >= 0 ? uint64_t(fileSeed) : 1, ~uint64_t(0));
+    const bool seedDrawn = !seedNote.empty() && !a.has("--seed") && !a.has("--replay");
+    if (seedDrawn) {  // each rank drew its own: all run rank 0's, which its note names
+        opt.params.seed = mpi.fromRankZero(opt.params.seed);
+        if (mpi.rank() == 0) std::cerr << "fullmonte-run: note: " << seedNote << " (or --seed " << opt.params.seed << ")\n";
+    }
     opt.threads = unsigned(whole(a, "--threads", 0, 4096));
     if (a.has("--batches")) opt.batches = parseBatches(a.get("--batches"), "--batches");
     // An explicit 0 is a mistake (a script computing the count?), not a request for all cores.
@@ -595,6 +602,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
         bc.quiet = a.flags.count("--quiet") > 0;
         bc.cancel = &stopFlag();
         bc.warnings = warnings;
+        bc.seedDrawn = seedDrawn;
         bc.sourceFiles = std::move(ses.batchSources);  // read once (sessionDevices), used once
         return runBatchCommand(bc, mpi);
     }
@@ -645,6 +653,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     std::map<std::string, std::string> extra{
         {"ranks", std::to_string(mpi.size())},
         {"seed", std::to_string(opt.params.seed)},
+        {"seed_drawn", seedDrawn ? "true" : "false"},
         {"wmin", jsonNumber(opt.params.wmin)},
         {"prwin", jsonNumber(opt.params.prwin)},
         {"threads", std::to_string(opt.threads)},

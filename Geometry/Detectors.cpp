@@ -77,6 +77,15 @@ Detector parseDetector(const std::string& text, const std::string& what) {
     return d;
 }
 
+void checkDisk(const Detector& d, const std::string& name) {
+    if (!(d.radius > 0) || !std::isfinite(d.radius))
+        throw ParameterError(name + " radius: must be > 0 mm and finite, got " + std::to_string(d.radius));
+    for (int k = 0; k < 3; ++k)
+        if (!std::isfinite(d.centre[k]))
+            throw ParameterError(name + " centre: must be finite, got " + std::string("xyz").substr(k, 1) + " = " +
+                                 std::to_string(d.centre[k]));
+}
+
 DetectionSpec compileDetectors(const TetraMesh& mesh, const std::vector<Detector>& detectors, uint64_t maxRecords) {
     if (detectors.size() > kMaxDetectors)
         throw ParameterError("detectors: " + std::to_string(detectors.size()) + " given, at most " +
@@ -102,10 +111,7 @@ DetectionSpec compileDetectors(const TetraMesh& mesh, const std::vector<Detector
             }
             faces = d.faces.size();
         } else {
-            if (!(d.radius > 0) || !std::isfinite(d.radius))
-                throw ParameterError(detectorName(i) + " radius: must be > 0 mm and finite, got " + std::to_string(d.radius));
-            for (int k = 0; k < 3; ++k)
-                if (!std::isfinite(d.centre[k])) throw ParameterError(detectorName(i) + " centre: must be finite");
+            checkDisk(d, detectorName(i));
             z.radius2 = d.radius * d.radius;
             std::copy(d.centre.begin(), d.centre.end(), z.centre);
             for (uint32_t f : mesh.boundaryFaces()) {

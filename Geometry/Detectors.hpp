@@ -19,6 +19,10 @@ struct Detector {
     std::vector<uint32_t> faces;
 };
 
+// Throws ParameterError, naming `name` (e.g. "detector 0"), unless the disk's centre is finite and
+// its radius finite and > 0: the rule compileDetectors applies, for a binding to apply at once.
+void checkDisk(const Detector& disk, const std::string& name);
+
 // Parses "x,y,z,r" (a disk) or "faces:f1,f2,..." (a face set); `what` names the parameter in
 // errors (ParameterError).
 Detector parseDetector(const std::string& text, const std::string& what);

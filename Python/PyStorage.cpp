@@ -219,11 +219,13 @@ void bindStorage(py::module_& m) {
         d["source"] = sim->source;
         d["photons"] = sim->photons;
         d["seed"] = sim->seed < 0 ? py::object(py::none()) : py::object(py::int_(sim->seed));
+        d["seed_note"] = sim->seedNote;  // the file's seed was negative (MMC: from the clock): the one drawn
         d["id"] = sim->id;
         d["warnings"] = sim->warnings;  // e.g. MMC's background elements left out of the mesh
         return d;
     }, py::arg("path"), py::arg("exterior_n") = 1.0,
-       "An MMC simulation input (.inp or .json) as {mesh, materials, source, photons, seed (None: not given), id, "
+       "An MMC simulation input (.inp or .json) as {mesh, materials, source, photons, seed (None: not given; "
+       "drawn when the file's is negative, MMC's seed from the clock, which seed_note then names), seed_note, id, "
        "warnings}; "
        "errors name the file and line or JSON path");
 #ifdef FM_PY_VTK

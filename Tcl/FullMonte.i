@@ -49,6 +49,7 @@ static void fmTclError(Tcl_Interp* interp, const char* kind, const char* msg) {
 %include <std_string.i>
 %include "Tcl/TclHandles.i"
 %include "Tcl/TclIntegers.i"
+%include "Tcl/TclReals.i"
 
 %exception {
     try {

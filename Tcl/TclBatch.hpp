@@ -44,15 +44,15 @@ public:
     void source(Source* s);              // one more source: one more run per material set
     unsigned sourceCount() const;
     void clearSources();
-    void packetCount(double n);          // per run
+    void packetCount(double packets);          // per run
     unsigned long long packetCount() const;
     void threadCount(unsigned n);        // CPU threads per run (0 = all)
     unsigned threadCount() const;
     void randSeed(unsigned long long s); // every run uses it: run i = the single run of its source
     unsigned long long randSeed() const;
-    void rouletteWMin(double w);
+    void rouletteWMin(double wmin);
     double rouletteWMin() const;
-    void roulettePrWin(double p);
+    void roulettePrWin(double prwin);
     double roulettePrWin() const;
     void maxSteps(unsigned n);
     unsigned maxSteps() const;

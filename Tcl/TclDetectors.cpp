@@ -36,8 +36,7 @@ void TetraDetectorKernel::addDisk(double x, double y, double z, double radius) {
     fm::Detector d;
     d.centre = {x, y, z};
     d.radius = radius;
-    if (!(radius > 0) || !std::isfinite(radius))
-        throw ParameterError(className_ + " addDisk: radius must be > 0 mm and finite, got " + std::to_string(radius));
+    fm::checkDisk(d, className_ + " addDisk");
     detectors_.push_back(d);
 }
 

@@ -25,7 +25,7 @@ public:
     void addDetectorFaces(const std::string& faceIds);          // a Tcl list of boundary face ids
     void clearDetectors();
     unsigned detectorCount() const;
-    void maxDetected(double n);  // records kept (default 1e6); more are counted, not kept
+    void maxDetected(double records);  // records kept (default 1e6); more are counted, not kept
     unsigned long long maxDetected() const;
 
     unsigned long long detectedRecords() const;  // kept

@@ -116,11 +116,11 @@ public:
     Material();
     Material(double mu_a, double mu_s, double g, double n);
     double absorptionCoeff() const;
-    void absorptionCoeff(double v);
+    void absorptionCoeff(double mu_a);
     double scatteringCoeff() const;
-    void scatteringCoeff(double v);
+    void scatteringCoeff(double mu_s);
     double reducedScatteringCoeff() const;
-    void reducedScatteringCoeff(double v);  // sets mu_s = v / (1 - g) for the current g
+    void reducedScatteringCoeff(double mu_s_reduced);  // sets mu_s = v / (1 - g) for the current g
     double anisotropy() const;
     void anisotropy(double g);
     double refractiveIndex() const;

@@ -37,11 +37,11 @@ public:
     MaterialSet* materials() const;
     void source(Source* s);
     Source* source() const;
-    void packetCount(double n);  // a double so that 1e6 is accepted; must be a whole number
+    void packetCount(double packets);  // a double so that 1e6 is accepted; must be a whole number
     unsigned long long packetCount() const;
     // Contiguous packet-index batches behind the standard errors (docs/TCL_API.md): default 10
     // (at most one per packet); 1 turns them off; more than packetCount is an error at run.
-    void batchCount(double n);
+    void batchCount(double batches);
     unsigned long long batchCount() const;
     // Time-resolved tallies (docs/TIME_DOMAIN.md): gates of `step` ns from `start` to `stop`;
     // the run then also keeps its volume and exit tallies per gate (maps VolumeEnergyGate<k>,
@@ -57,9 +57,9 @@ public:
     unsigned threadCount() const;
     void randSeed(unsigned long long s);
     unsigned long long randSeed() const;
-    void rouletteWMin(double w);
+    void rouletteWMin(double wmin);
     double rouletteWMin() const;
-    void roulettePrWin(double p);
+    void roulettePrWin(double prwin);
     double roulettePrWin() const;
     void maxSteps(unsigned n);
     unsigned maxSteps() const;
@@ -67,7 +67,7 @@ public:
     unsigned maxHits() const;
     void isEnergy_or_Power(const std::string& jw);  // "J" or "W"
     std::string isEnergy_or_Power() const;
-    void energyPowerValue(double e);
+    void energyPowerValue(double value);
     double energyPowerValue() const;
 
     void runSync();

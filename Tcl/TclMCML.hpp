@@ -28,7 +28,7 @@ public:
     Layer();
     Layer(double thickness);
     double thickness() const;  // mm
-    void thickness(double t);
+    void thickness(double thickness);
 #ifndef SWIG
     explicit Layer(std::shared_ptr<double> t) : t_(std::move(t)) {}
     const std::shared_ptr<double>& data() const { return t_; }
@@ -154,7 +154,7 @@ public:
     // default: detector 0 the top surface (Rd), 1 the bottom (Tt), the layers as regions.
     void keepRecords(bool on);
     bool keepRecords() const;
-    void maxDetected(double n);      // records kept, the lowest photon indices (default 1e6)
+    void maxDetected(double records);      // records kept, the lowest photon indices (default 1e6)
     unsigned long long maxDetected() const;
     void recordsRadius(double mm);   // only exits within mm of the beam axis (0: whole surfaces)
     unsigned long long detectedRecords() const;  // kept by the last run

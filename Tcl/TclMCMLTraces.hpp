@@ -10,7 +10,7 @@
 class MCMLKernelWithTraces : public MCMLKernel {
 public:
     MCMLKernelWithTraces();
-    void maxTracePoints(double n);
+    void maxTracePoints(double points);
     unsigned long long maxTracePoints() const;
 #ifndef SWIG
 protected:

@@ -23,7 +23,7 @@ void FullMonte_clearWarnings();
 class MeshRepair {
 public:
     void mesh(TetraMesh* m);
-    void tolerance(double t);  // mesh units; 0 (default) = relative to the mesh size
+    void tolerance(double tolerance);  // mesh units; 0 (default) = relative to the mesh size
     double tolerance() const;
     void allowDefects(bool on);  // the repaired mesh may keep errors (as warnings)
     void update();

@@ -2,6 +2,7 @@
 #include "Tcl/TclMeshing.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -30,18 +31,40 @@ std::string triple(double a, double b, double c) {
 
 // ---- MesherSettings ----
 
+// A setter changes a copy of the options and keeps it only when the meshers' own check
+// (validateMeshingOptions, as for fullmonte-mesh and Python) passes: a bad value is refused where
+// the script sets it, naming the method, not at update.
+void MesherSettings::set(const char* method, const std::function<void(fm::MeshingOptions&)>& change) {
+    fm::MeshingOptions o = o_;
+    change(o);
+    try {
+        fm::validateMeshingOptions(o);
+    } catch (const ParameterError& e) {
+        throw ParameterError(std::string(method) + ": " + e.what());
+    }
+    o_ = std::move(o);
+}
+
 double MesherSettings::cellSize() const { return o_.cellSize; }
-void MesherSettings::cellSize(double mm) { o_.cellSize = mm; }
+void MesherSettings::cellSize(double mm) { set("cellSize", [=](fm::MeshingOptions& o) { o.cellSize = mm; }); }
 double MesherSettings::facetSize() const { return o_.facetSize; }
-void MesherSettings::facetSize(double mm) { o_.facetSize = mm; }
+void MesherSettings::facetSize(double mm) { set("facetSize", [=](fm::MeshingOptions& o) { o.facetSize = mm; }); }
 double MesherSettings::facetDistance() const { return o_.facetDistance; }
-void MesherSettings::facetDistance(double mm) { o_.facetDistance = mm; }
+void MesherSettings::facetDistance(double mm) {
+    set("facetDistance", [=](fm::MeshingOptions& o) { o.facetDistance = mm; });
+}
 double MesherSettings::facetAngle() const { return o_.facetAngle; }
-void MesherSettings::facetAngle(double d) { o_.facetAngle = d; }
+void MesherSettings::facetAngle(double d) { set("facetAngle", [=](fm::MeshingOptions& o) { o.facetAngle = d; }); }
 double MesherSettings::radiusEdgeRatio() const { return o_.cellRadiusEdgeRatio; }
-void MesherSettings::radiusEdgeRatio(double r) { o_.cellRadiusEdgeRatio = r; }
-void MesherSettings::labelCellSize(unsigned label, double mm) { o_.cellSizeByLabel[int32_t(label)] = mm; }
-void MesherSettings::labelFacetSize(unsigned label, double mm) { o_.facetSizeByLabel[int32_t(label)] = mm; }
+void MesherSettings::radiusEdgeRatio(double r) {
+    set("radiusEdgeRatio", [=](fm::MeshingOptions& o) { o.cellRadiusEdgeRatio = r; });
+}
+void MesherSettings::labelCellSize(unsigned label, double mm) {
+    set("labelCellSize", [=](fm::MeshingOptions& o) { o.cellSizeByLabel[int32_t(label)] = mm; });
+}
+void MesherSettings::labelFacetSize(unsigned label, double mm) {
+    set("labelFacetSize", [=](fm::MeshingOptions& o) { o.facetSizeByLabel[int32_t(label)] = mm; });
+}
 unsigned MesherSettings::seed() const { return o_.seed; }
 void MesherSettings::seed(unsigned s) { o_.seed = s; }
 bool MesherSettings::perturb() const { return o_.perturb; }
@@ -49,9 +72,11 @@ void MesherSettings::perturb(bool on) { o_.perturb = on; }
 bool MesherSettings::exude() const { return o_.exude; }
 void MesherSettings::exude(bool on) { o_.exude = on; }
 double MesherSettings::sliverBound() const { return o_.sliverBound; }
-void MesherSettings::sliverBound(double d) { o_.sliverBound = d; }
+void MesherSettings::sliverBound(double d) { set("sliverBound", [=](fm::MeshingOptions& o) { o.sliverBound = d; }); }
 double MesherSettings::timeLimit() const { return o_.optimiserTimeLimit; }
-void MesherSettings::timeLimit(double s) { o_.optimiserTimeLimit = s; }
+void MesherSettings::timeLimit(double s) {
+    set("timeLimit", [=](fm::MeshingOptions& o) { o.optimiserTimeLimit = s; });
+}
 bool MesherSettings::progress() const { return progress_; }
 void MesherSettings::progress(bool on) { progress_ = on; }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #ifndef SWIG
+#include <functional>
 #include <memory>
 
 #include "Geometry/Meshing/LabelImage.hpp"
@@ -17,17 +18,17 @@
 class MesherSettings {
 public:
     double cellSize() const;
-    void cellSize(double mm);  // 0 = default
+    void cellSize(double size);  // 0 = default
     double facetSize() const;
-    void facetSize(double mm);
+    void facetSize(double size);
     double facetDistance() const;
-    void facetDistance(double mm);
+    void facetDistance(double distance);
     double facetAngle() const;
-    void facetAngle(double degrees);
+    void facetAngle(double angle);
     double radiusEdgeRatio() const;
-    void radiusEdgeRatio(double r);
-    void labelCellSize(unsigned label, double mm);
-    void labelFacetSize(unsigned label, double mm);
+    void radiusEdgeRatio(double ratio);
+    void labelCellSize(unsigned label, double size);
+    void labelFacetSize(unsigned label, double size);
     unsigned seed() const;
     void seed(unsigned s);
     bool perturb() const;
@@ -35,7 +36,7 @@ public:
     bool exude() const;
     void exude(bool on);
     double sliverBound() const;
-    void sliverBound(double degrees);  // optimisers target tetras below this dihedral angle
+    void sliverBound(double angle);  // optimisers target tetras below this dihedral angle
     double timeLimit() const;
     void timeLimit(double seconds);  // per sliver optimiser, 0 = none
     bool progress() const;
@@ -46,6 +47,7 @@ public:
 #ifndef SWIG
 protected:
     fm::MeshingOptions options() const;
+    void set(const char* method, const std::function<void(fm::MeshingOptions&)>& change);
     void finish(fm::TetraMesh m, const fm::LabelImage* image);
     fm::MeshingOptions o_;
     bool progress_ = false;
@@ -63,7 +65,7 @@ public:
     bool compactLabels() const;
     void compactLabels(bool on);  // renumber the labels present (after labelMap) to regions 1..N
     unsigned downsample() const;
-    void downsample(double n);    // mesh blocks of n^3 voxels as one voxel (majority label); n integer 1..64
+    void downsample(double blocks);    // mesh blocks of n^3 voxels as one voxel (majority label); n integer 1..64
     std::string compactTable() const;  // {image label, region} pairs of the last update's renumbering
     void update();
     std::string dims() const;     // "nx ny nz" of the image last meshed

@@ -63,7 +63,7 @@ void PlanOptimizer::prescription(const std::string& json) { prescriptionJson_ = 
 void PlanOptimizer::slice(const std::string& axis, double at) {
     std::string a = fmtcl::lower(axis);
     if (a != "x" && a != "y" && a != "z") throw ParameterError("PlanOptimizer slice: axis '" + axis + "' is not x, y or z");
-    slices_.push_back({a[0] - 'x', at});
+    slices_.push_back({a[0] - 'x', fmtcl::finite(at, "PlanOptimizer slice: the plane's position (mm)")});
 }
 
 std::string PlanOptimizer::solve() {
@@ -241,7 +241,7 @@ void DoseSlicePicture::source(Source* s, const std::string& name) {
 void DoseSlicePicture::plane(const std::string& axis, double at) {
     std::string a = fmtcl::lower(axis);
     if (a != "x" && a != "y" && a != "z") throw ParameterError("DoseSlicePicture plane: axis '" + axis + "' is not x, y or z");
-    plane_ = {a[0] - 'x', at};
+    plane_ = {a[0] - 'x', fmtcl::finite(at, "DoseSlicePicture plane: the plane's position (mm)")};
 }
 void DoseSlicePicture::isodose(const std::string& levels) {
     std::istringstream in(levels);

@@ -177,6 +177,7 @@ double DoseHistogram::doseAtFraction(double f) const {
     return h_->doseAtFraction(f);
 }
 double DoseHistogram::volumeFractionAbove(double d) const {
+    fmtcl::finite(d, "DoseHistogram volumeFractionAbove: the dose");
     double v = 0;
     for (size_t i = 0; i < h_->dose.size(); ++i)
         if (h_->dose[i] >= d) v += h_->measure[i];

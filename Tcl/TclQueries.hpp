@@ -27,7 +27,7 @@ public:
     void source(OutputData* d);   // 2018 name of data
     void data(OutputData* d);
     void kernel(Kernel* k);       // normalise to k's energyPowerValue / packets (read now)
-    void energy(double e);        // normalise to e (J) / packets
+    void energy(double energy);        // normalise to e (J) / packets
     void inputPhotonWeight();
     void inputEnergy();
     void inputFluence();
@@ -75,8 +75,8 @@ public:
     double cmeasure(unsigned i) const;  // volume receiving >= dose(i)
     double cdf(unsigned i) const;       // cmeasure / totalMeasure, 1 at i = 0
     // Beyond FullMonte
-    double doseAtFraction(double f) const;       // D90 = doseAtFraction 0.9
-    double volumeFractionAbove(double d) const;  // V_d: fraction of the region with dose >= d
+    double doseAtFraction(double fraction) const;       // D90 = doseAtFraction 0.9
+    double volumeFractionAbove(double dose) const;  // V_d: fraction of the region with dose >= d
     double minDose() const;
     double maxDose() const;
     double meanDose() const;  // volume-weighted

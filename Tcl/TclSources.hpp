@@ -18,7 +18,7 @@ class Source {
 public:
     virtual ~Source();
     double power() const;
-    void power(double w);
+    void power(double power);
     std::string type() const;
 #ifndef SWIG
     const fm::SourcePtr& ptr() const { return s_; }
@@ -34,9 +34,9 @@ protected:
 class Point : public Source {
 public:
     Point();
-    Point(double w);
-    Point(double w, const std::string& xyz);
-    Point(double w, const std::string& xyz, unsigned hint);
+    Point(double power);
+    Point(double power, const std::string& xyz);
+    Point(double power, const std::string& xyz, unsigned hint);
     std::string position() const;
     void position(const std::string& xyz);
     unsigned elementHint() const;
@@ -54,7 +54,7 @@ public:
     std::string position() const;  // alias of centre, as later FullMonte scripts use it
     void position(const std::string& xyz);
     double radius() const;
-    void radius(double r);
+    void radius(double radius);
 #ifndef SWIG
     explicit Ball(std::shared_ptr<fm::BallSource> s) : Source(std::move(s)) {}
 #endif
@@ -80,7 +80,7 @@ public:
     std::string direction() const;
     void direction(const std::string& dxyz);
     double radius() const;  // stored, ignored by the kernels (as in FullMonte)
-    void radius(double r);
+    void radius(double radius);
     unsigned elementHint() const;
     void elementHint(unsigned t);
     // 1 (default): Fresnel reflection (booked w_specular) and refraction where the beam enters from
@@ -95,7 +95,7 @@ public:
 class Volume : public Source {
 public:
     Volume();
-    Volume(double w, unsigned tetra);
+    Volume(double power, unsigned tetra);
     unsigned elementID() const;
     void elementID(unsigned t);
     unsigned region() const;  // beyond FullMonte: emit from a whole region
@@ -148,7 +148,7 @@ public:
     std::string endpoint(int i) const;
     void endpoint(int i, const std::string& xyz);
     double radius() const;
-    void radius(double r);
+    void radius(double radius);
     bool emitVolume() const;
     void emitVolume(bool b);
     bool emitHemiSphere() const;
@@ -156,7 +156,7 @@ public:
     std::string hemiSphereEmitDistribution() const;  // UNIFORM | LAMBERT | CUSTOM
     void hemiSphereEmitDistribution(const std::string& d);
     double numericalAperture() const;
-    void numericalAperture(double na);
+    void numericalAperture(double NA);
 #ifndef SWIG
     explicit Cylinder(std::shared_ptr<fm::CylinderSource> s) : Source(std::move(s)) {}
 #endif
@@ -171,7 +171,7 @@ public:
     std::string direction() const;
     void direction(const std::string& dxyz);
     double numericalAperture() const;
-    void numericalAperture(double na);
+    void numericalAperture(double NA);
     bool specularAtEntry() const;  // as PencilBeam's
     void specularAtEntry(bool on);
 #ifndef SWIG
@@ -191,7 +191,7 @@ public:
     std::string direction() const;
     void direction(const std::string& dxyz);
     double radius() const;
-    void radius(double r);
+    void radius(double radius);
     bool specularAtEntry() const;
     void specularAtEntry(bool on);
 #ifndef SWIG
@@ -232,7 +232,7 @@ public:
     bool emitHemiSphere() const;
     void hemiSphereEmitDistribution(const std::string& d);  // UNIFORM | LAMBERT (default) | CUSTOM
     std::string hemiSphereEmitDistribution() const;
-    void numericalAperture(double na);  // CUSTOM: a cone of half-angle asin(NA / n)
+    void numericalAperture(double NA);  // CUSTOM: a cone of half-angle asin(NA / n)
     double numericalAperture() const;
     void checkDirection(bool b);
     bool checkDirection() const;
@@ -240,7 +240,7 @@ public:
     std::string emitDirection() const;
     void emitOutward(bool b);
     bool emitOutward() const;
-    void power(double w);
+    void power(double power);
     double power() const;
     void update();
     Surface* output() const;

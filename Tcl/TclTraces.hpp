@@ -53,7 +53,7 @@ public:
     TetraTraceKernel();
     // Beyond FullMonte: the most trace points a run may hold (default 2^25, about 1.2 GB);
     // a run that would pass it raises an error.
-    void maxTracePoints(double n);
+    void maxTracePoints(double points);
     unsigned long long maxTracePoints() const;
 #ifndef SWIG
 protected:

@@ -95,6 +95,11 @@ double positive(double x, const std::string& what) {
     return x;
 }
 
+double finite(double x, const std::string& what) {
+    if (!std::isfinite(x)) throw fm::ParameterError(what + " must be finite, got " + std::to_string(x));
+    return x;
+}
+
 std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
     return s;

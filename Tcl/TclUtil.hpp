@@ -26,6 +26,7 @@ std::vector<double> parseNumberList(const std::string& list, const std::string& 
 uint64_t wholeNumber(double x, const std::string& what, double lo, double hi);
 double nonNegative(double x, const std::string& what);
 double positive(double x, const std::string& what);
+double finite(double x, const std::string& what);
 
 std::string lower(std::string s);
 // Length unit -> millimetres per unit ("mm" 1, "cm" 10, "m" 1000, "um" 0.001).

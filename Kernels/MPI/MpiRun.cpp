@@ -94,6 +94,11 @@ bool MpiSession::allAgree(bool ok) const {
     return all != 0;
 }
 
+uint64_t MpiSession::fromRankZero(uint64_t v) const {
+    if (size_ > 1) MPI_Bcast(&v, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    return v;
+}
+
 namespace {
 
 // Sums a vector onto rank 0 in place (sizes agree on every rank: same model, same outputs).
@@ -258,6 +263,7 @@ RunResult runDistributed(const MpiSession& mpi, const std::string& kernel, const
 MpiSession::MpiSession(int*, char***) {}
 MpiSession::~MpiSession() = default;
 bool MpiSession::allAgree(bool ok) const { return ok; }
+uint64_t MpiSession::fromRankZero(uint64_t v) const { return v; }
 
 RunResult runDistributed(const MpiSession&, const std::string& kernel, const KernelInput& in,
                          const RunOptions& opt) {

@@ -25,6 +25,9 @@ public:
     // True when `ok` is true on every rank (collective: every rank must call it). Lets ranks
     // give up together when one of them cannot go on, instead of leaving the others waiting.
     bool allAgree(bool ok) const;
+    // Rank 0's v on every rank (collective): a value one rank chooses, such as a seed drawn from
+    // the clock, that every rank must run with.
+    uint64_t fromRankZero(uint64_t v) const;
 
 private:
     int rank_ = 0, size_ = 1, localRank_ = 0, localSize_ = 1;

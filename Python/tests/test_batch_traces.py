@@ -226,7 +226,18 @@ def test_comsol_text_values_and_mmc_inputs(slab_model, tmp_path):
     assert sim["photons"] == 1234 and sim["seed"] == 7 and sim["mesh"].tetra_count == small.tetra_count
     assert sim["materials"][1].mu_s == 7 and sim["source"].type_name
     r = fm.run(sim["mesh"], sim["materials"], sim["source"], packets=200, seed=sim["seed"])
-    assert r.packets == 200
+    assert r.packets == 200 and sim["seed_note"] == ""
+    # A negative seed (MMC: from the clock) has one drawn, which seed_note names.
+    spec["Session"]["RNGSeed"] = -1
+    jpath.write_text(json.dumps(spec))
+    sim = fm.read_mmc_input(str(jpath))
+    assert 1 <= sim["seed"] <= 2**31 - 1
+    assert f"seed {sim['seed']} was drawn" in sim["seed_note"] and "Session.RNGSeed -1" in sim["seed_note"]
+    spec["Session"]["RNGSeed"] = 2.5
+    jpath.write_text(json.dumps(spec))
+    with pytest.raises(ValueError, match=r"Session.RNGSeed: must be a whole number"):
+        fm.read_mmc_input(str(jpath))
+    spec["Session"]["RNGSeed"] = 7
     spec["Optode"]["Source"]["Type"] = "slit"
     jpath.write_text(json.dumps(spec))
     with pytest.raises(ValueError, match=r"Optode.Source: .*slit"):

@@ -97,10 +97,7 @@ private:
             std::vector<double> row;
             for (int c = 0; c < k; ++c) {
                 const Token& x = next(what);
-                char* end = nullptr;
-                double v = std::strtod(x.text.c_str(), &end);
-                if (end == x.text.c_str() || *end || !std::isfinite(v)) fail(x.line, what + ": \"" + x.text + "\" is not a number");
-                row.push_back(v);
+                row.push_back(number(x.line, x.text, what));
             }
             out.push_back(std::move(row));
         }
@@ -166,6 +163,13 @@ private:
         if (!(ss >> v) || (ss >> rest)) fail(l.number, "expected " + what + " (a whole number), found \"" + s + "\"");
         return v;
     }
+    // One value of a row (coordinates, elements, domains) of either reading: a finite number.
+    double number(int line, const std::string& text, const std::string& what) const {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end || !std::isfinite(v)) fail(line, what + ": \"" + text + "\" is not a number");
+        return v;
+    }
     long long count(const Line& l, const std::string& what) const {
         long long v = integer(l, l.data, what);
         if (v < 0 || v > 1000000000) fail(l.number, what + " " + std::to_string(v) + " is out of range");
@@ -189,12 +193,7 @@ private:
             std::istringstream ss(l.data);
             std::vector<double> row;
             std::string t;
-            while (ss >> t) {
-                char* end = nullptr;
-                double v = std::strtod(t.c_str(), &end);
-                if (end == t.c_str() || *end || !std::isfinite(v)) fail(l.number, what + ": \"" + t + "\" is not a number");
-                row.push_back(v);
-            }
+            while (ss >> t) row.push_back(number(l.number, t, what));
             if (int(row.size()) != k)
                 fail(l.number, what + ": expected " + std::to_string(k) + " values on the line, found " +
                                    std::to_string(row.size()));

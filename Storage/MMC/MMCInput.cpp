@@ -1,20 +1,48 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Storage/MMC/MMCInput.hpp"
 
+#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <random>
 #include <sstream>
 #include <vector>
 
 #include "Common/Errors.hpp"
+#include "Common/WholeNumber.hpp"
 #include "fm_config.h"
 #include "Storage/MMC/MMC.hpp"
 
 namespace fm {
 
 namespace mmcdetail {
+
+int64_t drawSeed() {
+    std::random_device device;
+    const uint64_t clock = uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
+    std::seed_seq mix{uint64_t(device()), uint64_t(device()), clock, clock >> 32};
+    std::mt19937 g(mix);
+    return int64_t(std::uniform_int_distribution<uint32_t>(1, 2147483647u)(g));
+}
+
+bool setSeed(MMCSimulation& s, const std::string& text, const std::string& where) {
+    const bool negative = !text.empty() && text[0] == '-';
+    std::optional<uint64_t> v = parseWholeNumber(negative ? text.substr(1) : text);
+    if (!v || *v > uint64_t(INT64_MAX)) return false;
+    if (!negative || *v == 0) {
+        s.seed = int64_t(*v);
+        s.seedNote.clear();
+        return true;
+    }
+    s.seed = drawSeed();
+    s.seedNote = where + " " + text + " asks for a seed from the clock (as in MMC): seed " + std::to_string(s.seed) +
+                 " was drawn; give it as the seed to repeat this run";
+    return true;
+}
 
 std::string folderOf(const std::string& path) {
     std::string d = std::filesystem::path(path).parent_path().string();
@@ -201,7 +229,7 @@ double whole(InpLines& r, double x, const std::string& what, double lo) {
     return x;
 }
 
-// A whole number of either sign (the seed, the initial element), refused rather than converted
+// A whole number of either sign (the initial element), refused rather than converted
 // when it has a fraction or lies beyond what a 64-bit integer holds.
 long long signedWhole(InpLines& r, double x, const std::string& what) {
     if (x != std::floor(x) || std::fabs(x) > 9.2e18) r.fail(what + " must be a whole number of at most 9.2e18");
@@ -214,7 +242,10 @@ MMCSimulation readMMCInp(const std::string& path, double exteriorN) {
     InpLines r(path);
     MMCSimulation s;
     s.photons = uint64_t(whole(r, r.numbers(1, "the number of photons")[0], "the number of photons", 1));
-    s.seed = signedWhole(r, r.numbers(1, "the random seed")[0], "the random seed");
+    const std::string seed = r.next("the random seed")[0];
+    if (!mmcdetail::setSeed(s, seed, r.where() + ": the random seed"))
+        r.fail("the random seed must be a whole number in [0, 2^63-1] (negative: a seed from the clock, as in MMC), "
+               "found '" + seed + "'");
     std::vector<double> p = r.numbers(3, "the source position x y z");
     std::vector<double> d = r.numbers(3, "the source direction x y z");
     std::string dirWhere = r.where();

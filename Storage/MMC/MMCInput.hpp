@@ -32,7 +32,10 @@ struct MMCSimulation {
     MaterialSet materials;
     SourcePtr source;
     uint64_t photons = 0;  // Session.Photons / line 1; 0 when not given
-    int64_t seed = -1;     // Session.RNGSeed / line 2; < 0: not given (MMC: pick one at random)
+    int64_t seed = -1;     // Session.RNGSeed / line 2; -1: not given
+    // Set when the file's seed is negative, MMC's "seed from the clock": `seed` is then one drawn
+    // here, and the note names it so that the user can repeat the run.
+    std::string seedNote;
     std::string id;        // Session.ID, else the mesh id
     uint64_t backgroundElements = 0;    // MMC elements of labels 0 and -1, left out of the mesh
     std::vector<std::string> warnings;  // for the user (what was read differently from MMC's files)
@@ -69,6 +72,14 @@ SourcePtr source(const SourceSpec& spec, const TetraMesh& mesh, const MaterialSe
 // The warning that says how many background elements were left out; "" when none.
 std::string backgroundNote(const std::vector<uint32_t>& tetraOfElement, uint64_t& count);
 std::string folderOf(const std::string& path);
+// Sets s.seed from MMC's seed as written (the .inp's line 2, Session.RNGSeed): a whole number in
+// [0, 2^63-1] is the seed; a negative whole number asks for a seed from the clock, as MMC reads it:
+// one is drawn (drawSeed) and s.seedNote says which, naming `where` (file:line or key). False when
+// the text is neither (the caller refuses it, naming its line or key).
+bool setSeed(MMCSimulation& s, const std::string& text, const std::string& where);
+// A seed from std::random_device mixed with the clock, in [1, 2^31-1]: MMC's seeds are 32-bit, so
+// the file stays an MMC input when the user writes the seed into it.
+int64_t drawSeed();
 }  // namespace mmcdetail
 
 }  // namespace fm

@@ -192,7 +192,14 @@ MMCSimulation readMMCJson(const std::string& path) {
             if (n < 1) in.fail("Session.Photons", "must be at least 1");
             s.photons = uint64_t(n);
         }
-        if (session->contains("RNGSeed")) s.seed = in.integer((*session)["RNGSeed"], "Session.RNGSeed");
+        if (session->contains("RNGSeed")) {
+            const Json& j = (*session)["RNGSeed"];
+            if (!j.is_number()) in.fail("Session.RNGSeed", "expected a whole number, found " + std::string(j.type_name()));
+            // The number's JSON text (1e6 reads as 1000000.0): parsed as an integer, never rounded.
+            if (!mmcdetail::setSeed(s, j.dump(), in.path() + ": Session.RNGSeed"))
+                in.fail("Session.RNGSeed", "must be a whole number in [0, 2^63-1] (negative: a seed from the clock, as "
+                                           "in MMC), found " + j.dump());
+        }
         if (session->contains("ID")) s.id = in.text((*session)["ID"], "Session.ID");
         if (session->contains("DoMismatch")) {
             const Json& m = (*session)["DoMismatch"];

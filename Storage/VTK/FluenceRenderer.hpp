@@ -5,10 +5,12 @@
 // Needs an X display for OpenGL: on a headless machine run under `xvfb-run -a`; without one,
 // write() throws an Error saying so (never a crash).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "Common/Errors.hpp"
 #include "Geometry/TetraMesh.hpp"
 
 namespace fm {
@@ -40,7 +42,13 @@ public:
     void logScale(bool on) { log_ = on; }       // default on; non-positive values are grey
     // Colour range; lo >= hi (the default) picks it from the data: [min, max] over the finite
     // (positive, on a log scale) values, at most 6 decades below the maximum.
-    void range(double lo, double hi) { lo_ = lo; hi_ = hi; }
+    void range(double lo, double hi) {
+        if (!std::isfinite(lo) || !std::isfinite(hi))
+            throw ParameterError("FluenceRenderer range: lo and hi must be finite, got " + std::to_string(lo) + " and " +
+                                 std::to_string(hi));
+        lo_ = lo;
+        hi_ = hi;
+    }
     void showRegionOutlines(bool on) { outlines_ = on; }  // slices only, default on
 
     // Renders and writes the PNG (via "<file>.*.partial"). Throws ParameterError for missing or

@@ -90,6 +90,21 @@ BOOST_AUTO_TEST_CASE(unlabelled_version_2_read_by_position) {
     expectError("0 1\n1\n5 mesh1\n1\n3 obj\n0 0 1\n4 Geom\n", "t.mphtxt:7: the object is not a Mesh");
 }
 
+// A value that is not a finite number gets the same message by position as by label, at its line.
+BOOST_AUTO_TEST_CASE(bad_numbers_named_alike_in_both_readings) {
+    for (const char* bad : {"z", "inf", "nan", "1e400", "2x"}) {
+        const std::string q = std::string("\"") + bad + "\" is not a number";
+        expectError(replaced(kTwoTets, "0 0 1\n1 1 1\n", std::string("0 0 ") + bad + "\n1 1 1\n"),
+                    "t.mphtxt:12: mesh vertex coordinates: " + q);
+        expectError(replaced(kTwoTetsUnlabelled, "0 0 1\n1 1 1\n", std::string("0 0 ") + bad + "\n1 1 1\n"),
+                    "t.mphtxt:17: mesh vertex coordinates: " + q);
+        expectError(replaced(kTwoTets, "indices\n1\n2\n", std::string("indices\n1\n") + bad + "\n"),
+                    "t.mphtxt:29: tet geometric entity indices: " + q);
+        expectError(replaced(kTwoTetsUnlabelled, "2\n1\n2\n0\n", std::string("2\n1\n") + bad + "\n0\n"),
+                    "t.mphtxt:39: tet domains: " + q);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(domains_from_zero_are_shifted) {
     TetraMesh m = readText(replaced(kTwoTets, "indices\n1\n2\n", "indices\n0\n1\n"));
     BOOST_CHECK_EQUAL(m.region(1), 1u);

@@ -181,6 +181,58 @@ BOOST_AUTO_TEST_CASE(json_by_mesh_id_inline_and_inp_agree) {
 // Beer-Lambert through MMC's non-scattering medium (g = 1, mu_s = 0), index-matched (n = 1 in
 // and out, nothing reflected): a packet is absorbed within depth L with p = 1 - exp(-mu_a L),
 // so the absorbed fraction of N packets has standard error sqrt(p (1 - p) / N).
+// MMC's seeds: a negative one asks for a seed from the clock (MMC's convention), so one is drawn
+// and named for the user to repeat the run; a whole number is taken exactly (an .inp's digits are
+// not rounded through double); anything else is refused naming the line or key.
+BOOST_AUTO_TEST_CASE(seeds_negative_drawn_whole_exact_others_refused) {
+    writeMeshFiles(cube(true), "two");
+    write("prop_two.dat", kProp);
+    auto withSeed = [](const std::string& seed) {
+        std::string t = inp("two");
+        return t.replace(t.find("29012392"), 8, seed);
+    };
+    for (const char* negative : {"-1", "-7"}) {
+        MMCSimulation s = readMMCInp(write("neg.inp", withSeed(negative)), 1.0);
+        BOOST_TEST_CONTEXT("seed " << negative) {
+            BOOST_CHECK(s.seed >= 1 && s.seed <= 2147483647);
+            BOOST_CHECK(s.seedNote.find("neg.inp:2: the random seed " + std::string(negative) +
+                                        " asks for a seed from the clock") != std::string::npos);
+            BOOST_CHECK(s.seedNote.find("seed " + std::to_string(s.seed) + " was drawn") != std::string::npos);
+        }
+    }
+    MMCSimulation plain = readMMCInp(write("plain.inp", withSeed("9000000000000000001")), 1.0);
+    BOOST_CHECK_EQUAL(plain.seed, 9000000000000000001LL);
+    BOOST_CHECK(plain.seedNote.empty());
+    BOOST_CHECK_EQUAL(readMMCInp(write("exp.inp", withSeed("1e6")), 1.0).seed, 1000000);
+    BOOST_CHECK_EQUAL(readMMCInp(write("zero.inp", withSeed("0")), 1.0).seed, 0);
+    for (const char* bad : {"1.5", "abc", "9.3e18", "-1.5"})
+        BOOST_TEST_CONTEXT("seed " << bad) {
+            expectFormatError([&] { readMMCInp(write("bad.inp", withSeed(bad)), 1.0); },
+                              {"bad.inp:2: the random seed must be a whole number", "found '" + std::string(bad) + "'"});
+        }
+#if FM_HAVE_JSON
+    auto json = [](const std::string& seed) {
+        return "{\"Mesh\": {\"MeshID\": \"two\", \"InitElem\": 1}, \"Session\": {\"RNGSeed\": " + seed +
+               "}, \"Optode\": {\"Source\": {\"Pos\": [5.1, 4.9, 0.0], \"Dir\": [0, 0, 1]}}}";
+    };
+    MMCSimulation j = readMMCJson(write("neg.json", json("-1")));
+    BOOST_CHECK(j.seed >= 1 && j.seed <= 2147483647);
+    BOOST_CHECK(j.seedNote.find("neg.json: Session.RNGSeed -1 asks for a seed from the clock") != std::string::npos);
+    BOOST_CHECK(j.seedNote.find("seed " + std::to_string(j.seed) + " was drawn") != std::string::npos);
+    BOOST_CHECK_EQUAL(readMMCJson(write("big.json", json("9000000000000000001"))).seed, 9000000000000000001LL);
+    BOOST_CHECK_EQUAL(readMMCJson(write("float.json", json("1e6"))).seed, 1000000);
+    BOOST_CHECK(readMMCJson(write("float.json", json("1e6"))).seedNote.empty());
+    for (const char* bad : {"1.5", "1e30", "18446744073709551615", "\"12\"", "true"})
+        BOOST_TEST_CONTEXT("RNGSeed " << bad) {
+            expectFormatError([&] { readMMCJson(write("bad.json", json(bad))); }, {"bad.json: Session.RNGSeed: "});
+        }
+    expectFormatError([&] { readMMCJson(write("bad.json", json("1.5"))); },
+                      {"bad.json: Session.RNGSeed: must be a whole number in [0, 2^63-1]", "found 1.5"});
+    expectFormatError([&] { readMMCJson(write("bad.json", json("\"12\""))); },
+                      {"bad.json: Session.RNGSeed: expected a whole number, found string"});
+#endif
+}
+
 BOOST_AUTO_TEST_CASE(beer_lambert_through_g1_medium) {
     const uint64_t N = 40000;
     RunResult r = runClear("clear", false, "1 1\n1 0.08 0.0 1.0 1.0\n", N);

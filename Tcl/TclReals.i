@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Real-number arguments: any Tcl number, and also nan (which Tcl's own conversion refuses, so it
+// reached no method: SWIG answered with its list of prototypes). The value, finite or not, goes
+// to the method, whose check names the command and the parameter and says what range is allowed
+// (e.g. "Material absorptionCoeff must be finite and >= 0, got nan"): the adapters and the core
+// they call hold the rules, here only the conversion. Text that is no number is refused here,
+// naming the command and the parameter. %include'd by Tcl/FullMonte.i before the classes.
+%{
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+// The number in obj: Tcl's reading, else "nan" in any case and sign (strtod's reading).
+static bool fmTclReal(Tcl_Obj* obj, double* x) {
+    if (Tcl_GetDoubleFromObj(nullptr, obj, x) == TCL_OK) return true;
+    const char* text = Tcl_GetString(obj);
+    char* end = nullptr;
+    const double v = std::strtod(text, &end);
+    if (end == text || *end || !std::isnan(v)) return false;
+    *x = v;
+    return true;
+}
+
+// "Material_absorptionCoeff" -> "Material absorptionCoeff", "new_Material" -> "Material": the
+// command as the script wrote it.
+static std::string fmTclCommand(const char* symname) {
+    std::string s = symname;
+    if (s.rfind("new_", 0) == 0) return s.substr(4);
+    const size_t u = s.find('_');
+    if (u != std::string::npos) s[u] = ' ';
+    return s;
+}
+%}
+%typemap(in) double {
+    if (!fmTclReal($input, &$1)) {
+        std::string msg = fmTclCommand("$symname") + ": $1_name '" + Tcl_GetString($input) + "' is not a number";
+        fmTclError(interp, "PARAMETER", msg.c_str());
+        SWIG_fail;
+    }
+}
+// Overloads differ by arity only (getter / setter): any word matches, so a bad value gets the
+// message above rather than SWIG's list of prototypes.
+%typecheck(SWIG_TYPECHECK_DOUBLE) double "$1 = 1;"
