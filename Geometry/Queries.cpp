@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "Common/Errors.hpp"
 #include "Common/ParallelFor.hpp"
 
 namespace fm {
@@ -45,6 +46,10 @@ double regionSum(const TetraMesh& mesh, const std::vector<double>& v, uint32_t r
 }
 
 double DoseHistogram::doseAtFraction(double f) const {
+    // Outside [0, 1] (or NaN) no element qualifies and the loop below would answer 0 or the
+    // highest dose as if it were a D-value.
+    if (!(f >= 0 && f <= 1))
+        throw ParameterError("DoseHistogram doseAtFraction: fraction must be in [0, 1], got " + std::to_string(f));
     for (size_t i = dose.size(); i-- > 0;)
         if (cdf[i] >= f) return dose[i];
     return dose.empty() ? 0.0 : dose.front();

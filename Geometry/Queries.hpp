@@ -31,7 +31,8 @@ struct DoseHistogram {
     std::vector<double> cmeasure;   // volume receiving >= dose[i]
     std::vector<double> cdf;        // cmeasure / totalVolume, non-increasing from 1
     size_t undefined = 0;
-    // Dose received by at least fraction f of the volume (e.g. D90: f = 0.9).
+    // Dose received by at least fraction f of the volume (e.g. D90: f = 0.9); f outside [0, 1] is a
+    // ParameterError.
     double doseAtFraction(double f) const;
     double meanDose() const;  // volume-weighted over defined doses (NaN for an empty region)
     double maxDose() const;   // NaN for an empty region

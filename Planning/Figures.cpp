@@ -4,12 +4,16 @@
 #include <cairo.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <sstream>
 
 #include "Common/Errors.hpp"
+#include "Storage/AtomicFile.hpp"
 
 namespace fm::planning {
 
@@ -77,10 +81,14 @@ void text(cairo_t* c, double x, double y, const std::string& s, double size, dou
 }
 
 void writePng(cairo_surface_t* s, const std::string& png) {
-    std::string tmp = png + ".partial";
-    if (cairo_surface_write_to_png(s, tmp.c_str()) != CAIRO_STATUS_SUCCESS)
+    const std::string tmp = stagingPath(png);
+    if (cairo_surface_write_to_png(s, tmp.c_str()) != CAIRO_STATUS_SUCCESS) {
+        std::remove(tmp.c_str());
         throw Error(png + ": cannot write the PNG");
-    std::filesystem::rename(tmp, png);
+    }
+    if (!moveIntoPlace(tmp, png))
+        throw Error(png + ": cannot write the PNG (" + std::string(std::strerror(errno)) +
+                    (errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST ? "; it is a folder" : "") + ")");
 }
 
 // Dose to the colour ramp's 0..1: linear from 0, or logarithmic over [lo, hi].

@@ -50,6 +50,14 @@ fm::LabelImage imageFrom(py::handle labels, py::handle spacing, py::handle origi
     if (kind != 'i' && kind != 'u' && kind != 'b')
         throw py::type_error("labels: expected integer labels, got dtype " + std::string(py::str(a.dtype())));
     auto f = py::array_t<int64_t, py::array::f_style | py::array::forcecast>::ensure(a);
+    if (!f) {  // the 64-bit copy could not be made (pybind11 clears numpy's MemoryError)
+        const double gb = double(a.size()) * 8 / 1e9;
+        PyErr_SetString(PyExc_MemoryError,
+                        ("labels: " + std::to_string(a.size()) + " voxels: their 64-bit copy (" +
+                         std::to_string(gb) + " GB) could not be allocated; crop or downsample the image first")
+                            .c_str());
+        throw py::error_already_set();
+    }
     fm::LabelImage img;
     for (int d = 0; d < 3; ++d) img.dims[size_t(d)] = size_t(f.shape(d));
     img.labels.resize(size_t(f.size()));

@@ -2,9 +2,11 @@
 // Label image readers: NIfTI through libnifti2 (when built with it), MetaImage by our own parser.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "Common/Errors.hpp"
@@ -90,9 +92,49 @@ void niftiLabels(const nifti_image& im, size_t n, std::vector<int32_t>& out, con
                       " cannot hold labels (integer or float scalars only)");
 }
 
+// libnifti repairs a header while it builds its image: a size (dim) <= 0 becomes 1, a voxel size
+// (pixdim) that is 0 or not finite becomes 1 mm (with a qform, a negative one too), and an offset
+// inside the header is moved. Such a file would be meshed at a made-up size or from the wrong
+// bytes, so the header as stored is checked first and the field named.
+template <class Header>
+void checkStoredNiftiHeader(const Header& h, double headerBytes, const std::string& path) {
+    const auto field = [&](const std::string& name, double v) {
+        std::ostringstream o;
+        o << path << ": NIfTI header " << name << " = " << v << ": ";
+        return o.str();
+    };
+    const int64_t nd = int64_t(h.dim[0]);
+    if (nd < 1 || nd > 7) throw FormatError(field("dim[0]", double(nd)) + "the number of dimensions must be 1 to 7");
+    for (int d = 1; d <= std::min<int64_t>(nd, 3); ++d)
+        if (h.dim[d] < 1)
+            throw FormatError(field("dim[" + std::to_string(d) + "]", double(h.dim[d])) + "an image size must be >= 1");
+    if (h.sform_code <= 0)  // no sform: the voxel size comes from pixdim
+        for (int d = 1; d <= std::min<int64_t>(nd, 3); ++d) {
+            const double v = double(h.pixdim[d]);
+            if (!std::isfinite(v) || v == 0 || (v < 0 && h.qform_code > 0))
+                throw FormatError(field("pixdim[" + std::to_string(d) + "]", v) +
+                                  "the voxel size must be a finite number > 0");
+        }
+    const std::string magic(h.magic, h.magic + 3);
+    if ((magic == "n+1" || magic == "n+2") && double(h.vox_offset) < headerBytes)
+        throw FormatError(field("vox_offset", double(h.vox_offset)) + "the voxel data cannot start inside the " +
+                          std::to_string(int(headerBytes)) + "-byte header");
+}
+
+void checkStoredNiftiHeader(const std::string& path) {
+    int version = 0;
+    std::unique_ptr<void, void (*)(void*)> raw(nifti_read_header(path.c_str(), &version, 0), std::free);
+    if (!raw) return;  // unreadable: nifti_image_read says so
+    if (version == 2)
+        checkStoredNiftiHeader(*static_cast<const nifti_2_header*>(raw.get()), 540, path);
+    else if (version == 1)
+        checkStoredNiftiHeader(*static_cast<const nifti_1_header*>(raw.get()), 352, path);
+}
+
 LabelImage readNifti(const std::string& path) {
     if (!std::filesystem::exists(path)) throw Error(path + ": no such file");
     nifti_set_debug_level(0);
+    checkStoredNiftiHeader(path);
     std::unique_ptr<nifti_image, NiftiFree> im(nifti_image_read(path.c_str(), 0));  // header only
     if (!im) throw FormatError(path + ": not a readable NIfTI-1/NIfTI-2 image");
     for (int d = 4; d <= 7; ++d)

@@ -27,6 +27,16 @@ void LabelImage::validate(const std::string& what) const {
         if (!(spacing[a] > 0) || !std::isfinite(spacing[a]))
             throw ParameterError(what + ": voxel spacing along axis " + std::to_string(a) +
                                  " must be finite and > 0 (got " + std::to_string(spacing[a]) + ")");
+    // The mesher works in mm: voxels below a nanometre make CGAL's refinement give up (no
+    // tetrahedra) or never end; no tissue is imaged in voxels beyond a kilometre. Either is a
+    // length unit gone wrong (a header in um read as m, or the reverse).
+    for (int a = 0; a < 3; ++a)
+        if (spacing[a] < kMinVoxelSpacingMm * (1 - 1e-6) || spacing[a] > kMaxVoxelSpacingMm * (1 + 1e-6)) {  // float headers
+            std::ostringstream o;
+            o << what << ": voxel spacing along axis " << a << " is " << spacing[a] << " mm, outside "
+              << kMinVoxelSpacingMm << " to " << kMaxVoxelSpacingMm << " mm (is the image's length unit right?)";
+            throw ParameterError(o.str());
+        }
     for (int a = 0; a < 3; ++a)
         if (!std::isfinite(origin[a])) throw ParameterError(what + ": image origin is not finite");
     for (size_t i = 0; i < labels.size(); ++i)

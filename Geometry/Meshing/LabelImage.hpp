@@ -14,6 +14,10 @@
 
 namespace fm {
 
+// Voxel sizes validate() accepts, mm: a nanometre to a kilometre.
+constexpr double kMinVoxelSpacingMm = 1e-6;
+constexpr double kMaxVoxelSpacingMm = 1e6;
+
 struct LabelImage {
     std::array<size_t, 3> dims{0, 0, 0};
     Point3 spacing{1, 1, 1};  // mm, all > 0
@@ -25,7 +29,7 @@ struct LabelImage {
     double voxelVolume() const { return spacing[0] * spacing[1] * spacing[2]; }
     std::map<int32_t, size_t> labelCounts() const;  // voxels per label, every label present
     // Throws ParameterError (naming `what`) for zero dimensions, a wrong label count or a
-    // spacing that is not finite and > 0.
+    // spacing that is not finite and within kMinVoxelSpacingMm..kMaxVoxelSpacingMm.
     void validate(const std::string& what) const;
 };
 

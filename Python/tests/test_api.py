@@ -170,6 +170,10 @@ def test_dose_histogram_and_region_sum(slab_model):
     in2 = dose[mesh.regions == 2]
     vol2 = mesh.volumes[mesh.regions == 2]
     assert vol2[in2 >= d90].sum() >= 0.9 * h.total_volume * (1 - 1e-12)
+    # A fraction outside [0, 1] has no D-value (it gave 0, or the highest dose for -1).
+    for bad in (2.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="fraction must be in \\[0, 1\\]"):
+            h.dose_at_fraction(bad)
     assert math.isclose(fm.region_sum(mesh, r.volume_energy, 0), r.ledger["absorbed"], rel_tol=1e-9)
     line = fm.values_along(mesh, dose, (0, 0, -9), (0, 0, 9), 19)
     assert line.shape == (19,)

@@ -90,6 +90,14 @@ def test_mesher_bad_arguments():
         fm.mesh_image(np.zeros((4, 4), dtype=int))
     with pytest.raises(ValueError, match="spacing"):
         fm.mesh_image(labels, (1, 0, 1))
+    # Below a nanometre CGAL's refinement gave up or never ended: refused before meshing.
+    with pytest.raises(ValueError, match=r"voxel spacing along axis 0 is 1e-20 mm, outside"):
+        fm.mesh_image(labels, (1e-20, 1e-20, 1e-20))
+    # A label volume too large to copy (a broadcast view: no memory of its own) is a MemoryError
+    # naming the voxels, never a crash of the interpreter.
+    huge = np.lib.stride_tricks.as_strided(np.ones(1, dtype=np.int32), (100000, 100000, 100000), (0, 0, 0))
+    with pytest.raises(MemoryError, match="labels: 1000000000000000 voxels"):
+        fm.mesh_image(huge)
     with pytest.raises(ValueError):
         fm.mesh_image(np.zeros((4, 4, 4), dtype=int))  # nothing but the outside
     with pytest.raises(ValueError, match="label"):

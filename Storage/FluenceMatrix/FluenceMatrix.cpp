@@ -135,7 +135,7 @@ std::vector<double> FluenceMatrix::column(uint64_t col) const {
 }
 
 FluenceMatrixWriter::FluenceMatrixWriter(const std::string& path, const FluenceMatrixHeader& h)
-    : path_(path), tmp_(uniqueTempPath(path)), h_(h), written_(h.cols, false) {
+    : path_(path), tmp_(stagingPath(path)), h_(h), written_(h.cols, false) {
     if (!hostLittleEndian()) throw Error(path + ": this writer supports little-endian hosts only");
     // Divided, not multiplied: a product that wraps around 2^64 must not pass.
     if (h.materialSets == 0 ? h.cols != 0 : (h.cols % h.materialSets != 0 || h.cols / h.materialSets != h.sources))
@@ -179,7 +179,7 @@ void FluenceMatrixWriter::commit() {
     f_.flush();
     bool ok = bool(f_);
     f_.close();
-    if (!ok || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    if (!ok || !moveIntoPlace(tmp_, path_)) {
         std::remove(tmp_.c_str());
         throw Error(path_ + ": write failed (disk full or not writable?)");
     }

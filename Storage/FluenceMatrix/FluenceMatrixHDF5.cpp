@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Storage/FluenceMatrix/FluenceMatrixHDF5.hpp"
+#include "Storage/AtomicFile.hpp"
 
 #include <hdf5.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "Common/Errors.hpp"
 
@@ -122,9 +125,8 @@ FluenceMatrixHDF5Writer::FluenceMatrixHDF5Writer(const std::string& path, const 
     if (!labels.empty() && labels.size() != h.cols)
         throw Error(path + ": " + std::to_string(labels.size()) + " run labels for " + std::to_string(h.cols) + " runs");
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as exceptions, not stderr
-    I.file = own(H5Fcreate((path + ".partial").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, path,
-                 "create file");
-    I.tmp = path + ".partial";
+    I.tmp = stagingPath(path);
+    I.file = own(H5Fcreate(I.tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, path, "create file");
     hsize_t dims[2] = {hsize_t(h.cols), hsize_t(h.rows)};
     H5Id sp = own(H5Screate_simple(2, dims, nullptr), H5Sclose, path, "dataspace");
     I.data = own(H5Dcreate2(I.file, "fluence", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
@@ -161,7 +163,7 @@ void FluenceMatrixHDF5Writer::commit() {
         if (!I.written[c]) throw Error(I.path + ": column " + std::to_string(c) + " was never written");
     check(H5Fflush(I.file, H5F_SCOPE_GLOBAL), I.path, "flush");
     I.close();
-    if (std::rename(I.tmp.c_str(), I.path.c_str()) != 0) throw Error(I.path + ": cannot rename the finished file");
+    if (!moveIntoPlace(I.tmp, I.path)) throw Error(I.path + ": cannot write the finished file (" + std::strerror(errno) + ")");
     I.committed = true;
 }
 

@@ -252,7 +252,7 @@ void writePng(void* display, vtkRenderer* scene, vtkRenderer* bar, unsigned w, u
     grab->SetInputBufferTypeToRGB();
     grab->ReadFrontBufferOff();
     grab->Update();
-    std::string tmp = uniqueTempPath(path);
+    std::string tmp = stagingPath(path);
     auto png = vtkSmartPointer<vtkPNGWriter>::New();
     png->SetFileName(tmp.c_str());
     png->SetInputConnection(grab->GetOutputPort());
@@ -263,7 +263,7 @@ void writePng(void* display, vtkRenderer* scene, vtkRenderer* bar, unsigned w, u
         std::remove(tmp.c_str());
         throw Error("FluenceRenderer: " + path + ": rendering failed (" + vtkMessages.firstProblem() + ")");
     }
-    if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (!ok || !moveIntoPlace(tmp, path)) {
         std::remove(tmp.c_str());
         throw Error("FluenceRenderer: " + path + ": cannot write the PNG (disk full or not writable?)");
     }

@@ -154,7 +154,7 @@ void write(const DataSet& d, const std::string& path, bool xml, bool ascii, cons
                                      std::to_string(d.points.size()));
     auto data = toVtk(d);
     vtkSmartPointer<vtkAlgorithm> w;
-    std::string tmp = uniqueTempPath(path);
+    std::string tmp = stagingPath(path);
     const bool grid = d.kind == DataSet::Grid;
     if (xml) {
         vtkSmartPointer<vtkXMLWriter> x;
@@ -180,7 +180,7 @@ void write(const DataSet& d, const std::string& path, bool xml, bool ascii, cons
     int ok = 0;
     if (auto* x = vtkXMLWriter::SafeDownCast(w)) ok = x->Write();
     else if (auto* l = vtkDataWriter::SafeDownCast(w)) ok = l->Write();
-    if (!ok || capture.hasError() || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (!ok || capture.hasError() || !moveIntoPlace(tmp, path)) {
         std::remove(tmp.c_str());
         std::string why = capture.firstProblem();
         throw Error(what + ": " + path + ": write failed (" + (why.empty() ? "disk full or not writable?" : why) + ")");

@@ -267,7 +267,7 @@ void writeDataSet(vtkDataSet* data, const std::string& path, const std::string& 
     if (!writer)
         throw ParameterError(what + ": " + path + ": unknown extension '" + ext + "' (use " +
                              (grid ? ".vtu (XML) or .vtk (legacy)" : ".vtp (XML) or .vtk (legacy)") + ")");
-    std::string tmp = uniqueTempPath(path);
+    std::string tmp = stagingPath(path);
     writer->SetInputDataObject(data);
     MessageCapture capture;
     int ok = 0;
@@ -278,7 +278,7 @@ void writeDataSet(vtkDataSet* data, const std::string& path, const std::string& 
         d->SetFileName(tmp.c_str());
         ok = d->Write();
     }
-    if (!ok || capture.hasError() || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (!ok || capture.hasError() || !moveIntoPlace(tmp, path)) {
         std::remove(tmp.c_str());
         std::string why = capture.firstProblem();
         throw Error(what + ": " + path + ": write failed (" +

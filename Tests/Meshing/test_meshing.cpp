@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "Common/Errors.hpp"
 #include "Geometry/MaterialSet.hpp"
@@ -333,6 +334,73 @@ BOOST_AUTO_TEST_CASE(nifti_sform_honoured) {
     TetraMesh m = meshLabelImage(im, o);
     Point3 mc = regionCentroid(m, 3);
     for (int a = 0; a < 3; ++a) BOOST_CHECK_SMALL(mc[a] - expect[a], 0.05);
+}
+
+// Headers libnifti would repair without a word (a size or voxel size of 0 becomes 1, an offset
+// inside the header is moved) are refused naming the field, and so are voxel sizes outside a
+// nanometre..a kilometre (below it CGAL's refinement gives up or never ends).
+BOOST_AUTO_TEST_CASE(nifti_headers_libnifti_would_repair_are_refused) {
+    const auto write = [](const std::string& name, const std::function<void(nifti_1_header&)>& edit) {
+        nifti_1_header h;
+        std::memset(&h, 0, sizeof h);
+        h.sizeof_hdr = 348;
+        h.dim[0] = 3;
+        for (int a = 1; a <= 3; ++a) h.dim[a] = 6, h.pixdim[a] = 1;
+        h.datatype = DT_UINT8;
+        h.bitpix = 8;
+        h.vox_offset = 352;
+        h.xyzt_units = NIFTI_UNITS_MM;
+        std::memcpy(h.magic, "n+1\0", 4);
+        edit(h);
+        std::vector<uint8_t> data(216, 0);
+        for (size_t k = 2; k < 4; ++k)
+            for (size_t j = 2; j < 4; ++j)
+                for (size_t i = 2; i < 4; ++i) data[i + 6 * (j + 6 * k)] = 1;
+        const std::string path = tempPath(name);
+        std::ofstream f(path, std::ios::binary);
+        f.write(reinterpret_cast<const char*>(&h), sizeof h);
+        const char ext[4] = {0, 0, 0, 0};
+        f.write(ext, 4);
+        f.write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size()));
+        return path;
+    };
+    const auto refusal = [](const std::string& path) -> std::string {
+        try {
+            readLabelImage(path);
+        } catch (const std::exception& e) {
+            std::filesystem::remove(path);
+            return e.what();
+        }
+        std::filesystem::remove(path);
+        return "read";
+    };
+    BOOST_TEST(refusal(write("ok.nii", [](nifti_1_header&) {})) == "read");
+    BOOST_TEST(refusal(write("pix0.nii", [](nifti_1_header& h) { h.pixdim[2] = 0; })).find("pixdim[2] = 0") !=
+               std::string::npos);
+    BOOST_TEST(refusal(write("pixinf.nii", [](nifti_1_header& h) { h.pixdim[3] = INFINITY; })).find("pixdim[3] = inf") !=
+               std::string::npos);
+    BOOST_TEST(refusal(write("pixneg.nii", [](nifti_1_header& h) { h.qform_code = 1, h.pixdim[1] = -2; }))
+                   .find("pixdim[1] = -2") != std::string::npos);
+    BOOST_TEST(refusal(write("dim0.nii", [](nifti_1_header& h) { h.dim[0] = 0; })).find("dim[0] = 0") !=
+               std::string::npos);
+    BOOST_TEST(refusal(write("dimneg.nii", [](nifti_1_header& h) { h.dim[2] = -6; })).find("dim[2] = -6") !=
+               std::string::npos);
+    BOOST_TEST(refusal(write("off.nii", [](nifti_1_header& h) { h.vox_offset = -100; })).find("vox_offset = -100") !=
+               std::string::npos);
+    BOOST_TEST(refusal(write("tiny.nii", [](nifti_1_header& h) {
+                   for (int a = 1; a <= 3; ++a) h.pixdim[a] = 1e-20f;
+               })).find("is 1e-20 mm, outside") != std::string::npos);
+    BOOST_TEST(refusal(write("nm.nii", [](nifti_1_header& h) {
+                   for (int a = 1; a <= 3; ++a) h.pixdim[a] = 1e-6f;
+               })) == "read");
+    // The same bounds for images made in memory (Python's mesh_image).
+    LabelImage im;
+    im.dims = {2, 2, 2};
+    im.labels.assign(8, 1);
+    im.spacing = {1, 1e-9, 1};
+    BOOST_CHECK_THROW(im.validate("labels"), ParameterError);
+    im.spacing = {1, 1, 1e7};
+    BOOST_CHECK_THROW(im.validate("labels"), ParameterError);
 }
 
 // MetaImage with a flipped axis in TransformMatrix and external, big-endian data.

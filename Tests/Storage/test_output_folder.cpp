@@ -2,8 +2,12 @@
 // Output folders never mix runs (issue 26): OutputFolder (lock, stale outputs removed, staging,
 // publish) and AtomicFile (unique temporary names, stops on a stop request, no partial file).
 #include <boost/test/unit_test.hpp>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "Common/Interrupt.hpp"
 #include "Storage/AtomicFile.hpp"
@@ -170,6 +174,75 @@ BOOST_AUTO_TEST_CASE(a_failed_write_names_the_file) {
     } catch (const Error& e) {
         BOOST_TEST(std::string(e.what()).find("/dev/full: write failed") != std::string::npos);
     }
+}
+
+// Reads what is waiting in a pipe opened without blocking.
+std::string drain(int fd) {
+    std::string got;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) got.append(buf, size_t(n));
+    return got;
+}
+
+// Devices and pipes (/dev/stdout, /dev/null, a FIFO) are written into: a temporary renamed over
+// them would replace the device node (as root, a container's /dev/null) or fail in /dev.
+BOOST_AUTO_TEST_CASE(atomic_file_writes_into_a_pipe_and_keeps_it) {
+    TempDir d;
+    const std::string fifo = d.file("pipe.txt");
+    BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // a reader, so the writer's open returns
+    BOOST_REQUIRE(fd >= 0);
+    {
+        AtomicFile f(fifo);
+        f.out << "hello\n";
+        f.commit();
+    }
+    BOOST_TEST(drain(fd) == "hello\n");
+    ::close(fd);
+    BOOST_TEST(fs::is_fifo(fifo));
+    BOOST_TEST(entries(d.path) == std::vector<std::string>{"pipe.txt"});  // no temporary left
+}
+
+BOOST_AUTO_TEST_CASE(library_writers_stage_apart_from_a_pipe_and_copy_into_it) {
+    TempDir d;
+    const std::string fifo = d.file("grid.vtu");
+    BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const std::string tmp = stagingPath(fifo);
+    BOOST_TEST(fs::path(tmp).parent_path() != d.path);  // not beside the device (/dev is read-only)
+    writeText(tmp, "<VTKFile/>\n");
+    const int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+    BOOST_REQUIRE(fd >= 0);
+    BOOST_TEST(moveIntoPlace(tmp, fifo));
+    BOOST_TEST(drain(fd) == "<VTKFile/>\n");
+    ::close(fd);
+    BOOST_TEST(fs::is_fifo(fifo));
+    BOOST_TEST(!fs::exists(tmp));
+    // A regular file is still replaced by a rename.
+    const std::string plain = d.file("plain.txt");
+    writeText(plain, "old");
+    const std::string t2 = stagingPath(plain);
+    BOOST_TEST(fs::path(t2).parent_path() == d.path);
+    writeText(t2, "new");
+    BOOST_TEST(moveIntoPlace(t2, plain));
+    BOOST_TEST(readText(plain) == "new");
+}
+
+// A private copy of /dev/full (where the system lets us make one): the write fails with a message
+// naming the file, and the device node is still a device afterwards.
+BOOST_AUTO_TEST_CASE(a_full_device_keeps_its_node_and_the_error_names_it) {
+    TempDir d;
+    const std::string dev = d.file("full");
+    if (::mknod(dev.c_str(), S_IFCHR | 0600, makedev(1, 7)) != 0) return;  // needs CAP_MKNOD
+    try {
+        AtomicFile f(dev);
+        f.out << "0123456789\n";
+        f.commit();
+        BOOST_FAIL("a write to a full device succeeded");
+    } catch (const Error& e) {
+        BOOST_TEST(std::string(e.what()).find(dev + ": write failed") != std::string::npos, e.what());
+    }
+    BOOST_TEST(fs::is_character_file(dev));
+    BOOST_TEST(entries(d.path) == std::vector<std::string>{"full"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()
