@@ -254,18 +254,16 @@ public:
             add(r.gatedSurface, g.data() + nGV_, g.size() - nGV_);
             r.gates = gates_;
         }
-        RunResult part;
-        totalsToResult(totals_.download(s_)[0], part);
-        r.ledger.add(part.ledger);
-        for (const Ledger& l : rare_.download(s_)) r.ledger.add(l);
-        r.events.add(part.events);
-        if (slot1_.used) {
-            RunResult second;
-            totalsToResult(slot1_.totals.download(s_)[0], second);
-            r.ledger.add(second.ledger);
-            for (const Ledger& l : slot1_.rare.download(s_)) r.ledger.add(l);
-            r.events.add(second.events);
-        }
+        // Each slot's ledger and event counts (the second only after a fed run).
+        auto addSlot = [&](const DeviceBuffer<DeviceTotals>& totals, const DeviceBuffer<Ledger>& rare) {
+            RunResult part;
+            totalsToResult(totals.download(s_)[0], part);
+            r.ledger.add(part.ledger);
+            for (const Ledger& l : rare.download(s_)) r.ledger.add(l);
+            r.events.add(part.events);
+        };
+        addSlot(totals_, rare_);
+        if (slot1_.used) addSlot(slot1_.totals, slot1_.rare);
         materials_.release();  // the run's kernels are done (its tallies are downloaded)
     }
     // The page-locked buffer of the tallies' way back, reserved on a thread of its own (once):
