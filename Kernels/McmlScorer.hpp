@@ -58,15 +58,19 @@ struct McmlAbsorbTally {
 // sum exact in double), sent when an interaction falls in another bin, when the weight jumps (a
 // roulette win) and when the photon ends. An interaction in the run's bin adds nothing; a send
 // costs one conversion and one subtraction. A thread's first send (bin 0, nothing deposited)
-// adds zero.
+// adds zero. The bins at the beam (the first nearBins, the grid's first radial rows) may go to
+// an array of their own (nearRZ: the GPU gives them more replicas than the rest, since the
+// sends to them come from many lanes at once); with nearBins 0 every bin is in absorbedRZ.
 template <class Acc>
 struct McmlAbsorbDifferenceTally {
     double* absorbedRZ = nullptr;  // [ir*nz + iz]
+    double* nearRZ = nullptr;      // [ir*nz + iz] for ir*nz + iz < nearBins
     McmlGrid rzGrid;
+    uint32_t nearBins = 0;
     uint32_t rzBin = 0;  // the run's bin, and the weight the run began with
     double rzFrom = 0.0;
 
-    FM_HD void send(double w) { Acc::add(absorbedRZ + rzBin, rzFrom - w); }
+    FM_HD void send(double w) { Acc::add((rzBin < nearBins ? nearRZ : absorbedRZ) + rzBin, rzFrom - w); }
     FM_HD void launch(const PacketState& st) { rzFrom = widen(st.pk.w); }
     // An interaction at st.pk.pos took the weight from w0 to st.pk.w.
     FM_HD void interaction(const PacketState& st, float w0) {

@@ -40,6 +40,8 @@ TuningKnobs tuningFromEnvironment() {
     t.mcmlGroupCrossings = flagFromEnv("FM_CUDA_MCML_GROUP_CROSSINGS", true);
     t.cudaDeviceRecordOrder = flagFromEnv("FM_CUDA_DEVICE_RECORD_ORDER", true);
     t.mcmlRzReplicas = positiveFromEnv("FM_CUDA_RZ_REPLICAS", 0, 1024);
+    t.mcmlRzNearCopies = positiveFromEnv("FM_CUDA_RZ_NEAR_COPIES", 0, 1024);
+    t.mcmlRzNearBins = positiveFromEnv("FM_CUDA_RZ_NEAR_BINS", 0, 1u << 20);
     t.batchSlotsPerDevice = positiveFromEnv("FM_BATCH_SLOTS_PER_DEVICE", 0, 2);
     t.batchRunsPerLaunch = positiveFromEnv("FM_BATCH_RUNS_PER_LAUNCH", 0, 64);
     t.cudaGroupBlocksPerSm = positiveFromEnv("FM_CUDA_GROUP_BLOCKS_PER_SM", 0, 4);

@@ -26,6 +26,12 @@ struct TuningKnobs {
     // GPU MCML kernel: replicas of the (r, z) grid that the blocks add into (0: the default, 32;
     // fewer where the grid is large: a 64 MB budget).
     uint32_t mcmlRzReplicas = 0;
+    // GPU MCML kernel: replicas of the (r, z) bins at the beam (the grid's first rows), which
+    // take most sends (0: the default, 256, fewer where the rows are large: a 16 MB budget; 1:
+    // none of their own, they are in the grid's replicas), and about how many bins they are
+    // (0: the default, 4096; whole rows, at least one).
+    uint32_t mcmlRzNearCopies = 0;
+    uint32_t mcmlRzNearBins = 0;
     CpuIsa cpuIsa = CpuIsa::Best;
     // GPU batches: runs in flight per device, 1 or 2 (0: BatchOptions::slotsPerDevice decides).
     uint32_t batchSlotsPerDevice = 0;
@@ -50,7 +56,8 @@ struct TuningKnobs {
 };
 
 // The knobs from the environment, defaults where a variable is unset: FM_CUDA_BLOCKS_PER_SM=N,
-// FM_CUDA_MCML_GROUP_CROSSINGS=0, FM_CUDA_RZ_REPLICAS=N, FM_CPU_ISA=generic,
+// FM_CUDA_MCML_GROUP_CROSSINGS=0, FM_CUDA_RZ_REPLICAS=N, FM_CUDA_RZ_NEAR_COPIES=N,
+// FM_CUDA_RZ_NEAR_BINS=N, FM_CPU_ISA=generic,
 // FM_BATCH_SLOTS_PER_DEVICE=1|2, FM_BATCH_RUNS_PER_LAUNCH=N, FM_CUDA_CELL_LAYOUT=auto|record|split|compact,
 // FM_CUDA_GROUP_BLOCKS_PER_SM=3|4, FM_CUDA_DEVICE_RECORD_ORDER=0. Throws ParameterError
 // naming the variable for a value it cannot use. For the applications' main(), not the library.

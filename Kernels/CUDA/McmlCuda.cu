@@ -13,6 +13,7 @@
 #include "Kernels/McmlSlabLoop.hpp"
 #include "Kernels/McmlTimeTally.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -28,6 +29,11 @@ namespace {
 // The MCML arrays in device memory: A(r,z) and the layer cells replicated (CudaEngine.cuh).
 struct DeviceSlabTallies {
     double* rz = nullptr;
+    // The plain run's bins at the beam (the first nearBins of the grid) in nearCopies replicas
+    // of their own (McmlAbsorbDifferenceTally::nearRZ); nearBins 0: none.
+    double* rzNear = nullptr;
+    uint32_t nearBins = 0;
+    uint32_t nearCopies = 1;
     double* reflected = nullptr;
     double* transmitted = nullptr;
     double* cells = nullptr;
@@ -92,6 +98,10 @@ template <class Tallies>
 __device__ Tallies deviceMcmlTallies(const DeviceSlabTallies& t, const McmlGrid& g) {
     Tallies p;
     p.absorbedRZ = t.rz;
+    if constexpr (std::is_base_of_v<DeviceRzDifferenceTally, Tallies>) {
+        p.nearRZ = t.rzNear;
+        p.nearBins = t.nearBins;
+    }
     p.rzGrid = g;
     p.reflectedRA = t.reflected;
     p.transmittedRA = t.transmitted;
@@ -183,6 +193,7 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
                DeviceTotals* totals, unsigned long long* next, BlockTallies bt) {
     if (bt.copies[0]) t.cells = bt.replica(0);
     if (bt.copies[1]) t.rz = bt.replica(1);
+    t.rzNear += size_t(blockIdx.x % t.nearCopies) * t.nearBins;
     __shared__ Ledger ledgers[kBlock];
     __shared__ EventCounts<uint32_t> counts[kBlock];
     Ledger& ledger = ledgers[threadIdx.x];
@@ -317,6 +328,11 @@ struct DeviceRecords {
 // Replicas of the (r, z) grid that the blocks add into, at most: every photon deposits most of
 // its weight in the few bins at the beam (opt.tuning.mcmlRzReplicas overrides, for benchmarks).
 constexpr uint32_t kRzReplicas = 32;
+// The bins at the beam, where most sends of a pencil beam's photons go, in more replicas than the
+// rest: the grid's first radial rows up to about kRzNearBins bins (at least one row), in up to
+// kRzNearCopies replicas (a 16 MB budget); opt.tuning.mcmlRzNear* override, for benchmarks.
+constexpr uint32_t kRzNearBins = 4096;
+constexpr uint32_t kRzNearCopies = 256;
 
 McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOptions& opt) {
     auto t0 = Clock::now();
@@ -335,6 +351,17 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     DeviceBuffer<DeviceTotals> totals(1, "ledger");
     for (auto* b : {&rz, &rd, &tt, &cells}) b->zero(s);
     totals.zero(s);
+    // Only the plain run's tally (DeviceRzDifferenceTally) sends to the near replicas.
+    const bool gated = opt.gates.on(), records = opt.detection && opt.detection->active();
+    const size_t nearRows =
+        std::clamp<uint32_t>((opt.tuning.mcmlRzNearBins ? opt.tuning.mcmlRzNearBins : kRzNearBins) / grid.nz, 1u, grid.nr);
+    const uint32_t nearCopies =
+        gated || records ? 1u
+                         : replicaCount(nearRows * grid.nz, opt.tuning.mcmlRzNearCopies ? opt.tuning.mcmlRzNearCopies : kRzNearCopies,
+                                        size_t(16) << 20);
+    const size_t nearBins = nearCopies > 1 ? nearRows * grid.nz : 0;
+    DeviceBuffer<double> rzNear(nearCopies * nearBins, "A(r,z) bins at the beam");
+    rzNear.zero(s);
 
     const uint32_t layers = slabLayers(in);
     DeviceBuffer<SlabCell> slabs(in.slabs.size(), "slab cells");
@@ -347,11 +374,13 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     m.cellsGlobal = slabs.get();
     DeviceSlabTallies sk;
     sk.rz = rz.get();
+    sk.rzNear = rzNear.get();
+    sk.nearBins = uint32_t(nearBins);
+    sk.nearCopies = nearCopies;
     sk.reflected = rd.get();
     sk.transmitted = tt.get();
     sk.cells = cells.get();
     // Time gates: Rd(r,t), Tt(r,t), A(z,t), one copy each (atomics).
-    const bool gated = opt.gates.on();
     const size_t nrt = gated ? size_t(opt.gates.bins()) * grid.nr : 0, nzt = gated ? size_t(opt.gates.bins()) * grid.nz : 0;
     DeviceBuffer<double> rdt(nrt, "Rd(r,t) grid"), ttt(nrt, "Tt(r,t) grid"), azt(nzt, "A(z,t) grid");
     for (auto* b : {&rdt, &ttt, &azt}) b->zero(s);
@@ -361,7 +390,6 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     sk.gates = gateBins(opt.gates);
     BlockTallies bt;
     bt.replicate(0, sk.cells, nCells, cellCopies).replicate(1, sk.rz, nrz, rzCopies);
-    const bool records = opt.detection && opt.detection->active();
     DeviceRecords rec;
     if (records) rec.prepare(in, *opt.detection, layers, sk.detector, s);
     // The packets of o (opt, or a refill's chunk of it) through the kernel of the run's tallies.
@@ -407,6 +435,8 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     t.packetsDone = b.packetsDone;
     t.kernelSeconds = b.seconds;
     t.cancelled = b.packetsDone < opt.packets;
+    foldReplicas(rzNear, nearBins, s);
+    addArrays(rz.get(), rzNear.get(), nearBins, s);
     t.absorbedRZ = downloadFolded(rz, nrz, s);
     t.reflectedRA = rd.download(s);
     t.transmittedRA = tt.download(s);

@@ -213,6 +213,33 @@ BOOST_AUTO_TEST_CASE(gpu_mcml_grouped_crossings_keep_histories) {
     BOOST_CHECK_SMALL(l1(single.absorbedCell, grouped.absorbedCell), 1e-9);
 }
 
+// The plain MCML run sends the bins at the beam (the grid's first rows, here 10 of 30) to
+// replicas of their own (McmlCuda.cu, kRzNearBins): the same histories with and without them
+// (FM_CUDA_RZ_NEAR_COPIES=1), the grid equal up to the order of the additions, and the grid's
+// sum the ledger's absorbed weight (a near bin's deposits neither lost nor counted twice).
+BOOST_AUTO_TEST_CASE(gpu_mcml_near_replicas_keep_the_grid) {
+    if (!haveGpu()) return;
+    MCMLRun run = threeLayers(1000000);
+    run.dz = 0.0005;
+    run.nz = 400;
+    const LayeredModel lm = layeredFromMcml(run);
+    RunOptions o = mcmlRunOptions(run);
+    McmlTallies near, plain;
+    runMcml("cuda", lm, run, o, &near);
+    o.tuning.mcmlRzNearCopies = 1;
+    runMcml("cuda", lm, run, o, &plain);
+    fmtest::checkSameEvents(plain.events, near.events);
+    BOOST_CHECK_CLOSE(near.ledger.absorbed, plain.ledger.absorbed, 1e-9);
+    double grid = 0, first = 0;
+    for (size_t i = 0; i < near.absorbedRZ.size(); ++i) {
+        grid += near.absorbedRZ[i];
+        if (i < 10 * run.nz) first += near.absorbedRZ[i];
+    }
+    BOOST_CHECK_CLOSE(grid, near.ledger.absorbed, 1e-9);
+    BOOST_CHECK_GT(first, 0.1 * grid);  // the near rows took their part
+    BOOST_CHECK_SMALL(l1(plain.absorbedRZ, near.absorbedRZ), 1e-9);
+}
+
 BOOST_AUTO_TEST_CASE(gpu_errors_are_clear) {
     if (!haveGpu()) return;
     MaterialSet many;

@@ -308,7 +308,9 @@ BOOST_AUTO_TEST_CASE(slab_photon_loop_gives_the_packet_loops_histories) {
 // interaction's drop. Run here through a host sink that does the same, against the slab loop
 // that adds every drop, photon by photon with the same streams: the same histories (every event
 // count, the exits to the bit) and the absorption per bin, per layer and in all equal to rounding,
-// with roulette won and lost (a win closes both runs) and with the maxSteps guard taken.
+// with roulette won and lost (a win closes both runs) and with the maxSteps guard taken; and
+// with the bins at the beam sent to an array of their own (nearRZ, as the GPU's replicas of
+// them), which then holds every one of their deposits and the grid none.
 namespace {
 using DifferenceTallies = TallyPack<uint64_t, McmlAbsorbDifferenceTally<HostAddForTest>, McmlExitTally<HostAddForTest>,
                                     McmlLayerTally<HostAddForTest>>;
@@ -323,11 +325,14 @@ void checkCloseBins(const std::vector<double>& a, const std::vector<double>& b);
 BOOST_AUTO_TEST_CASE(slab_deposits_as_weight_differences_keep_the_tallies) {
     const SmallSlab c;
     const McmlGrid& g = c.g;
-    for (uint32_t maxSteps : {100000u, 60u}) {
+    for (const auto& [maxSteps, nearRows] : {std::pair{100000u, 0u}, {60u, 0u}, {100000u, 2u}}) {
         McmlArrays A(g), B(g);
         HostSlabSink sa = A.sink(g);
         DifferenceSink sb;
         sb.absorbedRZ = B.rz.data();
+        std::vector<double> near(size_t(nearRows) * g.nz, 0.0);
+        sb.nearRZ = near.data();
+        sb.nearBins = uint32_t(near.size());
         sb.rzGrid = g;
         sb.reflectedRA = B.ra.data();
         sb.transmittedRA = B.tt.data();
@@ -341,6 +346,15 @@ BOOST_AUTO_TEST_CASE(slab_deposits_as_weight_differences_keep_the_tallies) {
         slabScatterCount(sa.events);
         slabScatterCount(sb.events);
         fmtest::checkSameEvents(sa.events, sb.events);
+        if (nearRows) {
+            double sent = 0;
+            for (size_t i = 0; i < near.size(); ++i) {
+                BOOST_CHECK_EQUAL(B.rz[i], 0.0);  // the grid's own copy of these bins got nothing
+                B.rz[i] = near[i];
+                sent += near[i];
+            }
+            BOOST_CHECK_GT(sent, 0.0);
+        }
         BOOST_CHECK(A.ra == B.ra);
         BOOST_CHECK(A.tt == B.tt);
         checkCloseBins(A.rz, B.rz);
