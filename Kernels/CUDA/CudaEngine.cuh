@@ -586,9 +586,9 @@ public:
     // Batch `index` of `packets` packets has completed: its slot's fold queued on stream s,
     // without waiting for it (the next launches are queued after this returns).
     virtual void fold(uint64_t index, uint64_t packets, cudaStream_t s) = 0;
-    // What fold queued for batch `index` has run (stream s synchronised): its host side (the
-    // ledger's fold).
-    virtual void settle(uint64_t index, cudaStream_t s) = 0;
+    // What fold queued for batch `index` (of `packets` packets) has run (stream s
+    // synchronised): its host side (the ledger's fold).
+    virtual void settle(uint64_t index, uint64_t packets, cudaStream_t s) = 0;
     // After each finished launch: the device's packets done so far, and whether a launch is
     // still running.
     virtual void finished(uint64_t packetsDone, bool running) = 0;
@@ -720,7 +720,7 @@ BatchRun runBatches(Kernel kernel, size_t smem, const RunOptions& opt, cudaStrea
             topUp();
             if (ends) {
                 cudaCheck(cudaStreamSynchronize(foldOn), "batch fold");
-                feed->settle(batchOf[f], foldOn);
+                feed->settle(batchOf[f], batchPackets[batchOf[f]], foldOn);
             }
             feed->finished(packetsDone, finished < launched);
             continue;

@@ -188,13 +188,11 @@ public:
                 const unsigned slot = unsigned(index & 1);
                 d.folds(2).fold(slot ? d.slot1_.tallies.get() : d.tallies_.get(), d.copies_, packets, s, slot);
                 d.stageLedger(slot, s);
-                packets_ = packets;
             }
-            void settle(uint64_t index, cudaStream_t s) override {
-                d.folds(2).foldLedger(d.stagedLedger(s), packets_, unsigned(index & 1));
+            void settle(uint64_t index, uint64_t packets, cudaStream_t s) override {
+                d.folds(2).foldLedger(d.stagedLedger(s), packets, unsigned(index & 1));
             }
             void finished(uint64_t done, bool running) override { finished_(done, running); }
-            uint64_t packets_ = 0;
         };
         Feed feed(*this, std::move(next), std::move(finished));
         folds(2);  // made (and zeroed on s_) before the launches and folds start: canFeed
