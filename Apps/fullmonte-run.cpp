@@ -383,7 +383,7 @@ std::pair<double, size_t> estimatedWork(const Args& a, std::shared_ptr<BatchSour
         tetras = size_t(binaryMeshTetraCount(mesh));
     }
     try {
-        const double given = a.has("--packets") ? double(whole(a, "--packets", 1, uint64_t(1) << 53)) : 0;
+        const double given = a.has("--packets") ? double(whole(a, "--packets", 1, kMaxPackets)) : 0;
         if (a.has("--batch-sources"))
             return {batchPacketEstimate(a.get("--batch-sources"), a.get("--batch-opt", ""), given > 0, uint64_t(given),
                                         batchSources),
@@ -536,7 +536,7 @@ int runOne(const Args& a, const MpiSession& mpi, Session& ses) {
     RunOptions opt;
     opt.tuning = tuningFromEnvironment();
     uint64_t defPackets = filePackets >= 1 && filePackets <= 1e15 ? uint64_t(filePackets) : 1000000;
-    opt.packets = whole(a, "--packets", defPackets, uint64_t(1) << 53);
+    opt.packets = whole(a, "--packets", defPackets, kMaxPackets);
     opt.params.seed = whole(a, "--seed", fileSeed >= 0 ? uint64_t(fileSeed) : 1, ~uint64_t(0));
     const bool seedDrawn = !seedNote.empty() && !a.has("--seed") && !a.has("--replay");
     if (seedDrawn) {  // each rank drew its own: all run rank 0's, which its note names

@@ -2,16 +2,31 @@
 // Optical properties per region. Slot 0 is the exterior (only its n matters).
 #pragma once
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "Common/Errors.hpp"
+#include "Kernels/Core/Records.hpp"
 
 namespace fm {
 
 // Largest mu_a, mu_s (1/mm) or n a material may have: the kernels hold them in single
 // precision, and a mean free path below 1e-15 mm means nothing anyway.
 constexpr double kMaxCoefficient = 1e15;
+
+// The largest region label a mesh holds (TetraMesh refuses larger ones): each region is a
+// material index in the packed cells, whose neighbour materials are 16 bits. So it is also the
+// largest material slot a model can use.
+constexpr uint32_t kMaxRegion = kMaxPackedMaterials - 1;
+
+// Throws ParameterError naming `what` unless slot is a material slot a mesh can use (0..kMaxRegion):
+// a set's slots up to the one given are allocated, so a mistyped index must not size them.
+inline void checkMaterialSlot(uint64_t slot, const std::string& what) {
+    if (slot > kMaxRegion)
+        throw ParameterError(what + ": slot " + std::to_string(slot) + " is beyond the largest region a mesh holds (" +
+                             std::to_string(kMaxRegion) + ")");
+}
 
 struct Material {
     double mu_a = 0, mu_s = 0, g = 0, n = 1;  // 1/mm, 1/mm, -, -
@@ -26,6 +41,7 @@ public:
     const Material& exterior() const { return m_[0]; }
     size_t append(const Material& m) { m_.push_back(m); return m_.size() - 1; }
     void set(size_t i, const Material& m) {
+        checkMaterialSlot(i, "MaterialSet set");
         if (i >= m_.size()) m_.resize(i + 1);
         m_[i] = m;
     }

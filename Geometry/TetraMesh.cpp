@@ -11,7 +11,7 @@
 
 #include "Common/Errors.hpp"
 #include "Common/ParallelFor.hpp"
-#include "Kernels/Core/Records.hpp"
+#include "Geometry/MaterialSet.hpp"
 
 namespace fm {
 
@@ -229,9 +229,9 @@ void TetraMesh::check() {
                                  std::to_string(points_.size() - 1));
         if (regions_[t] == 0)
             throw ModelError("mesh: tetra " + std::to_string(t) + " has region 0 (the exterior)");
-        if (regions_[t] >= kMaxPackedMaterials)  // a region's material index must fit the packed cells
+        if (regions_[t] > kMaxRegion)  // a region's material index must fit the packed cells
             throw ModelError("mesh: tetra " + std::to_string(t) + " has region " + std::to_string(regions_[t]) +
-                             ": region labels up to " + std::to_string(kMaxPackedMaterials - 1) +
+                             ": region labels up to " + std::to_string(kMaxRegion) +
                              " are supported (each region is a material index)");
         regionCount_ = std::max(regionCount_, regions_[t] + 1);
     }

@@ -41,8 +41,9 @@ void KernelWarmUp::join() {
 void validateRunOptions(const RunOptions& o) {
     const KernelParams& p = o.params;
     if (o.packets == 0) throw ParameterError("packets must be at least 1");
-    if (o.packets > (uint64_t(1) << 53))
-        throw ParameterError("packets = " + std::to_string(o.packets) + " exceeds 2^53; split the run");
+    if (o.packets > kMaxPackets)
+        throw ParameterError("packets = " + std::to_string(o.packets) + " is more than one run launches (at most " +
+                             std::to_string(kMaxPackets) + " = 2^53-1); split the run");
     if (!(p.wmin >= 0 && p.wmin < 1) || !std::isfinite(p.wmin))
         throw ParameterError("wmin must be in [0, 1), got " + std::to_string(p.wmin));
     if (!(p.prwin > 0 && p.prwin <= 1))

@@ -61,6 +61,12 @@ struct OutputSelection {
     bool gated() const { return gatedVolume || gatedSurface; }
 };
 
+// The most packets one run launches, whichever front end asks (command line, Tcl, Python; checked
+// by validateRunOptions): 2^53 - 1, the largest count a double holds together with every smaller
+// whole number, so a count read as a double (Tcl's packetCount, 1e6 in a script) is never a
+// rounded one, and the conservation ledger's sums of whole packets stay exact.
+constexpr uint64_t kMaxPackets = (uint64_t(1) << 53) - 1;
+
 struct RunOptions {
     KernelParams params;
     uint64_t packets = 1000000;

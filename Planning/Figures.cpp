@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <sstream>
@@ -86,9 +85,7 @@ void writePng(cairo_surface_t* s, const std::string& png) {
         std::remove(tmp.c_str());
         throw Error(png + ": cannot write the PNG");
     }
-    if (!moveIntoPlace(tmp, png))
-        throw Error(png + ": cannot write the PNG (" + std::string(std::strerror(errno)) +
-                    (errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST ? "; it is a folder" : "") + ")");
+    if (!moveIntoPlace(tmp, png)) throw placeError(png, errno);
 }
 
 // Dose to the colour ramp's 0..1: linear from 0, or logarithmic over [lo, hi].

@@ -402,7 +402,7 @@ std::shared_ptr<Traces> trace(MeshPtr mesh, MatsPtr mats, const fm::SourcePtr& s
 std::shared_ptr<Traces> traceMcml(const MCMLRun& run, py::handle packets, py::handle seed, unsigned threads,
                                   py::handle maxPoints) {
     fm::RunOptions opt = fm::mcmlRunOptions(run);
-    if (!packets.is_none()) opt.packets = countArg(packets, "packets", 1);
+    if (!packets.is_none()) opt.packets = countArg(packets, "packets", 1, fm::kMaxPackets);
     opt.params.seed = countArg(seed, "seed", 0);
     opt.threads = threads;
     opt.tuning = fm::tuningFromEnvironment();

@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -59,9 +60,9 @@ py::array_t<T> view2(const T* data, size_t n, size_t k, py::handle owner) {
     return a;
 }
 
-// An integer argument in lo..2^64-1, compared as a Python int first so nothing wraps or
-// rounds (no float, no bool); `what` names the argument in errors.
-uint64_t countArg(py::handle h, const std::string& what, uint64_t lo);
+// An integer argument in lo..hi, compared as a Python int first so nothing wraps or rounds (no
+// float, no bool); `what` names the argument in errors.
+uint64_t countArg(py::handle h, const std::string& what, uint64_t lo, uint64_t hi = UINT64_MAX);
 
 // A 3-vector from any sequence of three finite numbers; `what` names the argument in errors.
 fm::Point3 point3(py::handle h, const std::string& what);

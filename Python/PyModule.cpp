@@ -24,7 +24,7 @@ fm::Point3 point3(py::handle h, const std::string& what) {
     return {v[0], v[1], v[2]};
 }
 
-uint64_t countArg(py::handle h, const std::string& what, uint64_t lo) {
+uint64_t countArg(py::handle h, const std::string& what, uint64_t lo, uint64_t hi) {
     // Python ints and other integers (numpy's int64, which arrays of counts give) by __index__;
     // not bool, not float.
     const bool integral = py::isinstance<py::int_>(h) || (!PyFloat_Check(h.ptr()) && PyIndex_Check(h.ptr()));
@@ -33,8 +33,8 @@ uint64_t countArg(py::handle h, const std::string& what, uint64_t lo) {
                              std::string(py::str(py::type::of(h).attr("__name__"))));
     auto v = py::reinterpret_steal<py::int_>(PyNumber_Index(h.ptr()));
     if (!v) throw py::error_already_set();
-    if (v < py::int_(lo) || v > py::int_(UINT64_MAX))
-        throw py::value_error(what + ": must be in " + std::to_string(lo) + "..18446744073709551615, got " +
+    if (v < py::int_(lo) || v > py::int_(hi))
+        throw py::value_error(what + ": must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " +
                               std::string(py::str(v)));
     return v.cast<uint64_t>();
 }

@@ -394,7 +394,7 @@ void applyGateRegionsArg(py::handle regions, const fm::TetraMesh& mesh, fm::RunO
 fm::RunOptions runOptions(py::handle packets, py::handle seed, unsigned threads, const std::vector<int>& devices,
                           double wmin, double prwin, uint32_t maxSteps, uint32_t maxHits) {
     fm::RunOptions opt;
-    opt.packets = countArg(packets, "packets", 1);
+    opt.packets = countArg(packets, "packets", 1, fm::kMaxPackets);
     opt.params.seed = countArg(seed, "seed", 0);
     opt.threads = threads;
     opt.devices = devices;

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,6 +48,20 @@ inline std::string stagingPath(const std::string& path) {
     std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
     if (ec) dir = "/tmp";
     return uniqueTempPath((dir / ("fullmonte-" + std::filesystem::path(path).filename().string())).string());
+}
+
+// Throws Error "<path>: is a folder, not a file (give a file name)" when path names a folder: an
+// output staged beside it would fail only at the end, when it cannot be renamed over the folder.
+inline void refuseFolderOutput(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a folder, not a file (give a file name)");
+}
+
+// The Error for a finished output that could not be moved to path (errno e, from moveIntoPlace
+// or rename): "is a folder" when path is one, else the system's reason.
+inline Error placeError(const std::string& path, int e) {
+    if (e == EISDIR || e == ENOTEMPTY || e == EEXIST) return Error(path + ": is a folder, not a file (give a file name)");
+    return Error(path + ": cannot be written (" + std::strerror(e ? e : EIO) + ")");
 }
 
 // Moves a finished staging file to path: renamed over it, or copied into a device or pipe and
@@ -120,6 +135,7 @@ public:
     explicit AtomicFile(const std::string& path, Stop stop = Stop::check)
         : path_(path), inPlace_(isSpecialFile(path)), tmp_(inPlace_ ? path : uniqueTempPath(path)),
           buf_(path, stop == Stop::check), out(&buf_) {
+        refuseFolderOutput(path);
         if (!buf_.open(tmp_, std::ios::out | std::ios::binary | std::ios::trunc)) {
             const std::string why = std::strerror(errno);
             if (!inPlace_) std::remove(tmp_.c_str());
@@ -164,9 +180,7 @@ public:
         if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
             const int e = errno;
             std::remove(tmp_.c_str());
-            if (e == EISDIR || e == ENOTEMPTY || e == EEXIST)
-                throw Error(path_ + ": is a folder, not a file (give a file name)");
-            throw Error(path_ + ": cannot be written (" + std::strerror(e) + ")");
+            throw placeError(path_, e);
         }
         committed_ = true;
     }

@@ -92,7 +92,7 @@ void BatchRunner::source(Source* s) { sources_.push_back(fmtcl::need(s, "BatchRu
 unsigned BatchRunner::sourceCount() const { return unsigned(sources_.size()); }
 void BatchRunner::clearSources() { sources_.clear(); }
 void BatchRunner::packetCount(double n) {
-    opt_.packets = fmtcl::wholeNumber(n, "BatchRunner packetCount", 1, 9007199254740992.0);
+    opt_.packets = fmtcl::wholeNumber(n, "BatchRunner packetCount", 1, double(fm::kMaxPackets));
 }
 unsigned long long BatchRunner::packetCount() const { return opt_.packets; }
 void BatchRunner::threadCount(unsigned n) {

@@ -46,23 +46,23 @@ public:
     void clearSources();
     void packetCount(double packets);          // per run
     unsigned long long packetCount() const;
-    void threadCount(unsigned n);        // CPU threads per run (0 = all)
+    void threadCount(unsigned threads);        // CPU threads per run (0 = all)
     unsigned threadCount() const;
-    void randSeed(unsigned long long s); // every run uses it: run i = the single run of its source
+    void randSeed(unsigned long long seed); // every run uses it: run i = the single run of its source
     unsigned long long randSeed() const;
     void rouletteWMin(double wmin);
     double rouletteWMin() const;
     void roulettePrWin(double prwin);
     double roulettePrWin() const;
-    void maxSteps(unsigned n);
+    void maxSteps(unsigned steps);
     unsigned maxSteps() const;
-    void maxHits(unsigned n);
+    void maxHits(unsigned hits);
     unsigned maxHits() const;
     void kernel(const std::string& k);   // "cpu" (default) or "cuda"
     std::string kernel() const;
     void devices(const std::string& list);  // CUDA devices: "0 1", "all"; "" = device 0
     std::string devices() const;
-    void progress(bool on);
+    void progress(bool enabled);
     bool progress() const;
     // Time gates of every run (as Kernel timeGates; 0 0 0 turns them off): each run's result then
     // holds VolumeEnergyGate<k>/Early/Late and SurfaceExitEnergyGate* maps.

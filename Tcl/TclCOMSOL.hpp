@@ -27,8 +27,8 @@ private:
 class COMSOLMeshWriter : public FileIO {
 public:
     void mesh(TetraMesh* m);
-    void setElementTypeCount(unsigned n);
-    void setElementDetails(unsigned i, const std::string& typeName, unsigned nodeCount);
+    void setElementTypeCount(unsigned count);
+    void setElementDetails(unsigned index, const std::string& typeName, unsigned nodeCount);
     void write();
 #ifndef SWIG
 private:

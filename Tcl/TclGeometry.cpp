@@ -205,6 +205,7 @@ unsigned MaterialSet::append(Material* m) {
     return unsigned(m_->size() - 1);
 }
 void MaterialSet::set(unsigned i, Material* m) {
+    fm::checkMaterialSlot(i, "MaterialSet set");
     auto d = fmtcl::need(m, "MaterialSet set").data();
     if (i >= m_->size()) m_->resize(i + 1);
     (*m_)[i] = d;

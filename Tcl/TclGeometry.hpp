@@ -20,9 +20,9 @@ class VolumeCellInRegionPredicate;
 class Partition {
 public:
     unsigned count() const;        // number of tetras + 1 (the dummy), as FullMonte
-    unsigned get(unsigned t) const;
+    unsigned get(unsigned tetra) const;
     unsigned regionCount() const;  // max label + 1
-    void assign(unsigned t, unsigned r);
+    void assign(unsigned tetra, unsigned region);
 #ifndef SWIG
     explicit Partition(std::shared_ptr<const fm::TetraMesh> m) : m_(std::move(m)) {}
 private:
@@ -33,7 +33,7 @@ private:
 class Points {
 public:
     unsigned size() const;  // including the dummy point 0
-    std::string get(unsigned i) const;
+    std::string get(unsigned point) const;
 #ifndef SWIG
     explicit Points(std::shared_ptr<const fm::TetraMesh> m) : m_(std::move(m)) {}
 private:
@@ -44,7 +44,7 @@ private:
 class TetraCells {
 public:
     unsigned size() const;  // including the dummy tetra 0
-    std::string get(unsigned t) const;  // "p1 p2 p3 p4"
+    std::string get(unsigned tetra) const;  // "p1 p2 p3 p4"
 #ifndef SWIG
     explicit TetraCells(std::shared_ptr<const fm::TetraMesh> m) : m_(std::move(m)) {}
 private:
@@ -55,7 +55,7 @@ private:
 class FaceList {
 public:
     unsigned size() const;
-    unsigned get(unsigned i) const;  // face id
+    unsigned get(unsigned index) const;  // face id
 #ifndef SWIG
     explicit FaceList(std::vector<uint32_t> f) : f_(std::move(f)) {}
 private:
@@ -79,15 +79,15 @@ public:
     unsigned faceCount() const;
     unsigned regionCount() const;
     unsigned boundaryFaceCount() const;
-    unsigned region(unsigned t) const;
-    double volume(unsigned t) const;
-    double regionVolume(unsigned r) const;
-    double faceArea(unsigned f) const;
-    std::string facePoints(unsigned f) const;    // "p1 p2 p3"
-    std::string faceCentroid(unsigned f) const;  // "x y z "
-    std::string faceNormal(unsigned f) const;    // unit, out of the face's owner tetra
+    unsigned region(unsigned tetra) const;
+    double volume(unsigned tetra) const;
+    double regionVolume(unsigned region) const;
+    double faceArea(unsigned face) const;
+    std::string facePoints(unsigned face) const;    // "p1 p2 p3"
+    std::string faceCentroid(unsigned face) const;  // "x y z "
+    std::string faceNormal(unsigned face) const;    // unit, out of the face's owner tetra
     std::string boundaryFaceIDs() const;         // Tcl list of the faces on the mesh boundary
-    std::string tetraCentroid(unsigned t) const;
+    std::string tetraCentroid(unsigned tetra) const;
     unsigned locate(const std::string& xyz) const;
     std::string bounds() const;  // "xmin ymin zmin xmax ymax zmax "
     // Mesh checks (docs/MESH_CHECKS.md): what the load found (Tcl list of lines), connected
@@ -141,12 +141,12 @@ public:
     void exterior(Material* m);
     Material* exterior() const;
     unsigned append(Material* m);  // -> its region index
-    void set(unsigned i, Material* m);
-    Material* material(unsigned i) const;
+    void set(unsigned slot, Material* m);
+    Material* material(unsigned slot) const;
     unsigned size() const;   // including the exterior
     unsigned count() const;  // the same
     bool matchedBoundary() const;
-    void matchedBoundary(bool b);
+    void matchedBoundary(bool matched);
 #ifndef SWIG
     explicit MaterialSet(const fm::MaterialSet& ms);
     // The core set with every coefficient converted to 1/lengthUnit (the mesh's unit).
@@ -159,7 +159,7 @@ private:
 
 class VolumeCellInRegionPredicate {
 public:
-    void setRegion(unsigned r);
+    void setRegion(unsigned region);
     unsigned region() const;
 #ifndef SWIG
 private:
@@ -174,11 +174,11 @@ public:
     void lower(const std::string& xyz);
     void upper(const std::string& xyz);
     void divisions(unsigned nx, unsigned ny, unsigned nz);
-    void region(unsigned r);  // background region (default 1)
-    void addBox(unsigned r, const std::string& lo, const std::string& hi);
-    void addSphere(unsigned r, const std::string& centre, double radius);
-    void addCylinder(unsigned r, const std::string& a, const std::string& b, double radius);
-    void addShell(unsigned r, double thickness);  // within thickness of the box's faces
+    void region(unsigned region);  // background region (default 1)
+    void addBox(unsigned region, const std::string& lo, const std::string& hi);
+    void addSphere(unsigned region, const std::string& centre, double radius);
+    void addCylinder(unsigned region, const std::string& a, const std::string& b, double radius);
+    void addShell(unsigned region, double thickness);  // within thickness of the box's faces
     void clearShapes();
     void update();
     TetraMesh* mesh() const;

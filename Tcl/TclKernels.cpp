@@ -103,7 +103,7 @@ Source* Kernel::source() const {
 }
 void Kernel::packetCount(double n) {
     notRunning("packetCount");
-    opt_.packets = fmtcl::wholeNumber(n, className_ + " packetCount", 1, 9007199254740992.0);
+    opt_.packets = fmtcl::wholeNumber(n, className_ + " packetCount", 1, double(fm::kMaxPackets));
 }
 unsigned long long Kernel::packetCount() const { return opt_.packets; }
 void Kernel::batchCount(double n) {

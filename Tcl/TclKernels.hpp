@@ -53,17 +53,17 @@ public:
     // = every tetra, the default); their other tetras read 0 in the VolumeEnergyGate* maps.
     void timeGateRegions(const std::string& ids);
     std::string timeGateRegions() const;
-    void threadCount(unsigned n);  // 0 = all hardware threads (the default)
+    void threadCount(unsigned threads);  // 0 = all hardware threads (the default)
     unsigned threadCount() const;
-    void randSeed(unsigned long long s);
+    void randSeed(unsigned long long seed);
     unsigned long long randSeed() const;
     void rouletteWMin(double wmin);
     double rouletteWMin() const;
     void roulettePrWin(double prwin);
     double roulettePrWin() const;
-    void maxSteps(unsigned n);
+    void maxSteps(unsigned steps);
     unsigned maxSteps() const;
-    void maxHits(unsigned n);
+    void maxHits(unsigned hits);
     unsigned maxHits() const;
     void isEnergy_or_Power(const std::string& jw);  // "J" or "W"
     std::string isEnergy_or_Power() const;
@@ -78,7 +78,7 @@ public:
     OutputDataCollection* results() const;
 
     // Beyond FullMonte
-    void progress(bool on);  // terminal progress bar in runSync (only shown on a terminal)
+    void progress(bool enabled);  // terminal progress bar in runSync (only shown on a terminal)
     bool progress() const;
     void cancel();           // stop an async run; finishAsync then raises an error
     bool running() const;
@@ -90,7 +90,7 @@ public:
     std::string devices() const;
     // TetraCUDA* kernels: the CPU's threads (threadCount; 0 = all but one per GPU) run packets of
     // the same run beside the GPUs where that pays (Kernels/Hybrid.hpp); default off.
-    void hybrid(bool on);
+    void hybrid(bool enabled);
     bool hybrid() const;
     unsigned long long cpuPacketsDone() const;  // of the last hybrid run: packets the CPU ran
 #ifndef SWIG

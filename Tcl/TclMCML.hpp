@@ -48,10 +48,10 @@ public:
     std::string extent() const;
     void dims(unsigned nr, unsigned nz);
     std::string dims() const;
-    void angularBins(unsigned na);          // MCML's: exit angles 0..90 degrees in na bins
+    void angularBins(unsigned bins);          // MCML's: exit angles 0..90 degrees in na bins
     unsigned angularBins() const;
     unsigned layerCount() const;
-    Layer* layer(unsigned i) const;         // 1-based, as FullMonte
+    Layer* layer(unsigned layer) const;         // 1-based, as FullMonte
     void addLayer(Layer* l);
 #ifndef SWIG
     struct Data {
@@ -85,7 +85,7 @@ class MCMLInputReader : public FileIO {
 public:
     void read();
     unsigned cases() const;
-    MCMLCase* get(unsigned i) const;  // 0-based
+    MCMLCase* get(unsigned index) const;  // 0-based
     void start();
     void next();
     bool done() const;
@@ -107,7 +107,7 @@ public:
     double A() const;
     double Tt() const;
     unsigned layerCount() const;
-    double layerAbsorption(unsigned i) const;  // 1-based
+    double layerAbsorption(unsigned layer) const;  // 1-based
     // Beyond FullMonte: the batch-means standard error of Rd, A or Tt (an error with one batch).
     double standardError(const std::string& what) const;
     unsigned long long batchCount() const;  // 0: none
@@ -152,7 +152,7 @@ public:
     Layered* geometry() const;
     // Beyond FullMonte: per-photon exit records (docs/DETECTORS.md "MCML"; CPU only), off by
     // default: detector 0 the top surface (Rd), 1 the bottom (Tt), the layers as regions.
-    void keepRecords(bool on);
+    void keepRecords(bool enabled);
     bool keepRecords() const;
     void maxDetected(double records);      // records kept, the lowest photon indices (default 1e6)
     unsigned long long maxDetected() const;

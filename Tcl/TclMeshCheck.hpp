@@ -25,7 +25,7 @@ public:
     void mesh(TetraMesh* m);
     void tolerance(double tolerance);  // mesh units; 0 (default) = relative to the mesh size
     double tolerance() const;
-    void allowDefects(bool on);  // the repaired mesh may keep errors (as warnings)
+    void allowDefects(bool enabled);  // the repaired mesh may keep errors (as warnings)
     void update();
     TetraMesh* result() const;
     unsigned pointsMerged() const;

@@ -30,17 +30,17 @@ public:
     void labelCellSize(unsigned label, double size);
     void labelFacetSize(unsigned label, double size);
     unsigned seed() const;
-    void seed(unsigned s);
+    void seed(unsigned seed);
     bool perturb() const;
-    void perturb(bool on);
+    void perturb(bool enabled);
     bool exude() const;
-    void exude(bool on);
+    void exude(bool enabled);
     double sliverBound() const;
     void sliverBound(double angle);  // optimisers target tetras below this dihedral angle
     double timeLimit() const;
     void timeLimit(double seconds);  // per sliver optimiser, 0 = none
     bool progress() const;
-    void progress(bool on);  // stage progress on stderr
+    void progress(bool enabled);  // stage progress on stderr
     TetraMesh* mesh() const;  // after update
     std::string report() const;  // tetra count, per-region volumes, quality (as fullmonte-mesh)
     double meshVolume(unsigned label) const;
@@ -63,7 +63,7 @@ public:
     std::string labelMap() const;
     void labelMap(const std::string& spec);  // "a=b,c=d" or a file of pairs; 0=K meshes the background
     bool compactLabels() const;
-    void compactLabels(bool on);  // renumber the labels present (after labelMap) to regions 1..N
+    void compactLabels(bool enabled);  // renumber the labels present (after labelMap) to regions 1..N
     unsigned downsample() const;
     void downsample(double blocks);    // mesh blocks of n^3 voxels as one voxel (majority label); n integer 1..64
     std::string compactTable() const;  // {image label, region} pairs of the last update's renumbering

@@ -120,12 +120,12 @@ public:
     unsigned long long packetCount() const;
     TetraMesh* mesh() const;
     // Beyond FullMonte: values and summaries in Tcl.
-    double get(unsigned i) const;
+    double get(unsigned index) const;
     unsigned size() const;
     double sum() const;                     // NaN entries skipped
-    double regionSum(unsigned r) const;     // volume maps: sum over tetras of region r (0 = all)
-    double regionMean(unsigned r) const;    // volume-weighted mean over region r (0 = all)
-    double regionMax(unsigned r) const;
+    double regionSum(unsigned region) const;     // volume maps: sum over tetras of region r (0 = all)
+    double regionMean(unsigned region) const;    // volume-weighted mean over region r (0 = all)
+    double regionMax(unsigned region) const;
     double min() const;
     double max() const;
     unsigned argmax() const;
@@ -137,7 +137,7 @@ public:
     bool hasStandardError() const;
     unsigned long long batchCount() const;   // batches behind them (0: none)
     SpatialMap* standardError() const;       // the errors as a map "<name>_stderr"; error if none
-    double relativeError(unsigned r) const;  // volume maps: sum SE / sum value over region r (0 = all)
+    double relativeError(unsigned region) const;  // volume maps: sum SE / sum value over region r (0 = all)
 #ifndef SWIG
     explicit SpatialMap(MapPtr d) : d_(std::move(d)) {}
     OutputData* clone() const override { return new SpatialMap(d_); }
@@ -157,9 +157,9 @@ public:
     std::string type() const override;  // "DirectedSurface"
     unsigned dim() const;
     unsigned region() const;
-    unsigned faceID(unsigned i) const;
-    double entering(unsigned i) const;
-    double exiting(unsigned i) const;
+    unsigned faceID(unsigned index) const;
+    double entering(unsigned index) const;
+    double exiting(unsigned index) const;
     double totalEntering() const;
     double totalExiting() const;
 #ifndef SWIG
@@ -195,10 +195,10 @@ class OutputDataCollection {
 public:
     OutputDataCollection();
     OutputData* getByName(const std::string& n) const;
-    OutputData* getByName(const std::string& n, unsigned i) const;
+    OutputData* getByName(const std::string& name, unsigned index) const;
     OutputData* getByType(const std::string& t) const;
-    OutputData* getByType(const std::string& t, unsigned i) const;
-    OutputData* getByIndex(unsigned i) const;
+    OutputData* getByType(const std::string& type, unsigned index) const;
+    OutputData* getByIndex(unsigned index) const;
     unsigned size() const;
     void start();
     void next();

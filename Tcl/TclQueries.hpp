@@ -70,10 +70,10 @@ public:
     unsigned dim() const;
     unsigned region() const;
     double totalMeasure() const;
-    double dose(unsigned i) const;      // ascending
-    double measure(unsigned i) const;
-    double cmeasure(unsigned i) const;  // volume receiving >= dose(i)
-    double cdf(unsigned i) const;       // cmeasure / totalMeasure, 1 at i = 0
+    double dose(unsigned bin) const;      // ascending
+    double measure(unsigned bin) const;
+    double cmeasure(unsigned bin) const;  // volume receiving >= dose(i)
+    double cdf(unsigned bin) const;       // cmeasure / totalMeasure, 1 at i = 0
     // Beyond FullMonte
     double doseAtFraction(double fraction) const;       // D90 = doseAtFraction 0.9
     double volumeFractionAbove(double dose) const;  // V_d: fraction of the region with dose >= d
@@ -92,9 +92,9 @@ private:
 
 class DoseHistogramCollection {
 public:
-    DoseHistogram* get(unsigned i) const;
+    DoseHistogram* get(unsigned index) const;
     unsigned count() const;
-    DoseHistogram* forRegion(unsigned r) const;  // beyond FullMonte: index != region
+    DoseHistogram* forRegion(unsigned region) const;  // beyond FullMonte: index != region
     std::string regions() const;
 #ifndef SWIG
     using List = std::vector<std::shared_ptr<const fm::DoseHistogram>>;
@@ -133,8 +133,8 @@ public:
     void input(OutputDataCollection* c);
     void update();
     unsigned count() const;
-    double totalEnteringWeight(unsigned i) const;  // i-th DirectedSurface output
-    double totalExitingWeight(unsigned i) const;   // beyond FullMonte
+    double totalEnteringWeight(unsigned index) const;  // i-th DirectedSurface output
+    double totalExitingWeight(unsigned index) const;   // beyond FullMonte
 #ifndef SWIG
 private:
     std::vector<std::shared_ptr<DirectedSurface>> in_;

@@ -4,7 +4,8 @@
 // to the method, whose check names the command and the parameter and says what range is allowed
 // (e.g. "Material absorptionCoeff must be finite and >= 0, got nan"): the adapters and the core
 // they call hold the rules, here only the conversion. Text that is no number is refused here,
-// naming the command and the parameter. %include'd by Tcl/FullMonte.i before the classes.
+// naming the command and the parameter (fmTclCommand: Tcl/TclIntegers.i). %include'd by Tcl/FullMonte.i
+// after Tcl/TclIntegers.i, before the classes.
 %{
 #include <cerrno>
 #include <cmath>
@@ -20,16 +21,6 @@ static bool fmTclReal(Tcl_Obj* obj, double* x) {
     if (end == text || *end || !std::isnan(v)) return false;
     *x = v;
     return true;
-}
-
-// "Material_absorptionCoeff" -> "Material absorptionCoeff", "new_Material" -> "Material": the
-// command as the script wrote it.
-static std::string fmTclCommand(const char* symname) {
-    std::string s = symname;
-    if (s.rfind("new_", 0) == 0) return s.substr(4);
-    const size_t u = s.find('_');
-    if (u != std::string::npos) s[u] = ' ';
-    return s;
 }
 %}
 %typemap(in) double {

@@ -40,7 +40,7 @@ public:
     std::string position() const;
     void position(const std::string& xyz);
     unsigned elementHint() const;
-    void elementHint(unsigned t);
+    void elementHint(unsigned tetra);
 #ifndef SWIG
     explicit Point(std::shared_ptr<fm::PointSource> s) : Source(std::move(s)) {}
 #endif
@@ -82,11 +82,11 @@ public:
     double radius() const;  // stored, ignored by the kernels (as in FullMonte)
     void radius(double radius);
     unsigned elementHint() const;
-    void elementHint(unsigned t);
+    void elementHint(unsigned tetra);
     // 1 (default): Fresnel reflection (booked w_specular) and refraction where the beam enters from
     // outside, as MCML; 0: none, as FullMonte 2018. A matched boundary never reflects at entry.
     bool specularAtEntry() const;
-    void specularAtEntry(bool on);
+    void specularAtEntry(bool enabled);
 #ifndef SWIG
     explicit PencilBeam(std::shared_ptr<fm::PencilBeamSource> s) : Source(std::move(s)) {}
 #endif
@@ -97,9 +97,9 @@ public:
     Volume();
     Volume(double power, unsigned tetra);
     unsigned elementID() const;
-    void elementID(unsigned t);
+    void elementID(unsigned tetra);
     unsigned region() const;  // beyond FullMonte: emit from a whole region
-    void region(unsigned r);
+    void region(unsigned region);
 #ifndef SWIG
     explicit Volume(std::shared_ptr<fm::VolumeSource> s) : Source(std::move(s)) {}
 #endif
@@ -110,10 +110,10 @@ class Surface : public Source {
 public:
     Surface();
     unsigned surfaceID() const;
-    void surfaceID(unsigned f);
-    void addSurfaceID(unsigned f);
+    void surfaceID(unsigned face);
+    void addSurfaceID(unsigned face);
     unsigned region() const;
-    void region(unsigned r);
+    void region(unsigned region);
     std::string emission() const;  // "NORMAL" | "LAMBERT" | "ISOTROPIC" (into the hemisphere)
     void emission(const std::string& e);
 #ifndef SWIG
@@ -136,7 +136,7 @@ public:
     Composite();
     void add(Source* s);
     unsigned count() const;
-    Source* get(unsigned i) const;
+    Source* get(unsigned index) const;
 #ifndef SWIG
     explicit Composite(std::shared_ptr<fm::CompositeSource> s) : Source(std::move(s)) {}
 #endif
@@ -150,9 +150,9 @@ public:
     double radius() const;
     void radius(double radius);
     bool emitVolume() const;
-    void emitVolume(bool b);
+    void emitVolume(bool enabled);
     bool emitHemiSphere() const;
-    void emitHemiSphere(bool b);
+    void emitHemiSphere(bool enabled);
     std::string hemiSphereEmitDistribution() const;  // UNIFORM | LAMBERT | CUSTOM
     void hemiSphereEmitDistribution(const std::string& d);
     double numericalAperture() const;
@@ -173,7 +173,7 @@ public:
     double numericalAperture() const;
     void numericalAperture(double NA);
     bool specularAtEntry() const;  // as PencilBeam's
-    void specularAtEntry(bool on);
+    void specularAtEntry(bool enabled);
 #ifndef SWIG
     explicit Fiber(std::shared_ptr<fm::FiberSource> s) : Source(std::move(s)) {}
 #endif
@@ -193,7 +193,7 @@ public:
     double radius() const;
     void radius(double radius);
     bool specularAtEntry() const;
-    void specularAtEntry(bool on);
+    void specularAtEntry(bool enabled);
 #ifndef SWIG
     explicit Disk(std::shared_ptr<fm::DiskSource> s) : Source(std::move(s)) {}
 #endif
@@ -213,7 +213,7 @@ public:
     std::string direction() const;
     void direction(const std::string& dxyz);
     bool specularAtEntry() const;
-    void specularAtEntry(bool on);
+    void specularAtEntry(bool enabled);
 #ifndef SWIG
     explicit Planar(std::shared_ptr<fm::PlanarSource> s) : Source(std::move(s)) {}
 #endif
@@ -226,19 +226,19 @@ class SurfaceSourceBuilder {
 public:
     void mesh(TetraMesh* m);
     void setRegion(VolumeCellInRegionPredicate* p);
-    void setRegion(unsigned r);  // beyond FullMonte: the region number itself
+    void setRegion(unsigned region);  // beyond FullMonte: the region number itself
     unsigned region() const;
-    void emitHemiSphere(bool b);  // 1 (default): hemisphere per the distribution; 0: along the normal
+    void emitHemiSphere(bool enabled);  // 1 (default): hemisphere per the distribution; 0: along the normal
     bool emitHemiSphere() const;
     void hemiSphereEmitDistribution(const std::string& d);  // UNIFORM | LAMBERT (default) | CUSTOM
     std::string hemiSphereEmitDistribution() const;
     void numericalAperture(double NA);  // CUSTOM: a cone of half-angle asin(NA / n)
     double numericalAperture() const;
-    void checkDirection(bool b);
+    void checkDirection(bool enabled);
     bool checkDirection() const;
     void emitDirection(const std::string& dxyz);
     std::string emitDirection() const;
-    void emitOutward(bool b);
+    void emitOutward(bool enabled);
     bool emitOutward() const;
     void power(double power);
     double power() const;

@@ -39,7 +39,7 @@ public:
     void read();
     TetraMesh* mesh() const;
     // Beyond FullMonte: accept cracks and folded tetras as warnings (docs/MESH_CHECKS.md).
-    void allowDefects(bool on);
+    void allowDefects(bool enabled);
     bool allowDefects() const;
 #ifndef SWIG
 protected:
@@ -138,8 +138,8 @@ private:
 class TextFileMatrixWriter : public FileIO {
 public:
     void source(OutputData* d);
-    void precision(unsigned p);
-    void width(unsigned w);
+    void precision(unsigned digits);
+    void width(unsigned width);
     void write();
 #ifndef SWIG
 private:

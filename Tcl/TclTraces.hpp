@@ -22,18 +22,18 @@ public:
     std::string type() const override;  // "PacketPositionTraceSet"
     unsigned nTraces() const;
     unsigned long long nPoints() const;
-    unsigned traceLength(unsigned i) const;
-    std::string position(unsigned i, unsigned j) const;  // "x y z " (mm)
-    double weight(unsigned i, unsigned j) const;
-    unsigned tetra(unsigned i, unsigned j) const;       // IDt
-    unsigned material(unsigned i, unsigned j) const;    // IDm
-    double stepLength(unsigned i, unsigned j) const;    // mm, segment ending at step j
-    double pathLength(unsigned i, unsigned j) const;    // mm from launch
-    double time(unsigned i, unsigned j) const;          // ns from launch
-    std::string event(unsigned i, unsigned j) const;    // launch cross reflect scatter roulettewin exit death abnormal
-    std::string endEvent(unsigned i) const;             // how trace i ended (exit, death, abnormal)
+    unsigned traceLength(unsigned trace) const;
+    std::string position(unsigned trace, unsigned step) const;  // "x y z " (mm)
+    double weight(unsigned trace, unsigned step) const;
+    unsigned tetra(unsigned trace, unsigned step) const;       // IDt
+    unsigned material(unsigned trace, unsigned step) const;    // IDm
+    double stepLength(unsigned trace, unsigned step) const;    // mm, segment ending at step j
+    double pathLength(unsigned trace, unsigned step) const;    // mm from launch
+    double time(unsigned trace, unsigned step) const;          // ns from launch
+    std::string event(unsigned trace, unsigned step) const;    // launch cross reflect scatter roulettewin exit death abnormal
+    std::string endEvent(unsigned trace) const;             // how trace i ended (exit, death, abnormal)
     // Trace i as a Tcl list of steps, each {x y z w IDt IDm step path time event}.
-    std::string trace(unsigned i) const;
+    std::string trace(unsigned trace) const;
 #ifndef SWIG
     explicit PacketPositionTraceSet(std::shared_ptr<const fm::TraceSet> d) : d_(std::move(d)) {}
     OutputData* clone() const override { return new PacketPositionTraceSet(d_); }

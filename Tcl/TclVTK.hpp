@@ -23,8 +23,8 @@ public:
     // with none, read fails listing the arrays.
     void regionArrayName(const std::string& n);
     std::string regionArrayName() const;
-    void singleRegion(bool on);   // no labels on purpose: every tetra region 1
-    void allowDefects(bool on);   // accept cracks and folded tetras as warnings
+    void singleRegion(bool enabled);   // no labels on purpose: every tetra region 1
+    void allowDefects(bool enabled);   // accept cracks and folded tetras as warnings
     void read();
     TetraMesh* mesh() const;
     std::string regionArrayUsed() const;
@@ -52,7 +52,7 @@ public:
     std::string legacyVersion() const;
     // Beyond FullMonte: also write each map's standard errors as NAME_stderr (after the value
     // arrays; maps without errors add none). Off by default: a script's arrays stay as asked.
-    void standardErrors(bool on);
+    void standardErrors(bool enabled);
     bool standardErrors() const;
     void clearData();
     void write();
@@ -74,13 +74,13 @@ private:
 class VTKSurfaceWriter : public FileIO {
 public:
     void mesh(TetraMesh* m);
-    void region(unsigned r);
+    void region(unsigned region);
     unsigned region() const;
     void addData(const std::string& name, OutputData* d);
     void addHeaderComment(const std::string& text);
     void legacyVersion(const std::string& v);  // as VTKMeshWriter's
     std::string legacyVersion() const;
-    void standardErrors(bool on);  // as VTKMeshWriter's
+    void standardErrors(bool enabled);  // as VTKMeshWriter's
     bool standardErrors() const;
     void clearData();
     void write();
@@ -110,9 +110,9 @@ public:
     void surface();
     void surface(unsigned region);
     void size(unsigned width, unsigned height);
-    void logScale(bool on);
+    void logScale(bool enabled);
     void range(double lo, double hi);
-    void showRegionOutlines(bool on);
+    void showRegionOutlines(bool enabled);
     void write();
     double usedMin() const;
     double usedMax() const;

@@ -30,9 +30,9 @@ public:
     void SetName(const std::string& n);
     unsigned GetNumberOfTuples() const;
     int GetNumberOfComponents() const;
-    double GetValue(unsigned i) const;
-    double GetComponent(unsigned i, int c) const;
-    double GetTuple1(unsigned i) const;
+    double GetValue(unsigned index) const;
+    double GetComponent(unsigned index, int component) const;
+    double GetTuple1(unsigned index) const;
     std::string GetRange() const;  // "min max" (NaN skipped)
     std::string GetDataTypeAsString() const;
     void Delete();
@@ -72,7 +72,7 @@ public:
     FMvtkDataSetAttributes* GetPointData() const;
     unsigned GetNumberOfCells() const;
     unsigned GetNumberOfPoints() const;
-    std::string GetPoint(unsigned i) const;  // "x y z"
+    std::string GetPoint(unsigned point) const;  // "x y z"
     std::string GetClassName() const;
     void Delete();
 #ifndef SWIG
@@ -86,7 +86,7 @@ protected:
 class FMvtkUnstructuredGrid : public FMvtkDataSet {
 public:
     FMvtkUnstructuredGrid();  // empty (no mesh): what `vtkUnstructuredGrid ug` makes
-    std::string GetCellPoints(unsigned c) const;  // the 4 point ids of tetra cell c (0-based)
+    std::string GetCellPoints(unsigned cell) const;  // the 4 point ids of tetra cell `cell` (0-based)
 #ifndef SWIG
     explicit FMvtkUnstructuredGrid(std::shared_ptr<fm::vtkcompat::DataSet> d) : FMvtkDataSet(std::move(d)) {}
 #endif
@@ -97,7 +97,7 @@ public:
     FMvtkPolyData();
     unsigned GetNumberOfLines() const;
     unsigned GetNumberOfPolys() const;
-    std::string GetCellPoints(unsigned c) const;  // point ids of cell c (lines first, then triangles)
+    std::string GetCellPoints(unsigned cell) const;  // point ids of the cell (lines first, then triangles)
 #ifndef SWIG
     explicit FMvtkPolyData(std::shared_ptr<fm::vtkcompat::DataSet> d) : FMvtkDataSet(std::move(d)) {}
 #endif
@@ -250,7 +250,7 @@ public:
     void unstructuredGrid(FMvtkUnstructuredGrid* ug);
     void regionLabelFieldName(const std::string& n);
     std::string regionLabelFieldName() const;
-    void allowDefects(bool on);  // beyond FullMonte: cracks and folds as warnings (docs/MESH_CHECKS.md)
+    void allowDefects(bool enabled);  // beyond FullMonte: cracks and folds as warnings (docs/MESH_CHECKS.md)
     void update();
     TetraMesh* mesh() const;
     TetraMesh* meshPtr() const;  // FullMonte returned a pointer string; here a TetraMesh handle
@@ -272,13 +272,13 @@ public:
     void source(OutputData* traces);
     void update();
     FMvtkPolyData* getPolyData() const;
-    void includeWeight(bool b);
-    void includeLogWeight(bool b);
-    void includeTime(bool b);
-    void includeLength(bool b);
-    void includeSteps(bool b);
-    void includeTetra(bool b);
-    void includeMaterial(bool b);
+    void includeWeight(bool enabled);
+    void includeLogWeight(bool enabled);
+    void includeTime(bool enabled);
+    void includeLength(bool enabled);
+    void includeSteps(bool enabled);
+    void includeTetra(bool enabled);
+    void includeMaterial(bool enabled);
     void Delete();
 #ifndef SWIG
 private:

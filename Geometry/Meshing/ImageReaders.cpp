@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include "Common/Errors.hpp"
 #include "Common/Text.hpp"
@@ -73,20 +74,46 @@ double niftiUnitToMm(int units, const std::string& file) {
     throw FormatError(file + ": unknown spatial unit code " + std::to_string(XYZT_TO_SPACE(units)));
 }
 
-void niftiLabels(const nifti_image& im, size_t n, std::vector<int32_t>& out, const std::string& file) {
+// The voxel block as stored (file byte order). libnifti's loader (nifti_image_load) replaces
+// non-finite float voxels by 0 without a word, so a NaN in a float label image would become
+// label 0, the exterior; read here, such a voxel reaches toLabel, which refuses it by index.
+// Reads the data file libnifti names (the .nii, or the .img of a pair; gzip too) from the offset
+// it read, where a negative one (ANALYZE) means the data ends the file, as libnifti has it.
+std::vector<unsigned char> readNiftiVoxels(const nifti_image& im, const std::string& path) {
+    const int64_t bytes = im.nvox * int64_t(im.nbyper);
+    const bool gz = nifti_is_gzfile(im.iname) != 0;
+    int64_t offset = im.iname_offset;
+    if (offset < 0) {
+        if (gz) throw FormatError(path + ": a negative voxel offset (data at the end) needs an uncompressed file");
+        offset = std::max<int64_t>(nifti_get_filesize(im.iname) - bytes, 0);
+    }
+    znzFile f = znzopen(im.iname, "rb", gz);
+    if (znz_isnull(f)) throw FormatError(path + ": cannot open the NIfTI voxel data " + im.iname);
+    std::vector<unsigned char> data(size_t(std::max<int64_t>(bytes, 0)));
+    // znzseek returns fseek's 0 or gzseek's new offset on success, -1 on failure.
+    const bool ok = znzseek(f, znz_off_t(offset), SEEK_SET) >= 0 && znzread(data.data(), 1, data.size(), f) == data.size();
+    znzclose(f);
+    if (!ok) throw FormatError(path + ": NIfTI voxel data is missing or short");
+    return data;
+}
+
+void niftiLabels(const nifti_image& im, const std::vector<unsigned char>& stored, size_t n, std::vector<int32_t>& out,
+                 const std::string& file) {
     double slope = im.scl_slope, inter = im.scl_inter;
     if (slope == 0 || !std::isfinite(slope)) slope = 1, inter = 0;  // 0: no scaling (NIfTI)
+    const void* d = stored.data();
+    const bool swap = im.byteorder != nifti_short_order();
     switch (im.datatype) {
-        case DT_UINT8: return convertLabels<uint8_t>(im.data, n, slope, inter, false, out, file);
-        case DT_INT8: return convertLabels<int8_t>(im.data, n, slope, inter, false, out, file);
-        case DT_UINT16: return convertLabels<uint16_t>(im.data, n, slope, inter, false, out, file);
-        case DT_INT16: return convertLabels<int16_t>(im.data, n, slope, inter, false, out, file);
-        case DT_UINT32: return convertLabels<uint32_t>(im.data, n, slope, inter, false, out, file);
-        case DT_INT32: return convertLabels<int32_t>(im.data, n, slope, inter, false, out, file);
-        case DT_UINT64: return convertLabels<uint64_t>(im.data, n, slope, inter, false, out, file);
-        case DT_INT64: return convertLabels<int64_t>(im.data, n, slope, inter, false, out, file);
-        case DT_FLOAT32: return convertLabels<float>(im.data, n, slope, inter, false, out, file);
-        case DT_FLOAT64: return convertLabels<double>(im.data, n, slope, inter, false, out, file);
+        case DT_UINT8: return convertLabels<uint8_t>(d, n, slope, inter, swap, out, file);
+        case DT_INT8: return convertLabels<int8_t>(d, n, slope, inter, swap, out, file);
+        case DT_UINT16: return convertLabels<uint16_t>(d, n, slope, inter, swap, out, file);
+        case DT_INT16: return convertLabels<int16_t>(d, n, slope, inter, swap, out, file);
+        case DT_UINT32: return convertLabels<uint32_t>(d, n, slope, inter, swap, out, file);
+        case DT_INT32: return convertLabels<int32_t>(d, n, slope, inter, swap, out, file);
+        case DT_UINT64: return convertLabels<uint64_t>(d, n, slope, inter, swap, out, file);
+        case DT_INT64: return convertLabels<int64_t>(d, n, slope, inter, swap, out, file);
+        case DT_FLOAT32: return convertLabels<float>(d, n, slope, inter, swap, out, file);
+        case DT_FLOAT64: return convertLabels<double>(d, n, slope, inter, swap, out, file);
     }
     throw FormatError(file + ": NIfTI data type " + nifti_datatype_string(im.datatype) +
                       " cannot hold labels (integer or float scalars only)");
@@ -115,6 +142,24 @@ void checkStoredNiftiHeader(const Header& h, double headerBytes, const std::stri
                 throw FormatError(field("pixdim[" + std::to_string(d) + "]", v) +
                                   "the voxel size must be a finite number > 0");
         }
+    // The transform the reader uses (sform, else qform) must be finite: libnifti passes a NaN on,
+    // and a NaN column would read as a voxel size of 0 or NaN far from its cause.
+    if (h.sform_code > 0) {
+        const decltype(&h.srow_x[0]) rows[3] = {h.srow_x, h.srow_y, h.srow_z};
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 4; ++c)
+                if (!std::isfinite(double(rows[r][c])))
+                    throw FormatError(field(std::string("srow_") + "xyz"[r] + "[" + std::to_string(c) + "]",
+                                            double(rows[r][c])) +
+                                      "the sform (voxel to world transform) must be finite");
+    } else if (h.qform_code > 0) {
+        const std::pair<const char*, double> q[] = {{"quatern_b", double(h.quatern_b)}, {"quatern_c", double(h.quatern_c)},
+                                                    {"quatern_d", double(h.quatern_d)}, {"qoffset_x", double(h.qoffset_x)},
+                                                    {"qoffset_y", double(h.qoffset_y)}, {"qoffset_z", double(h.qoffset_z)}};
+        for (const auto& [name, v] : q)
+            if (!std::isfinite(v))
+                throw FormatError(field(name, v) + "the qform (voxel to world transform) must be finite");
+    }
     const std::string magic(h.magic, h.magic + 3);
     if ((magic == "n+1" || magic == "n+2") && double(h.vox_offset) < headerBytes)
         throw FormatError(field("vox_offset", double(h.vox_offset)) + "the voxel data cannot start inside the " +
@@ -125,10 +170,17 @@ void checkStoredNiftiHeader(const std::string& path) {
     int version = 0;
     std::unique_ptr<void, void (*)(void*)> raw(nifti_read_header(path.c_str(), &version, 0), std::free);
     if (!raw) return;  // unreadable: nifti_image_read says so
-    if (version == 2)
-        checkStoredNiftiHeader(*static_cast<const nifti_2_header*>(raw.get()), 540, path);
-    else if (version == 1)
-        checkStoredNiftiHeader(*static_cast<const nifti_1_header*>(raw.get()), 352, path);
+    // nifti_read_header gives the header in the file's byte order: a file of the other byte order
+    // (its sizeof_hdr reads swapped) is swapped here, as libnifti swaps it for its image.
+    if (version == 2) {
+        auto* h = static_cast<nifti_2_header*>(raw.get());
+        if (h->sizeof_hdr != 540) swap_nifti_header(h, 2);
+        checkStoredNiftiHeader(*h, 540, path);
+    } else if (version == 1) {
+        auto* h = static_cast<nifti_1_header*>(raw.get());
+        if (h->sizeof_hdr != 348) swap_nifti_header(h, 1);
+        checkStoredNiftiHeader(*h, 352, path);
+    }
 }
 
 LabelImage readNifti(const std::string& path) {
@@ -144,8 +196,7 @@ LabelImage readNifti(const std::string& path) {
                               "] = " + std::to_string(im->dim[d]) + ")");
     LabelImage stored;
     stored.dims = {size_t(im->nx), size_t(std::max<int64_t>(im->ny, 1)), size_t(std::max<int64_t>(im->nz, 1))};
-    if (nifti_image_load(im.get()) != 0 || !im->data)
-        throw FormatError(path + ": NIfTI voxel data is missing or short");
+    const std::vector<unsigned char> voxels = readNiftiVoxels(*im, path);
     // sform when set (the scanner/atlas frame), else qform; libnifti fills qto_xyz from pixdim
     // alone (NIfTI "method 1") when neither is set.
     const nifti_dmat44& m = im->sform_code > 0 ? im->sto_xyz : im->qto_xyz;
@@ -158,7 +209,7 @@ LabelImage readNifti(const std::string& path) {
         for (int r = 0; r < 3; ++r) dir[r][a] = m.m[r][a] / len;
         stored.origin[a] = m.m[a][3] * unit;
     }
-    niftiLabels(*im, stored.dims[0] * stored.dims[1] * stored.dims[2], stored.labels, path);
+    niftiLabels(*im, voxels, stored.dims[0] * stored.dims[1] * stored.dims[2], stored.labels, path);
     return orientToAxes(std::move(stored), dir, path);
 }
 #endif

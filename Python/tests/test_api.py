@@ -197,6 +197,13 @@ def test_composite_cycles_and_bad_arguments_raise(slab_model):
         fm.Simulation(mesh, mats, fm.PointSource((0, 0, 0)), packets=0)
     with pytest.raises(TypeError, match="packets"):
         fm.Simulation(mesh, mats, fm.PointSource((0, 0, 0)), packets=1e6)
+    # One run launches at most 2^53-1 packets, as from Tcl and the command line (fm::kMaxPackets).
+    fm.Simulation(mesh, mats, fm.PointSource((0, 0, 0)), packets=2 ** 53 - 1)
+    for too_many in (2 ** 53, 2 ** 64 - 1):
+        with pytest.raises(ValueError, match=r"packets: must be in 1\.\.9007199254740991, got " + str(too_many)):
+            fm.Simulation(mesh, mats, fm.PointSource((0, 0, 0)), packets=too_many)
+        with pytest.raises(ValueError, match=r"packets: must be in 1\.\.9007199254740991"):
+            fm.run_batch(mesh, mats, [fm.PointSource((0, 0, 0))], packets=too_many)
     with pytest.raises(ValueError, match="seed"):
         fm.Simulation(mesh, mats, fm.PointSource((0, 0, 0)), seed=2 ** 64)
     with pytest.raises(ValueError, match="seed"):

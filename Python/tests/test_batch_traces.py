@@ -2,6 +2,7 @@
 """Batches and the fluence matrix, fluence-matrix files, packet traces, Ctrl-C of a batch."""
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -69,6 +70,8 @@ def test_fluence_matrix_files_round_trip_and_match_the_script_reader(slab_model,
     assert fm.read_fluence_matrix(again)[1]["fingerprint"] is None
     with pytest.raises(ValueError, match="fingerprint"):
         fm.write_fluence_matrix(again, np.asarray(back), sources=2, fingerprint={"mesh": 1})
+    with pytest.raises(fm.Error, match=re.escape(str(tmp_path)) + ": is a folder, not a file"):
+        fm.write_fluence_matrix(str(tmp_path), np.asarray(back), sources=2)
     sys.path.insert(0, os.path.join(os.environ.get("FM_SOURCE_DIR", ""), "scripts"))
     try:
         from read_fluence_matrix import read_fluence_matrix as script_reader

@@ -137,6 +137,7 @@ std::vector<double> FluenceMatrix::column(uint64_t col) const {
 FluenceMatrixWriter::FluenceMatrixWriter(const std::string& path, const FluenceMatrixHeader& h)
     : path_(path), tmp_(stagingPath(path)), h_(h), written_(h.cols, false) {
     if (!hostLittleEndian()) throw Error(path + ": this writer supports little-endian hosts only");
+    refuseFolderOutput(path);
     // Divided, not multiplied: a product that wraps around 2^64 must not pass.
     if (h.materialSets == 0 ? h.cols != 0 : (h.cols % h.materialSets != 0 || h.cols / h.materialSets != h.sources))
         throw Error(path + ": sources x material sets must equal columns");
@@ -177,12 +178,13 @@ void FluenceMatrixWriter::commit() {
     for (uint64_t c = 0; c < h_.cols; ++c)
         if (!written_[c]) throw Error(path_ + ": column " + std::to_string(c) + " was never written");
     f_.flush();
-    bool ok = bool(f_);
+    const bool ok = bool(f_);
     f_.close();
-    if (!ok || !moveIntoPlace(tmp_, path_)) {
+    if (!ok) {
         std::remove(tmp_.c_str());
         throw Error(path_ + ": write failed (disk full or not writable?)");
     }
+    if (!moveIntoPlace(tmp_, path_)) throw placeError(path_, errno);
     committed_ = true;
 }
 

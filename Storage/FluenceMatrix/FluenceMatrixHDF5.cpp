@@ -125,6 +125,7 @@ FluenceMatrixHDF5Writer::FluenceMatrixHDF5Writer(const std::string& path, const 
     if (!labels.empty() && labels.size() != h.cols)
         throw Error(path + ": " + std::to_string(labels.size()) + " run labels for " + std::to_string(h.cols) + " runs");
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as exceptions, not stderr
+    refuseFolderOutput(path);
     I.tmp = stagingPath(path);
     I.file = own(H5Fcreate(I.tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, path, "create file");
     hsize_t dims[2] = {hsize_t(h.cols), hsize_t(h.rows)};
@@ -163,7 +164,7 @@ void FluenceMatrixHDF5Writer::commit() {
         if (!I.written[c]) throw Error(I.path + ": column " + std::to_string(c) + " was never written");
     check(H5Fflush(I.file, H5F_SCOPE_GLOBAL), I.path, "flush");
     I.close();
-    if (!moveIntoPlace(I.tmp, I.path)) throw Error(I.path + ": cannot write the finished file (" + std::strerror(errno) + ")");
+    if (!moveIntoPlace(I.tmp, I.path)) throw placeError(I.path, errno);
     I.committed = true;
 }
 

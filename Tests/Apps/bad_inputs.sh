@@ -67,7 +67,9 @@ expect_fail "packets beyond 2^64" "--packets: '1e20' is not a whole number in [0
 expect_fail "threads 0" "--threads must be at least 1" "${m[@]}" --threads 0
 expect_fail "threads negative" "--threads: '-2' is not a whole number" "${m[@]}" --threads -2
 # Integers are parsed as integers (issue 26): nothing is rounded through double.
-expect_fail "packets 2^53+1" "--packets = 9007199254740993 is larger than 9007199254740992" "${m[@]}" --packets 9007199254740993
+expect_fail "packets 2^53+1" "--packets = 9007199254740993 is larger than 9007199254740991" "${m[@]}" --packets 9007199254740993
+# One limit on a run's packets from every front end (fm::kMaxPackets, as Tcl and Python): 2^53-1.
+expect_fail "packets 2^53" "--packets = 9007199254740992 is larger than 9007199254740991" "${m[@]}" --packets 9007199254740992
 expect_fail "packets fractional" "--packets: '1000.5' is not a whole number" "${m[@]}" --packets 1000.5
 expect_fail "packets negative" "--packets: '-1000' is not a whole number" "${m[@]}" --packets -1000
 expect_fail "packets junk suffix" "--packets: '1000x' is not a whole number" "${m[@]}" --packets 1000x

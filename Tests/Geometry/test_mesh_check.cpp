@@ -182,6 +182,29 @@ BOOST_AUTO_TEST_CASE(region_labels_without_tetras_are_a_warning) {
     BOOST_CHECK(mentions(w, "region 2; region 3"));
 }
 
+// A mesh holds region labels up to kMaxRegion, and a material set's slots go no further: a
+// mistyped slot is an error, not a set sized by it.
+BOOST_AUTO_TEST_CASE(material_slots_end_at_the_largest_region_a_mesh_holds) {
+    RawMesh r = raw(joinedOrgans());
+    for (auto& g : r.regions)
+        if (g == 2) g = kMaxRegion;
+    BOOST_CHECK_EQUAL(r.build().regionCount(), kMaxRegion + 1);
+    for (auto& g : r.regions)
+        if (g == kMaxRegion) g = kMaxRegion + 1;
+    BOOST_CHECK(mentions(errorOf([&] { r.build(); }), "region labels up to 65535 are supported"));
+    MaterialSet ms;
+    ms.set(kMaxRegion, Material(0.1, 1, 0, 1.4));
+    BOOST_CHECK_EQUAL(ms.size(), size_t(kMaxRegion) + 1);
+    try {
+        ms.set(1000000000, Material(0.1, 1, 0, 1.4));
+        BOOST_ERROR("a billion-slot material set was made");
+    } catch (const ParameterError& e) {
+        BOOST_TEST(std::string(e.what()) ==
+                   "MaterialSet set: slot 1000000000 is beyond the largest region a mesh holds (65535)");
+    }
+    BOOST_CHECK_EQUAL(ms.size(), size_t(kMaxRegion) + 1);
+}
+
 // Single-precision positions 1e6 mm from the origin are resolved to 0.06 mm, 6% of this mesh's
 // shortest (1 mm) edges: a warning; 1e4 mm away (0.06%) is fine.
 BOOST_AUTO_TEST_CASE(coordinates_far_from_the_origin_for_the_tetras_are_a_warning) {

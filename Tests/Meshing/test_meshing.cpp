@@ -8,6 +8,7 @@
 #include <zlib.h>
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -336,44 +337,57 @@ BOOST_AUTO_TEST_CASE(nifti_sform_honoured) {
     for (int a = 0; a < 3; ++a) BOOST_CHECK_SMALL(mc[a] - expect[a], 0.05);
 }
 
+// A 6 x 6 x 6 NIfTI-1 file of 8-bit labels (a 2 x 2 x 2 cube of label 1), or of the float32
+// voxels given, its header changed by `edit`.
+std::string writeSmallNifti(const std::string& name, const std::function<void(nifti_1_header&)>& edit,
+                            const std::vector<float>& floats = {}) {
+    nifti_1_header h;
+    std::memset(&h, 0, sizeof h);
+    h.sizeof_hdr = 348;
+    h.dim[0] = 3;
+    for (int a = 1; a <= 3; ++a) h.dim[a] = 6, h.pixdim[a] = 1;
+    h.datatype = floats.empty() ? DT_UINT8 : DT_FLOAT32;
+    h.bitpix = floats.empty() ? 8 : 32;
+    h.vox_offset = 352;
+    h.xyzt_units = NIFTI_UNITS_MM;
+    std::memcpy(h.magic, "n+1\0", 4);
+    edit(h);
+    std::vector<uint8_t> data(216, 0);
+    for (size_t k = 2; k < 4; ++k)
+        for (size_t j = 2; j < 4; ++j)
+            for (size_t i = 2; i < 4; ++i) data[i + 6 * (j + 6 * k)] = 1;
+    const std::string path = tempPath(name);
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(&h), sizeof h);
+    const char ext[4] = {0, 0, 0, 0};
+    f.write(ext, 4);
+    if (floats.empty())
+        f.write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size()));
+    else
+        f.write(reinterpret_cast<const char*>(floats.data()), std::streamsize(4 * floats.size()));
+    return path;
+}
+
+// What reading a label image says: "read", or the error's text; the file is removed.
+std::string readRefusal(const std::string& path) {
+    try {
+        readLabelImage(path);
+    } catch (const std::exception& e) {
+        std::filesystem::remove(path);
+        return e.what();
+    }
+    std::filesystem::remove(path);
+    return "read";
+}
+
 // Headers libnifti would repair without a word (a size or voxel size of 0 becomes 1, an offset
 // inside the header is moved) are refused naming the field, and so are voxel sizes outside a
 // nanometre..a kilometre (below it CGAL's refinement gives up or never ends).
 BOOST_AUTO_TEST_CASE(nifti_headers_libnifti_would_repair_are_refused) {
     const auto write = [](const std::string& name, const std::function<void(nifti_1_header&)>& edit) {
-        nifti_1_header h;
-        std::memset(&h, 0, sizeof h);
-        h.sizeof_hdr = 348;
-        h.dim[0] = 3;
-        for (int a = 1; a <= 3; ++a) h.dim[a] = 6, h.pixdim[a] = 1;
-        h.datatype = DT_UINT8;
-        h.bitpix = 8;
-        h.vox_offset = 352;
-        h.xyzt_units = NIFTI_UNITS_MM;
-        std::memcpy(h.magic, "n+1\0", 4);
-        edit(h);
-        std::vector<uint8_t> data(216, 0);
-        for (size_t k = 2; k < 4; ++k)
-            for (size_t j = 2; j < 4; ++j)
-                for (size_t i = 2; i < 4; ++i) data[i + 6 * (j + 6 * k)] = 1;
-        const std::string path = tempPath(name);
-        std::ofstream f(path, std::ios::binary);
-        f.write(reinterpret_cast<const char*>(&h), sizeof h);
-        const char ext[4] = {0, 0, 0, 0};
-        f.write(ext, 4);
-        f.write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size()));
-        return path;
+        return writeSmallNifti(name, edit);
     };
-    const auto refusal = [](const std::string& path) -> std::string {
-        try {
-            readLabelImage(path);
-        } catch (const std::exception& e) {
-            std::filesystem::remove(path);
-            return e.what();
-        }
-        std::filesystem::remove(path);
-        return "read";
-    };
+    const auto refusal = readRefusal;
     BOOST_TEST(refusal(write("ok.nii", [](nifti_1_header&) {})) == "read");
     BOOST_TEST(refusal(write("pix0.nii", [](nifti_1_header& h) { h.pixdim[2] = 0; })).find("pixdim[2] = 0") !=
                std::string::npos);
@@ -401,6 +415,71 @@ BOOST_AUTO_TEST_CASE(nifti_headers_libnifti_would_repair_are_refused) {
     BOOST_CHECK_THROW(im.validate("labels"), ParameterError);
     im.spacing = {1, 1, 1e7};
     BOOST_CHECK_THROW(im.validate("labels"), ParameterError);
+}
+
+// libnifti's loader turns non-finite float voxels into 0 (the exterior) without a word: the reader
+// refuses them, naming the file and the first such voxel. A transform with a non-finite entry
+// is named as such, not as a voxel size of 0.
+BOOST_AUTO_TEST_CASE(nifti_non_finite_voxels_and_transforms_are_refused) {
+    std::vector<float> v(216, 0.0f);
+    v[100] = 1;
+    BOOST_TEST(readRefusal(writeSmallNifti("float.nii", [](nifti_1_header&) {}, v)) == "read");
+    for (float bad : {NAN, INFINITY, -INFINITY}) {
+        std::vector<float> w = v;
+        w[37] = bad, w[150] = bad;
+        const std::string path = tempPath("floatbad.nii");
+        const std::string why = readRefusal(writeSmallNifti("floatbad.nii", [](nifti_1_header&) {}, w));
+        BOOST_TEST(why.find(path + ": voxel 37 has value ") == 0, why);
+        BOOST_TEST(why.find("not a label") != std::string::npos, why);
+    }
+    // The same in the other byte order: header and voxels are swapped as read (the header check
+    // reads the stored header, which libnifti leaves in the file's order).
+    std::vector<float> big = v;
+    big[5] = NAN;
+    for (float& x : big) {
+        unsigned char b[4];
+        std::memcpy(b, &x, 4);
+        std::reverse(b, b + 4);
+        std::memcpy(&x, b, 4);
+    }
+    const std::string swapped = readRefusal(writeSmallNifti("floatbig.nii", [](nifti_1_header& h) {
+        const auto swapBytes = [](auto& x) {
+            unsigned char* b = reinterpret_cast<unsigned char*>(&x);
+            std::reverse(b, b + sizeof x);
+        };
+        swapBytes(h.sizeof_hdr), swapBytes(h.datatype), swapBytes(h.bitpix), swapBytes(h.vox_offset);
+        for (int d = 0; d < 8; ++d) swapBytes(h.dim[d]), swapBytes(h.pixdim[d]);
+    }, big));
+    BOOST_TEST(swapped.find("voxel 5 has value nan") != std::string::npos, swapped);
+#ifdef FM_TEST_ZLIB
+    // The same in a .nii.gz: the voxels are read from the compressed file (a good one and a bad one).
+    for (bool bad : {false, true}) {
+        std::vector<float> w = v;
+        if (bad) w[37] = NAN;
+        const std::string plain = writeSmallNifti("floatgz.nii", [](nifti_1_header&) {}, w);
+        std::ifstream in(plain, std::ios::binary);
+        const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+        std::filesystem::remove(plain);
+        const std::string gz = tempPath("floatgz.nii.gz");
+        gzFile out = gzopen(gz.c_str(), "wb");
+        BOOST_REQUIRE(out);
+        gzwrite(out, bytes.data(), unsigned(bytes.size()));
+        gzclose(out);
+        const std::string why = readRefusal(gz);
+        BOOST_TEST((bad ? why.find("voxel 37 has value nan") != std::string::npos : why == "read"), why);
+    }
+#endif
+    const std::string sform = readRefusal(writeSmallNifti("pixnan.nii", [](nifti_1_header& h) {
+        h.sform_code = 1;
+        h.srow_x[0] = 1, h.srow_y[1] = NAN, h.srow_y[3] = 2, h.srow_z[2] = 1;
+    }));
+    BOOST_TEST(sform.find("NIfTI header srow_y[1] = nan: the sform (voxel to world transform) must be finite") !=
+                   std::string::npos,
+               sform);
+    const std::string qform = readRefusal(writeSmallNifti("qnan.nii", [](nifti_1_header& h) {
+        h.qform_code = 1, h.qoffset_z = INFINITY;
+    }));
+    BOOST_TEST(qform.find("NIfTI header qoffset_z = inf: the qform") != std::string::npos, qform);
 }
 
 // MetaImage with a flipped axis in TransformMatrix and external, big-endian data.

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <limits>
 #include <unistd.h>
@@ -127,6 +128,36 @@ BOOST_AUTO_TEST_CASE(columns_stream_in_any_order) {
         BOOST_CHECK_THROW(w.writeColumn(1, {1.0, 2.0}), Error);
     }
     BOOST_CHECK(!fs::exists(tmpPath("u.fmm")) && !fs::exists(tmpPath("u.fmm.partial")));
+}
+
+// A folder given for the file is named as one (as the text writers name it) before anything is
+// written, not as a failed write at the end; one made there during the writing, at the commit.
+BOOST_AUTO_TEST_CASE(a_folder_for_the_file_is_named) {
+    const auto failure = [](const std::function<void()>& write) -> std::string {
+        try {
+            write();
+        } catch (const Error& e) {
+            return e.what();
+        }
+        return "written";
+    };
+    const std::string dir = tmpPath("folder.fmm");
+    fs::create_directories(dir);
+    BOOST_TEST(failure([&] { writeFluenceMatrix(dir, sample()); }) == dir + ": is a folder, not a file (give a file name)");
+    const std::string late = tmpPath("late.fmm");
+    BOOST_TEST(failure([&] {
+                   FluenceMatrix m = sample();
+                   FluenceMatrixWriter w(late, m.header);
+                   for (uint64_t c = 0; c < m.header.cols; ++c) w.writeColumn(c, m.column(c));
+                   fs::create_directories(late);
+                   w.commit();
+               }) == late + ": is a folder, not a file (give a file name)");
+    for (const auto& e : fs::directory_iterator(fs::path(dir).parent_path()))
+        BOOST_TEST(e.path().extension() != ".partial", e.path());  // no staging file left
+#ifdef FM_TEST_HDF5
+    BOOST_TEST(failure([&] { FluenceMatrixHDF5Writer(dir, sample().header); }) ==
+               dir + ": is a folder, not a file (give a file name)");
+#endif
 }
 
 BOOST_AUTO_TEST_CASE(big_endian_file_is_read) {
