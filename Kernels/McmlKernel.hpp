@@ -35,6 +35,9 @@ struct McmlTallies {
     uint64_t packetsDone = 0;
     double seconds = 0;
     double kernelSeconds = 0;  // GPU: the run's launches (a records refill not included); CPU: 0
+    // GPU: the layer cells were added up per thread in rows of shared memory and once per block
+    // into global memory (TuningKnobs::mcmlCellRows, where they fit), not by an atomic per visit.
+    bool layerRows = false;
     bool cancelled = false;
     std::string kernel;
 };

@@ -38,6 +38,7 @@ TuningKnobs tuningFromEnvironment() {
     TuningKnobs t;
     t.cudaBlocksPerSm = positiveFromEnv("FM_CUDA_BLOCKS_PER_SM", 0, 64);
     t.mcmlGroupCrossings = flagFromEnv("FM_CUDA_MCML_GROUP_CROSSINGS", true);
+    t.mcmlCellRows = flagFromEnv("FM_CUDA_MCML_CELL_ROWS", true);
     t.cudaDeviceRecordOrder = flagFromEnv("FM_CUDA_DEVICE_RECORD_ORDER", true);
     t.mcmlRzReplicas = positiveFromEnv("FM_CUDA_RZ_REPLICAS", 0, 1024);
     t.mcmlRzNearCopies = positiveFromEnv("FM_CUDA_RZ_NEAR_COPIES", 0, 1024);

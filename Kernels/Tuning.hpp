@@ -23,6 +23,10 @@ struct TuningKnobs {
     // GPU MCML kernel: lanes at a layer boundary wait for others of their warp and cross together
     // (Kernels/CUDA/McmlCuda.cu); false: each lane crosses at once.
     bool mcmlGroupCrossings = true;
+    // GPU MCML kernel: each thread adds its layer visits into a row of shared memory of its own,
+    // the rows summed once per block (where they fit without costing a block per SM); false: every
+    // visit is a global atomic add into the block's replica of the layer cells.
+    bool mcmlCellRows = true;
     // GPU MCML kernel: replicas of the (r, z) grid that the blocks add into (0: the default, 32;
     // fewer where the grid is large: a 64 MB budget).
     uint32_t mcmlRzReplicas = 0;

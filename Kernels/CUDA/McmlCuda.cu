@@ -37,6 +37,11 @@ struct DeviceSlabTallies {
     double* reflected = nullptr;
     double* transmitted = nullptr;
     double* cells = nullptr;
+    // > 0: a thread adds its layer visits into its own row of this many doubles of the kernel's
+    // dynamic shared memory, the rows' column sums (nCells of them) added to `cells` once per
+    // block; 0: each visit is an atomic add to `cells` (layerCellRows decides).
+    uint32_t cellRowStride = 0;
+    uint32_t nCells = 0;
     // Time-resolved runs (McmlTimeTally.hpp): Rd(r,t), Tt(r,t), A(z,t), by atomics; else null.
     double* reflectedRT = nullptr;
     double* transmittedRT = nullptr;
@@ -75,13 +80,32 @@ struct DeviceRzTally {
     }
 };
 
-// MCML's tallies on the GPU (Kernels/McmlScorer.hpp): A(r,z), the layer cells (into this
-// block's replica) and the exits into the (r, angle) grids by atomics. The plain run's A(r,z) is
-// McmlAbsorbDifferenceTally (the slab loop's kDepositsAsDifferences): a run of deposits into one
-// bin sent from the weights where it began and ended, which needs no per-interaction addition;
-// the runs with time gates or records below keep DeviceRzTally (they book every deposit).
+// The layer cells on the GPU: McmlLayerTally's visits (kVisitSums; the slab loop books the
+// absorption per layer visit, a few per crossing group), added into this thread's row of
+// shared memory where the kernel has rows (DeviceSlabTallies::cellRowStride), else by an atomic
+// into this block's replica of the cells. It holds no register: the row stride and the block's
+// replica are set in shared memory at the block's start and read at each visit.
+__shared__ uint32_t sCellRowStride;
+__shared__ double* sBlockCells;
+extern __shared__ double cellRows[];  // blockDim.x rows of sCellRowStride doubles (or none)
+struct DeviceLayerTally {
+    static constexpr bool kVisitSums = true;
+    __device__ void visit(const PacketState& st, double w) {
+        const uint32_t s = sCellRowStride;
+        if (s) DeviceRowAdd::add(cellRows + threadIdx.x * s + st.pk.tetra, w);
+        else DeviceAtomicAdd::add(sBlockCells + st.pk.tetra, w);
+    }
+};
+
+// MCML's tallies on the GPU (Kernels/McmlScorer.hpp): A(r,z) (into this block's replica), the
+// layer cells (the plain run's by DeviceLayerTally) and the exits into the (r, angle) grids by
+// atomics. The plain run's A(r,z) is McmlAbsorbDifferenceTally (the slab loop's
+// kDepositsAsDifferences): a run of deposits into one bin sent from the weights where it began
+// and ended, which needs no per-interaction addition; the runs with time gates or records below
+// keep DeviceRzTally (they book every deposit).
 using DeviceRzDifferenceTally = McmlAbsorbDifferenceTally<DeviceAtomicAdd>;
-using DeviceMcmlTallies = TallyPack<uint32_t, DeviceRzDifferenceTally, McmlExitTally<DeviceAtomicAdd>, McmlLayerTally<DeviceAtomicAdd>>;
+using DeviceMcmlTallies =
+    TallyPack<uint32_t, DeviceRzDifferenceTally, McmlExitTally<DeviceAtomicAdd>, DeviceLayerTally>;
 // The same with the time-resolved tallies (a run with time gates).
 using DeviceMcmlTimeTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>,
                                         McmlLayerTally<DeviceAtomicAdd>, McmlTimeTally<DeviceAtomicAdd>>;
@@ -93,6 +117,10 @@ using DeviceMcmlTimeRecordTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitT
                                               DeviceSegmentDetectorTally>;
 template <class Tallies>
 constexpr bool kRecords = std::is_base_of_v<DeviceDetectorTally, Tallies>;
+// The plain run's layer cells may be rows of shared memory (DeviceLayerTally); the runs with
+// time gates or records keep a global atomic per visit (their kernels have no registers to spare).
+template <class Tallies>
+constexpr bool kCellRows = std::is_base_of_v<DeviceLayerTally, Tallies>;
 
 template <class Tallies>
 __device__ Tallies deviceMcmlTallies(const DeviceSlabTallies& t, const McmlGrid& g) {
@@ -106,7 +134,7 @@ __device__ Tallies deviceMcmlTallies(const DeviceSlabTallies& t, const McmlGrid&
     p.reflectedRA = t.reflected;
     p.transmittedRA = t.transmitted;
     p.raGrid = g;
-    p.absorbedCell = t.cells;
+    if constexpr (!kCellRows<Tallies>) p.absorbedCell = t.cells;
     if constexpr (std::is_base_of_v<McmlTimeTally<DeviceAtomicAdd>, Tallies>) {
         p.reflectedRT = t.reflectedRT;
         p.transmittedRT = t.transmittedRT;
@@ -194,6 +222,16 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
     if (bt.copies[0]) t.cells = bt.replica(0);
     if (bt.copies[1]) t.rz = bt.replica(1);
     t.rzNear += size_t(blockIdx.x % t.nearCopies) * t.nearBins;
+    if constexpr (kCellRows<Tallies>) {
+        // DeviceLayerTally's settings (enterBlock's barrier below orders them before any visit)
+        // and this thread's row, zeroed; the block adds the rows' column sums to its replica of
+        // the cells at its end.
+        if (threadIdx.x == 0) {
+            sCellRowStride = t.cellRowStride;
+            sBlockCells = t.cells;
+        }
+        for (uint32_t i = 0; i < t.cellRowStride; ++i) cellRows[threadIdx.x * t.cellRowStride + i] = 0.0;
+    }
     __shared__ Ledger ledgers[kBlock];
     __shared__ EventCounts<uint32_t> counts[kBlock];
     Ledger& ledger = ledgers[threadIdx.x];
@@ -269,6 +307,30 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
     sk.flush();
     slabScatterCount(events);
     addTotals(totals, Ledger(ledger), EventCounts<uint32_t>(events));
+    if (kCellRows<Tallies> && t.cellRowStride) {
+        __syncthreads();
+        for (uint32_t i = threadIdx.x; i < t.nCells; i += blockDim.x) {
+            double v = 0.0;
+            for (uint32_t r = 0; r < blockDim.x; ++r) v += cellRows[r * t.cellRowStride + i];
+            if (v != 0.0) DeviceAtomicAdd::add(sBlockCells + i, v);
+        }
+    }
+}
+
+// The row length (doubles, odd: the 64-bit accesses of 16 lanes hit distinct bank pairs) that
+// gives each thread of `kernel` a row of shared memory for the nCells layer cells
+// (DeviceSlabTallies::cellRowStride), or 0 where the rows would cost the kernel a resident block
+// per SM, or there are more cells than kRowDoubles, or the run says no rows (tuning).
+template <class Kernel>
+uint32_t layerCellRows(Kernel kernel, size_t nCells, const RunOptions& o) {
+    if (!o.tuning.mcmlCellRows || nCells == 0 || nCells > kRowDoubles) return 0;
+    const uint32_t stride = uint32_t(nCells) | 1u;
+    const size_t bytes = sizeof(double) * kBlock * stride;
+    int without = 0, with = 0;
+    cudaCheck(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)), "shared memory");
+    cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&without, kernel, kBlock, 0), "occupancy");
+    cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&with, kernel, kBlock, bytes), "occupancy");
+    return with >= without ? stride : 0u;
 }
 
 // A recording run's device side: the detectors (top and bottom surface, layeredDetection), the
@@ -380,6 +442,7 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     sk.reflected = rd.get();
     sk.transmitted = tt.get();
     sk.cells = cells.get();
+    sk.nCells = uint32_t(nCells);
     // Time gates: Rd(r,t), Tt(r,t), A(z,t), one copy each (atomics).
     const size_t nrt = gated ? size_t(opt.gates.bins()) * grid.nr : 0, nzt = gated ? size_t(opt.gates.bins()) * grid.nz : 0;
     DeviceBuffer<double> rdt(nrt, "Rd(r,t) grid"), ttt(nrt, "Tt(r,t) grid"), azt(nzt, "A(z,t) grid");
@@ -394,22 +457,27 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     if (records) rec.prepare(in, *opt.detection, layers, sk.detector, s);
     // The packets of o (opt, or a refill's chunk of it) through the kernel of the run's tallies.
     // Recording runs always group crossings (a photon's history does not depend on it).
+    bool layerRows = false;
     auto launchAll = [&](const RunOptions& o) {
-        auto run = [&](auto kernel) {
+        auto run = [&](auto kernel, bool cellRows) {
+            DeviceSlabTallies kt = sk;
+            kt.cellRowStride = cellRows ? layerCellRows(kernel, nCells, o) : 0u;
+            layerRows = kt.cellRowStride > 0;
+            const size_t smem = sizeof(double) * kBlock * kt.cellRowStride;
             return runBatches(
-                kernel, 0, o, s,
+                kernel, smem, o, s,
                 [&](unsigned blocks, cudaStream_t on, uint64_t first, uint64_t n, unsigned long long* counter) {
-                    kernel<<<blocks, kBlock, 0, on>>>(m, grid, o.params, first, n, sk, totals.get(), counter, bt);
+                    kernel<<<blocks, kBlock, smem, on>>>(m, grid, o.params, first, n, kt, totals.get(), counter, bt);
                 },
                 nullptr, nullptr, kMcmlPacketsPerThread);
         };
         const bool group = o.tuning.mcmlGroupCrossings;
         if (records)
-            return gated ? run(mcmlSlabKernel<kCrossGroup, DeviceMcmlTimeRecordTallies>)
-                         : run(mcmlSlabKernel<kCrossGroup, DeviceMcmlRecordTallies>);
-        return gated ? (group ? run(mcmlSlabKernel<kCrossGroup, DeviceMcmlTimeTallies>)
-                              : run(mcmlSlabKernel<1, DeviceMcmlTimeTallies>))
-                     : (group ? run(mcmlSlabKernel<kCrossGroup>) : run(mcmlSlabKernel<1>));
+            return gated ? run(mcmlSlabKernel<kCrossGroup, DeviceMcmlTimeRecordTallies>, false)
+                         : run(mcmlSlabKernel<kCrossGroup, DeviceMcmlRecordTallies>, false);
+        return gated ? (group ? run(mcmlSlabKernel<kCrossGroup, DeviceMcmlTimeTallies>, false)
+                              : run(mcmlSlabKernel<1, DeviceMcmlTimeTallies>, false))
+                     : (group ? run(mcmlSlabKernel<kCrossGroup>, true) : run(mcmlSlabKernel<1>, true));
     };
 #ifdef FM_MCML_LANE_STATS
     {
@@ -435,6 +503,7 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     t.packetsDone = b.packetsDone;
     t.kernelSeconds = b.seconds;
     t.cancelled = b.packetsDone < opt.packets;
+    t.layerRows = layerRows;
     foldReplicas(rzNear, nearBins, s);
     addArrays(rz.get(), rzNear.get(), nearBins, s);
     t.absorbedRZ = downloadFolded(rz, nrz, s);

@@ -240,6 +240,44 @@ BOOST_AUTO_TEST_CASE(gpu_mcml_near_replicas_keep_the_grid) {
     BOOST_CHECK_SMALL(l1(plain.absorbedRZ, near.absorbedRZ), 1e-9);
 }
 
+// The plain MCML run adds a thread's layer visits into its own row of shared memory and each
+// block's rows once into the cells (McmlCuda.cu, DeviceLayerTally) where the layers fit: the
+// same histories with and without the rows (FM_CUDA_MCML_CELL_ROWS=0), the layers equal up to the
+// order of the additions and summing to the ledger's absorbed weight. A stack of more layers
+// than a row holds (kRowDoubles) adds by atomics and keeps its books too.
+BOOST_AUTO_TEST_CASE(gpu_mcml_layer_rows_keep_the_layers) {
+    if (!haveGpu()) return;
+    const MCMLRun run = threeLayers(1000000);
+    const LayeredModel lm = layeredFromMcml(run);
+    RunOptions o = mcmlRunOptions(run);
+    McmlTallies rows, atomics;
+    runMcml("cuda", lm, run, o, &rows);
+    o.tuning.mcmlCellRows = false;
+    runMcml("cuda", lm, run, o, &atomics);
+    BOOST_CHECK(rows.layerRows);
+    BOOST_CHECK(!atomics.layerRows);
+    fmtest::checkSameEvents(atomics.events, rows.events);
+    BOOST_CHECK_CLOSE(rows.ledger.absorbed, atomics.ledger.absorbed, 1e-9);
+    BOOST_CHECK_SMALL(l1(atomics.absorbedCell, rows.absorbedCell), 1e-9);
+    BOOST_CHECK_SMALL(l1(atomics.absorbedRZ, rows.absorbedRZ), 1e-9);
+    double cells = 0;
+    for (double v : rows.absorbedCell) cells += v;
+    BOOST_CHECK_CLOSE(cells, rows.ledger.absorbed, 1e-9);
+    for (size_t l = 1; l <= run.layers.size(); ++l) BOOST_CHECK_GT(rows.absorbedCell[l], 0.0);
+
+    MCMLRun deep = threeLayers(200000);  // 36 layers: 38 cells, more than a row holds
+    deep.layers.clear();
+    for (int l = 0; l < 36; ++l) deep.layers.push_back({l % 2 ? 1.4 : 1.37, 0.5 + 0.05 * l, 60, 0.8, 0.005});
+    const LayeredModel dm = layeredFromMcml(deep);
+    McmlTallies d;
+    runMcml("cuda", dm, deep, mcmlRunOptions(deep), &d);
+    BOOST_CHECK(!d.layerRows);
+    double deepCells = 0;
+    for (double v : d.absorbedCell) deepCells += v;
+    BOOST_CHECK_CLOSE(deepCells, d.ledger.absorbed, 1e-9);
+    BOOST_CHECK_SMALL(d.ledger.imbalance() / d.ledger.launched, 1e-12);
+}
+
 BOOST_AUTO_TEST_CASE(gpu_errors_are_clear) {
     if (!haveGpu()) return;
     MaterialSet many;

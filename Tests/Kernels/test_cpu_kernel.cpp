@@ -179,12 +179,14 @@ BOOST_AUTO_TEST_CASE(generic_and_avx2_lane_loops_give_the_same_histories) {
 // The tuning knobs from the environment (the tools' one reader): defaults where unset, the
 // values given, and an error naming the variable for a value it cannot use.
 BOOST_AUTO_TEST_CASE(tuning_knobs_from_the_environment) {
-    const char* names[] = {"FM_CUDA_BLOCKS_PER_SM", "FM_CUDA_MCML_GROUP_CROSSINGS", "FM_CUDA_RZ_REPLICAS", "FM_CUDA_RZ_NEAR_COPIES",
+    const char* names[] = {"FM_CUDA_BLOCKS_PER_SM", "FM_CUDA_MCML_GROUP_CROSSINGS", "FM_CUDA_MCML_CELL_ROWS",
+                           "FM_CUDA_RZ_REPLICAS", "FM_CUDA_RZ_NEAR_COPIES",
                            "FM_CUDA_RZ_NEAR_BINS", "FM_CPU_ISA", "FM_CUDA_GROUP_BLOCKS_PER_SM", "FM_CUDA_DEVICE_RECORD_ORDER"};
     for (const char* n : names) unsetenv(n);
     TuningKnobs t = tuningFromEnvironment();
     BOOST_CHECK_EQUAL(t.cudaBlocksPerSm, 0u);
     BOOST_CHECK(t.mcmlGroupCrossings);
+    BOOST_CHECK(t.mcmlCellRows);
     BOOST_CHECK_EQUAL(t.mcmlRzReplicas, 0u);
     BOOST_CHECK_EQUAL(t.mcmlRzNearCopies, 0u);
     BOOST_CHECK_EQUAL(t.mcmlRzNearBins, 0u);
@@ -195,6 +197,7 @@ BOOST_AUTO_TEST_CASE(tuning_knobs_from_the_environment) {
     setenv("FM_CUDA_DEVICE_RECORD_ORDER", "0", 1);
     setenv("FM_CUDA_GROUP_BLOCKS_PER_SM", "3", 1);
     setenv("FM_CUDA_MCML_GROUP_CROSSINGS", "0", 1);
+    setenv("FM_CUDA_MCML_CELL_ROWS", "0", 1);
     setenv("FM_CUDA_RZ_REPLICAS", "8", 1);
     setenv("FM_CUDA_RZ_NEAR_COPIES", "1", 1);
     setenv("FM_CUDA_RZ_NEAR_BINS", "500", 1);
@@ -202,6 +205,7 @@ BOOST_AUTO_TEST_CASE(tuning_knobs_from_the_environment) {
     t = tuningFromEnvironment();
     BOOST_CHECK_EQUAL(t.cudaBlocksPerSm, 3u);
     BOOST_CHECK(!t.mcmlGroupCrossings);
+    BOOST_CHECK(!t.mcmlCellRows);
     BOOST_CHECK_EQUAL(t.mcmlRzReplicas, 8u);
     BOOST_CHECK_EQUAL(t.mcmlRzNearCopies, 1u);
     BOOST_CHECK_EQUAL(t.mcmlRzNearBins, 500u);
