@@ -182,10 +182,14 @@ struct DeviceSlabSink {
 // for the one or two lanes taking them. A lane that reaches a face waits there (moved onto it,
 // crossing not done) until kCrossGroup lanes of its warp wait, or for at most kCrossWait
 // iterations, and the waiting lanes cross together; one vote of the whole warp per iteration
-// decides. A photon's history is the same (its own draws, in the same order): only the
-// interleaving of lanes changes (test_cuda checks the event counts).
-constexpr uint32_t kCrossGroup = 4;  // lanes that cross together (tuned on the seven-layer skin)
-constexpr uint32_t kCrossWait = 8;   // iterations a lane waits at most for the group
+// decides. A live lane takes up to kStepsPerIteration slab steps per iteration (the next only
+// while the last left it live), so the vote and the loop's state tests are issued once per that
+// many events; a lane that reaches a face waits out the iteration's other steps. A photon's
+// history is the same (its own draws, in the same order): only the interleaving of lanes changes
+// (test_cuda checks the event counts). Tuned on the seven-layer skin.
+constexpr uint32_t kCrossGroup = 4;        // lanes that cross together
+constexpr uint32_t kCrossWait = 4;         // iterations a lane waits at most for the group
+constexpr int kStepsPerIteration = 2;      // slab steps a live lane takes per iteration
 
 // Packets per thread of an MCML launch: more than the mesh kernels' (CudaEngine.cuh). A photon
 // in layers lives a few hundred interactions, so a launch of this many still ends within a small
@@ -203,8 +207,9 @@ __device__ bool crossAt(const DeviceSlabModel& m, SlabPhoton& p, Sink& sk) {
     return crossSlab(m, p, sk);
 }
 
-// Threads take photons from the batch's counter and advance them one event per iteration, as
-// packetKernel does with packets; kMinBlocksPerSm blocks per SM, as the mesh kernels. The ledger
+// Threads take photons from the batch's counter and advance them a step or two per iteration
+// (kStepsPerIteration), as packetKernel does with packets; kMinBlocksPerSm blocks per SM, as the
+// mesh kernels. The ledger
 // and event counts live in shared memory, one slot per thread (booked only at rare events:
 // registers freed). kGroup: lanes that cross together (1: each lane crosses at once). Tallies:
 // DeviceMcmlTallies, or DeviceMcmlTimeTallies for a run with time gates, or either with the
@@ -270,7 +275,12 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
         }
         const bool wasLive = state == kSlabLive;
 #endif
-        if (state == kSlabLive) state = slabStep(m, kp, p, sk);
+        if (state == kSlabLive) {
+            state = slabStep(m, kp, p, sk);
+#pragma unroll
+            for (int k = 1; k < kStepsPerIteration; ++k)
+                if (state == kSlabLive) state = slabStep(m, kp, p, sk);
+        }
 #ifdef FM_MCML_LANE_STATS
         leaderAdd(3, __ballot_sync(__activemask(), wasLive && state == kSlabAtFace));
 #endif
