@@ -43,9 +43,13 @@ struct DeviceSlabTallies {
     uint32_t cellRowStride = 0;
     uint32_t nCells = 0;
     // Time-resolved runs (McmlTimeTally.hpp): Rd(r,t), Tt(r,t), A(z,t), by atomics; else null.
+    // A(z,t), which every interaction adds to, is ztCopies replicas of ztBins (block b adds into
+    // replica b % ztCopies).
     double* reflectedRT = nullptr;
     double* transmittedRT = nullptr;
     double* absorbedZT = nullptr;
+    uint32_t ztBins = 0;
+    uint32_t ztCopies = 1;
     GateBins gates;
     // Runs with records: the detector tally's tables and buffers (its per-photon path arrays
     // are the thread's own, set by the kernel).
@@ -227,6 +231,8 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
     if (bt.copies[0]) t.cells = bt.replica(0);
     if (bt.copies[1]) t.rz = bt.replica(1);
     t.rzNear += size_t(blockIdx.x % t.nearCopies) * t.nearBins;
+    if constexpr (std::is_base_of_v<McmlTimeTally<DeviceAtomicAdd>, Tallies> && !kRecords<Tallies>)
+        t.absorbedZT += size_t(blockIdx.x % t.ztCopies) * t.ztBins;
     if constexpr (kCellRows<Tallies>) {
         // DeviceLayerTally's settings (enterBlock's barrier below orders them before any visit)
         // and this thread's row, zeroed; the block adds the rows' column sums to its replica of
@@ -405,6 +411,8 @@ constexpr uint32_t kRzReplicas = 32;
 // kRzNearCopies replicas (a 16 MB budget); opt.tuning.mcmlRzNear* override, for benchmarks.
 constexpr uint32_t kRzNearBins = 4096;
 constexpr uint32_t kRzNearCopies = 256;
+// Replicas of a time-resolved run's A(z,t), at most (a 16 MB budget).
+constexpr uint32_t kZtReplicas = 256;
 
 McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOptions& opt) {
     auto t0 = Clock::now();
@@ -453,13 +461,18 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
     sk.transmitted = tt.get();
     sk.cells = cells.get();
     sk.nCells = uint32_t(nCells);
-    // Time gates: Rd(r,t), Tt(r,t), A(z,t), one copy each (atomics).
+    // Time gates: Rd(r,t), Tt(r,t) (an add per exit: one copy each) and A(z,t) (an add per
+    // interaction, most of them into the first gates' shallow bins: in replicas, as A(r,z),
+    // except in a recording run, whose kernel has no register for the replica's offset).
     const size_t nrt = gated ? size_t(opt.gates.bins()) * grid.nr : 0, nzt = gated ? size_t(opt.gates.bins()) * grid.nz : 0;
-    DeviceBuffer<double> rdt(nrt, "Rd(r,t) grid"), ttt(nrt, "Tt(r,t) grid"), azt(nzt, "A(z,t) grid");
+    const uint32_t ztCopies = gated && !records ? replicaCount(nzt, kZtReplicas, size_t(16) << 20) : 1u;
+    DeviceBuffer<double> rdt(nrt, "Rd(r,t) grid"), ttt(nrt, "Tt(r,t) grid"), azt(ztCopies * nzt, "A(z,t) grid");
     for (auto* b : {&rdt, &ttt, &azt}) b->zero(s);
     sk.reflectedRT = rdt.get();
     sk.transmittedRT = ttt.get();
     sk.absorbedZT = azt.get();
+    sk.ztBins = uint32_t(nzt);
+    sk.ztCopies = ztCopies;
     sk.gates = gateBins(opt.gates);
     BlockTallies bt;
     bt.replicate(0, sk.cells, nCells, cellCopies).replicate(1, sk.rz, nrz, rzCopies);
@@ -524,7 +537,7 @@ McmlTallies runMcmlCuda(const KernelInput& in, const McmlGrid& grid, const RunOp
         t.gates = opt.gates;
         t.reflectedRT = rdt.download(s);
         t.transmittedRT = ttt.download(s);
-        t.absorbedZT = azt.download(s);
+        t.absorbedZT = downloadFolded(azt, nzt, s);
     }
     RunResult r;
     totalsToResult(totals.download(s)[0], r);
