@@ -9,8 +9,10 @@
 // layout (a block adds into its replica, blockIdx % R, of a B-bin grid: skin7's 1e5 bins in 32
 // replicas, its bins at the beam, 4,000 in 256). Values are 1, so every sum is exact and checked.
 // Not part of the library. Built with the CUDA kernel (BUILD_DIR/bin/l2_atomics), or by hand:
-// nvcc -std=c++17 -O3 -arch=sm_90 bench/l2_atomics.cu -o l2_atomics
+// nvcc -std=c++17 -O3 -arch=sm_90 -I. bench/l2_atomics.cu -o l2_atomics
 // Usage: ./l2_atomics [adds per thread (default 2048)] [reps (3)]
+#include "bench/CudaCheck.cuh"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -22,14 +24,6 @@
 
 namespace {
 
-#define CHECK(x)                                                                                      \
-    do {                                                                                              \
-        cudaError_t e_ = (x);                                                                         \
-        if (e_ != cudaSuccess) {                                                                      \
-            std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            std::exit(1);                                                                             \
-        }                                                                                             \
-    } while (0)
 
 constexpr int kBlock = 256;
 

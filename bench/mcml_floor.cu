@@ -12,6 +12,7 @@
 // -arch=sm_90 --use_fast_math -I. bench/mcml_floor.cu -o mcml_floor
 // Usage: ./mcml_floor [photons (default 4e6)] [reps (3)]
 #include "Kernels/Core/Rng.hpp"
+#include "bench/CudaCheck.cuh"
 
 #include <cuda_runtime.h>
 
@@ -22,14 +23,6 @@
 
 namespace {
 
-#define CHECK(x)                                                                              \
-    do {                                                                                      \
-        cudaError_t e_ = (x);                                                                 \
-        if (e_ != cudaSuccess) {                                                              \
-            std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            std::exit(1);                                                                     \
-        }                                                                                     \
-    } while (0)
 
 // Skin7's dermis (layer 5) in 1/mm; the grid as the .mci's: 0.02 mm x 500, 0.1 mm x 200.
 constexpr float kMuA = 0.07f, kMuS = 20.f, kG = 0.76f;

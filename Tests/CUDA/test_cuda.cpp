@@ -159,6 +159,17 @@ MCMLRun threeLayers(uint64_t photons) {
     return run;
 }
 
+// The run on the GPU twice, same seed: with the default tuning (into a) and with `change`
+// made to the knobs (into b), for the tests of knobs that must keep every history.
+template <class Change>
+void runMcmlBoth(const MCMLRun& run, McmlTallies& a, McmlTallies& b, Change change) {
+    const LayeredModel lm = layeredFromMcml(run);
+    RunOptions o = mcmlRunOptions(run);
+    runMcml("cuda", lm, run, o, &a);
+    change(o.tuning);
+    runMcml("cuda", lm, run, o, &b);
+}
+
 // The MCML kernel on the GPU (the slab photon loop, replicated tallies): the same RAT and
 // per-layer absorption as the CPU kernel within 3 sigma, and its own books closed.
 BOOST_AUTO_TEST_CASE(gpu_mcml_matches_cpu) {
@@ -195,13 +206,8 @@ BOOST_AUTO_TEST_CASE(gpu_mcml_matches_cpu) {
 // atomic additions.
 BOOST_AUTO_TEST_CASE(gpu_mcml_grouped_crossings_keep_histories) {
     if (!haveGpu()) return;
-    const MCMLRun run = threeLayers(2000000);
-    const LayeredModel lm = layeredFromMcml(run);
-    RunOptions o = mcmlRunOptions(run);
     McmlTallies grouped, single;
-    runMcml("cuda", lm, run, o, &grouped);
-    o.tuning.mcmlGroupCrossings = false;
-    runMcml("cuda", lm, run, o, &single);
+    runMcmlBoth(threeLayers(2000000), grouped, single, [](TuningKnobs& t) { t.mcmlGroupCrossings = false; });
     BOOST_TEST_MESSAGE("MCML run s grouped / single: " << grouped.seconds << " / " << single.seconds);
     BOOST_CHECK_GT(single.events.refract, 100000u);  // the crossings are there to group
     fmtest::checkSameEvents(single.events, grouped.events);
@@ -222,12 +228,8 @@ BOOST_AUTO_TEST_CASE(gpu_mcml_near_replicas_keep_the_grid) {
     MCMLRun run = threeLayers(1000000);
     run.dz = 0.0005;
     run.nz = 400;
-    const LayeredModel lm = layeredFromMcml(run);
-    RunOptions o = mcmlRunOptions(run);
     McmlTallies near, plain;
-    runMcml("cuda", lm, run, o, &near);
-    o.tuning.mcmlRzNearCopies = 1;
-    runMcml("cuda", lm, run, o, &plain);
+    runMcmlBoth(run, near, plain, [](TuningKnobs& t) { t.mcmlRzNearCopies = 1; });
     fmtest::checkSameEvents(plain.events, near.events);
     BOOST_CHECK_CLOSE(near.ledger.absorbed, plain.ledger.absorbed, 1e-9);
     double grid = 0, first = 0;
@@ -248,12 +250,8 @@ BOOST_AUTO_TEST_CASE(gpu_mcml_near_replicas_keep_the_grid) {
 BOOST_AUTO_TEST_CASE(gpu_mcml_layer_rows_keep_the_layers) {
     if (!haveGpu()) return;
     const MCMLRun run = threeLayers(1000000);
-    const LayeredModel lm = layeredFromMcml(run);
-    RunOptions o = mcmlRunOptions(run);
     McmlTallies rows, atomics;
-    runMcml("cuda", lm, run, o, &rows);
-    o.tuning.mcmlCellRows = false;
-    runMcml("cuda", lm, run, o, &atomics);
+    runMcmlBoth(run, rows, atomics, [](TuningKnobs& t) { t.mcmlCellRows = false; });
     BOOST_CHECK(rows.layerRows);
     BOOST_CHECK(!atomics.layerRows);
     fmtest::checkSameEvents(atomics.events, rows.events);
