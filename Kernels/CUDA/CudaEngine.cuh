@@ -147,6 +147,11 @@ constexpr int kMinBlocksPerSm = 4;
 //    tallies are replicated too, but their replica is picked per add by TallyScorer
 //    (replicaOffset): a per-block pointer held in registers would be spilled on meshes.
 constexpr uint32_t kRowDoubles = 31;  // per-thread row length (odd: rows of a warp avoid bank conflicts)
+// This block's replica of an array laid out as `copies` replicas of n doubles (block b adds into
+// replica b % copies).
+__device__ inline double* blockReplica(double* p, size_t n, uint32_t copies) {
+    return p + size_t(blockIdx.x % copies) * n;
+}
 struct BlockTallies {
     double* global[2] = {nullptr, nullptr};
     uint32_t n[2] = {0, 0};
@@ -176,7 +181,7 @@ struct BlockTallies {
     FM_HD bool rowsOn() const { return copies[0] == 0 && copies[1] == 0 && n[0] + n[1] > 0; }
     // Doubles per thread row: odd, so the 64-bit accesses of 16 lanes hit distinct bank pairs.
     FM_HD uint32_t stride() const { return rowsOn() ? ((n[0] + n[1]) | 1u) : 0u; }
-    __device__ double* replica(int i) const { return global[i] + size_t(blockIdx.x % copies[i]) * n[i]; }
+    __device__ double* replica(int i) const { return blockReplica(global[i], n[i], copies[i]); }
 };
 
 // How many replicas of an array of n doubles: up to maxCopies within a memory budget.

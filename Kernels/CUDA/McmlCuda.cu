@@ -230,9 +230,9 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
                DeviceTotals* totals, unsigned long long* next, BlockTallies bt) {
     if (bt.copies[0]) t.cells = bt.replica(0);
     if (bt.copies[1]) t.rz = bt.replica(1);
-    t.rzNear += size_t(blockIdx.x % t.nearCopies) * t.nearBins;
+    t.rzNear = blockReplica(t.rzNear, t.nearBins, t.nearCopies);
     if constexpr (std::is_base_of_v<McmlTimeTally<DeviceAtomicAdd>, Tallies> && !kRecords<Tallies>)
-        t.absorbedZT += size_t(blockIdx.x % t.ztCopies) * t.ztBins;
+        t.absorbedZT = blockReplica(t.absorbedZT, t.ztBins, t.ztCopies);
     if constexpr (kCellRows<Tallies>) {
         // DeviceLayerTally's settings (enterBlock's barrier below orders them before any visit)
         // and this thread's row, zeroed; the block adds the rows' column sums to its replica of
