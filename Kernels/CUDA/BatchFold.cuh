@@ -55,7 +55,6 @@ public:
     void foldLedger(const Ledger& ledgerNow, uint64_t packets, unsigned slot = 0) {
         ledger_[slot].fold(ledgerFields(ledgerNow).data(), packets);
     }
-    std::vector<double> q(cudaStream_t s) const { return q_.download(s); }
     // Elements [from, from + n) of q into `to` (queued on s; synchronise before use).
     void qInto(double* to, size_t from, size_t n, cudaStream_t s) const {
         if (n) cudaCheck(cudaMemcpyAsync(to, q_.get() + from, n * sizeof(double), cudaMemcpyDeviceToHost, s), "download");

@@ -220,13 +220,16 @@ public:
         f.qInto(sums.volume.data(), 0, nVol_, s_);
         f.qInto(sums.surface.data(), nVol_, nSurf_, s_);
         f.qInto(sums.directed.data(), nVol_ + nSurf_, nDir_, s_);
+        if (gated_) {
+            sums.gatedVolume.resize(nGV_);
+            sums.gatedSurface.resize(nGS_);
+            gatedFolds().qInto(sums.gatedVolume.data(), 0, nGV_, s_);
+            gatedFolds().qInto(sums.gatedSurface.data(), nGV_, nGS_, s_);
+        }
         cudaCheck(cudaStreamSynchronize(s_), "download");
         sums.ledger = f.ledgerQ();
         sums.batches = f.batches();
         if (gated_) {
-            const std::vector<double> g = gatedFolds().q(s_);
-            sums.gatedVolume.assign(g.begin(), g.begin() + nGV_);
-            sums.gatedSurface.assign(g.begin() + nGV_, g.end());
             sums.gatedVolumeTotals = gateTotalFolds().volumeQ();
             sums.gatedSurfaceTotals = gateTotalFolds().exitQ();
         }
@@ -246,10 +249,17 @@ public:
         add(r.volume, t, nVol_);
         add(r.surface, t + nVol_, nSurf_);
         add(r.directed, t + nVol_ + nSurf_, nDir_);
-        if (gated_) {
-            const std::vector<double> g = gated_->download(s_);
-            add(r.gatedVolume, g.data(), nGV_);
-            add(r.gatedSurface, g.data() + nGV_, g.size() - nGV_);
+        if (gated_) {  // straight into the result's arrays where they are empty (no copy of 8 B x bins x elements)
+            auto take = [&](std::vector<double>& into, size_t from, size_t n) {
+                std::vector<double> part;
+                std::vector<double>& to = into.empty() ? into : part;
+                to.resize(n);
+                gated_->downloadTo(to.data(), n, s_, from);
+                cudaCheck(cudaStreamSynchronize(s_), "download");
+                if (&to == &part) add(into, part.data(), n);
+            };
+            take(r.gatedVolume, 0, nGV_);
+            take(r.gatedSurface, nGV_, nGS_);
             r.gates = gates_;
         }
         // Each slot's ledger and event counts (the second only after a fed run).

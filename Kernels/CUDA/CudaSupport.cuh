@@ -72,9 +72,10 @@ public:
         }
         return v;
     }
-    // The first `count` elements into host memory at `to` (queued on s; synchronise before use).
-    void downloadTo(T* to, size_t count, cudaStream_t s) const {
-        if (count) cudaCheck(cudaMemcpyAsync(to, p_, count * sizeof(T), cudaMemcpyDeviceToHost, s), "download");
+    // `count` elements from element `from` (default: the first) into host memory at `to` (queued
+    // on s; synchronise before use).
+    void downloadTo(T* to, size_t count, cudaStream_t s, size_t from = 0) const {
+        if (count) cudaCheck(cudaMemcpyAsync(to, p_ + from, count * sizeof(T), cudaMemcpyDeviceToHost, s), "download");
     }
     T* get() const { return p_; }
     size_t size() const { return n_; }
