@@ -7,6 +7,7 @@
 // sum over the angles of Rd(r, a), and of A(z, t) the sum over the radii of A(r, z).
 // McmlTimeScorer is MCML's pack with it: the scalar slab loop runs it (Kernels/CPU/McmlCpu.cpp).
 #pragma once
+#include "Kernels/Core/TallyScorer.hpp"
 #include "Kernels/McmlScorer.hpp"
 #include "Kernels/TimeGates.hpp"
 
@@ -22,9 +23,29 @@ struct McmlTimeTally {
     McmlGrid timeGrid;
     GateBins timeBins;
 
+    // The one-entry cache of the A(z, t) adds where Acc wants one (AccUsesCache: the GPU's
+    // atomics): successive deposits in one depth bin and gate are summed and added once.
+    uint64_t cacheZT = 0;
+    double cacheZTWeight = 0;
+
     FM_HD void absorb(const PacketState& st, double dw) {
         const uint32_t iz = McmlGrid::bin(st.pk.pos.z * timeGrid.invDz, timeGrid.nz);
-        Acc::add(absorbedZT + (uint64_t(timeBins.bin(st.opl)) * timeGrid.nz + iz), dw);
+        const uint64_t i = uint64_t(timeBins.bin(st.opl)) * timeGrid.nz + iz;
+        if constexpr (!AccUsesCache<Acc>::value) {
+            Acc::add(absorbedZT + i, dw);
+        } else {
+            if (i != cacheZT) {
+                flush();
+                cacheZT = i;
+            }
+            cacheZTWeight += dw;
+        }
+    }
+    FM_HD void flush() {
+        if constexpr (AccUsesCache<Acc>::value) {
+            if (cacheZTWeight != 0.0) Acc::add(absorbedZT + cacheZT, cacheZTWeight);
+            cacheZTWeight = 0.0;
+        }
     }
     FM_HD void exit(const PacketState& st, uint32_t face) {
         double* t = (face & ~kFaceSideBit) == timeGrid.topFace ? reflectedRT : transmittedRT;

@@ -113,14 +113,23 @@ using DeviceMcmlTallies =
 // The same with the time-resolved tallies (a run with time gates).
 using DeviceMcmlTimeTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>,
                                         McmlLayerTally<DeviceAtomicAdd>, McmlTimeTally<DeviceAtomicAdd>>;
-// The same two with the per-photon records (a run with RunOptions::detection).
+// Atomics without the tallies' one-entry caches (AccUsesCache).
+struct DeviceAtomicAddUncached : DeviceAtomicAdd {
+    static constexpr bool kCache = false;
+};
+// The same two with the per-photon records (a run with RunOptions::detection); the time +
+// records kernel adds each deposit to A(z, t) without the cache (it has no register to spare:
+// the cache made it spill).
 using DeviceMcmlRecordTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>,
                                           McmlLayerTally<DeviceAtomicAdd>, DeviceSegmentDetectorTally>;
 using DeviceMcmlTimeRecordTallies = TallyPack<uint32_t, DeviceRzTally, McmlExitTally<DeviceAtomicAdd>,
-                                              McmlLayerTally<DeviceAtomicAdd>, McmlTimeTally<DeviceAtomicAdd>,
+                                              McmlLayerTally<DeviceAtomicAdd>, McmlTimeTally<DeviceAtomicAddUncached>,
                                               DeviceSegmentDetectorTally>;
 template <class Tallies>
 constexpr bool kRecords = std::is_base_of_v<DeviceDetectorTally, Tallies>;
+template <class Tallies>
+constexpr bool kTimed = std::is_base_of_v<McmlTimeTally<DeviceAtomicAdd>, Tallies> ||
+                        std::is_base_of_v<McmlTimeTally<DeviceAtomicAddUncached>, Tallies>;
 // The plain run's layer cells may be rows of shared memory (DeviceLayerTally); the runs with
 // time gates or records keep a global atomic per visit (their kernels have no registers to spare).
 template <class Tallies>
@@ -139,7 +148,7 @@ __device__ Tallies deviceMcmlTallies(const DeviceSlabTallies& t, const McmlGrid&
     p.transmittedRA = t.transmitted;
     p.raGrid = g;
     if constexpr (!kCellRows<Tallies>) p.absorbedCell = t.cells;
-    if constexpr (std::is_base_of_v<McmlTimeTally<DeviceAtomicAdd>, Tallies>) {
+    if constexpr (kTimed<Tallies>) {
         p.reflectedRT = t.reflectedRT;
         p.transmittedRT = t.transmittedRT;
         p.absorbedZT = t.absorbedZT;
@@ -231,7 +240,7 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
     if (bt.copies[0]) t.cells = bt.replica(0);
     if (bt.copies[1]) t.rz = bt.replica(1);
     t.rzNear = blockReplica(t.rzNear, t.nearBins, t.nearCopies);
-    if constexpr (std::is_base_of_v<McmlTimeTally<DeviceAtomicAdd>, Tallies> && !kRecords<Tallies>)
+    if constexpr (kTimed<Tallies> && !kRecords<Tallies>)
         t.absorbedZT = blockReplica(t.absorbedZT, t.ztBins, t.ztCopies);
     if constexpr (kCellRows<Tallies>) {
         // DeviceLayerTally's settings (enterBlock's barrier below orders them before any visit)
