@@ -23,21 +23,28 @@ struct TimeGatedTally {
     const int32_t* gatedSlot = nullptr;
     uint32_t gatedCells = 0, gatedFaces = 0;
     GateBins gates;
-    // The one-entry cache of the volume adds where Acc wants one (AccUsesCache, as VolumeTally):
-    // a packet's successive deposits in one tetra and one gate are summed and added once, so a
-    // gated run sends about as many adds into its gated array as into the CW one (without it,
-    // one per interaction: twice the CW run's adds, where GPU kernels wait on the L2's atomics).
+    // The CW volume tally where the pack leaves it to this one (the GPU's gated runs, whose pack
+    // has no VolumeTally): every deposit is added to it as well, into the replica cwReplicas
+    // picks (TallyReplicas), through the same cache. Null where the pack keeps its own
+    // VolumeTally, or where the CW volume tally is the sum of the gated bins (every tetra
+    // gated: the GPU sums them after the run, Kernels/CUDA/CudaKernel.cu).
+    double* cwVolume = nullptr;
+    TallyReplicas cwReplicas;
+    // The one-entry cache where Acc wants one (AccUsesCache, as VolumeTally): a packet's
+    // successive deposits in one tetra and one gate are summed and added once, so a gated run
+    // sends about as many adds into its gated array as a CW run into its volume tally (without
+    // it, one per interaction, where GPU kernels wait on the L2's atomics).
     uint32_t cacheTetra = 0, cacheBin = 0;
     double cacheEnergy = 0;
 
     FM_HD void absorb(const PacketState& st, double dw) {
-        if (!gatedVolume) return;
-        const uint32_t bin = gates.bin(st.opl);
+        if (!gatedVolume && !cwVolume) return;
+        const uint32_t bin = gatedVolume ? gates.bin(st.opl) : 0u;  // an exit-only gated run: the CW volume alone
         if constexpr (!AccUsesCache<Acc>::value) {
-            addVolume(st.pk.tetra, bin, dw);
+            addVolume(st.pk.tetra, bin, dw, cwVolume ? cwReplicas.offset<Acc>(st.pk.pos) : 0u);
         } else {
             if (st.pk.tetra != cacheTetra || bin != cacheBin) {
-                flush();
+                flushInto(cwVolume ? cwReplicas.offset<Acc>(st.pk.pos) : 0u);
                 cacheTetra = st.pk.tetra;
                 cacheBin = bin;
             }
@@ -48,13 +55,16 @@ struct TimeGatedTally {
         if (gatedSurface)
             Acc::add(gatedSurface + (uint64_t(gates.bin(st.opl)) * gatedFaces + (face & ~kFaceSideBit)), st.pk.w);
     }
-    FM_HD void flush() {
+    FM_HD void flush() { flushInto(cwReplicas.base); }
+    FM_HD void flushInto(uint32_t cwOffset) {  // cwOffset: of the CW replica (TallyReplicas::offset)
         if constexpr (AccUsesCache<Acc>::value) {
-            if (cacheEnergy != 0.0) addVolume(cacheTetra, cacheBin, cacheEnergy);
+            if (cacheEnergy != 0.0) addVolume(cacheTetra, cacheBin, cacheEnergy, cwOffset);
             cacheEnergy = 0.0;
         }
     }
-    FM_HD void addVolume(uint32_t tetra, uint32_t bin, double dw) const {
+    FM_HD void addVolume(uint32_t tetra, uint32_t bin, double dw, uint32_t cwOffset) const {
+        if (cwVolume) Acc::add(cwVolume + (cwOffset + tetra), dw);
+        if (!gatedVolume) return;
         uint32_t e = tetra;
         if (gatedSlot) {
             const int32_t s = gatedSlot[e];

@@ -115,9 +115,10 @@ public:
     BatchRun run(const RunOptions& part, BatchFeed* feed = nullptr) {
         BatchRun b;
         if (nGV_ + nGS_) {
+            // The pack has no VolumeTally: the gated tally's cache serves the CW volume tally too
+            // (cwVolume), or, with every tetra gated, the CW volume is the sum of the bins.
             auto gatedRun = [&](auto D) {
-                TallyScorer<true, true, decltype(D)::value, DeviceAtomicAdd, uint32_t, TimeGatedTally<DeviceAtomicAdd>> sc;
-                sc.volume = tallies_.get();
+                TallyScorer<false, true, decltype(D)::value, DeviceAtomicAdd, uint32_t, TimeGatedTally<DeviceAtomicAdd>> sc;
                 sc.surface = tallies_.get() + nVol_;
                 if constexpr (decltype(D)::value) sc.directed = tallies_.get() + nVol_ + nSurf_;
                 sc.setReplicas(copies_ - 1, uint32_t(stride_));
@@ -127,11 +128,16 @@ public:
                 sc.gatedCells = uint32_t(gatedSlot_ ? gatedCells_ : nVol_);
                 sc.gatedFaces = uint32_t(nSurf_);
                 sc.gates = gateBins(gates_);
-                const BlockTallies bt = BlockTallies::rows(sc.volume, nVol_, sc.surface, nSurf_);
+                if (!volumeFromBins()) {
+                    sc.cwVolume = tallies_.get();
+                    sc.cwReplicas = TallyReplicas{copies_ - 1, uint32_t(stride_)};
+                }
+                const BlockTallies bt = BlockTallies::rows(nullptr, 0, sc.surface, nSurf_);
                 const LaunchTarget<decltype(sc)> t{sc, totals_.get(), bt, rare_.get()};
                 withDeviceModel(mesh_, src_->view(), [&](const auto& m) {
                     b = launchBatches(m, part, LaunchTargets<decltype(sc)>{t, t}, nMaterials_, s_, &scratch_);
                 });
+                if (volumeFromBins()) sumGateBins(gated_->get(), gates_.bins(), nVol_, tallies_.get(), s_);
             };
             if (o_.directed) gatedRun(std::true_type{});
             else gatedRun(std::false_type{});
@@ -159,6 +165,10 @@ public:
         });
         return b;
     }
+    // A gated run that gates every tetra's volume: its CW volume tally is the sum of the gated
+    // bins (the early and late ones included), made after each run of packets, instead of a
+    // second add per deposit.
+    bool volumeFromBins() const { return nGV_ && !gatedSlot_ && nVol_; }
     // Whether this device can run batches back to back (runFed): the run is not gated, and the
     // second slot's tallies and the folds' two slots fit in its memory (allocated here, kept).
     // Where they do not (a mesh near the device's capacity), the batches run one at a time

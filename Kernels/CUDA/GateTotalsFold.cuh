@@ -2,8 +2,10 @@
 // Batch means of the per-gate totals on the GPU (the CPU folds gateBinTotals of its gated
 // tallies after each batch): after each batch one block per bin sums the bin over its elements
 // in a fixed order, the bins' totals (a few doubles) come back, and a host BatchFold folds
-// them. The packet kernels are untouched. Included by CudaKernel.cu after BatchFold.cuh.
+// them. The packet kernels are untouched. Also the sum over the bins per element (sumGateBins).
+// Included by CudaKernel.cu after BatchFold.cuh.
 #pragma once
+#include <algorithm>
 #include <vector>
 
 #include "Kernels/BatchMeans.hpp"
@@ -27,6 +29,22 @@ __global__ void gateBinTotalsKernel(const double* gated, size_t stride, double* 
         __syncthreads();
     }
     if (threadIdx.x == 0) out[blockIdx.x] = part[0];
+}
+
+// into[i] = the sum over the bins of gated[b * n + i], bins in order (a gated run's CW volume
+// tally where every tetra is gated: Kernels/GatedTally.hpp cwVolume).
+__global__ void sumGateBinsKernel(const double* gated, uint32_t bins, size_t n, double* into) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+        double v = 0;
+        for (uint32_t b = 0; b < bins; ++b) v += gated[b * n + i];
+        into[i] = v;
+    }
+}
+inline void sumGateBins(const double* gated, uint32_t bins, size_t n, double* into, cudaStream_t s) {
+    if (!n) return;
+    const unsigned blocks = unsigned(std::min<size_t>((n + kGateTotalThreads - 1) / kGateTotalThreads, 4096));
+    sumGateBinsKernel<<<blocks, kGateTotalThreads, 0, s>>>(gated, bins, n, into);
+    cudaCheck(cudaGetLastError(), "sum the gated bins");
 }
 
 // The folds of the gated volume and exit tallies' per-bin totals: `bins` values each, for the
