@@ -112,8 +112,8 @@ BOOST_AUTO_TEST_CASE(gpu_every_gating_keeps_the_cw_tallies_and_errors) {
         BOOST_TEST_MESSAGE(kind << ": CW volume L1 " << dv << ", surface " << ds << ", volume standard errors " << ev);
         BOOST_CHECK_LT(dv, 1e-9);
         BOOST_CHECK_LT(ds, 1e-9);
-        // A batch's tally is a difference of running sums, and its square's mean less the squared
-        // mean cancels: atomics' order shows in the errors at ~1e-9 of them.
+        // A batch's error is a difference of squares, which magnifies the atomics' order in the
+        // tallies (1e-16 of them) by the tally's squared mean over its variance: far below 1e-6.
         BOOST_CHECK_LT(ev, 1e-6);
         BOOST_CHECK_EQUAL(r.gatedVolume.empty(), std::string(kind) == "exit only");
     }
