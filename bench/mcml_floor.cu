@@ -23,7 +23,6 @@
 
 namespace {
 
-
 // Skin7's dermis (layer 5) in 1/mm; the grid as the .mci's: 0.02 mm x 500, 0.1 mm x 200.
 constexpr float kMuA = 0.07f, kMuS = 20.f, kG = 0.76f;
 constexpr float kDz = 0.02f, kDr = 0.1f;

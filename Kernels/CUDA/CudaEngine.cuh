@@ -152,6 +152,20 @@ constexpr uint32_t kRowDoubles = 31;  // per-thread row length (odd: rows of a w
 __device__ inline double* blockReplica(double* p, size_t n, uint32_t copies) {
     return p + size_t(blockIdx.x % copies) * n;
 }
+// Doubles per thread row for n values: odd, so the 64-bit accesses of 16 lanes hit distinct bank pairs.
+FM_HD constexpr uint32_t rowStride(uint32_t n) { return n | 1u; }
+// At a block's end, its threads' rows (blockDim.x rows of `stride` doubles) added up column by
+// column, the first n columns' non-zero sums handed to add(column, sum) once each (the barrier
+// is here: every row add of the block comes before).
+template <class Add>
+__device__ void addRowColumns(const double* rows, uint32_t stride, uint32_t n, Add add) {
+    __syncthreads();
+    for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
+        double v = 0.0;
+        for (uint32_t t = 0; t < blockDim.x; ++t) v += rows[t * stride + i];
+        if (v != 0.0) add(i, v);
+    }
+}
 struct BlockTallies {
     double* global[2] = {nullptr, nullptr};
     uint32_t n[2] = {0, 0};
@@ -179,8 +193,7 @@ struct BlockTallies {
         return *this;
     }
     FM_HD bool rowsOn() const { return copies[0] == 0 && copies[1] == 0 && n[0] + n[1] > 0; }
-    // Doubles per thread row: odd, so the 64-bit accesses of 16 lanes hit distinct bank pairs.
-    FM_HD uint32_t stride() const { return rowsOn() ? ((n[0] + n[1]) | 1u) : 0u; }
+    FM_HD uint32_t stride() const { return rowsOn() ? rowStride(n[0] + n[1]) : 0u; }
     __device__ double* replica(int i) const { return blockReplica(global[i], n[i], copies[i]); }
 };
 
@@ -367,14 +380,10 @@ packetKernel(Model m, KernelParams kp, uint64_t first, uint64_t count, Scorer sc
         [&](uint64_t i, PacketState& st) { return launchPacket(m, kp, first + i, st, sc); });
     sc.flush();
     addTotals(totals, sc.ledger(), sc.events);
-    if (nBlockAcc > 0) {  // the rows' column sums into the global arrays
-        __syncthreads();
-        for (uint32_t i = threadIdx.x; i < nBlockAcc; i += blockDim.x) {
-            double v = 0.0;
-            for (uint32_t t = 0; t < blockDim.x; ++t) v += blockAcc[t * stride + i];
-            if (v != 0.0) atomicAdd(i < bt.n[0] ? bt.global[0] + i : bt.global[1] + (i - bt.n[0]), v);
-        }
-    }
+    if (nBlockAcc > 0)  // the rows' column sums into the global arrays
+        addRowColumns(blockAcc, stride, nBlockAcc, [&](uint32_t i, double v) {
+            atomicAdd(i < bt.n[0] ? bt.global[0] + i : bt.global[1] + (i - bt.n[0]), v);
+        });
 }
 
 namespace cuda_engine {

@@ -332,24 +332,19 @@ mcmlSlabKernel(DeviceSlabModel m, McmlGrid g, KernelParams kp, uint64_t first, u
     sk.flush();
     slabScatterCount(events);
     addTotals(totals, Ledger(ledger), EventCounts<uint32_t>(events));
-    if (kCellRows<Tallies> && t.cellRowStride) {
-        __syncthreads();
-        for (uint32_t i = threadIdx.x; i < t.nCells; i += blockDim.x) {
-            double v = 0.0;
-            for (uint32_t r = 0; r < blockDim.x; ++r) v += cellRows[r * t.cellRowStride + i];
-            if (v != 0.0) DeviceAtomicAdd::add(sBlockCells + i, v);
-        }
-    }
+    if (kCellRows<Tallies> && t.cellRowStride)
+        addRowColumns(cellRows, t.cellRowStride, t.nCells,
+                      [](uint32_t i, double v) { DeviceAtomicAdd::add(sBlockCells + i, v); });
 }
 
-// The row length (doubles, odd: the 64-bit accesses of 16 lanes hit distinct bank pairs) that
-// gives each thread of `kernel` a row of shared memory for the nCells layer cells
+// The row length (rowStride) that gives each thread of `kernel` a row of shared memory for the
+// nCells layer cells
 // (DeviceSlabTallies::cellRowStride), or 0 where the rows would cost the kernel a resident block
 // per SM, or there are more cells than kRowDoubles, or the run says no rows (tuning).
 template <class Kernel>
 uint32_t layerCellRows(Kernel kernel, size_t nCells, const RunOptions& o) {
     if (!o.tuning.mcmlCellRows || nCells == 0 || nCells > kRowDoubles) return 0;
-    const uint32_t stride = uint32_t(nCells) | 1u;
+    const uint32_t stride = rowStride(uint32_t(nCells));
     const size_t bytes = sizeof(double) * kBlock * stride;
     int without = 0, with = 0;
     cudaCheck(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)), "shared memory");
