@@ -560,7 +560,7 @@ int runBatchCommand(const BatchCommand& c, const MpiSession& mpi) {
             // The matrix files (binary, and HDF5 where built) hold 8 bytes a tetra and run each;
             // a run's gated files about their arrays' size.
             const double gated = (c.opt.outputs.gatedVolume ? gatedArrayBytes(c.opt.gates, gatedVolumeStride(c.opt.gates, mesh.tetraCount())) : 0) +
-                                 (c.opt.outputs.gatedSurface ? gatedArrayBytes(c.opt.gates, mesh.faceCount()) : 0);
+                                 (c.opt.outputs.gatedSurface ? gatedArrayBytes(c.opt.gates, gatedSurfaceStride(mesh.boundaryFaces().size())) : 0);
             requireDiskSpace(((FM_HAVE_HDF5 ? 2.0 : 1.0) * 8.0 * double(h.rows) + gated) * double(h.cols), c.output);
             matrix = std::make_unique<MatrixFiles>(*out, h, runLabels);
         } catch (...) {

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // fullmonte-run's time-resolved outputs (docs/TIME_DOMAIN.md): fluence per tetra and exit
-// fluence per face per time gate (.fmtg files), the per-gate totals (tpsf.txt) and summary.json's
-// "time_gates".
+// fluence per boundary face per time gate (.fmtg files, with the lists of their elements where
+// they are not every tetra), the per-gate totals (tpsf.txt) and summary.json's "time_gates".
 #pragma once
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "Apps/RunSummary.hpp"
+#include "Common/Errors.hpp"
 #include "Geometry/Queries.hpp"
 #include "Storage/OutputFolder.hpp"
 #include "Storage/Text/TextFile.hpp"
@@ -15,19 +16,21 @@
 
 namespace fm {
 
-// The gated outputs' file names: volume, exit, per-gate totals (a batch writes them per run).
+// The gated outputs' file names: volume, exit, per-gate totals, the gated tetras' and exit
+// faces' lists (a batch writes them per run).
 inline const std::vector<std::string> kGatedOutputs{"fluence_gated.fmtg", "surface_exit_gated.fmtg", "tpsf.txt",
-                                                    "fluence_gated_tetras.txt"};
+                                                    "fluence_gated_tetras.txt", "surface_exit_gated_faces.txt"};
 
-// Per-region gating (TimeGates::tetras): an energy conversion of every tetra applied to a gated
-// slice over the chosen tetras (element k = cell cells[k], 0 a dummy), through a full-size array.
+// A compact gated slice (element k = full index ids[k], 0 a dummy) through a conversion of
+// full per-index arrays (`size` values): per-region gating's tetras, the exit faces.
 template <class Convert>
-std::vector<double> convertChosenTetras(const GatedTetras& t, size_t cells, const std::vector<double>& slice, Convert convert) {
-    std::vector<double> full(cells, 0.0);
-    for (size_t k = 1; k < t.cells.size(); ++k) full[t.cells[k]] = slice[k];
+std::vector<double> convertListed(const std::vector<uint32_t>& ids, size_t size, const std::vector<double>& slice,
+                                  Convert convert) {
+    std::vector<double> full(size, 0.0);
+    for (size_t k = 1; k < ids.size(); ++k) full[ids[k]] = slice[k];
     const std::vector<double> v = convert(full);
-    std::vector<double> out(t.cells.size(), 0.0);
-    for (size_t k = 1; k < t.cells.size(); ++k) out[k] = v[t.cells[k]];
+    std::vector<double> out(ids.size(), 0.0);
+    for (size_t k = 1; k < ids.size(); ++k) out[k] = v[ids[k]];
     return out;
 }
 
@@ -75,7 +78,7 @@ inline void writeGatedOutputs(const OutputFolder& out, const TetraMesh& mesh, co
     auto fluence = [&](const std::vector<double>& e) { return volumeFluence(mesh, mats, e, scale); };
     writeArray(kGatedOutputs[0], GatedQuantity::volumeFluence, chosen ? chosen->cells.size() - 1 : mesh.tetraCount(),
                r.gatedVolume, se.gatedVolume, [&](const std::vector<double>& e) {
-                   return chosen ? convertChosenTetras(*chosen, mesh.tetraCount() + 1, e, fluence) : fluence(e);
+                   return chosen ? convertListed(chosen->cells, mesh.tetraCount() + 1, e, fluence) : fluence(e);
                });
     if (chosen && !r.gatedVolume.empty()) {  // which tetras fluence_gated.fmtg's elements are, in order
         AtomicFile t(out.staged(prefix + kGatedOutputs[3]));
@@ -85,8 +88,23 @@ inline void writeGatedOutputs(const OutputFolder& out, const TetraMesh& mesh, co
         for (size_t k = 1; k < chosen->cells.size(); ++k) t.out << chosen->cells[k] << '\n';
         t.commit();
     }
-    writeArray(kGatedOutputs[1], GatedQuantity::exitFluence, mesh.faceCount(), r.gatedSurface,
-               se.gatedSurface, [&](const std::vector<double>& e) { return surfaceFluence(mesh, e, scale); });
+    if (!r.gatedSurface.empty()) {  // over the exit faces (GatedFaces), listed in their order
+        if (!r.gates.faces || r.gates.faces->slot.size() != mesh.faceCount() + 1)
+            throw Error("the gated exit tally's faces are not the mesh's (" + std::to_string(mesh.faceCount()) + " faces)");
+        const std::vector<uint32_t>& faces = r.gates.faces->faces;
+        writeArray(kGatedOutputs[1], GatedQuantity::exitFluenceListed, faces.size() - 1, r.gatedSurface, se.gatedSurface,
+                   [&](const std::vector<double>& e) {
+                       return convertListed(faces, mesh.faceCount() + 1, e,
+                                            [&](const std::vector<double>& full) { return surfaceFluence(mesh, full, scale); });
+                   });
+        AtomicFile t(out.staged(prefix + kGatedOutputs[4]));
+        t.out << "# face p1 p2 p3 (as in surface_exit.txt's rows) of surface_exit_gated.fmtg's elements, in order\n";
+        for (size_t k = 1; k < faces.size(); ++k) {
+            const auto& F = mesh.face(faces[k]);
+            t.out << faces[k] << ' ' << F.points[0] << ' ' << F.points[1] << ' ' << F.points[2] << '\n';
+        }
+        t.commit();
+    }
     // The per-gate totals (the TPSF of the whole model), as fractions of the launched weight.
     const double n = r.ledger.launched > 0 ? r.ledger.launched : 1.0;
     const std::vector<double> abs = gateBinTotals(r.gates, r.gatedVolume), ex = gateBinTotals(r.gates, r.gatedSurface);

@@ -37,7 +37,7 @@ inline std::string jsonStringList(const std::vector<std::string>& v) {
 inline const std::vector<std::string> kRunOutputs{"volume_energy.txt",  "fluence.txt",       "surface_exit.txt",
                                                   "volume_energy_stderr.txt", "fluence_stderr.txt",
                                                   "fluence_matrix.fmm", "fluence_matrix.h5",
-                                                  "fluence_gated.fmtg", "surface_exit_gated.fmtg", "tpsf.txt", "fluence_gated_tetras.txt", "detected.fmd", "detected.mch", "adjoint_fluence.fmm", "detector_tpsf.txt", "jacobian.txt",
+                                                  "fluence_gated.fmtg", "surface_exit_gated.fmtg", "tpsf.txt", "fluence_gated_tetras.txt", "surface_exit_gated_faces.txt", "detected.fmd", "detected.mch", "adjoint_fluence.fmm", "detector_tpsf.txt", "jacobian.txt",
                                                   "summary.json"};
 
 // summary.json's "standard_error" (docs/USER_GUIDE.md): the batches, the standard error of the

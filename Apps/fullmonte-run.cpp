@@ -76,8 +76,9 @@ const char* kUsage =
     "  --exterior-n N     exterior refractive index for MMC prop files and .inp (default 1)\n"
     "  --no-surface       do not score surface exit energy\n"
     "  --time-gates START,STOP,STEP  time-resolved tallies (docs/TIME_DOMAIN.md): gates of STEP ns\n"
-    "                     from START to STOP ns; fluence per tetra and exit fluence per face per gate\n"
-    "                     (fluence_gated.fmtg, surface_exit_gated.fmtg), per-gate totals (tpsf.txt,\n"
+    "                     from START to STOP ns; fluence per tetra and exit fluence per boundary face\n"
+    "                     per gate (fluence_gated.fmtg, surface_exit_gated.fmtg and its face list\n"
+    "                     surface_exit_gated_faces.txt), per-gate totals (tpsf.txt,\n"
     "                     summary.json \"time_gates\"); what arrives before START or after STOP is\n"
     "                     kept in an early and a late bin, so the bins sum to the CW tallies\n"
     "  --no-gated-volume  with --time-gates: gate only the exit tally (the volume one takes\n"
@@ -234,7 +235,7 @@ std::vector<int> deviceList(const Args& a, const std::string& kernel) {
 // The text outputs' size: two values of up to 17 characters a tetra, a line of ~80 a boundary face.
 double outputBytes(const TetraMesh& mesh, const RunOptions& opt) {
     const double gated = (opt.outputs.gatedVolume ? gatedArrayBytes(opt.gates, gatedVolumeStride(opt.gates, mesh.tetraCount())) : 0) +
-                         (opt.outputs.gatedSurface ? gatedArrayBytes(opt.gates, mesh.faceCount()) : 0);
+                         (opt.outputs.gatedSurface ? gatedArrayBytes(opt.gates, gatedSurfaceStride(mesh.boundaryFaces().size())) : 0);
     return 36.0 * double(mesh.tetraCount()) + (opt.outputs.surface ? 80.0 * double(mesh.boundaryFaces().size()) : 0) +
            2 * gated + 4096.0;
 }

@@ -519,7 +519,7 @@ void checkGatedBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& r
                      size_t slots) {
     checkGatedRun(mesh, singleRunOptions(opt, runs.front()));
     const double perRun = (opt.outputs.gatedVolume ? gatedArrayBytes(opt.gates, gatedVolumeStride(opt.gates, mesh.cells.size())) : 0.0) +
-                          (opt.outputs.gatedSurface ? gatedArrayBytes(opt.gates, mesh.faceCount) : 0.0);
+                          (opt.outputs.gatedSurface ? gatedArrayBytes(opt.gates, gatedSurfaceStride(opt.gates)) : 0.0);
     const size_t queued = queuedPerSlot(1, 1);
     const size_t held = std::min(runs.size(), slots + resultsHeld(slots, queued));
     requireMemory(perRun * double(held),
@@ -561,9 +561,11 @@ std::unique_ptr<BatchTransport> makeLocalBatchTransport(size_t runs, const Batch
     return std::make_unique<LocalTransport>(runs, onResult);
 }
 
-BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& runs, const BatchOptions& opt,
+BatchSummary runBatch(const KernelInput& mesh, const std::vector<BatchRunSpec>& runs, const BatchOptions& given,
                       const BatchResultFn& onResult, const MpiSession* mpi) {
     auto t0 = std::chrono::steady_clock::now();
+    BatchOptions opt = given;  // with the gated exit tally's faces, made once for every run
+    if (opt.outputs.gatedSurface) opt.gates = withExitFaces(mesh, opt.gates);
     if (opt.kernel == "hybrid")  // a batch already keeps the CPU and every GPU busy with whole runs
         throw ParameterError("kernel hybrid runs one run at a time; a batch takes kernel cpu or cuda");
     if (opt.kernel != "cpu" && opt.kernel != "cuda")

@@ -55,8 +55,10 @@ void validateRunOptions(const RunOptions& o) {
         throw ParameterError("time-gated outputs need time gates: give the gates' start, stop and step in ns");
 }
 
-RunResult runKernel(const std::string& kind, const KernelInput& in, const RunOptions& opt) {
-    validateRunOptions(opt);
+RunResult runKernel(const std::string& kind, const KernelInput& in, const RunOptions& given) {
+    validateRunOptions(given);
+    RunOptions opt = given;  // with the gated exit tally's faces, made once for the kernels (and a hybrid run's sides)
+    if (opt.outputs.gatedSurface) opt.gates = withExitFaces(in, opt.gates);
     checkGatedRun(in, opt);
     const bool detecting = opt.detection && opt.detection->active();
     // A hybrid run would mix CPU and GPU histories in one record set, which neither kernel

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The time-resolved tallies (Kernels/TimeGates.hpp) as one tally of the loops' pack
-// (Kernels/Core/Tally.hpp): volume energy per tetra per gate and exit energy per face per gate,
-// binned by the packet clock (st.opl, the optical path length since launch). Each adds exactly
-// the value the CW tally adds for the same event, into bin-major arrays ([bin * stride + index],
-// stride = cells or face ids), so that the sum over the bins of an element is its CW tally. A
+// (Kernels/Core/Tally.hpp): volume energy per tetra per gate and exit energy per exit face per
+// gate, binned by the packet clock (st.opl, the optical path length since launch). Each adds
+// exactly the value the CW tally adds for the same event, into bin-major arrays ([bin * stride +
+// element], stride = cells or chosen tetras + 1, exit faces + 1), so that the sum over the bins of
+// an element is its CW tally. A
 // null array is a gated tally that is off (a predictable branch, paid only by gated runs). Acc
 // as for the standard tallies (plain adds on the CPU, atomics through a one-entry cache on the GPU).
 #pragma once
@@ -17,10 +18,13 @@ struct TimeGatedTally {
     static constexpr bool kNeedsClock = true;
     static constexpr bool kScoresFaces = true;
     double* gatedVolume = nullptr;   // [bin * gatedCells + element], or null: off
-    double* gatedSurface = nullptr;  // [bin * faces + face id], or null: off
+    double* gatedSurface = nullptr;  // [bin * gatedFaces + element], or null: off
     // Per-region gating: [tetra] -> element of gatedVolume, -1 outside the regions (null: the
     // element is the tetra; gatedCells is then the cell count).
     const int32_t* gatedSlot = nullptr;
+    // [face id] -> element of gatedSurface (GatedFaces::slot: every face a packet can exit
+    // through has one); set wherever gatedSurface is.
+    const int32_t* gatedFaceSlot = nullptr;
     uint32_t gatedCells = 0, gatedFaces = 0;
     GateBins gates;
     // The CW volume tally where the pack leaves it to this one (the GPU's gated runs, whose pack
@@ -53,7 +57,8 @@ struct TimeGatedTally {
     }
     FM_HD void exit(const PacketState& st, uint32_t face) {
         if (gatedSurface)
-            Acc::add(gatedSurface + (uint64_t(gates.bin(st.opl)) * gatedFaces + (face & ~kFaceSideBit)), st.pk.w);
+            Acc::add(gatedSurface + (uint64_t(gates.bin(st.opl)) * gatedFaces + uint32_t(gatedFaceSlot[face & ~kFaceSideBit])),
+                     st.pk.w);
     }
     FM_HD void flush() { flushInto(cwReplicas.base); }
     FM_HD void flushInto(uint32_t cwOffset) {  // cwOffset: of the CW replica (TallyReplicas::offset)

@@ -55,7 +55,7 @@ struct OutputSelection {
     bool surface = true;   // SurfaceExitEnergy per face id (boundary faces only are non-zero)
     bool directed = false; // DirectedSurfaceEnergy per face id and side (faces flagged in cells)
     // Per time gate (RunOptions::gates; Kernels/TimeGates.hpp): volume energy per tetra and
-    // exit energy per face, each of the gates plus an early and a late bin.
+    // exit energy per exit (boundary) face, each of the gates plus an early and a late bin.
     bool gatedVolume = false;
     bool gatedSurface = false;
     bool gated() const { return gatedVolume || gatedSurface; }
@@ -104,7 +104,7 @@ struct TallyErrors {
     std::vector<double> gatedVolume;  // as RunResult::gatedVolume
     std::vector<double> gatedSurface; // as RunResult::gatedSurface
     std::vector<double> gatedVolumeTotals;   // [bin]: of the gated volume tally's sum over tetras
-    std::vector<double> gatedSurfaceTotals;  // [bin]: of the gated exit tally's sum over faces
+    std::vector<double> gatedSurfaceTotals;  // [bin]: of the gated exit tally's sum over its faces
     Ledger ledger;                    // of each ledger field
     bool available() const { return batches >= 2; }
 };
@@ -114,12 +114,13 @@ struct RunResult {
     std::vector<double> surface;   // [face id]
     std::vector<double> directed;  // [2*face id + side]
     // Time-resolved tallies (empty unless selected): bin-major, bin b of element i at
-    // [b * elements + i], elements = cells (tetras, index 0 the exterior) or faceCount (face
-    // ids); bins as TimeGates (the gates, then early, then late), so the sum over the bins of an
-    // element is its CW tally.
+    // [b * elements + i], elements = cells (tetras, index 0 the exterior; with per-region gating
+    // the chosen tetras + 1, gates.tetras) or the exit faces + 1 (gates.faces: face id
+    // faces[i], element 0 a dummy); bins as TimeGates (the gates, then early, then late), so the
+    // sum over the bins of an element is its CW tally.
     TimeGates gates;
     std::vector<double> gatedVolume;   // [bin * cells + tetra]
-    std::vector<double> gatedSurface;  // [bin * faceCount + face id]
+    std::vector<double> gatedSurface;  // [bin * gates.faces->faces.size() + element]
     Ledger ledger;
     Events events;
     TallyErrors standardError;   // of volume, surface, directed and ledger

@@ -138,6 +138,36 @@ std::shared_ptr<const GatedTetras> gatedTetras(const KernelInput& in, std::vecto
     return gatedTetras(region, std::move(regions), what);
 }
 
+std::shared_ptr<const GatedFaces> gatedExitFaces(const KernelInput& in) {
+    auto g = std::make_shared<GatedFaces>();
+    g->slot.assign(std::max<size_t>(in.faceCount, 1), -1);
+    for (size_t c = 1; c < in.cells.size(); ++c)
+        for (int i = 0; i < 4; ++i)
+            if (isExterior(in.cells[c].adj[i])) {
+                const uint32_t f = in.cells[c].face[i] & ~kFaceSideBit;
+                if (f == 0 || f >= g->slot.size())
+                    throw ModelError("cell " + std::to_string(c) + " face " + std::to_string(i) + ": face id " +
+                                     std::to_string(f) + " outside the model's " + std::to_string(in.faceCount) +
+                                     " face ids (a packed model whose face count does not match its cells)");
+                g->slot[f] = 0;
+            }
+    g->faces.push_back(0);  // element 0: the dummy, as face 0 of a full array
+    for (size_t f = 1; f < g->slot.size(); ++f)
+        if (g->slot[f] == 0) {
+            g->slot[f] = int32_t(g->faces.size());
+            g->faces.push_back(uint32_t(f));
+        }
+    g->cellsIdentity = in.cellsIdentity;
+    return g;
+}
+
+TimeGates withExitFaces(const KernelInput& in, TimeGates g) {
+    const bool same = g.faces && g.faces->cellsIdentity != 0 && g.faces->cellsIdentity == in.cellsIdentity &&
+                      g.faces->slot.size() == std::max<size_t>(in.faceCount, 1);
+    if (!same) g.faces = gatedExitFaces(in);
+    return g;
+}
+
 void checkGatedRun(const KernelInput& in, const RunOptions& opt) {
     const OutputSelection& o = opt.outputs;
     if (!o.gated()) return;
@@ -155,9 +185,12 @@ void checkGatedRun(const KernelInput& in, const RunOptions& opt) {
                        opt.gates.tetras ? "use fewer gates (a larger step or a shorter window), fewer regions, or gate only the exit tally"
                                         : "use fewer gates (a larger step or a shorter window), gate only the chosen regions' tetras "
                                           "(--time-gate-regions), or gate only the exit tally");
-    if (o.gatedSurface)
-        checkGatedSize(opt.gates, in.faceCount, "the gated exit tally over " + std::to_string(in.faceCount) + " faces",
+    if (o.gatedSurface) {
+        const TimeGates g = withExitFaces(in, opt.gates);
+        checkGatedSize(g, gatedSurfaceStride(g),
+                       "the gated exit tally over " + std::to_string(gatedSurfaceStride(g) - 1) + " exit faces",
                        "use fewer gates (a larger step or a shorter window)");
+    }
 }
 
 }  // namespace fm

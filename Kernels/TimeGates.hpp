@@ -35,10 +35,24 @@ struct GatedTetras {
     std::vector<uint32_t> cells;    // [element]: its cell (tetra id); element 0 is a dummy (cell 0), as in full arrays
 };
 
+// The gated exit tally's elements: the model's exit faces (faces with the exterior on one side,
+// the only ones a packet leaves through), in ascending face id, so that the gated exit array
+// takes bins x (exit faces + 1) values instead of bins x face ids (on a tetra mesh about a third
+// of its faces are interior). Derived from the packed cells (gatedExitFaces).
+struct GatedFaces {
+    std::vector<int32_t> slot;    // [face id]: the element of the gated exit array, -1 for an interior face
+    std::vector<uint32_t> faces;  // [element]: its face id; element 0 is a dummy (face 0)
+    uint64_t cellsIdentity = 0;   // KernelInput::cellsIdentity of the cells it was made from (0: unknown)
+};
+
 struct TimeGates {
     double startNs = 0, stopNs = 0, stepNs = 0;
     uint32_t count = 0;  // 0: no gates (a continuous-wave run)
     std::shared_ptr<const GatedTetras> tetras;  // null: the gated volume tally covers every tetra
+    // The gated exit tally's elements. A run's result always has them where it keeps the gated
+    // exit tally; in the options they may be null (each kernel then derives them from its cells,
+    // withExitFaces) or given by a caller running many runs over one model.
+    std::shared_ptr<const GatedFaces> faces;
 
     bool on() const { return count > 0; }
     uint32_t bins() const { return count + 2; }  // the gates, the early bin, the late bin
@@ -69,6 +83,19 @@ inline uint64_t gatedVolumeStride(const TimeGates& g, uint64_t cells) {
 }
 // The cell -> element map the kernels gate through (null: the identity).
 inline const int32_t* gatedVolumeSlots(const TimeGates& g) { return g.tetras ? g.tetras->slot.data() : nullptr; }
+
+struct KernelInput;
+// The exit faces of a packed model's cells (every face of a cell whose neighbour across it is
+// the exterior), as the gated exit tally's elements.
+std::shared_ptr<const GatedFaces> gatedExitFaces(const KernelInput& in);
+// g with its exit faces for the model `in`: g's own where they were made from the same cells
+// (equal non-zero cellsIdentity and face count), else derived from in's cells.
+TimeGates withExitFaces(const KernelInput& in, TimeGates g);
+// Values per bin of the gated exit array of g (with its faces: exit faces + the dummy).
+inline uint64_t gatedSurfaceStride(const TimeGates& g) { return g.faces ? g.faces->faces.size() : 0; }
+// Values per bin of the gated exit array of a mesh with `exitFaces` boundary faces: the front
+// ends' memory estimates before the model is packed.
+inline uint64_t gatedSurfaceStride(uint64_t exitFaces) { return exitFaces + 1; }
 
 // The map of the tetras of `regions` (material ids of cellRegion: cellRegion[c] for c = 1..cells-1)
 // for per-region gating. ParameterError naming `what` for an empty list, an id no tetra has (with

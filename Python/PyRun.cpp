@@ -270,8 +270,15 @@ read-only numpy views. Normalise with fluence(energy=...) or scale = energy / pa
         .def_property_readonly("gated_surface_energy", [](py::object self) -> py::object {
             const auto& r = self.cast<const Result&>();
             return gatedView(r.run.gates, r.run.gatedSurface, self);
-        }, "(gates + 2, faces) exiting packet weight per time gate, early and late bins last (None without "
-           "time_gates); the rows sum to surface_energy")
+        }, "(gates + 2, exit faces) exiting packet weight per time gate, early and late bins last (None "
+           "without time_gates); columns are the faces gated_faces names, the rows sum to "
+           "surface_energy[gated_faces - 1]")
+        .def_property_readonly("gated_faces", [](const Result& r) -> py::object {
+            if (!r.run.gates.faces || r.run.gatedSurface.empty()) return py::none();
+            const auto& f = r.run.gates.faces->faces;
+            return py::array_t<uint32_t>(py::ssize_t(f.size() - 1), f.data() + 1);
+        }, "The face ids (1-based, as surface_energy's index + 1) of gated_surface_energy's columns: the "
+           "mesh's boundary faces, ascending (None without the gated exit tally)")
         .def_property_readonly("gated_volume_energy_stderr", [](py::object self) -> py::object {
             const auto& r = self.cast<const Result&>();
             return gatedView(r.run.gates, r.run.standardError.gatedVolume, self);

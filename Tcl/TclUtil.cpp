@@ -159,10 +159,11 @@ std::string formatDeviceList(const std::vector<int>& d) {
 std::vector<double> gatedBin(const std::vector<double>& v, const fm::TimeGates& g, uint32_t b, bool volume) {
     if (v.empty()) return {};
     const size_t stride = v.size() / g.bins();
-    const fm::GatedTetras* chosen = volume ? g.tetras.get() : nullptr;
-    if (!chosen) return std::vector<double>(v.begin() + b * stride, v.begin() + (b + 1) * stride);
-    std::vector<double> full(chosen->slot.size(), 0.0);
-    for (size_t k = 1; k < chosen->cells.size(); ++k) full[chosen->cells[k]] = v[b * stride + k];
+    // The listed elements' full indices (per-region gating's tetras, the exit faces), or none.
+    const std::vector<uint32_t>* ids = volume ? (g.tetras ? &g.tetras->cells : nullptr) : (g.faces ? &g.faces->faces : nullptr);
+    if (!ids) return std::vector<double>(v.begin() + b * stride, v.begin() + (b + 1) * stride);
+    std::vector<double> full(volume ? g.tetras->slot.size() : g.faces->slot.size(), 0.0);
+    for (size_t k = 1; k < ids->size(); ++k) full[(*ids)[k]] = v[b * stride + k];
     return full;
 }
 

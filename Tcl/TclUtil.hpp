@@ -44,9 +44,10 @@ T& need(T* p, const std::string& what) {
 std::vector<int> parseDeviceList(const std::string& s, const std::string& what);
 std::string formatDeviceList(const std::vector<int>& d);
 
-// Bin b of a gated tally ([bin * elements + k]) as one value per element; a volume tally gated
-// over chosen tetras (TimeGates::tetras) spread over every cell, 0 outside them. Empty for an
-// empty tally.
+// Bin b of a gated tally ([bin * elements + k]) as one value per cell or face id: a volume tally
+// gated over chosen tetras (TimeGates::tetras) spread over every cell, 0 outside them; the exit
+// tally over the exit faces (TimeGates::faces) spread over every face id, 0 on interior faces.
+// Empty for an empty tally.
 std::vector<double> gatedBin(const std::vector<double>& v, const fm::TimeGates& g, uint32_t b, bool volume);
 
 }  // namespace fmtcl

@@ -233,8 +233,10 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
     const bool batched = batches > 1;
     const bool gated = sel.gated();  // runs the time-gated pack: the volume and exit tallies on
     checkGatedRun(in, opt);
-    const size_t ngc = gatedVolumeStride(opt.gates, nv);  // gated volume elements per bin (per-region gating: fewer)
-    const size_t ngv = sel.gatedVolume ? opt.gates.bins() * ngc : 0, ngs = sel.gatedSurface ? opt.gates.bins() * ns : 0;
+    const TimeGates gates = sel.gatedSurface ? withExitFaces(in, opt.gates) : opt.gates;  // the result's, with its exit faces
+    const size_t ngc = gatedVolumeStride(gates, nv);  // gated volume elements per bin (per-region gating: fewer)
+    const size_t ngf = gatedSurfaceStride(gates);     // gated exit elements per bin
+    const size_t ngv = sel.gatedVolume ? gates.bins() * ngc : 0, ngs = sel.gatedSurface ? gates.bins() * ngf : 0;
     const double tallyBytes = 8.0 * double((sel.volume || gated ? nv : 0) + (sel.surface || gated ? ns : 0) +
                                            (sel.directed ? nd : 0) + ngv + ngs);
     // What shrinks the need: fewer threads (each keeps its own tallies), one batch (no fold
@@ -275,10 +277,11 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
                 gsurf[w].assign(ngs, 0.0);
                 scorers[w].gatedVolume = ngv ? gvol[w].data() : nullptr;
                 scorers[w].gatedSurface = ngs ? gsurf[w].data() : nullptr;
-                scorers[w].gatedSlot = gatedVolumeSlots(opt.gates);
+                scorers[w].gatedSlot = gatedVolumeSlots(gates);
+                scorers[w].gatedFaceSlot = ngs ? gates.faces->slot.data() : nullptr;
                 scorers[w].gatedCells = uint32_t(ngc);
-                scorers[w].gatedFaces = uint32_t(ns);
-                scorers[w].gates = gateBins(opt.gates);
+                scorers[w].gatedFaces = uint32_t(ngf);
+                scorers[w].gates = gateBins(gates);
             }
         }
         std::vector<WorkerFolds> folds(batched ? threads : 0);
@@ -298,8 +301,8 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
                     f.ledger.reset(7);
                     f.gatedVolume.reset(gvol[w].size());
                     f.gatedSurface.reset(gsurf[w].size());
-                    f.gatedVolumeTotals.reset(ngv ? opt.gates.bins() : 0);
-                    f.gatedSurfaceTotals.reset(ngs ? opt.gates.bins() : 0);
+                    f.gatedVolumeTotals.reset(ngv ? gates.bins() : 0);
+                    f.gatedSurfaceTotals.reset(ngs ? gates.bins() : 0);
                 }
                 runWorkerBatches(chunks, b, e, workerBatches(batches, e - b, opt.packets), run, [&](uint64_t n) {
                     f.volume.fold(vol[w].data(), n);
@@ -308,8 +311,8 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
                     f.ledger.fold(ledgerFields(sc.ledger).data(), n);
                     f.gatedVolume.fold(gvol[w].data(), n);
                     f.gatedSurface.fold(gsurf[w].data(), n);
-                    f.gatedVolumeTotals.fold(gateBinTotals(opt.gates, gvol[w]).data(), n);
-                    f.gatedSurfaceTotals.fold(gateBinTotals(opt.gates, gsurf[w]).data(), n);
+                    f.gatedVolumeTotals.fold(gateBinTotals(gates, gvol[w]).data(), n);
+                    f.gatedSurfaceTotals.fold(gateBinTotals(gates, gsurf[w]).data(), n);
                     ++f.batches;
                 });
             }
@@ -321,7 +324,7 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
         addWorkerArrays(dir, r.directed);
         addWorkerArrays(gvol, r.gatedVolume);
         addWorkerArrays(gsurf, r.gatedSurface);
-        if (G) r.gates = opt.gates;
+        if (G) r.gates = gates;
         for (auto& sc : scorers) {
             r.ledger.add(sc.ledger);
             r.events.add(sc.events);

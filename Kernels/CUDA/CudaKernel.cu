@@ -78,15 +78,18 @@ public:
     }
     void load(const KernelInput& in) { load(in.materials, in.emitters, in.emitterCdf, in.pieces, in.pieceCdf); }
     // The time gates of the next runs (Kernels/GatedTally.hpp): their arrays allocated (or kept,
-    // at the same size) and zeroed; none when opt selects no gated output. A gated run's DeviceRun
-    // keeps the volume and exit tallies (gatedOutputs).
-    void setGates(const RunOptions& opt, const KernelInput& in) { setGates(opt, in.cells.size(), in.faceCount); }
-    void setGates(const RunOptions& opt, size_t cells, size_t faces) {
-        gates_ = opt.gates;
+    // at the same size) and zeroed; none when `o` selects no gated output. A gated run's
+    // DeviceRun keeps the volume and exit tallies (gatedOutputs). `gates` has its exit faces
+    // (withExitFaces) where o.gatedSurface.
+    void setGates(const OutputSelection& o, const TimeGates& gates, size_t cells) {
+        if (o.gatedSurface && !gates.faces) throw Error("a time-gated exit tally without its exit faces (withExitFaces)");
+        gates_ = gates;
         gatedCells_ = gatedVolumeStride(gates_, cells);
-        nGV_ = opt.outputs.gatedVolume ? size_t(gates_.bins()) * gatedCells_ : 0;
-        setGatedSlots(nGV_ ? gates_.tetras : nullptr);
-        nGS_ = opt.outputs.gatedSurface ? size_t(gates_.bins()) * faces : 0;
+        nGV_ = o.gatedVolume ? size_t(gates_.bins()) * gatedCells_ : 0;
+        keepSlots(gatedSlot_, gatedSlotsOf_, nGV_ ? gates_.tetras : nullptr, "time gate regions");
+        gatedFaceCount_ = o.gatedSurface ? gatedSurfaceStride(gates_) : 0;
+        nGS_ = size_t(gates_.bins()) * gatedFaceCount_;
+        keepSlots(gatedFaceSlot_, gatedFaceSlotsOf_, nGS_ ? gates_.faces : nullptr, "gated exit faces");
         if (!gated_ || gated_->size() != nGV_ + nGS_) {
             gated_.reset();
             gatedFolds_.reset();
@@ -96,19 +99,21 @@ public:
         if (gatedFolds_) gatedFolds_->clear(s_);
         gateTotalFolds_.reset();  // the bins may have changed with the gates
     }
-    // Per-region gating's tetra -> element map on the device (none: null), uploaded only where it
-    // differs from the map already there: a batch's runs share one, and it crosses PCIe once.
-    void setGatedSlots(const std::shared_ptr<const GatedTetras>& t) {
-        if (!t) {
-            gatedSlot_.reset();
-            gatedSlotsOf_.reset();
+    // A gated tally's element map on the device (per-region gating's tetra -> element, the exit
+    // faces' face id -> element; none: null), uploaded only where it differs from the map
+    // already there: a batch's runs share one, and it crosses PCIe once.
+    template <class Map>
+    void keepSlots(std::unique_ptr<DeviceBuffer<int32_t>>& buf, std::shared_ptr<const Map>& of,
+                   const std::shared_ptr<const Map>& m, const char* what) {
+        if (!m) {
+            buf.reset();
+            of.reset();
             return;
         }
-        if (gatedSlot_ && gatedSlotsOf_ && (gatedSlotsOf_ == t || gatedSlotsOf_->slot == t->slot)) return;
-        if (!gatedSlot_ || gatedSlot_->size() != t->slot.size())
-            gatedSlot_ = std::make_unique<DeviceBuffer<int32_t>>(t->slot.size(), "time gate regions");
-        gatedSlot_->upload(t->slot, s_);
-        gatedSlotsOf_ = t;
+        if (buf && of && (of == m || of->slot == m->slot)) return;
+        if (!buf || buf->size() != m->slot.size()) buf = std::make_unique<DeviceBuffer<int32_t>>(m->slot.size(), what);
+        buf->upload(m->slot, s_);
+        of = m;
     }
     // The packets of `part`, or with a feed its batches (BatchFeed: two slots of tallies and
     // ledger; not for gated runs, whose arrays have one slot).
@@ -126,7 +131,8 @@ public:
                 sc.gatedSurface = nGS_ ? gated_->get() + nGV_ : nullptr;
                 sc.gatedSlot = gatedSlot_ ? gatedSlot_->get() : nullptr;
                 sc.gatedCells = uint32_t(gatedSlot_ ? gatedCells_ : nVol_);
-                sc.gatedFaces = uint32_t(nSurf_);
+                sc.gatedFaceSlot = gatedFaceSlot_ ? gatedFaceSlot_->get() : nullptr;
+                sc.gatedFaces = uint32_t(gatedFaceCount_);
                 sc.gates = gateBins(gates_);
                 if (!volumeFromBins()) {
                     sc.cwVolume = tallies_.get();
@@ -394,6 +400,9 @@ private:
     std::unique_ptr<DeviceBuffer<double>> gated_;
     std::unique_ptr<DeviceBuffer<int32_t>> gatedSlot_;  // per-region gating's map, or null
     std::shared_ptr<const GatedTetras> gatedSlotsOf_;    // the map gatedSlot_ holds
+    std::unique_ptr<DeviceBuffer<int32_t>> gatedFaceSlot_;  // the gated exit tally's face map, or null
+    std::shared_ptr<const GatedFaces> gatedFaceSlotsOf_;    // the map gatedFaceSlot_ holds
+    size_t gatedFaceCount_ = 0;                             // the gated exit array's elements per bin
     size_t gatedCells_ = 0;                             // gated volume elements per bin
     std::unique_ptr<DeviceBatchFold> gatedFolds_;
     DeviceBatchFold& gatedFolds() {
@@ -629,6 +638,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
     // A time-gated run keeps the volume and exit tallies (TimeGatedTally's pack), dropped below
     // where not selected.
     checkGatedRun(in, opt);
+    const TimeGates gates = opt.outputs.gatedSurface ? withExitFaces(in, opt.gates) : opt.gates;
     OutputSelection kept = opt.outputs;
     if (kept.gated()) kept.volume = kept.surface = true;
     const std::shared_future<uint64_t> hash = cellsHash(in);
@@ -681,7 +691,7 @@ RunResult runCuda(const KernelInput& in, const RunOptions& opt) {
             runs[k] = takeDeviceRun(keys[k], hashes[k], in, kept, layouts[k],  // kept from an earlier run, if any
                                     layouts[k] == layouts[0] ? made : std::shared_future<HostCellArrays>());
             runs[k]->load(in);
-            runs[k]->setGates(opt, in);
+            runs[k]->setGates(opt.outputs, gates, in.cells.size());
             upload[k] = since(tu);
             if (opt.packetSource && batches == 1) {  // a hybrid run's GPU side: one pipelined run
                 DeviceTaker taker(*opt.packetSource, unsigned(k));
@@ -822,7 +832,8 @@ struct CudaModelOnDevice::Impl {
     std::shared_future<uint64_t> hash;  // of the batch's mesh, which outlives this model
     std::unique_ptr<DeviceRun> run;
     bool clean = true;  // no run failed: the model may go back to the cache
-    size_t cells = 0, faces = 0;  // of the mesh, for the gated arrays' sizes (setGates)
+    size_t cells = 0;  // of the mesh, for the gated arrays' sizes (setGates)
+    std::shared_ptr<const GatedFaces> exitFaces;  // of the mesh, where the caller gates the exit tally
     OutputSelection selected;     // the caller's outputs (a gated model keeps volume and exit too)
 };
 
@@ -833,7 +844,7 @@ CudaModelOnDevice::CudaModelOnDevice(int device, const KernelInput& mesh, const 
     if (!cudaDeviceAvailable(&why)) throw Error("kernel cuda: " + why);
     impl_->device = device;
     impl_->cells = mesh.cells.size();
-    impl_->faces = mesh.faceCount;
+    if (outputs.gatedSurface) impl_->exitFaces = gatedExitFaces(mesh);
     impl_->selected = outputs;
     OutputSelection kept = outputs;  // as runCuda: a gated run keeps the volume and exit tallies
     if (kept.gated()) kept.volume = kept.surface = true;
@@ -860,7 +871,9 @@ RunResult CudaModelOnDevice::run(const RunVariant& v, const RunOptions& opt) {
     DeviceRun& d = *impl_->run;
     impl_->clean = false;  // until this run ends without an error
     d.load(v.materials, v.emitters, v.emitterCdf, v.pieces, v.pieceCdf);
-    d.setGates(opt, impl_->cells, impl_->faces);
+    TimeGates gates = opt.gates;
+    if (opt.outputs.gatedSurface) gates.faces = impl_->exitFaces;
+    d.setGates(opt.outputs, gates, impl_->cells);
     RunResult r;
     r.kernel = "cuda";
     r.packetsRequested = opt.packets;

@@ -200,9 +200,11 @@ void throwIfAnyRankFailed(const MpiSession& mpi, const std::exception_ptr& failu
 }  // namespace
 
 RunResult runDistributed(const MpiSession& mpi, const std::string& kernel, const KernelInput& in,
-                         const RunOptions& opt) {
-    if (mpi.size() == 1) return runKernel(kernel, in, opt);
-    validateRunOptions(opt);
+                         const RunOptions& given) {
+    if (mpi.size() == 1) return runKernel(kernel, in, given);
+    validateRunOptions(given);
+    RunOptions opt = given;  // with the gated exit tally's faces, made once for every chunk and the result
+    if (opt.outputs.gatedSurface) opt.gates = withExitFaces(in, opt.gates);
     auto t0 = std::chrono::steady_clock::now();
     // Chunks small enough to balance uneven ranks, large enough to keep a GPU busy.
     const uint64_t chunk = std::max<uint64_t>(4096, opt.packets / (8 * uint64_t(mpi.size())));

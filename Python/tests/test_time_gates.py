@@ -15,10 +15,16 @@ def test_gated_tallies_sum_to_cw(slab_model):
     assert r.time_gates == (0.0, 0.5, 0.05, 10)
     gv, gs = r.gated_volume_energy, r.gated_surface_energy
     assert gv.shape == (12, r.volume_energy.shape[0]) and not gv.flags.writeable
-    assert gs.shape == (12, r.surface_energy.shape[0])
+    # The exit tally per gate covers the boundary faces only, named by gated_faces (ascending ids).
+    faces = r.gated_faces
+    assert gs.shape == (12, len(faces)) and 0 < len(faces) < r.surface_energy.shape[0]
+    assert np.all(np.diff(faces.astype(np.int64)) > 0) and faces[0] >= 1 and faces[-1] <= r.surface_energy.shape[0]
+    interior = np.ones(r.surface_energy.shape[0], bool)
+    interior[faces - 1] = False
+    assert r.surface_energy[interior].sum() == 0 and r.surface_energy[faces - 1].sum() > 0
     # Each tetra's and face's bins (gates, early, late) hold its CW tally, to double rounding.
     np.testing.assert_allclose(gv.sum(axis=0), r.volume_energy, rtol=1e-12, atol=1e-300)
-    np.testing.assert_allclose(gs.sum(axis=0), r.surface_energy, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(gs.sum(axis=0), r.surface_energy[faces - 1], rtol=1e-12, atol=1e-300)
     assert gv[10].sum() == 0  # nothing before a gate that opens at t = 0
     assert gv[:10].sum() > 0 and r.gated_volume_energy_stderr.shape == gv.shape
     # The same histories as a CW run: gating changes no tally.
@@ -50,6 +56,7 @@ def test_batch_time_gates_equal_single_runs(slab_model):
         assert b[j].time_gates == (0.0, 0.5, 0.05, 10)
         np.testing.assert_array_equal(b[j].gated_volume_energy, one.gated_volume_energy)
         np.testing.assert_array_equal(b[j].gated_surface_energy, one.gated_surface_energy)
+        np.testing.assert_array_equal(b[j].gated_faces, one.gated_faces)
     assert not np.array_equal(b[0].gated_volume_energy, b[1].gated_volume_energy)
     with pytest.raises(ValueError, match="time_gates"):
         fm.run_batch(mesh, mats, srcs, packets=100, time_gates=(0, 1, 0.3))

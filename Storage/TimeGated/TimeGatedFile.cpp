@@ -95,7 +95,7 @@ TimeGatedArray readTimeGated(std::istream& in, const std::string& path) {
     if (h.byteOrder != kByteOrder)
         throw FormatError(path + ": byte-order mark " + std::to_string(h.byteOrder) + ", expected 0x01020304 (a little-endian file)");
     if (h.version != kVersion) throw FormatError(path + ": version " + std::to_string(h.version) + ", this reader knows 1");
-    if (h.quantity < 1 || h.quantity > 2) throw FormatError(path + ": quantity " + std::to_string(h.quantity) + " is not 1 or 2");
+    if (h.quantity < 1 || h.quantity > 3) throw FormatError(path + ": quantity " + std::to_string(h.quantity) + " is not 1, 2 or 3");
     if (h.hasStderr > 1) throw FormatError(path + ": standard-error flag " + std::to_string(h.hasStderr) + " is not 0 or 1");
     if (h.dataOffset != kHeaderBytes) throw FormatError(path + ": data offset " + std::to_string(h.dataOffset) + ", expected 128");
     TimeGatedArray a;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The time-gated tally file (.fmtg, docs/TIME_DOMAIN.md): one gated array (fluence per tetra or
-// exit fluence per face, per time gate, with the early and late bins) and its standard errors,
+// exit fluence per boundary face, per time gate, with the early and late bins) and its standard errors,
 // as float64 after a 128-byte header. Written through AtomicFile; the reader checks the header
 // and the size and names the file in its FormatError.
 #pragma once
@@ -14,7 +14,9 @@ namespace fm {
 
 enum class GatedQuantity : uint32_t {
     volumeFluence = 1,  // per tetra (element i = tetra i + 1)
-    exitFluence = 2,    // per face id (element i = face i + 1; boundary faces only non-zero)
+    exitFluence = 2,    // per face id (element i = face i + 1; boundary faces only non-zero): read, no longer written
+    exitFluenceListed = 3,  // per exit face, element k = line k of the list beside the file
+                            // (surface_exit_gated_faces.txt: the mesh's boundary faces)
 };
 
 struct TimeGatedArray {

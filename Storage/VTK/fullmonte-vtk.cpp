@@ -37,7 +37,8 @@ const char* kUsage =
     "  --results DIR        a fullmonte-run output folder: adds its fluence.txt and volume_energy.txt\n"
     "                       (and the fluence per time gate of fluence_gated.fmtg: Fluence gate K\n"
     "                       [t0-t1 ns], Fluence before/after the gates; docs/TIME_DOMAIN.md)\n"
-    "                       (and surface_exit.txt to --surface)\n"
+    "                       (and surface_exit.txt and the exit fluence per time gate of\n"
+    "                       surface_exit_gated.fmtg to --surface)\n"
     "  --fluence FILE       per-tetra fluence, one value per line (as fullmonte-run writes)\n"
     "  --energy FILE        per-tetra absorbed energy, one value per line (packet weight)\n"
     "  --unit W|J           what fullmonte-run's --power was: power in W (default) or energy in J\n"
@@ -108,13 +109,23 @@ TetraMesh readMesh(const Args& a) {
 
 struct SurfaceExit {
     std::vector<double> energy, fluence;  // per face id, index 0 the dummy
+    std::vector<double> fluenceError;     // the same, of a run with standard errors; else empty
 };
 
-// surface_exit.txt rows: face p1 p2 p3 energy exit_fluence. The point ids are checked against
-// the mesh so that results from another mesh are caught instead of drawn on the wrong faces.
+// surface_exit.txt rows: face p1 p2 p3 energy exit_fluence, and energy_stderr
+// exit_fluence_stderr where the header line names them (a run with batches, the default). The
+// point ids are checked against the mesh so that results from another mesh are caught instead of
+// drawn on the wrong faces.
 SurfaceExit readSurfaceExit(const std::string& path, const TetraMesh& mesh) {
+    std::string header;
+    {
+        std::ifstream in(path);
+        std::getline(in, header);
+    }
+    const bool errors = header.rfind("#", 0) == 0 && header.find("exit_fluence_stderr") != std::string::npos;
     TextReader r(path, true);
-    SurfaceExit s{std::vector<double>(mesh.faceCount() + 1, 0.0), std::vector<double>(mesh.faceCount() + 1, 0.0)};
+    SurfaceExit s{std::vector<double>(mesh.faceCount() + 1, 0.0), std::vector<double>(mesh.faceCount() + 1, 0.0), {}};
+    if (errors) s.fluenceError.assign(mesh.faceCount() + 1, 0.0);
     for (std::string t = r.token(); !t.empty(); t = r.token()) {
         char* end = nullptr;
         unsigned long f = std::strtoul(t.c_str(), &end, 10);
@@ -124,6 +135,10 @@ SurfaceExit readSurfaceExit(const std::string& path, const TetraMesh& mesh) {
                 r.fail("face " + t + " has other points than the mesh's face (results from another mesh?)");
         s.energy[f] = r.number("exit energy");
         s.fluence[f] = r.number("exit fluence");
+        if (errors) {
+            r.number("exit energy standard error");
+            s.fluenceError[f] = r.number("exit fluence standard error");
+        }
     }
     return s;
 }
@@ -155,17 +170,61 @@ TimeGatedArray scatterGatedTetras(const TimeGatedArray& g, const std::string& te
     return full;
 }
 
+// surface_exit_gated.fmtg as one value per face id per bin (elements = face ids + the dummy, 0
+// where nothing is listed): its elements are the faces surface_exit_gated_faces.txt lists (id and
+// points, checked against the mesh as surface_exit.txt's rows), or, in a file of quantity 2
+// (every face id, written before the list existed), face i + 1.
+TimeGatedArray gatedExitPerFace(const std::string& dir, const TetraMesh& mesh) {
+    const std::string file = dir + "/surface_exit_gated.fmtg", listFile = dir + "/surface_exit_gated_faces.txt";
+    const TimeGatedArray g = readTimeGated(file);
+    std::vector<uint32_t> ids;  // the face id of each element
+    if (g.quantity == GatedQuantity::exitFluence) {
+        if (g.elements != mesh.faceCount())
+            throw Error(file + ": " + std::to_string(g.elements) + " faces, the mesh has " +
+                        std::to_string(mesh.faceCount()) + " (results from another mesh?)");
+        for (uint32_t f = 1; f <= mesh.faceCount(); ++f) ids.push_back(f);
+    } else if (g.quantity == GatedQuantity::exitFluenceListed) {
+        TextReader r(listFile, true);
+        for (std::string t = r.token(); !t.empty(); t = r.token()) {
+            char* end = nullptr;
+            const unsigned long f = std::strtoul(t.c_str(), &end, 10);
+            if (*end || f == 0 || f > mesh.faceCount()) r.fail("face id '" + t + "' is not a face of the mesh");
+            for (int k = 0; k < 3; ++k)
+                if (r.count("point id", ~0u) != mesh.face(uint32_t(f)).points[k])
+                    r.fail("face " + t + " has other points than the mesh's face (results from another mesh?)");
+            ids.push_back(uint32_t(f));
+        }
+        if (ids.size() != g.elements)
+            throw Error(listFile + ": " + std::to_string(ids.size()) + " faces for the " + std::to_string(g.elements) +
+                        " elements of " + file + " (files of different runs?)");
+    } else {
+        throw Error(file + ": not an exit fluence file (quantity " + std::to_string(uint32_t(g.quantity)) + ")");
+    }
+    TimeGatedArray full = g;
+    full.elements = mesh.faceCount() + 1;
+    full.values.assign(size_t(g.gates.bins()) * full.elements, 0.0);
+    for (uint32_t b = 0; b < g.gates.bins(); ++b)
+        for (size_t k = 0; k < ids.size(); ++k) full.values[b * full.elements + ids[k]] = g.values[b * g.elements + k];
+    full.stderrs.clear();
+    return full;
+}
+
+// The name of bin b's array of a gated quantity ("Fluence", "Exit fluence").
+std::string gatedArrayName(const std::string& what, const TimeGates& g, uint32_t b, const std::string& unit) {
+    std::ostringstream name;
+    if (b < g.count)
+        name << what << " gate " << b << " [" << g.gateStart(b) << "-" << g.gateStop(b) << " ns]";
+    else
+        name << what << " " << (b == g.earlyBin() ? "before" : "after") << " the gates";
+    name << " (" << unit << "/mm^2)";
+    return name.str();
+}
+
 // One cell array per bin of a time-gated fluence file.
 void addGatedData(VTKMeshWriter& w, const TimeGatedArray& g, const std::string& unit) {
-    for (uint32_t b = 0; b < g.gates.bins(); ++b) {
-        std::ostringstream name;
-        if (b < g.gates.count)
-            name << "Fluence gate " << b << " [" << g.gates.gateStart(b) << "-" << g.gates.gateStop(b) << " ns]";
-        else
-            name << "Fluence " << (b == g.gates.earlyBin() ? "before" : "after") << " the gates";
-        name << " (" << unit << "/mm^2)";
-        w.addData(name.str(), std::vector<double>(g.values.begin() + b * g.elements, g.values.begin() + (b + 1) * g.elements));
-    }
+    for (uint32_t b = 0; b < g.gates.bins(); ++b)
+        w.addData(gatedArrayName("Fluence", g.gates, b, unit),
+                  std::vector<double>(g.values.begin() + b * g.elements, g.values.begin() + (b + 1) * g.elements));
 }
 
 void addFileData(VTKMeshWriter& w, std::vector<double>& fluence, const Args& a, const std::string& unit,
@@ -201,6 +260,14 @@ void writeSurface(const Args& a, const TetraMesh& mesh, const std::string& unit)
         SurfaceExit e = readSurfaceExit(exitFile, mesh);
         s.addData("Exit energy (packet weight)", e.energy);
         s.addData("Exit fluence (" + unit + "/mm^2)", e.fluence);
+        if (!e.fluenceError.empty()) s.addData("Exit fluence standard error (" + unit + "/mm^2)", e.fluenceError);
+    }
+    const std::string dir = a.count("--results") ? a.at("--results") : "";
+    if (!dir.empty() && fs::exists(dir + "/surface_exit_gated.fmtg")) {  // one array per bin of the gated exit fluence
+        const TimeGatedArray g = gatedExitPerFace(dir, mesh);
+        for (uint32_t b = 0; b < g.gates.bins(); ++b)
+            s.addData(gatedArrayName("Exit fluence", g.gates, b, unit),
+                      std::vector<double>(g.values.begin() + b * g.elements, g.values.begin() + (b + 1) * g.elements));
     }
     if (a.count("--comment")) s.addHeaderComment(a.at("--comment"));
     s.write();

@@ -4,7 +4,8 @@
 # (fluence_gated.fmtg, surface_exit_gated.fmtg, tpsf.txt, summary.json "time_gates") are written
 # with the documented layout; each tetra's and face's bins sum to its CW value; the per-gate totals
 # sum to the ledger; bad gates exit 1 with an error naming --time-gates and write no outputs.
-# With fullmonte-vtk given, its --results adds one cell array per bin of fluence_gated.fmtg.
+# With fullmonte-vtk given, its --results adds one cell array per bin of fluence_gated.fmtg to the
+# .vtu and of surface_exit_gated.fmtg to --surface (whose surface_exit.txt has standard errors).
 # Usage: time_gates.sh path/to/fullmonte-run [path/to/fullmonte-vtk]
 set -u
 exe=$1
@@ -42,11 +43,15 @@ for i in range(n):  # the bins sum to the CW fluence (fluence.txt: 9 significant
 assert sum(g[b][i] for b in range(20) for i in range(n)) > 0.5 * sum(cw)  # most within 20 ps
 qty, se, nf, gs = fmtg("surface_exit_gated.fmtg")
 rows = [l.split() for l in open(f"{d}/surface_exit.txt") if not l.startswith("#")]
-assert qty == 2 and nf >= max(int(r[0]) for r in rows)
-for r in rows:  # boundary faces: the bins sum to the CW exit fluence
-    f, cwf = int(r[0]), float(r[5])
-    s = sum(gs[b][f - 1] for b in range(len(gs)))
-    assert abs(s - cwf) <= 1e-8 * max(cwf, 1e-300), (f, s, cwf)
+# Its elements: the boundary faces, listed (id and points as surface_exit.txt's rows) in order.
+listed = [l.split() for l in open(f"{d}/surface_exit_gated_faces.txt") if not l.startswith("#")]
+assert qty == 3 and nf == len(listed) == len(rows), (qty, nf, len(listed), len(rows))
+ids = [int(l[0]) for l in listed]
+assert ids == sorted(ids) and sorted(listed) == sorted(r[:4] for r in rows)
+cwf = {int(r[0]): float(r[5]) for r in rows}
+for k, f in enumerate(ids):  # the bins sum to the CW exit fluence
+    s = sum(gs[b][k] for b in range(len(gs)))
+    assert abs(s - cwf[f]) <= 1e-8 * max(cwf[f], 1e-300), (f, s, cwf[f])
 j = json.load(open(f"{d}/summary.json"))
 t = j["time_gates"]
 assert (t["gates"], t["start_ns"], t["stop_ns"], t["step_ns"]) == (20, 0, 0.02, 0.001), t
@@ -62,12 +67,33 @@ PY
 then ok "gated outputs: layout, bins sum to CW, totals to the ledger"; else fail "gated outputs"; fi
 
 if [ -n "$vtk" ]; then
-  if "$vtk" --mesh "$dir/m.mesh" --results "$dir/on" --output "$dir/on.vtu" >/dev/null 2>"$dir/err" &&
+  if "$vtk" --mesh "$dir/m.mesh" --results "$dir/on" --output "$dir/on.vtu" --surface "$dir/on.vtp" >/dev/null 2>"$dir/err" &&
      grep -q 'Name="Fluence gate 0 \[0-0.001 ns\] (W/mm^2)"' "$dir/on.vtu" &&
-     grep -q 'Name="Fluence gate 19 ' "$dir/on.vtu" && grep -q 'Name="Fluence after the gates' "$dir/on.vtu"; then
-    ok "fullmonte-vtk: a cell array per bin"
+     grep -q 'Name="Fluence gate 19 ' "$dir/on.vtu" && grep -q 'Name="Fluence after the gates' "$dir/on.vtu" &&
+     grep -q 'Name="Exit fluence gate 0 \[0-0.001 ns\] (W/mm^2)"' "$dir/on.vtp" &&
+     grep -q 'Name="Exit fluence after the gates' "$dir/on.vtp" &&
+     grep -q 'Name="Exit fluence standard error (W/mm^2)"' "$dir/on.vtp"; then
+    ok "fullmonte-vtk: a cell array per bin, volume and surface (surface_exit.txt with its standard errors read)"
   else
     fail "fullmonte-vtk gated arrays: $(cat "$dir/err")"
+  fi
+  # A face list that is not the mesh's (a face with another point) is refused, naming its line.
+  cp -r "$dir/on" "$dir/badlist"
+  "$py" - "$dir/badlist/surface_exit_gated_faces.txt" <<'PY'
+import sys
+p = sys.argv[1]
+lines = open(p).read().splitlines()
+f = lines[2].split()
+f[1] = str(int(f[1]) % 5 + 1)  # another of the model's five points
+lines[2] = " ".join(f)
+open(p, "w").write("\n".join(lines) + "\n")
+PY
+  if "$vtk" --mesh "$dir/m.mesh" --results "$dir/badlist" --output "$dir/b.vtu" --surface "$dir/b.vtp" >/dev/null 2>"$dir/err"; then
+    fail "fullmonte-vtk accepted a gated face list with a face not the mesh's"
+  elif grep -q 'surface_exit_gated_faces.txt:3: face .* other points' "$dir/err"; then
+    ok "fullmonte-vtk: a gated face list not the mesh's is refused with its line"
+  else
+    fail "fullmonte-vtk bad face list error: $(cat "$dir/err")"
   fi
 fi
 
@@ -82,7 +108,8 @@ fi
 
 # A run without gates leaves no gated output of an earlier run behind.
 "$exe" "${m[@]}" --output "$dir/on" >/dev/null 2>"$dir/err" || fail "CW rerun: $(cat "$dir/err")"
-if [ ! -e "$dir/on/fluence_gated.fmtg" ] && [ ! -e "$dir/on/tpsf.txt" ] && ! grep -q time_gates "$dir/on/summary.json"; then
+if [ ! -e "$dir/on/fluence_gated.fmtg" ] && [ ! -e "$dir/on/tpsf.txt" ] && [ ! -e "$dir/on/surface_exit_gated_faces.txt" ] &&
+   ! grep -q time_gates "$dir/on/summary.json"; then
   ok "a CW run into the folder removes the gated outputs"
 else
   fail "gated outputs left by an earlier run"
@@ -101,6 +128,7 @@ done
 if cmp -s "$dir/batch/run_0000/fluence_gated.fmtg" "$dir/single0/fluence_gated.fmtg" &&
    cmp -s "$dir/batch/run_0001/fluence_gated.fmtg" "$dir/single1/fluence_gated.fmtg" &&
    cmp -s "$dir/batch/run_0001/surface_exit_gated.fmtg" "$dir/single1/surface_exit_gated.fmtg" &&
+   cmp -s "$dir/batch/run_0001/surface_exit_gated_faces.txt" "$dir/single1/surface_exit_gated_faces.txt" &&
    cmp -s "$dir/batch/run_0001/tpsf.txt" "$dir/single1/tpsf.txt" &&
    ! cmp -s "$dir/batch/run_0000/fluence_gated.fmtg" "$dir/batch/run_0001/fluence_gated.fmtg" &&
    "$py" -c '

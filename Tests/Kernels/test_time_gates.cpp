@@ -181,6 +181,9 @@ BOOST_AUTO_TEST_CASE(gated_file_round_trip) {
     a.stderrs.assign(12, 0.5);
     writeTimeGated(p, a);
     BOOST_TEST(readTimeGated(p).stderrs == a.stderrs);
+    a.quantity = GatedQuantity::exitFluenceListed;  // per listed face, as fullmonte-run writes
+    writeTimeGated(p, a);
+    BOOST_TEST(int(readTimeGated(p).quantity) == 3);
     std::remove(p.c_str());
 }
 
@@ -202,6 +205,8 @@ BOOST_AUTO_TEST_CASE(gated_file_bad_inputs) {
     BOOST_TEST(readRefused(q, "byte-order mark"));
     corrupt(p, q, 16, u32(7));
     BOOST_TEST(readRefused(q, "quantity 7"));
+    corrupt(p, q, 16, u32(4));
+    BOOST_TEST(readRefused(q, "quantity 4 is not 1, 2 or 3"));
     corrupt(p, q, 20, u32(3));
     BOOST_TEST(readRefused(q, "do not match start/stop/step"));
     corrupt(p, q, 28, u32(2));

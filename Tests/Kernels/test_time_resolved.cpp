@@ -5,9 +5,11 @@
 // path length under uniform Lambertian illumination of a closed non-absorbing mesh (4V/S times n
 // for the optical path). Tolerances from the spread of independent runs.
 #include <boost/test/unit_test.hpp>
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 
+#include "Common/Errors.hpp"
 #include "Geometry/MeshBuilder.hpp"
 #include "Geometry/ModelPacker.hpp"
 #include "Kernels/CPU/CpuKernel.hpp"
@@ -94,7 +96,7 @@ void checkGatesOverRuns(const std::string& what, const KernelInput& in, const Ti
         const size_t stride = gated.size() / g.bins();
         for (uint32_t k = 0; k < g.count; ++k) {
             double e = 0;
-            for (uint32_t i : elements) e += gated[k * stride + i];
+            for (uint32_t i : elements) e += gated[k * stride + (volume ? i : uint32_t(r.gates.faces->slot.at(i)))];
             perGate[k].push_back(e * factor / double(packets));
         }
     }
@@ -128,19 +130,37 @@ BOOST_AUTO_TEST_CASE(bins_sum_to_cw) {
     BOOST_TEST(r.standardError.volume == cw.standardError.volume);
     BOOST_REQUIRE(r.gates.count == g.count);
     BOOST_REQUIRE(r.gatedVolume.size() == g.bins() * r.volume.size());
-    BOOST_REQUIRE(r.gatedSurface.size() == g.bins() * r.surface.size());
+    // The gated exit tally's elements: the mesh's boundary faces, ascending, element 0 a dummy;
+    // every other face exits nothing.
+    BOOST_REQUIRE(r.gates.faces);
+    std::vector<uint32_t> boundary = m.boundaryFaces();
+    std::sort(boundary.begin(), boundary.end());
+    const std::vector<uint32_t>& faces = r.gates.faces->faces;
+    BOOST_REQUIRE(faces.size() == boundary.size() + 1);
+    BOOST_TEST(std::equal(boundary.begin(), boundary.end(), faces.begin() + 1));
+    BOOST_REQUIRE(r.gates.faces->slot.size() == r.surface.size());
+    for (size_t k = 0; k < faces.size(); ++k) BOOST_REQUIRE(r.gates.faces->slot[faces[k]] == int32_t(k) || k == 0);
+    double interior = 0;
+    for (size_t f = 1; f < r.surface.size(); ++f)
+        if (r.gates.faces->slot[f] < 0) interior += r.surface[f];
+    BOOST_TEST(interior == 0.0);
+    BOOST_REQUIRE(r.gatedSurface.size() == g.bins() * faces.size());
     const double bound = 2.0 * double(r.events.absorb + r.events.exit) * DBL_EPSILON;
-    auto checkBins = [&](const std::vector<double>& gated, const std::vector<double>& total, const char* what) {
+    // ids[k]: the CW tally's index of gated element k (null: k itself).
+    auto checkBins = [&](const std::vector<double>& gated, const std::vector<double>& total,
+                         const std::vector<uint32_t>* ids, const char* what) {
+        const size_t n = ids ? ids->size() : total.size();
         size_t bad = 0;
-        for (size_t i = 0; i < total.size(); ++i) {
+        for (size_t i = 0; i < n; ++i) {
             double s = 0;
-            for (uint32_t b = 0; b < g.bins(); ++b) s += gated[b * total.size() + i];
-            if (std::fabs(s - total[i]) > bound * total[i]) ++bad;
+            for (uint32_t b = 0; b < g.bins(); ++b) s += gated[b * n + i];
+            const double t = total[ids ? (*ids)[i] : i];
+            if (std::fabs(s - t) > bound * t) ++bad;
         }
         BOOST_TEST(bad == 0u, what << ": " << bad << " elements whose bins do not sum to the CW tally");
     };
-    checkBins(r.gatedVolume, r.volume, "volume");
-    checkBins(r.gatedSurface, r.surface, "exit");
+    checkBins(r.gatedVolume, r.volume, nullptr, "volume");
+    checkBins(r.gatedSurface, r.surface, &faces, "exit");
     const std::vector<double> a = gateBinTotals(g, r.gatedVolume), e = gateBinTotals(g, r.gatedSurface);
     double sa = 0, se = 0;
     for (uint32_t b = 0; b < g.bins(); ++b) sa += a[b], se += e[b];
@@ -160,6 +180,63 @@ BOOST_AUTO_TEST_CASE(bins_sum_to_cw) {
     BOOST_TEST(r.standardError.gatedSurfaceTotals.size() == g.bins());
     BOOST_TEST(r.standardError.gatedVolumeTotals[3] > 0);
     BOOST_TEST(r.standardError.gatedVolumeTotals[3] < a[3]);
+}
+
+// The gated exit tally's elements are the boundary faces, made from the packed cells; a caller's
+// list is reused only for the cells it was made from, and a model whose face ids exceed its face
+// count is refused by name.
+BOOST_AUTO_TEST_CASE(exit_faces_are_the_boundary) {
+    auto twoRegions = [](const Point3& c) { return c[2] < 0 ? 1u : 2u; };
+    TetraMesh m = makeBoxMesh({-3, -3, -3}, {3, 3, 3}, 4, 4, 4, twoRegions);
+    TetraMesh other = makeBoxMesh({-2, -2, -2}, {2, 2, 2}, 3, 3, 3, twoRegions);
+    MaterialSet ms;
+    ms.exterior(Material(0, 0, 0, 1.0));
+    ms.append(Material(0.1, 5, 0.8, 1.37));
+    ms.append(Material(0.3, 10, 0.9, 1.45));
+    PointSource P;
+    P.position = {0.1, 0.2, 0.3};
+    const KernelInput in = packModel(m, ms, P), in2 = packModel(other, ms, P);
+    const std::shared_ptr<const GatedFaces> f = gatedExitFaces(in);
+    std::vector<uint32_t> boundary = m.boundaryFaces();
+    std::sort(boundary.begin(), boundary.end());
+    BOOST_REQUIRE(f->faces.size() == boundary.size() + 1);
+    BOOST_TEST(f->faces[0] == 0u);
+    BOOST_TEST(std::equal(boundary.begin(), boundary.end(), f->faces.begin() + 1));
+    BOOST_REQUIRE(f->slot.size() == m.faceCount() + 1);
+    size_t listed = 0;
+    for (uint32_t id = 1; id <= m.faceCount(); ++id)
+        if (f->slot[id] >= 0) {
+            BOOST_REQUIRE(f->faces[size_t(f->slot[id])] == id);
+            ++listed;
+        }
+    BOOST_TEST(listed == boundary.size());
+    BOOST_TEST(boundary.size() < m.faceCount());  // interior faces exist and are left out
+    // Reused for the same cells, made anew for others.
+    TimeGates g = makeTimeGates(0, 1, 0.1, "gates");
+    const TimeGates a = withExitFaces(in, g);
+    BOOST_REQUIRE(in.cellsIdentity != 0 && a.faces && a.faces->cellsIdentity == in.cellsIdentity);
+    BOOST_TEST(withExitFaces(in, a).faces == a.faces);
+    const TimeGates b = withExitFaces(in2, a);
+    BOOST_REQUIRE(b.faces != a.faces);
+    BOOST_TEST(b.faces->faces == gatedExitFaces(in2)->faces);
+    // A run given the other model's list books into its own model's exit faces.
+    RunOptions o = gatedOptions(a, 2000);
+    o.outputs.volume = o.outputs.gatedVolume = false;
+    const RunResult r = runCpu(in2, o);
+    BOOST_REQUIRE(r.gates.faces);
+    BOOST_TEST(r.gates.faces->faces == b.faces->faces);
+    BOOST_TEST(r.gatedSurface.size() == g.bins() * b.faces->faces.size());
+    // Face ids beyond the model's face count: refused, naming the cell.
+    KernelInput bad = in;
+    bad.faceCount = 3;
+    bad.cellsIdentity = 0;
+    try {
+        gatedExitFaces(bad);
+        BOOST_ERROR("face ids beyond the face count accepted");
+    } catch (const ModelError& e) {
+        BOOST_TEST_MESSAGE("error: " << e.what());
+        BOOST_TEST(std::string(e.what()).find("outside the model's 3 face ids") != std::string::npos);
+    }
 }
 
 // Time-resolved fluence 6-9 mm (12-18 transport mean free paths) from a point source in an
