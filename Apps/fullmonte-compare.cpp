@@ -30,10 +30,11 @@ bool isMatrix(const std::string& p) { return endsWith(p, ".fmm"); }
 bool isGated(const std::string& p) { return endsWith(p, ".fmtg"); }
 // surface_exit.txt as fullmonte-run writes it: its header line names the columns.
 bool isSurfaceExit(const std::string& p) {
-    std::ifstream in(p);
-    std::string first;
-    std::getline(in, first);
-    return first.rfind("# face p1 p2 p3 ", 0) == 0;
+    const std::string head = "# face p1 p2 p3 ";
+    std::ifstream in(p, std::ios::binary);
+    std::string first(head.size(), '\0');
+    in.read(&first[0], std::streamsize(head.size()));
+    return in.gcount() == std::streamsize(head.size()) && first == head;
 }
 
 // Relative L1 distance sum|a-b| / sum|a| over the elements defined (not NaN) in both, refusing
