@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Readers and writers (TIM-OS, MMC, text, VTK where built) and MCML runs with their grids.
+#include <cstring>
+#include <fstream>
+
 #include "Geometry/Layered.hpp"
 #include "Geometry/MeshCheck.hpp"
 #include "Storage/MCML/MCMLKernelRun.hpp"
@@ -14,6 +17,7 @@
 #include "Storage/MMC/MMCInput.hpp"
 #include "Storage/TIMOS/TIMOS.hpp"
 #include "Storage/Text/TextFile.hpp"
+#include "Storage/TimeGated/TimeGatedFile.hpp"
 #ifdef FM_PY_VTK
 #include "Storage/VTK/FluenceRenderer.hpp"
 #include "Storage/VTK/VTKMeshReader.hpp"
@@ -207,6 +211,43 @@ void bindStorage(py::module_& m) {
                                   std::to_string(mesh.tetraCount()) + " tetras");
         return owned(std::move(v), 1);
     }, py::arg("path"), py::arg("mesh"), "One value per tetra from a FullMonte text file (as write_values writes)");
+    m.def("read_time_gated", [](const std::string& p) {
+        fm::TimeGatedArray a = fm::readTimeGated(p);
+        const size_t bins = a.gates.bins(), n = size_t(a.elements);
+        // The elements' ids: from the list beside the file where it has one, else all ids in order.
+        std::vector<uint32_t> ids;
+        const std::string listName = fm::gatedElementListName(a.quantity);
+        const std::string dir = p.find('/') == std::string::npos ? std::string(".") : p.substr(0, p.rfind('/'));
+        const std::string list = dir + "/" + listName;
+        const bool listed = a.quantity == fm::GatedQuantity::exitFluenceListed;
+        if (!listName.empty() && std::ifstream(list).good()) {
+            ids = fm::readGatedElementList(list, listed).ids;
+            if (ids.size() != n)
+                throw fm::FormatError(list + ": " + std::to_string(ids.size()) + " elements for the " + std::to_string(n) +
+                                      " of " + p + " (files of different runs?)");
+        } else if (listed) {
+            throw fm::FormatError(p + ": its elements are listed in " + list + ", which cannot be read");
+        } else {
+            for (size_t i = 1; i <= n; ++i) ids.push_back(uint32_t(i));
+        }
+        auto grid = [&](const std::vector<double>& v) {
+            py::array_t<double> out({py::ssize_t(bins), py::ssize_t(n)});
+            if (!v.empty()) std::memcpy(out.mutable_data(), v.data(), v.size() * sizeof(double));
+            return out;
+        };
+        py::dict d;
+        d["gates"] = py::make_tuple(a.gates.startNs, a.gates.stopNs, a.gates.stepNs, a.gates.count);
+        d["quantity"] = a.quantity == fm::GatedQuantity::volumeFluence ? "fluence" : "exit_fluence";
+        d["units"] = a.units;
+        d["values"] = grid(a.values);
+        d["stderr"] = a.stderrs.empty() ? py::object(py::none()) : py::object(grid(a.stderrs));
+        d["elements"] = py::array_t<uint32_t>(py::ssize_t(ids.size()), ids.data());
+        return d;
+    }, py::arg("path"),
+       "A time-gated file (.fmtg, docs/TIME_DOMAIN.md) as a dict: gates (start, stop, step, count), quantity "
+       "('fluence' per tetra or 'exit_fluence' per boundary face), units, values and stderr (None without) as "
+       "(gates + 2, elements) arrays (the gates, then before and after), and elements: the tetra or face ids "
+       "(1-based) of the columns, from the list fullmonte-run writes beside the file where it has one");
     m.def("read_comsol_mesh", [](const std::string& p) { return std::make_shared<fm::TetraMesh>(fm::readCOMSOLMesh(p)); },
           py::arg("path"), "COMSOL text mesh (.mphtxt): its tetrahedra, regions from the domains");
     m.def("write_comsol_mesh", [](const std::string& p, const fm::TetraMesh& mesh) { fm::writeCOMSOLMesh(p, mesh); },

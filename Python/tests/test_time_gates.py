@@ -115,3 +115,50 @@ def test_mcml_time_bins_sum_to_rat(tmp_path):
         assert math.isclose(t["Rd_rt"][:, i].sum() / ring[i], res.Rd_r[i], rel_tol=1e-9, abs_tol=1e-12)
     with pytest.raises(Exception, match="time_gates"):
         fm.run_mcml_time(run, (0, 1, 0.3))
+
+
+def _write_fmtg(path, quantity, values, stderr=None, start=0.0, stop=1.0, step=0.5):
+    import struct
+    bins, n = values.shape
+    h = b"FMTGATED" + struct.pack("<6IQ3d", 1, 0x01020304, quantity, bins - 2, bins, stderr is not None, n,
+                                  start, stop, step)
+    h += b"J/mm^2 (--power in J)".ljust(32, b"\0") + struct.pack("<Q", 128) + bytes(24)
+    with open(path, "wb") as f:
+        f.write(h + values.astype("<f8").tobytes() + (b"" if stderr is None else stderr.astype("<f8").tobytes()))
+
+
+def test_read_time_gated(tmp_path):
+    """read_time_gated: values and standard errors as (bins, elements), and the elements' ids from
+    the list beside a file of listed faces (surface_exit_gated_faces.txt) or of chosen tetras;
+    every id in order otherwise; a missing or mismatched list is a FormatError naming it."""
+    v = np.arange(8.0).reshape(4, 2)
+    exit_dir = tmp_path / "exit"
+    exit_dir.mkdir()
+    _write_fmtg(exit_dir / "surface_exit_gated.fmtg", 3, v, stderr=v / 10)
+    with pytest.raises(fm.FormatError, match="surface_exit_gated_faces.txt"):
+        fm.read_time_gated(str(exit_dir / "surface_exit_gated.fmtg"))
+    (exit_dir / "surface_exit_gated_faces.txt").write_text("# face p1 p2 p3\n4 1 2 3\n9 2 3 5\n")
+    d = fm.read_time_gated(str(exit_dir / "surface_exit_gated.fmtg"))
+    assert d["gates"] == (0.0, 1.0, 0.5, 2) and d["quantity"] == "exit_fluence"
+    assert d["units"] == "J/mm^2 (--power in J)"
+    np.testing.assert_array_equal(d["values"], v)
+    np.testing.assert_array_equal(d["stderr"], v / 10)
+    np.testing.assert_array_equal(d["elements"], [4, 9])
+    (exit_dir / "surface_exit_gated_faces.txt").write_text("# face p1 p2 p3\n4 1 2 3\n")
+    with pytest.raises(fm.FormatError, match="1 elements for the 2"):
+        fm.read_time_gated(str(exit_dir / "surface_exit_gated.fmtg"))
+    (exit_dir / "surface_exit_gated_faces.txt").write_text("# face p1 p2 p3\n4 1 2 3\n9 2 x 5\n")
+    with pytest.raises(fm.FormatError, match=r"surface_exit_gated_faces.txt:3: '9 2 x 5' is not a face id"):
+        fm.read_time_gated(str(exit_dir / "surface_exit_gated.fmtg"))
+    # A volume file without a list: every tetra, in order; with one (per-region gating): its ids.
+    vol_dir = tmp_path / "vol"
+    vol_dir.mkdir()
+    _write_fmtg(vol_dir / "fluence_gated.fmtg", 1, v)
+    d = fm.read_time_gated(str(vol_dir / "fluence_gated.fmtg"))
+    assert d["quantity"] == "fluence" and d["stderr"] is None
+    np.testing.assert_array_equal(d["elements"], [1, 2])
+    (vol_dir / "fluence_gated_tetras.txt").write_text("# tetra ids ...; regions 2\n7\n12\n")
+    np.testing.assert_array_equal(fm.read_time_gated(str(vol_dir / "fluence_gated.fmtg"))["elements"], [7, 12])
+    (vol_dir / "bad.fmtg").write_bytes(b"FMTGATEX" + bytes(120))
+    with pytest.raises(fm.FormatError, match="bad.fmtg: not a time-gated tally file"):
+        fm.read_time_gated(str(vol_dir / "bad.fmtg"))

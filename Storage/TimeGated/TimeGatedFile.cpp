@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -47,6 +48,43 @@ std::vector<double> gatedValues(const TimeGates& g, const std::vector<double>& p
             out[b * n + i] = divisor.empty() ? v : divisor[i + 1] != 0 ? v / divisor[i + 1] : NAN;
         }
     return out;
+}
+
+GatedElementList readGatedElementList(const std::string& path, bool faces) {
+    std::ifstream in(path);
+    if (!in) throw FormatError(path + ": cannot open");
+    GatedElementList l;
+    std::string line;
+    for (size_t n = 1; std::getline(in, line); ++n) {
+        if (line.empty() || line[0] == '#') continue;
+        const char* p = line.c_str();
+        uint32_t v[4] = {0, 0, 0, 0};
+        const int want = faces ? 4 : 1;
+        for (int k = 0; k < want; ++k) {
+            while (*p == ' ' || *p == '\t') ++p;
+            char* end = nullptr;
+            const unsigned long long x = std::strtoull(p, &end, 10);
+            if (end == p || *p == '-' || x == 0 || x > 0xffffffffull)
+                throw FormatError(path + ":" + std::to_string(n) + ": '" + line + "' is not " +
+                                  (faces ? "a face id and its three point ids (whole numbers >= 1)" : "a tetra id (a whole number >= 1)"));
+            v[k] = uint32_t(x);
+            p = end;
+        }
+        while (*p == ' ' || *p == '\t' || *p == '\r') ++p;
+        if (*p) throw FormatError(path + ":" + std::to_string(n) + ": '" + line + "' has more than " +
+                                  (faces ? "a face id and its three point ids" : "a tetra id"));
+        l.ids.push_back(v[0]);
+        l.lines.push_back(n);
+        if (faces) l.points.push_back({v[1], v[2], v[3]});
+    }
+    if (in.bad()) throw FormatError(path + ": read failed");
+    return l;
+}
+
+std::string gatedElementListName(GatedQuantity q) {
+    if (q == GatedQuantity::exitFluenceListed) return "surface_exit_gated_faces.txt";
+    if (q == GatedQuantity::volumeFluence) return "fluence_gated_tetras.txt";
+    return "";
 }
 
 void writeTimeGated(const std::string& path, const TimeGatedArray& a) {

@@ -4,6 +4,7 @@
 // as float64 after a 128-byte header. Written through AtomicFile; the reader checks the header
 // and the size and names the file in its FormatError.
 #pragma once
+#include <array>
 #include <istream>
 #include <string>
 #include <vector>
@@ -36,6 +37,21 @@ struct TimeGatedArray {
 // exit fluence; NaN where the divisor is 0).
 std::vector<double> gatedValues(const TimeGates& g, const std::vector<double>& perIndex, double scale,
                                 const std::vector<double>& divisor = {});
+
+// The element list beside a gated file of listed elements (fullmonte-run's
+// fluence_gated_tetras.txt: a tetra id a line; surface_exit_gated_faces.txt: `face p1 p2 p3` a
+// line), '#' lines skipped: the ids (1-based), and for faces their points. FormatError naming
+// the file and line for a line that is not that, or an id 0.
+struct GatedElementList {
+    std::vector<uint32_t> ids;
+    std::vector<std::array<uint32_t, 3>> points;  // faces only: the face's points, as in surface_exit.txt
+    std::vector<size_t> lines;                    // each element's line in the file (for messages)
+};
+GatedElementList readGatedElementList(const std::string& path, bool faces);
+// The name of the list beside a gated file of quantity q ("" where its elements are all ids):
+// surface_exit_gated_faces.txt for listed faces, fluence_gated_tetras.txt for volume fluence
+// (whose list exists only with per-region gating).
+std::string gatedElementListName(GatedQuantity q);
 
 void writeTimeGated(const std::string& path, const TimeGatedArray& a);
 TimeGatedArray readTimeGated(const std::string& path);

@@ -146,18 +146,12 @@ SurfaceExit readSurfaceExit(const std::string& path, const TetraMesh& mesh) {
 // A gated fluence over chosen tetras (--time-gate-regions; `tetrasFile` lists their ids in the
 // order of the elements) as one value per tetra of the mesh, NaN where not gated.
 TimeGatedArray scatterGatedTetras(const TimeGatedArray& g, const std::string& tetrasFile, const TetraMesh& mesh) {
-    std::ifstream in(tetrasFile);
-    std::vector<uint32_t> ids;
-    std::string line;
-    for (size_t n = 1; std::getline(in, line); ++n) {
-        if (line.empty() || line[0] == '#') continue;
-        char* end = nullptr;
-        const unsigned long t = std::strtoul(line.c_str(), &end, 10);
-        if (end == line.c_str() || t < 1 || t > mesh.tetraCount())
-            throw Error(tetrasFile + ":" + std::to_string(n) + ": '" + line + "' is not a tetra id of the mesh (1.." +
-                        std::to_string(mesh.tetraCount()) + ")");
-        ids.push_back(uint32_t(t));
-    }
+    const GatedElementList l = readGatedElementList(tetrasFile, false);
+    const std::vector<uint32_t>& ids = l.ids;
+    for (size_t k = 0; k < ids.size(); ++k)
+        if (ids[k] > mesh.tetraCount())
+            throw Error(tetrasFile + ":" + std::to_string(l.lines[k]) + ": tetra " + std::to_string(ids[k]) +
+                        " is not a tetra of the mesh (1.." + std::to_string(mesh.tetraCount()) + ")");
     if (ids.size() != g.elements)
         throw Error(tetrasFile + ": " + std::to_string(ids.size()) + " tetra ids for the " + std::to_string(g.elements) +
                     " elements of fluence_gated.fmtg (files of different runs?)");
@@ -184,16 +178,15 @@ TimeGatedArray gatedExitPerFace(const std::string& dir, const TetraMesh& mesh) {
                         std::to_string(mesh.faceCount()) + " (results from another mesh?)");
         for (uint32_t f = 1; f <= mesh.faceCount(); ++f) ids.push_back(f);
     } else if (g.quantity == GatedQuantity::exitFluenceListed) {
-        TextReader r(listFile, true);
-        for (std::string t = r.token(); !t.empty(); t = r.token()) {
-            char* end = nullptr;
-            const unsigned long f = std::strtoul(t.c_str(), &end, 10);
-            if (*end || f == 0 || f > mesh.faceCount()) r.fail("face id '" + t + "' is not a face of the mesh");
-            for (int k = 0; k < 3; ++k)
-                if (r.count("point id", ~0u) != mesh.face(uint32_t(f)).points[k])
-                    r.fail("face " + t + " has other points than the mesh's face (results from another mesh?)");
-            ids.push_back(uint32_t(f));
+        const GatedElementList l = readGatedElementList(listFile, true);
+        for (size_t k = 0; k < l.ids.size(); ++k) {
+            const std::string where = listFile + ":" + std::to_string(l.lines[k]) + ": face " + std::to_string(l.ids[k]);
+            if (l.ids[k] > mesh.faceCount()) throw Error(where + " is not a face of the mesh");
+            for (int j = 0; j < 3; ++j)
+                if (l.points[k][j] != mesh.face(l.ids[k]).points[j])
+                    throw Error(where + " has other points than the mesh's face (results from another mesh?)");
         }
+        ids = l.ids;
         if (ids.size() != g.elements)
             throw Error(listFile + ": " + std::to_string(ids.size()) + " faces for the " + std::to_string(g.elements) +
                         " elements of " + file + " (files of different runs?)");
