@@ -187,6 +187,43 @@ BOOST_AUTO_TEST_CASE(gated_file_round_trip) {
     std::remove(p.c_str());
 }
 
+// The element lists beside gated files: ids (and a face's points), '#' lines skipped; anything
+// else on a line is a FormatError naming the file and the line.
+BOOST_AUTO_TEST_CASE(gated_element_lists) {
+    const std::string p = tempPath("list.txt");
+    auto write = [&](const std::string& text) { std::ofstream(p) << text; };
+    write("# face p1 p2 p3\n4 1 2 3\n\n9\t2 3 5\r\n");
+    GatedElementList l = readGatedElementList(p, true);
+    BOOST_TEST(l.ids == (std::vector<uint32_t>{4, 9}), boost::test_tools::per_element());
+    BOOST_TEST(l.points[1][2] == 5u);
+    BOOST_TEST(l.lines == (std::vector<size_t>{2, 4}), boost::test_tools::per_element());
+    write("# tetra ids; regions 2\n7\n12\n");
+    BOOST_TEST(readGatedElementList(p, false).ids == (std::vector<uint32_t>{7, 12}), boost::test_tools::per_element());
+    auto refused = [&](const std::string& text, bool faces, const std::string& part) {
+        write(text);
+        try {
+            readGatedElementList(p, faces);
+        } catch (const FormatError& e) {
+            BOOST_TEST_MESSAGE("error: " << e.what());
+            return std::string(e.what()).find(p + part) != std::string::npos;
+        }
+        return false;
+    };
+    BOOST_TEST(refused("# x\n4 1 2\n", true, ":2: '4 1 2' is not a face id and its three point ids"));
+    BOOST_TEST(refused("4 1 2 3 8\n", true, ":1: '4 1 2 3 8' has more than a face id and its three point ids"));
+    BOOST_TEST(refused("7\n0\n", false, ":2: '0' is not a tetra id"));
+    BOOST_TEST(refused("-3\n", false, ":1: '-3' is not a tetra id"));
+    BOOST_TEST(refused("4294967296\n", false, ":1: '4294967296' is not a tetra id"));
+    BOOST_TEST(refused("7 8\n", false, ":1: '7 8' has more than a tetra id"));
+    std::remove(p.c_str());
+    try {
+        readGatedElementList(p, false);
+        BOOST_ERROR("a missing list read");
+    } catch (const FormatError& e) {
+        BOOST_TEST(std::string(e.what()).find("cannot open") != std::string::npos);
+    }
+}
+
 // Each damaged header field, and a wrong size, is a FormatError naming the file and the field.
 BOOST_AUTO_TEST_CASE(gated_file_bad_inputs) {
     TimeGatedArray a;
