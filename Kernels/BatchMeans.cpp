@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "Common/Errors.hpp"
 #include "Common/ParallelFor.hpp"
@@ -46,13 +47,22 @@ uint64_t workerBatches(uint64_t batches, uint64_t count, uint64_t total) {
     return std::max<uint64_t>(1, std::min(k, count));
 }
 
-void BatchFold::fold(const double* tally, uint64_t packets) {
+void BatchFold::fold(const double* tally, uint64_t packets, bool final) {
+    if (finished_) throw std::logic_error("BatchFold: a fold after the one marked final");
     const double inv = 1.0 / double(packets);
-    for (size_t i = 0; i < q_.size(); ++i) {
-        const double x = tally[i] - last_[i];
-        q_[i] += x * x * inv;
-        last_[i] = tally[i];
+    const size_t n = q_.size();
+    if (!folded_) {  // the tally at the previous fold is zero
+        for (size_t i = 0; i < n; ++i) q_[i] += tally[i] * tally[i] * inv;
+    } else {
+        for (size_t i = 0; i < n; ++i) {
+            const double x = tally[i] - last_[i];
+            q_[i] += x * x * inv;
+        }
     }
+    folded_ = true;
+    finished_ = final;
+    if (final) std::vector<double>().swap(last_);
+    else last_.assign(tally, tally + n);
 }
 
 std::array<double, 7> ledgerFields(const Ledger& l) {

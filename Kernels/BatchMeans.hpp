@@ -46,19 +46,25 @@ uint64_t parseBatches(const std::string& text, const std::string& what = "batche
 uint64_t workerBatches(uint64_t batches, uint64_t count, uint64_t total);
 
 // q = sum over batches of (tally now - tally at the previous fold)^2 / packets of the batch,
-// per element. The running tally is never changed, so the total is the ordinary tally.
+// per element. The running tally is never changed, so the total is the ordinary tally. The
+// tally at the previous fold is kept only between folds: the first fold's is zero, and a fold
+// marked final keeps none (a CPU worker's only batch, the usual case with many threads, then
+// costs no copy of its tallies; a gated run's are large).
 class BatchFold {
 public:
     void reset(size_t n) {
-        last_.assign(n, 0.0);
+        std::vector<double>().swap(last_);
         q_.assign(n, 0.0);
+        folded_ = false;
     }
-    void fold(const double* tally, uint64_t packets);
+    // `final`: no fold follows (logic_error if one does).
+    void fold(const double* tally, uint64_t packets, bool final = false);
     const std::vector<double>& q() const { return q_; }
     std::vector<double>& q() { return q_; }
 
 private:
     std::vector<double> last_, q_;
+    bool folded_ = false, finished_ = false;
 };
 
 // The ledger's fields as an array (launched, specular, absorbed, exited, rouletteGained,

@@ -93,7 +93,7 @@ void setDetectingErrors(RunResult& r, std::vector<DetectingFolds>& folds) {
     BatchSums q;
     std::vector<double> qDetected;
     for (DetectingFolds& f : folds) {
-        q.add(f.tallies.sums());
+        q.add(f.tallies.take());
         if (qDetected.empty()) qDetected.assign(f.detected.q().size(), 0.0);
         for (size_t d = 0; d < qDetected.size() && d < f.detected.q().size(); ++d) qDetected[d] += f.detected.q()[d];
     }
@@ -163,12 +163,13 @@ RunResult runCpuDetecting(const KernelInput& in, const RunOptions& opt, const De
                     f.ledger.reset(7);
                     folds[w].detected.reset(spec.detectors.size());
                 }
-                runWorkerBatches(chunks, b, e, workerBatches(batches, e - b, opt.packets), run, [&](uint64_t n) {
-                    f.volume.fold(vol[w].data(), n);
-                    f.surface.fold(surf[w].data(), n);
-                    f.directed.fold(dir[w].data(), n);
-                    f.ledger.fold(ledgerFields(sc.ledger).data(), n);
-                    folds[w].detected.fold(sinks[w].weight.data(), n);
+                runWorkerBatches(chunks, b, e, workerBatches(batches, e - b, opt.packets), run, [&](uint64_t n, bool last) {
+                    const bool final = last && !opt.packetSource;  // another range may follow from a packet source
+                    f.volume.fold(vol[w].data(), n, final);
+                    f.surface.fold(surf[w].data(), n, final);
+                    f.directed.fold(dir[w].data(), n, final);
+                    f.ledger.fold(ledgerFields(sc.ledger).data(), n, final);
+                    folds[w].detected.fold(sinks[w].weight.data(), n, final);
                     ++f.batches;
                 });
             }

@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "Kernels/BatchMeans.hpp"
 #include "Kernels/CPU/CpuLanes.hpp"
@@ -29,7 +30,8 @@ struct BatchChunks final : PacketChunks {
     void abandon(uint64_t n) override { inner.abandon(n); }
 };
 
-// Runs a worker's range [b, e) as `k` contiguous batches through run(chunks), folding after each.
+// Runs a worker's range [b, e) as `k` contiguous batches through run(chunks), folding after
+// each: fold(packets, last), `last` for the range's last batch.
 template <class Run, class Fold>
 void runWorkerBatches(PacketChunks& chunks, uint64_t b, uint64_t e, uint64_t k, Run run, Fold fold) {
     BatchChunks bc(chunks);
@@ -37,7 +39,7 @@ void runWorkerBatches(PacketChunks& chunks, uint64_t b, uint64_t e, uint64_t k, 
         const uint64_t from = b + uint64_t((unsigned __int128)(e - b) * j / k);
         bc.limit = b + uint64_t((unsigned __int128)(e - b) * (j + 1) / k);
         run(static_cast<PacketChunks&>(bc));
-        fold(bc.limit - from);
+        fold(bc.limit - from, j + 1 == k);
     }
     chunks.abandon(bc.e - bc.b);  // a cancel left the rest of a chunk unstarted: not done
 }
@@ -49,17 +51,18 @@ struct WorkerFolds {
     // Time-resolved runs: the gated tallies and their per-bin totals (gateBinTotals).
     BatchFold gatedVolume, gatedSurface, gatedVolumeTotals, gatedSurfaceTotals;
     uint64_t batches = 0;
-    BatchSums sums() const {
+    // The q sums, moved out (the folds are spent): no second copy of a worker's large arrays.
+    BatchSums take() {
         BatchSums s;
-        s.volume = volume.q();
-        s.surface = surface.q();
-        s.directed = directed.q();
-        s.ledger = ledger.q();
+        s.volume = std::move(volume.q());
+        s.surface = std::move(surface.q());
+        s.directed = std::move(directed.q());
+        s.ledger = std::move(ledger.q());
         s.batches = batches;
-        s.gatedVolume = gatedVolume.q();
-        s.gatedSurface = gatedSurface.q();
-        s.gatedVolumeTotals = gatedVolumeTotals.q();
-        s.gatedSurfaceTotals = gatedSurfaceTotals.q();
+        s.gatedVolume = std::move(gatedVolume.q());
+        s.gatedSurface = std::move(gatedSurface.q());
+        s.gatedVolumeTotals = std::move(gatedVolumeTotals.q());
+        s.gatedSurfaceTotals = std::move(gatedSurfaceTotals.q());
         return s;
     }
 };

@@ -228,9 +228,12 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
     const size_t nv = in.cells.size(), ns = in.faceCount, nd = 2 * size_t(in.faceCount);
     const auto& sel = opt.outputs;
     // Per-thread tallies, plus the reduced result and one derived copy (fluence) of the caller.
-    // With batches, each thread also keeps two fold arrays per tally (BatchFold).
+    // With batches, each thread also keeps a fold array per tally (BatchFold's q), and a copy of
+    // its tallies between folds where it runs several batches (fewer threads than batches, or a
+    // packet source's ranges).
     const uint64_t batches = effectiveBatches(opt);
     const bool batched = batches > 1;
+    const unsigned perThread = !batched ? 1 : batches <= threads && !opt.packetSource ? 2 : 3;
     const bool gated = sel.gated();  // runs the time-gated pack: the volume and exit tallies on
     checkGatedRun(in, opt);
     const TimeGates gates = sel.gatedSurface ? withExitFaces(in, opt.gates) : opt.gates;  // the result's, with its exit faces
@@ -248,7 +251,7 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
                   "use fewer time gates or gate fewer regions (--time-gate-regions; the gated tallies take " +
                   std::to_string(int(100.0 * 8.0 * double(ngv + ngs) / tallyBytes)) + "% of the tallies)";
     if (advice.empty()) advice = "the tallies of this mesh do not fit: run on a machine with more memory";
-    requireMemory(tallyBytes * ((batched ? 3 : 1) * threads + 2),
+    requireMemory(tallyBytes * (perThread * threads + 2),
                   "a CPU run over " + std::to_string(nv - 1) + " tetras with " + std::to_string(threads) +
                       (threads == 1 ? " thread" : " threads"),
                   advice);
@@ -304,15 +307,18 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
                     f.gatedVolumeTotals.reset(ngv ? gates.bins() : 0);
                     f.gatedSurfaceTotals.reset(ngs ? gates.bins() : 0);
                 }
-                runWorkerBatches(chunks, b, e, workerBatches(batches, e - b, opt.packets), run, [&](uint64_t n) {
-                    f.volume.fold(vol[w].data(), n);
-                    f.surface.fold(surf[w].data(), n);
-                    f.directed.fold(dir[w].data(), n);
-                    f.ledger.fold(ledgerFields(sc.ledger).data(), n);
-                    f.gatedVolume.fold(gvol[w].data(), n);
-                    f.gatedSurface.fold(gsurf[w].data(), n);
-                    f.gatedVolumeTotals.fold(gateBinTotals(gates, gvol[w]).data(), n);
-                    f.gatedSurfaceTotals.fold(gateBinTotals(gates, gsurf[w]).data(), n);
+                // The worker's last fold keeps no copy of its tallies (BatchFold), unless a
+                // packet source may give it another range.
+                runWorkerBatches(chunks, b, e, workerBatches(batches, e - b, opt.packets), run, [&](uint64_t n, bool last) {
+                    const bool final = last && !opt.packetSource;
+                    f.volume.fold(vol[w].data(), n, final);
+                    f.surface.fold(surf[w].data(), n, final);
+                    f.directed.fold(dir[w].data(), n, final);
+                    f.ledger.fold(ledgerFields(sc.ledger).data(), n, final);
+                    f.gatedVolume.fold(gvol[w].data(), n, final);
+                    f.gatedSurface.fold(gsurf[w].data(), n, final);
+                    f.gatedVolumeTotals.fold(gateBinTotals(gates, gvol[w]).data(), n, final);
+                    f.gatedSurfaceTotals.fold(gateBinTotals(gates, gsurf[w]).data(), n, final);
                     ++f.batches;
                 });
             }
@@ -331,7 +337,7 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
         }
         if (batched) {
             BatchSums q;
-            for (WorkerFolds& f : folds) q.add(f.sums());
+            for (WorkerFolds& f : folds) q.add(f.take());
             setTallyErrors(r, q);
         }
     };
