@@ -55,7 +55,7 @@ public:
     void reset(size_t n) {
         std::vector<double>().swap(last_);
         q_.assign(n, 0.0);
-        folded_ = false;
+        folded_ = finished_ = false;
     }
     // `final`: no fold follows (logic_error if one does).
     void fold(const double* tally, uint64_t packets, bool final = false);

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <stdexcept>
+#include <vector>
 
 #include "Common/Errors.hpp"
 #include "Geometry/MeshBuilder.hpp"
@@ -165,6 +167,35 @@ BOOST_AUTO_TEST_CASE(one_batch_gives_no_error_and_the_default_batches) {
     BOOST_CHECK_EQUAL(effectiveBatches(gpu, true), 4u);
     tiny.batches = 3;
     BOOST_CHECK_EQUAL(effectiveBatches(tiny, true), 3u);
+}
+
+// BatchFold: q is the sum over batches of the squared increments over the batch's packets,
+// whether the previous tally is kept between folds or a fold is the last (it then keeps none);
+// a fold after the one marked final is a logic error, never a read of a freed copy.
+BOOST_AUTO_TEST_CASE(batch_fold_increments_and_the_final_fold) {
+    const std::vector<std::vector<double>> tallies = {{1, 2, 0}, {4, 2, 1}, {4, 7, 3}};
+    const uint64_t packets[] = {10, 20, 40};
+    std::vector<double> want(3, 0.0), prev(3, 0.0);
+    for (size_t b = 0; b < 3; ++b)
+        for (size_t i = 0; i < 3; ++i) {
+            const double x = tallies[b][i] - prev[i];
+            want[i] += x * x / double(packets[b]);
+            prev[i] = tallies[b][i];
+        }
+    for (bool lastFinal : {false, true}) {
+        BatchFold f;
+        f.reset(3);
+        for (size_t b = 0; b < 3; ++b) f.fold(tallies[b].data(), packets[b], lastFinal && b == 2);
+        for (size_t i = 0; i < 3; ++i) BOOST_TEST(f.q()[i] == want[i], boost::test_tools::tolerance(1e-15));
+        if (lastFinal) BOOST_CHECK_THROW(f.fold(tallies[2].data(), 1), std::logic_error);
+    }
+    BatchFold one;  // a worker's only batch: first and final
+    one.reset(3);
+    one.fold(tallies[0].data(), 10, true);
+    for (size_t i = 0; i < 3; ++i) BOOST_TEST(one.q()[i] == tallies[0][i] * tallies[0][i] / 10.0, boost::test_tools::tolerance(1e-15));
+    one.reset(3);  // a reset starts over
+    one.fold(tallies[1].data(), 20);
+    BOOST_TEST(one.q()[0] == 16.0 / 20.0, boost::test_tools::tolerance(1e-15));
 }
 
 BOOST_AUTO_TEST_CASE(bad_batch_counts_are_parameter_errors) {
