@@ -12,7 +12,7 @@ seconds=${1:-60}
 shift || true
 build=${FM_FUZZ_BUILD_DIR:-$root/build-fuzz}
 jobs=${FM_JOBS:-2}
-all=(timos_mesh timos_opt timos_source mmc_node mmc_elem mmc_prop mmc_inp mmc_json mci mco mesh_build comsol binary_mesh detected time_gated)
+all=(timos_mesh timos_opt timos_source mmc_node mmc_elem mmc_prop mmc_inp mmc_json mci mco mesh_build comsol binary_mesh detected time_gated gated_list)
 targets=("${@:-${all[@]}}")
 
 cxx=${FM_FUZZ_CXX:-$(command -v clang++ || command -v clang++-14 || true)}

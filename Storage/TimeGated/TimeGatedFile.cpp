@@ -53,6 +53,10 @@ std::vector<double> gatedValues(const TimeGates& g, const std::vector<double>& p
 GatedElementList readGatedElementList(const std::string& path, bool faces) {
     std::ifstream in(path);
     if (!in) throw FormatError(path + ": cannot open");
+    return readGatedElementList(in, path, faces);
+}
+
+GatedElementList readGatedElementList(std::istream& in, const std::string& path, bool faces) {
     GatedElementList l;
     std::string line;
     for (size_t n = 1; std::getline(in, line); ++n) {

@@ -48,6 +48,8 @@ struct GatedElementList {
     std::vector<size_t> lines;                    // each element's line in the file (for messages)
 };
 GatedElementList readGatedElementList(const std::string& path, bool faces);
+// The same from a stream; `path` names it in errors.
+GatedElementList readGatedElementList(std::istream& in, const std::string& path, bool faces);
 // The name of the list beside a gated file of quantity q ("" where its elements are all ids):
 // surface_exit_gated_faces.txt for listed faces, fluence_gated_tetras.txt for volume fluence
 // (whose list exists only with per-region gating).

@@ -55,6 +55,9 @@
 #define LLVMFuzzerTestOneInput fuzzTimeGated
 #include "Tests/Fuzz/fuzz_time_gated.cpp"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzzGatedList
+#include "Tests/Fuzz/fuzz_gated_list.cpp"
+#undef LLVMFuzzerTestOneInput
 
 namespace fs = std::filesystem;
 
@@ -70,7 +73,8 @@ int main(int argc, char** argv) {
         {"mmc_inp", fuzzMmcInp},       {"mmc_json", fuzzMmcJson},
         {"mci", fuzzMci},              {"mco", fuzzMco},            {"mesh_build", fuzzMeshBuild},
         {"comsol", fuzzComsol},        {"binary_mesh", fuzzBinaryMesh},
-        {"detected", fuzzDetected},    {"time_gated", fuzzTimeGated}};
+        {"detected", fuzzDetected},    {"time_gated", fuzzTimeGated},
+        {"gated_list", fuzzGatedList}};
     size_t total = 0;
     for (auto [name, run] : targets) {
         const fs::path dir = fs::path(argv[1]) / name;

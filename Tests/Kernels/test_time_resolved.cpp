@@ -33,6 +33,24 @@ RunOptions gatedOptions(const TimeGates& g, uint64_t packets, uint64_t first = 0
     return o;
 }
 
+// A box of half-width h mm in n^3 cubes, region 1 below z = 0 and 2 above; two tissues in air;
+// a point source near its centre.
+TetraMesh twoRegionBox(double h, unsigned n) {
+    return makeBoxMesh({-h, -h, -h}, {h, h, h}, n, n, n, [](const Point3& c) { return c[2] < 0 ? 1u : 2u; });
+}
+MaterialSet twoMaterials() {
+    MaterialSet ms;
+    ms.exterior(Material(0, 0, 0, 1.0));
+    ms.append(Material(0.1, 5, 0.8, 1.37));
+    ms.append(Material(0.3, 10, 0.9, 1.45));
+    return ms;
+}
+PointSource innerPoint() {
+    PointSource P;
+    P.position = {0.1, 0.2, 0.3};
+    return P;
+}
+
 Point3 centroid(const TetraMesh& m, uint32_t t) {
     Point3 c{0, 0, 0};
     for (uint32_t p : m.tetra(t))
@@ -112,14 +130,8 @@ BOOST_AUTO_TEST_SUITE(time_resolved)
 // them in another order: at most 2 x adds x DBL_EPSILON of the sum), the per-bin totals hold the
 // ledger, and the CW tallies of a gated run are those of a run without gates, bit for bit.
 BOOST_AUTO_TEST_CASE(bins_sum_to_cw) {
-    TetraMesh m = makeBoxMesh({-3, -3, -3}, {3, 3, 3}, 4, 4, 4, [](const Point3& c) { return c[2] < 0 ? 1u : 2u; });
-    MaterialSet ms;
-    ms.exterior(Material(0, 0, 0, 1.0));
-    ms.append(Material(0.1, 5, 0.8, 1.37));
-    ms.append(Material(0.3, 10, 0.9, 1.45));
-    PointSource P;
-    P.position = {0.1, 0.2, 0.3};
-    KernelInput in = packModel(m, ms, P);
+    TetraMesh m = twoRegionBox(3, 4);
+    KernelInput in = packModel(m, twoMaterials(), innerPoint());
     const TimeGates g = makeTimeGates(0.005, 0.1, 0.005, "gates");
     RunOptions cwOpt = gatedOptions(g, 20000);
     cwOpt.gates = TimeGates{};
@@ -186,16 +198,8 @@ BOOST_AUTO_TEST_CASE(bins_sum_to_cw) {
 // list is reused only for the cells it was made from, and a model whose face ids exceed its face
 // count is refused by name.
 BOOST_AUTO_TEST_CASE(exit_faces_are_the_boundary) {
-    auto twoRegions = [](const Point3& c) { return c[2] < 0 ? 1u : 2u; };
-    TetraMesh m = makeBoxMesh({-3, -3, -3}, {3, 3, 3}, 4, 4, 4, twoRegions);
-    TetraMesh other = makeBoxMesh({-2, -2, -2}, {2, 2, 2}, 3, 3, 3, twoRegions);
-    MaterialSet ms;
-    ms.exterior(Material(0, 0, 0, 1.0));
-    ms.append(Material(0.1, 5, 0.8, 1.37));
-    ms.append(Material(0.3, 10, 0.9, 1.45));
-    PointSource P;
-    P.position = {0.1, 0.2, 0.3};
-    const KernelInput in = packModel(m, ms, P), in2 = packModel(other, ms, P);
+    TetraMesh m = twoRegionBox(3, 4), other = twoRegionBox(2, 3);
+    const KernelInput in = packModel(m, twoMaterials(), innerPoint()), in2 = packModel(other, twoMaterials(), innerPoint());
     const std::shared_ptr<const GatedFaces> f = gatedExitFaces(in);
     std::vector<uint32_t> boundary = m.boundaryFaces();
     std::sort(boundary.begin(), boundary.end());
