@@ -45,11 +45,13 @@ struct L1Sum {
     double num = 0, den = 0;
     uint64_t compared = 0;
 
-    void add(double x, double y, const std::string& where) {
+    // where(): the element's name, made only for a message.
+    template <class Where>
+    void add(double x, double y, Where where) {
         if (std::isinf(x) || std::isinf(y))
-            throw std::runtime_error((std::isinf(x) ? a : b) + ": " + where + " is infinite");
+            throw std::runtime_error((std::isinf(x) ? a : b) + ": " + where() + " is infinite");
         if (std::isnan(x) != std::isnan(y))
-            throw std::runtime_error((std::isnan(x) ? a : b) + ": " + where + " is undefined (nan) but defined in " +
+            throw std::runtime_error((std::isnan(x) ? a : b) + ": " + where() + " is undefined (nan) but defined in " +
                                      (std::isnan(x) ? b : a));
         if (std::isnan(x)) return;
         num += std::fabs(x - y);
@@ -82,7 +84,7 @@ int compareMatrices(const std::string& pa, const std::string& pb) {
     for (uint64_t c = 0; c < a.header.cols; ++c) {
         L1Sum col{pa, pb};
         for (uint64_t r = 0; r < a.header.rows; ++r) {
-            const std::string where = "row " + std::to_string(r) + ", column " + std::to_string(c);
+            auto where = [&] { return "row " + std::to_string(r) + ", column " + std::to_string(c); };
             col.add(a.at(r, c), b.at(r, c), where);
             all.add(a.at(r, c), b.at(r, c), where);
         }
@@ -136,7 +138,7 @@ int compareExits(const std::string& pa, const std::string& pb) {
         if (a.face[i] != b.face[i])
             throw std::runtime_error("row " + std::to_string(i + 1) + ": face '" + a.face[i] + "' in " + pa + ", '" +
                                      b.face[i] + "' in " + pb + " (results of different meshes?)");
-        all.add(a.fluence[i], b.fluence[i], "the exit fluence of face " + a.face[i].substr(0, a.face[i].find(' ')));
+        all.add(a.fluence[i], b.fluence[i], [&] { return "the exit fluence of face " + a.face[i].substr(0, a.face[i].find(' ')); });
     }
     const double l1 = all.value("the files");
     std::cout.precision(6);
@@ -176,7 +178,7 @@ int compareGated(const std::string& pa, const std::string& pb) {
     for (uint32_t bin = 0; bin < a.gates.bins(); ++bin) {
         L1Sum one{pa, pb};
         for (uint64_t e = 0; e < a.elements; ++e) {
-            const std::string where = "bin " + std::to_string(bin) + ", element " + std::to_string(e);
+            auto where = [&] { return "bin " + std::to_string(bin) + ", element " + std::to_string(e); };
             one.add(a.at(bin, e), b.at(bin, e), where);
             all.add(a.at(bin, e), b.at(bin, e), where);
         }
@@ -201,7 +203,7 @@ int compareValues(const std::string& pa, const std::string& pb) {
         return 1;
     }
     L1Sum all{pa, pb};
-    for (size_t i = 1; i < a.size(); ++i) all.add(a[i], b[i], "value " + std::to_string(i));
+    for (size_t i = 1; i < a.size(); ++i) all.add(a[i], b[i], [&] { return "value " + std::to_string(i); });
     double l1 = all.value("the files");
     std::cout.precision(6);
     std::cout << "L1 " << l1 << "\n";

@@ -3,10 +3,10 @@
 // (Kernels/Core/Tally.hpp): volume energy per tetra per gate and exit energy per exit face per
 // gate, binned by the packet clock (st.opl, the optical path length since launch). Each adds
 // exactly the value the CW tally adds for the same event, into bin-major arrays ([bin * stride +
-// element], stride = cells or chosen tetras + 1, exit faces + 1), so that the sum over the bins of
-// an element is its CW tally. A
-// null array is a gated tally that is off (a predictable branch, paid only by gated runs). Acc
-// as for the standard tallies (plain adds on the CPU, atomics through a one-entry cache on the GPU).
+// element], stride = cells or chosen tetras + 1, exit faces + 1), so that the sum over the bins
+// of an element is its CW tally. A null array is a gated tally that is off (a predictable
+// branch, paid only by gated runs). Acc as for the standard tallies (plain adds on the CPU,
+// atomics through a one-entry cache on the GPU).
 #pragma once
 #include "Kernels/Core/TallyScorer.hpp"
 #include "Kernels/TimeGates.hpp"

@@ -37,8 +37,8 @@ struct GatedTetras {
 
 // The gated exit tally's elements: the model's exit faces (faces with the exterior on one side,
 // the only ones a packet leaves through), in ascending face id, so that the gated exit array
-// takes bins x (exit faces + 1) values instead of bins x face ids (on a tetra mesh about a third
-// of its faces are interior). Derived from the packed cells (gatedExitFaces).
+// takes bins x (exit faces + 1) values instead of bins x face ids (most faces of a tetra mesh
+// are interior). Derived from the packed cells (gatedExitFaces).
 struct GatedFaces {
     std::vector<int32_t> slot;    // [face id]: the element of the gated exit array, -1 for an interior face
     std::vector<uint32_t> faces;  // [element]: its face id; element 0 is a dummy (face 0)
