@@ -175,9 +175,9 @@ RunResult runCpuDetecting(const KernelInput& in, const RunOptions& opt, const De
             }
             scorers[w] = sc;
         });
-        addWorkerArrays(vol, r.volume);
-        addWorkerArrays(surf, r.surface);
-        addWorkerArrays(dir, r.directed);
+        addWorkerArrays(vol, r.volume, threads);
+        addWorkerArrays(surf, r.surface, threads);
+        addWorkerArrays(dir, r.directed, threads);
         for (auto& sc : scorers) {
             r.ledger.add(sc.ledger);
             r.events.add(sc.events);

@@ -13,6 +13,7 @@
 #include "Kernels/BatchMeans.hpp"
 #include "Kernels/CPU/CpuBatches.hpp"
 #include "Common/Errors.hpp"
+#include "Common/ParallelFor.hpp"
 #include "Kernels/CPU/CpuLanes.hpp"
 #include "Kernels/PacketSource.hpp"
 #include "Common/ResourceLimits.hpp"
@@ -213,11 +214,38 @@ uint64_t forEachPacketRange(const RunOptions& opt, unsigned threads,
     });
 }
 
-void addWorkerArrays(std::vector<std::vector<double>>& parts, std::vector<double>& out) {
-    if (parts.empty() || parts[0].empty()) return;
-    out = std::move(parts[0]);
-    for (size_t w = 1; w < parts.size(); ++w)
-        for (size_t i = 0; i < out.size(); ++i) out[i] += parts[w][i];
+void addWorkerArrays(std::vector<std::vector<double>>& parts, std::vector<double>& out, unsigned threads) {
+    // The first non-empty part is the sum's start (an empty out takes it whole, as BatchSums::add
+    // does), the later ones are added over the length they share with it.
+    size_t first = 0;
+    while (first < parts.size() && parts[first].empty()) ++first;
+    if (first == parts.size()) return;
+    out = std::move(parts[first]);
+    // Each element sums the parts in their order, whatever the threads: the same bits as one
+    // thread, in contiguous ranges of elements on the run's threads (a gated run's arrays are
+    // large, and there is one a worker).
+    parallelChunks(0, out.size(), chunkCount(out.size(), size_t(1) << 16, threads), [&](unsigned, size_t lo, size_t hi) {
+        for (size_t w = first + 1; w < parts.size(); ++w) {
+            const size_t end = std::min(hi, parts[w].size());
+            for (size_t i = lo; i < end; ++i) out[i] += parts[w][i];
+        }
+    });
+    for (size_t w = first + 1; w < parts.size(); ++w) std::vector<double>().swap(parts[w]);
+}
+
+BatchSums addWorkerSums(std::vector<BatchSums>& parts, unsigned threads) {
+    BatchSums s;
+    auto field = [&](std::vector<double> BatchSums::*m) {
+        std::vector<std::vector<double>> v;
+        for (BatchSums& p : parts) v.push_back(std::move(p.*m));
+        addWorkerArrays(v, s.*m, threads);
+    };
+    for (auto m : {&BatchSums::volume, &BatchSums::surface, &BatchSums::directed, &BatchSums::ledger,
+                   &BatchSums::gatedVolume, &BatchSums::gatedSurface, &BatchSums::gatedVolumeTotals,
+                   &BatchSums::gatedSurfaceTotals})
+        field(m);
+    for (const BatchSums& p : parts) s.batches += p.batches;
+    return s;
 }
 
 RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
@@ -325,20 +353,20 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
             scorers[w] = sc;
         });
         if (opt.packetSource) r.packetsRequested = r.packetsDone;  // a side of a hybrid run: what it took
-        addWorkerArrays(vol, r.volume);
-        addWorkerArrays(surf, r.surface);
-        addWorkerArrays(dir, r.directed);
-        addWorkerArrays(gvol, r.gatedVolume);
-        addWorkerArrays(gsurf, r.gatedSurface);
+        addWorkerArrays(vol, r.volume, threads);
+        addWorkerArrays(surf, r.surface, threads);
+        addWorkerArrays(dir, r.directed, threads);
+        addWorkerArrays(gvol, r.gatedVolume, threads);
+        addWorkerArrays(gsurf, r.gatedSurface, threads);
         if (G) r.gates = gates;
         for (auto& sc : scorers) {
             r.ledger.add(sc.ledger);
             r.events.add(sc.events);
         }
         if (batched) {
-            BatchSums q;
-            for (WorkerFolds& f : folds) q.add(f.take());
-            setTallyErrors(r, q);
+            std::vector<BatchSums> parts;
+            for (WorkerFolds& f : folds) parts.push_back(f.take());
+            setTallyErrors(r, addWorkerSums(parts, threads));
         }
     };
     if (gated) {

@@ -42,9 +42,13 @@ extern std::function<void(unsigned)> workerStartHookForTests;
 
 unsigned resolveThreads(unsigned requested);
 
-// The workers' per-thread arrays added into out, in worker order (out takes parts[0]'s storage;
-// nothing when there are none or they are empty).
-void addWorkerArrays(std::vector<std::vector<double>>& parts, std::vector<double>& out);
+// The workers' per-thread arrays added into out, element by element in worker order, over
+// `threads` threads (out takes the first non-empty part's storage, the others are freed; nothing
+// when there are none or all are empty).
+void addWorkerArrays(std::vector<std::vector<double>>& parts, std::vector<double>& out, unsigned threads);
+// The workers' batch sums (BatchSums::add in worker order, the same bits) over `threads` threads.
+struct BatchSums;  // Kernels/BatchMeans.hpp
+BatchSums addWorkerSums(std::vector<BatchSums>& parts, unsigned threads);
 
 // Runs the standard tallies (volume/surface/directed per opt.outputs, ledger, events) and, with
 // opt.batches > 1, their standard errors: each worker runs its range as its share of the
