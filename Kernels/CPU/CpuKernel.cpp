@@ -296,7 +296,11 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
                                           HostTallyScorer<decltype(V)::value, decltype(S)::value, decltype(D)::value>>;
         std::vector<std::vector<double>> vol(threads), surf(threads), dir(threads), gvol(threads), gsurf(threads);
         std::vector<Scorer> scorers(threads);
-        for (unsigned w = 0; w < threads; ++w) {
+        // Worker w's arrays, allocated and zeroed by the worker itself at its first range (in
+        // parallel: a gated run's are large), and its scorer pointed at them.
+        std::vector<char> ready(threads, 0);
+        auto allocate = [&](unsigned w) {
+            ready[w] = 1;
             if (V) vol[w].assign(nv, 0.0);
             if (S) surf[w].assign(ns, 0.0);
             if (D) dir[w].assign(nd, 0.0);
@@ -314,9 +318,10 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
                 scorers[w].gatedFaces = uint32_t(ngf);
                 scorers[w].gates = gateBins(gates);
             }
-        }
+        };
         std::vector<WorkerFolds> folds(batched ? threads : 0);
         r.packetsDone = forEachWorkerRange(opt, threads, [&](unsigned w, uint64_t b, uint64_t e, PacketChunks& chunks) {
+            if (!ready[w]) allocate(w);
             Scorer sc = scorers[w];  // a local copy: no false sharing between workers
             auto run = [&](PacketChunks& c) {
                 runPacketLanes(model, opt.params, c, sc, uint32_t(in.materials.size()), crossing->data(), opt.tuning.cpuIsa);
