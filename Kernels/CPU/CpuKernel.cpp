@@ -363,6 +363,15 @@ RunResult runCpu(const KernelInput& in, const RunOptions& opt) {
         addWorkerArrays(dir, r.directed, threads);
         addWorkerArrays(gvol, r.gatedVolume, threads);
         addWorkerArrays(gsurf, r.gatedSurface, threads);
+        // Zeros where no worker started (a run cancelled before any range): the tallies keep
+        // their sizes.
+        auto sized = [](std::vector<double>& v, size_t n) {
+            if (v.empty()) v.assign(n, 0.0);
+        };
+        if (V) sized(r.volume, nv);
+        if (S) sized(r.surface, ns);
+        if (D) sized(r.directed, nd);
+        if (G) sized(r.gatedVolume, ngv), sized(r.gatedSurface, ngs);
         if (G) r.gates = gates;
         for (auto& sc : scorers) {
             r.ledger.add(sc.ledger);

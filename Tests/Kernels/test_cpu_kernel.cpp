@@ -11,6 +11,7 @@
 #include "Kernels/CPU/CpuKernel.hpp"
 #include "Kernels/CPU/CpuLanes.hpp"
 #include "Kernels/Dispatch.hpp"
+#include "Kernels/PacketSource.hpp"
 #include "Kernels/Tuning.hpp"
 
 using namespace fm;
@@ -294,6 +295,38 @@ BOOST_AUTO_TEST_CASE(cancel_stops_early_with_consistent_ledger) {
     BOOST_CHECK_GE(r.ledger.launched, double(r.packetsDone));
     BOOST_CHECK_LE(r.ledger.launched, double(r.packetsDone + 32 * 2));
     BOOST_CHECK_SMALL(r.ledger.imbalance() / r.ledger.launched, 1e-12);
+}
+
+// A run whose workers get no packets (a hybrid run's CPU side when the GPUs took every block)
+// keeps its tallies' sizes (zeros), gated ones too: the workers allocate their own arrays at
+// their first range, and callers add and write these tallies as any others.
+BOOST_AUTO_TEST_CASE(workers_without_packets_keep_the_tallies_sizes) {
+    PointSource P;
+    P.position = {0, 0, 0};
+    KernelInput in = packModel(mesh, mats, P);
+    struct Nothing : PacketSource {
+        bool take(unsigned, uint64_t&, uint64_t&) override { return false; }
+    } nothing;
+    for (bool gated : {false, true}) {
+        RunOptions o = options(100000, 4);
+        o.packetSource = &nothing;
+        o.outputs.directed = true;
+        if (gated) {
+            o.gates = makeTimeGates(0, 1, 0.1, "gates");
+            o.outputs.gatedVolume = o.outputs.gatedSurface = true;
+        }
+        const RunResult r = runCpu(in, o);
+        BOOST_CHECK_EQUAL(r.packetsDone, 0u);
+        BOOST_CHECK_EQUAL(r.volume.size(), in.cells.size());
+        BOOST_CHECK_EQUAL(r.surface.size(), size_t(in.faceCount));
+        BOOST_CHECK_EQUAL(r.directed.size(), 2 * size_t(in.faceCount));
+        if (gated) {
+            BOOST_REQUIRE(r.gates.faces);
+            BOOST_CHECK_EQUAL(r.gatedVolume.size(), size_t(o.gates.bins()) * in.cells.size());
+            BOOST_CHECK_EQUAL(r.gatedSurface.size(), size_t(o.gates.bins()) * r.gates.faces->faces.size());
+        }
+        BOOST_CHECK_EQUAL(*std::max_element(r.volume.begin(), r.volume.end()), 0.0);
+    }
 }
 
 // A packet that can never interact (mu_t = 0 everywhere, index-matched) in a closed box with
