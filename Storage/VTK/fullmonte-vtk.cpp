@@ -244,8 +244,11 @@ void addFileData(VTKMeshWriter& w, std::vector<double>& fluence, const Args& a, 
     }
 }
 
-void writeSurface(const Args& a, const TetraMesh& mesh, const std::string& unit) {
-    VTKSurfaceWriter s(a.at("--surface"));
+// The surface's writer with its arrays read and checked (before any file is written), not yet
+// written.
+std::unique_ptr<VTKSurfaceWriter> surfaceWriter(const Args& a, const TetraMesh& mesh, const std::string& unit) {
+    auto p = std::make_unique<VTKSurfaceWriter>(a.at("--surface"));
+    VTKSurfaceWriter& s = *p;
     s.mesh(mesh);
     if (a.count("--vtk-version")) s.legacyVersion(a.at("--vtk-version"));
     std::string exitFile = a.count("--results") ? a.at("--results") + "/surface_exit.txt" : "";
@@ -263,7 +266,7 @@ void writeSurface(const Args& a, const TetraMesh& mesh, const std::string& unit)
                       std::vector<double>(g.values.begin() + b * g.elements, g.values.begin() + (b + 1) * g.elements));
     }
     if (a.count("--comment")) s.addHeaderComment(a.at("--comment"));
-    s.write();
+    return p;
 }
 
 // The picture's renderer, its options checked (before any file is written), not yet drawn.
@@ -306,11 +309,12 @@ int run(int argc, char** argv) {
     std::vector<double> fluence;
     addFileData(w, fluence, a, unit, mesh);
     const std::unique_ptr<FluenceRenderer> picture = a.count("--png") ? renderer(a, mesh, fluence, unit) : nullptr;
+    const std::unique_ptr<VTKSurfaceWriter> surface = a.count("--surface") ? surfaceWriter(a, mesh, unit) : nullptr;
     if (a.count("--comment")) w.addHeaderComment(a.at("--comment"));
     w.write();
     std::cout << "fullmonte-vtk: wrote " << a.at("--output") << " (" << mesh.tetraCount() << " tetras)\n";
-    if (a.count("--surface")) {
-        writeSurface(a, mesh, unit);
+    if (surface) {
+        surface->write();
         std::cout << "fullmonte-vtk: wrote " << a.at("--surface") << "\n";
     }
     if (picture) {
