@@ -21,36 +21,23 @@ namespace fm {
 inline const std::vector<std::string> kGatedOutputs{"fluence_gated.fmtg", "surface_exit_gated.fmtg", "tpsf.txt",
                                                     "fluence_gated_tetras.txt", "surface_exit_gated_faces.txt"};
 
-// A compact gated slice (element k = full index ids[k], 0 a dummy) through a conversion of
-// full per-index arrays (`size` values): per-region gating's tetras, the exit faces.
-template <class Convert>
-std::vector<double> convertListed(const std::vector<uint32_t>& ids, size_t size, const std::vector<double>& slice,
-                                  Convert convert) {
-    std::vector<double> full(size, 0.0);
-    for (size_t k = 1; k < ids.size(); ++k) full[ids[k]] = slice[k];
-    const std::vector<double> v = convert(full);
-    std::vector<double> out(ids.size(), 0.0);
-    for (size_t k = 1; k < ids.size(); ++k) out[k] = v[ids[k]];
-    return out;
-}
-
-// Bin b of a bin-major gated array of `stride` values per bin, as its own per-index vector.
-inline std::vector<double> gateSlice(const std::vector<double>& gated, size_t stride, uint32_t b) {
-    return std::vector<double>(gated.begin() + b * stride, gated.begin() + (b + 1) * stride);
-}
-
-// A bin-major gated energy array turned bin by bin with `convert` (volumeFluence or
-// surfaceFluence, index 0 a dummy), without the dummies: TimeGatedArray's values.
-template <class Convert>
-std::vector<double> convertGated(const TimeGates& g, const std::vector<double>& gated, Convert convert) {
-    const size_t stride = gated.size() / g.bins();
-    std::vector<double> out;
-    out.reserve(g.bins() * (stride - 1));
-    for (uint32_t b = 0; b < g.bins(); ++b) {
-        std::vector<double> v = convert(gateSlice(gated, stride, b));
-        out.insert(out.end(), v.begin() + 1, v.end());
+// What fluence divides each element's energy by, element 0 a dummy (Storage/TimeGated
+// gatedValues): V mu_a for tetra ids[k] (0 where mu_a is 0: fluence undefined, as
+// volumeFluence), or the area of face ids[k] (as surfaceFluence); ids[k] = k where ids is empty.
+inline std::vector<double> tetraDivisors(const TetraMesh& mesh, const MaterialSet& mats, const std::vector<uint32_t>& ids) {
+    const size_t n = ids.empty() ? mesh.tetraCount() + 1 : ids.size();
+    std::vector<double> d(n, 0.0);
+    for (size_t k = 1; k < n; ++k) {
+        const uint32_t t = ids.empty() ? uint32_t(k) : ids[k];
+        const double mu_a = mats.material(mesh.region(t)).mu_a;
+        d[k] = mu_a > 0 ? mesh.volume(t) * mu_a : 0.0;
     }
-    return out;
+    return d;
+}
+inline std::vector<double> faceDivisors(const TetraMesh& mesh, const std::vector<uint32_t>& ids) {
+    std::vector<double> d(ids.size(), 0.0);
+    for (size_t k = 1; k < ids.size(); ++k) d[k] = mesh.face(ids[k]).area;
+    return d;
 }
 
 // The gated outputs of run r, named `prefix` + the single run's names (a batch's run folder:
@@ -60,26 +47,24 @@ inline void writeGatedOutputs(const OutputFolder& out, const TetraMesh& mesh, co
     if (!r.gates.on()) return;
     const double scale = power / double(r.packetsDone);
     const TallyErrors& se = r.standardError;
-    // One .fmtg file of a gated energy array converted bin by bin (the gates' fluence is the
-    // time integral over each gate, in J/mm^2 for --power in J).
-    auto writeArray = [&](const std::string& name, GatedQuantity q, uint64_t elements, const std::vector<double>& gated,
-                          const std::vector<double>& errors, auto convert) {
+    // One .fmtg file of a gated energy array, each element's energy times the scale over its
+    // divisor (the gates' fluence is the time integral over each gate, in J/mm^2 for --power in J).
+    auto writeArray = [&](const std::string& name, GatedQuantity q, const std::vector<double>& gated,
+                          const std::vector<double>& errors, const std::vector<double>& divisor) {
         if (gated.empty()) return;
         TimeGatedArray a;
         a.gates = r.gates;
         a.quantity = q;
-        a.elements = elements;
+        a.elements = divisor.size() - 1;
         a.units = "J/mm^2 (--power in J)";
-        a.values = convertGated(r.gates, gated, convert);
-        if (!errors.empty()) a.stderrs = convertGated(r.gates, errors, convert);
+        a.values = gatedValues(r.gates, gated, scale, divisor);
+        if (!errors.empty()) a.stderrs = gatedValues(r.gates, errors, scale, divisor);
         writeTimeGated(out.staged(prefix + name), a);
     };
     const std::shared_ptr<const GatedTetras>& chosen = r.gates.tetras;  // per-region gating, or null
-    auto fluence = [&](const std::vector<double>& e) { return volumeFluence(mesh, mats, e, scale); };
-    writeArray(kGatedOutputs[0], GatedQuantity::volumeFluence, chosen ? chosen->cells.size() - 1 : mesh.tetraCount(),
-               r.gatedVolume, se.gatedVolume, [&](const std::vector<double>& e) {
-                   return chosen ? convertListed(chosen->cells, mesh.tetraCount() + 1, e, fluence) : fluence(e);
-               });
+    if (!r.gatedVolume.empty())
+        writeArray(kGatedOutputs[0], GatedQuantity::volumeFluence, r.gatedVolume, se.gatedVolume,
+                   tetraDivisors(mesh, mats, chosen ? chosen->cells : std::vector<uint32_t>{}));
     if (chosen && !r.gatedVolume.empty()) {  // which tetras fluence_gated.fmtg's elements are, in order
         AtomicFile t(out.staged(prefix + kGatedOutputs[3]));
         t.out << "# tetra ids (1-based, as in fluence.txt's lines) of fluence_gated.fmtg's elements, in order; regions";
@@ -92,11 +77,8 @@ inline void writeGatedOutputs(const OutputFolder& out, const TetraMesh& mesh, co
         if (!r.gates.faces || r.gates.faces->slot.size() != mesh.faceCount() + 1)
             throw Error("the gated exit tally's faces are not the mesh's (" + std::to_string(mesh.faceCount()) + " faces)");
         const std::vector<uint32_t>& faces = r.gates.faces->faces;
-        writeArray(kGatedOutputs[1], GatedQuantity::exitFluenceListed, faces.size() - 1, r.gatedSurface, se.gatedSurface,
-                   [&](const std::vector<double>& e) {
-                       return convertListed(faces, mesh.faceCount() + 1, e,
-                                            [&](const std::vector<double>& full) { return surfaceFluence(mesh, full, scale); });
-                   });
+        writeArray(kGatedOutputs[1], GatedQuantity::exitFluenceListed, r.gatedSurface, se.gatedSurface,
+                   faceDivisors(mesh, faces));
         AtomicFile t(out.staged(prefix + kGatedOutputs[4]));
         t.out << "# face p1 p2 p3 (as in surface_exit.txt's rows) of surface_exit_gated.fmtg's elements, in order\n";
         for (size_t k = 1; k < faces.size(); ++k) {

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "Common/Errors.hpp"
+#include "Common/ParallelFor.hpp"
 #include "Storage/AtomicFile.hpp"
 
 namespace fm {
@@ -41,12 +42,17 @@ std::string wholeText(double x) {
 std::vector<double> gatedValues(const TimeGates& g, const std::vector<double>& perIndex, double scale,
                                 const std::vector<double>& divisor) {
     const size_t stride = perIndex.size() / g.bins(), n = stride ? stride - 1 : 0;
+    if (stride * g.bins() != perIndex.size() || (!divisor.empty() && divisor.size() != stride))
+        throw Error("gated values: " + std::to_string(perIndex.size()) + " values are not " + std::to_string(g.bins()) +
+                    " bins of the " + std::to_string(divisor.size()) + " divisors' elements");
     std::vector<double> out(size_t(g.bins()) * n);
-    for (uint32_t b = 0; b < g.bins(); ++b)
-        for (size_t i = 0; i < n; ++i) {
-            const double v = perIndex[b * stride + i + 1] * scale;
-            out[b * n + i] = divisor.empty() ? v : divisor[i + 1] != 0 ? v / divisor[i + 1] : NAN;
-        }
+    parallelFor(0, g.bins(), [&](unsigned, size_t lo, size_t hi) {  // bin by bin, each on one thread
+        for (size_t b = lo; b < hi; ++b)
+            for (size_t i = 0; i < n; ++i) {
+                const double v = perIndex[b * stride + i + 1] * scale;
+                out[b * n + i] = divisor.empty() ? v : divisor[i + 1] != 0 ? v / divisor[i + 1] : NAN;
+            }
+    }, 1);
     return out;
 }
 

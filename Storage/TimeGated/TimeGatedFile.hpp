@@ -34,7 +34,8 @@ struct TimeGatedArray {
 // The array of bin-major per-index values `perIndex` ([bin * (elements + 1) + index], index 0 a
 // dummy, as RunResult's gated tallies hold them) without the dummies, each value times `scale`
 // and, where `divisor` is given, divided by divisor[index] (V mu_a for fluence, the area for
-// exit fluence; NaN where the divisor is 0).
+// exit fluence; NaN where the divisor is 0); bin by bin in parallel. Error where perIndex is not
+// bins x the divisors' elements.
 std::vector<double> gatedValues(const TimeGates& g, const std::vector<double>& perIndex, double scale,
                                 const std::vector<double>& divisor = {});
 

@@ -187,6 +187,25 @@ BOOST_AUTO_TEST_CASE(gated_file_round_trip) {
     std::remove(p.c_str());
 }
 
+// gatedValues: each bin's elements without the dummy, times the scale, over their divisors (NaN
+// where a divisor is 0: fluence undefined where mu_a is 0); counts that do not match refused.
+BOOST_AUTO_TEST_CASE(gated_values_scale_and_divide) {
+    const TimeGates g = makeTimeGates(0, 1, 0.5, "gates");  // 4 bins
+    std::vector<double> perIndex;
+    for (int b = 0; b < 4; ++b)
+        for (int i = 0; i < 3; ++i) perIndex.push_back(i == 0 ? 1e9 : 10.0 * b + i);  // index 0: the dummy
+    const std::vector<double> v = gatedValues(g, perIndex, 2.0, {0.0, 4.0, 0.0});
+    BOOST_REQUIRE_EQUAL(v.size(), 8u);
+    for (int b = 0; b < 4; ++b) {
+        BOOST_TEST(v[b * 2] == (10.0 * b + 1) * 2.0 / 4.0);
+        BOOST_TEST(std::isnan(v[b * 2 + 1]));
+    }
+    BOOST_TEST(gatedValues(g, perIndex, 0.5)[3] == 6.0);  // bin 1, index 2: 12 x 0.5
+    BOOST_CHECK_THROW(gatedValues(g, perIndex, 1.0, {0.0, 1.0}), Error);
+    perIndex.pop_back();
+    BOOST_CHECK_THROW(gatedValues(g, perIndex, 1.0), Error);
+}
+
 // The element lists beside gated files: ids (and a face's points), '#' lines skipped; anything
 // else on a line is a FormatError naming the file and the line.
 BOOST_AUTO_TEST_CASE(gated_element_lists) {
