@@ -22,16 +22,12 @@ inline const std::vector<std::string> kGatedOutputs{"fluence_gated.fmtg", "surfa
                                                     "fluence_gated_tetras.txt", "surface_exit_gated_faces.txt"};
 
 // What fluence divides each element's energy by, element 0 a dummy (Storage/TimeGated
-// gatedValues): V mu_a for tetra ids[k] (0 where mu_a is 0: fluence undefined, as
-// volumeFluence), or the area of face ids[k] (as surfaceFluence); ids[k] = k where ids is empty.
+// gatedValues): fluenceDivisor of tetra ids[k] (as volumeFluence), or the area of face ids[k]
+// (as surfaceFluence); ids[k] = k where ids is empty.
 inline std::vector<double> tetraDivisors(const TetraMesh& mesh, const MaterialSet& mats, const std::vector<uint32_t>& ids) {
     const size_t n = ids.empty() ? mesh.tetraCount() + 1 : ids.size();
     std::vector<double> d(n, 0.0);
-    for (size_t k = 1; k < n; ++k) {
-        const uint32_t t = ids.empty() ? uint32_t(k) : ids[k];
-        const double mu_a = mats.material(mesh.region(t)).mu_a;
-        d[k] = mu_a > 0 ? mesh.volume(t) * mu_a : 0.0;
-    }
+    for (size_t k = 1; k < n; ++k) d[k] = fluenceDivisor(mesh, mats, ids.empty() ? uint32_t(k) : ids[k]);
     return d;
 }
 inline std::vector<double> faceDivisors(const TetraMesh& mesh, const std::vector<uint32_t>& ids) {

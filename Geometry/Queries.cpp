@@ -18,9 +18,8 @@ std::vector<double> volumeFluence(const TetraMesh& mesh, const MaterialSet& mats
     std::vector<double> phi(energy.size(), 0.0);
     parallelChunks(1, energy.size(), chunkCount(energy.size()), [&](unsigned, size_t lo, size_t hi) {
         for (size_t t = lo; t < hi; ++t) {
-            double mu_a = mats.material(mesh.region(uint32_t(t))).mu_a;
-            phi[t] = mu_a > 0 ? energy[t] * scale / (mesh.volume(uint32_t(t)) * mu_a)
-                              : std::numeric_limits<double>::quiet_NaN();
+            const double d = fluenceDivisor(mesh, mats, uint32_t(t));
+            phi[t] = d > 0 ? energy[t] * scale / d : std::numeric_limits<double>::quiet_NaN();
         }
     });
     return phi;

@@ -10,6 +10,12 @@
 
 namespace fm {
 
+// What tetra t's absorbed energy is divided by for its fluence: V mu_a (mm^3/mm), or 0 where
+// mu_a = 0 (fluence undefined there).
+inline double fluenceDivisor(const TetraMesh& mesh, const MaterialSet& mats, uint32_t t) {
+    const double mu_a = mats.material(mesh.region(t)).mu_a;
+    return mu_a > 0 ? mesh.volume(t) * mu_a : 0.0;
+}
 // Fluence per tetra: E / (V mu_a) * scale, in [scale unit]/mm^2. NaN where mu_a = 0 (undefined:
 // nothing is absorbed there, so absorbed energy says nothing about the fluence). Index 0 = 0.
 std::vector<double> volumeFluence(const TetraMesh& mesh, const MaterialSet& mats,
