@@ -143,63 +143,60 @@ SurfaceExit readSurfaceExit(const std::string& path, const TetraMesh& mesh) {
     return s;
 }
 
-// A gated fluence over chosen tetras (--time-gate-regions; `tetrasFile` lists their ids in the
-// order of the elements) as one value per tetra of the mesh, NaN where not gated.
-TimeGatedArray scatterGatedTetras(const TimeGatedArray& g, const std::string& tetrasFile, const TetraMesh& mesh) {
-    const GatedElementList l = readGatedElementList(tetrasFile, false);
-    const std::vector<uint32_t>& ids = l.ids;
-    for (size_t k = 0; k < ids.size(); ++k)
-        if (ids[k] > mesh.tetraCount())
-            throw Error(tetrasFile + ":" + std::to_string(l.lines[k]) + ": tetra " + std::to_string(ids[k]) +
-                        " is not a tetra of the mesh (1.." + std::to_string(mesh.tetraCount()) + ")");
+// A gated file of listed elements as `count` values per bin (an array over the mesh's tetras or
+// face ids): element k at index ids[k] - 1, NaN elsewhere. `what` and `listFile` name the ids in
+// the error for a list of another length.
+TimeGatedArray spreadListed(const TimeGatedArray& g, const std::vector<uint32_t>& ids, size_t count,
+                            const std::string& what, const std::string& listFile, const std::string& file) {
     if (ids.size() != g.elements)
-        throw Error(tetrasFile + ": " + std::to_string(ids.size()) + " tetra ids for the " + std::to_string(g.elements) +
-                    " elements of fluence_gated.fmtg (files of different runs?)");
+        throw Error(listFile + ": " + std::to_string(ids.size()) + " " + what + " for the " + std::to_string(g.elements) +
+                    " elements of " + file + " (files of different runs?)");
     TimeGatedArray full = g;
-    full.elements = mesh.tetraCount();
-    full.values.assign(size_t(g.gates.bins()) * full.elements, std::nan(""));
+    full.elements = count;
+    full.values.assign(size_t(g.gates.bins()) * count, std::nan(""));
     for (uint32_t b = 0; b < g.gates.bins(); ++b)
-        for (size_t k = 0; k < ids.size(); ++k) full.values[b * full.elements + ids[k] - 1] = g.values[b * g.elements + k];
+        for (size_t k = 0; k < ids.size(); ++k) full.values[b * count + ids[k] - 1] = g.values[b * g.elements + k];
     full.stderrs.clear();
     return full;
 }
 
-// surface_exit_gated.fmtg as one value per face id per bin (elements = face ids + the dummy, 0
-// where nothing is listed): its elements are the faces surface_exit_gated_faces.txt lists (id and
-// points, checked against the mesh as surface_exit.txt's rows), or, in a file of quantity 2
-// (every face id, written before the list existed), face i + 1.
+// A gated fluence over chosen tetras (--time-gate-regions; `tetrasFile` lists their ids in the
+// order of the elements) as one value per tetra of the mesh, NaN where not gated.
+TimeGatedArray scatterGatedTetras(const TimeGatedArray& g, const std::string& tetrasFile, const TetraMesh& mesh) {
+    const GatedElementList l = readGatedElementList(tetrasFile, false);
+    for (size_t k = 0; k < l.ids.size(); ++k)
+        if (l.ids[k] > mesh.tetraCount())
+            throw Error(tetrasFile + ":" + std::to_string(l.lines[k]) + ": tetra " + std::to_string(l.ids[k]) +
+                        " is not a tetra of the mesh (1.." + std::to_string(mesh.tetraCount()) + ")");
+    return spreadListed(g, l.ids, mesh.tetraCount(), "tetra ids", tetrasFile, "fluence_gated.fmtg");
+}
+
+// surface_exit_gated.fmtg as one value per face id per bin (faceCount values, face f at f - 1;
+// NaN on faces not listed, the interior ones, which no surface shows): its elements are the faces
+// surface_exit_gated_faces.txt lists (id and points, checked against the mesh as
+// surface_exit.txt's rows), or, in a file of quantity 2 (every face id, written before the list
+// existed), face i + 1 already.
 TimeGatedArray gatedExitPerFace(const std::string& dir, const TetraMesh& mesh) {
     const std::string file = dir + "/surface_exit_gated.fmtg", listFile = dir + "/surface_exit_gated_faces.txt";
-    const TimeGatedArray g = readTimeGated(file);
-    std::vector<uint32_t> ids;  // the face id of each element
+    TimeGatedArray g = readTimeGated(file);
     if (g.quantity == GatedQuantity::exitFluence) {
         if (g.elements != mesh.faceCount())
             throw Error(file + ": " + std::to_string(g.elements) + " faces, the mesh has " +
                         std::to_string(mesh.faceCount()) + " (results from another mesh?)");
-        for (uint32_t f = 1; f <= mesh.faceCount(); ++f) ids.push_back(f);
-    } else if (g.quantity == GatedQuantity::exitFluenceListed) {
-        const GatedElementList l = readGatedElementList(listFile, true);
-        for (size_t k = 0; k < l.ids.size(); ++k) {
-            const std::string where = listFile + ":" + std::to_string(l.lines[k]) + ": face " + std::to_string(l.ids[k]);
-            if (l.ids[k] > mesh.faceCount()) throw Error(where + " is not a face of the mesh");
-            for (int j = 0; j < 3; ++j)
-                if (l.points[k][j] != mesh.face(l.ids[k]).points[j])
-                    throw Error(where + " has other points than the mesh's face (results from another mesh?)");
-        }
-        ids = l.ids;
-        if (ids.size() != g.elements)
-            throw Error(listFile + ": " + std::to_string(ids.size()) + " faces for the " + std::to_string(g.elements) +
-                        " elements of " + file + " (files of different runs?)");
-    } else {
-        throw Error(file + ": not an exit fluence file (quantity " + std::to_string(uint32_t(g.quantity)) + ")");
+        g.stderrs.clear();
+        return g;
     }
-    TimeGatedArray full = g;
-    full.elements = mesh.faceCount() + 1;
-    full.values.assign(size_t(g.gates.bins()) * full.elements, 0.0);
-    for (uint32_t b = 0; b < g.gates.bins(); ++b)
-        for (size_t k = 0; k < ids.size(); ++k) full.values[b * full.elements + ids[k]] = g.values[b * g.elements + k];
-    full.stderrs.clear();
-    return full;
+    if (g.quantity != GatedQuantity::exitFluenceListed)
+        throw Error(file + ": not an exit fluence file (quantity " + std::to_string(uint32_t(g.quantity)) + ")");
+    const GatedElementList l = readGatedElementList(listFile, true);
+    for (size_t k = 0; k < l.ids.size(); ++k) {
+        const std::string where = listFile + ":" + std::to_string(l.lines[k]) + ": face " + std::to_string(l.ids[k]);
+        if (l.ids[k] > mesh.faceCount()) throw Error(where + " is not a face of the mesh");
+        for (int j = 0; j < 3; ++j)
+            if (l.points[k][j] != mesh.face(l.ids[k]).points[j])
+                throw Error(where + " has other points than the mesh's face (results from another mesh?)");
+    }
+    return spreadListed(g, l.ids, mesh.faceCount(), "faces", listFile, file);
 }
 
 // The name of bin b's array of a gated quantity ("Fluence", "Exit fluence").
