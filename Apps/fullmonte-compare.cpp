@@ -71,6 +71,33 @@ struct L1Sum {
     }
 };
 
+// The distance over every element and the worst group's (a matrix's column, a gated file's
+// bin): a(g, e) and b(g, e) the values of element e of group g; a group zero (or undefined) in
+// both is no difference, one zero in A only is undefined (value() throws, naming the group).
+struct GroupedL1 {
+    double all = 0, worst = 0;
+    uint64_t worstGroup = 0;
+};
+template <class A, class B>
+GroupedL1 groupedL1(const std::string& pa, const std::string& pb, uint64_t groups, uint64_t perGroup, A a, B b,
+                    const std::string& group, const std::string& element, const std::string& what) {
+    L1Sum all{pa, pb};
+    GroupedL1 out;
+    for (uint64_t g = 0; g < groups; ++g) {
+        L1Sum one{pa, pb};
+        for (uint64_t e = 0; e < perGroup; ++e) {
+            auto where = [&] { return element + " " + std::to_string(e) + ", " + group + " " + std::to_string(g); };
+            one.add(a(g, e), b(g, e), where);
+            all.add(a(g, e), b(g, e), where);
+        }
+        if (one.den == 0 && one.num == 0) continue;
+        const double l = one.value(group + " " + std::to_string(g));
+        if (l > out.worst) out.worst = l, out.worstGroup = g;
+    }
+    out.all = all.value(what);
+    return out;
+}
+
 int compareMatrices(const std::string& pa, const std::string& pb) {
     fm::FluenceMatrix a = fm::readFluenceMatrix(pa), b = fm::readFluenceMatrix(pb);
     if (a.header.rows != b.header.rows || a.header.cols != b.header.cols) {
@@ -78,24 +105,11 @@ int compareMatrices(const std::string& pa, const std::string& pb) {
                   << pb << " is " << b.header.rows << " x " << b.header.cols << "\n";
         return 1;
     }
-    L1Sum all{pa, pb};
-    double worst = 0;
-    uint64_t worstCol = 0;
-    for (uint64_t c = 0; c < a.header.cols; ++c) {
-        L1Sum col{pa, pb};
-        for (uint64_t r = 0; r < a.header.rows; ++r) {
-            auto where = [&] { return "row " + std::to_string(r) + ", column " + std::to_string(c); };
-            col.add(a.at(r, c), b.at(r, c), where);
-            all.add(a.at(r, c), b.at(r, c), where);
-        }
-        // A column zero (or undefined) in both is no difference; zero in A only is undefined.
-        if (col.den == 0 && col.num == 0) continue;
-        double l = col.value("column " + std::to_string(c));
-        if (l > worst) worst = l, worstCol = c;
-    }
-    double l1 = all.value("the matrices");
+    const GroupedL1 d = groupedL1(
+        pa, pb, a.header.cols, a.header.rows, [&](uint64_t c, uint64_t r) { return a.at(r, c); },
+        [&](uint64_t c, uint64_t r) { return b.at(r, c); }, "column", "row", "the matrices");
     std::cout.precision(6);
-    std::cout << "L1 " << l1 << " (worst column " << worstCol << ": " << worst << ")\n";
+    std::cout << "L1 " << d.all << " (worst column " << d.worstGroup << ": " << d.worst << ")\n";
     return 0;
 }
 
@@ -161,37 +175,24 @@ int compareGated(const std::string& pa, const std::string& pb) {
                                  std::to_string(b.elements));
     // The element lists fullmonte-run writes beside a file of listed elements.
     namespace fs = std::filesystem;
-    const char* list = a.quantity == fm::GatedQuantity::exitFluenceListed ? "surface_exit_gated_faces.txt"
-                       : a.quantity == fm::GatedQuantity::volumeFluence   ? "fluence_gated_tetras.txt"
-                                                                          : nullptr;
-    const fs::path la = fs::path(pa).parent_path() / (list ? list : ""), lb = fs::path(pb).parent_path() / (list ? list : "");
+    const std::string list = fm::gatedElementListName(a.quantity);
+    const fs::path la = fs::path(pa).parent_path() / list, lb = fs::path(pb).parent_path() / list;
     auto text = [](const fs::path& p) {
         std::ifstream in(p, std::ios::binary);
         return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     };
-    if (list && (fs::exists(la) != fs::exists(lb) || (fs::exists(la) && text(la) != text(lb))))
+    if (!list.empty() && (fs::exists(la) != fs::exists(lb) || (fs::exists(la) && text(la) != text(lb))))
         throw std::runtime_error(la.string() + " and " + lb.string() + " do not list the same elements (" +
                                  (fs::exists(la) && fs::exists(lb) ? "they differ" : "one is missing") + ")");
-    L1Sum all{pa, pb};
-    double worst = 0;
-    uint32_t worstBin = 0;
-    for (uint32_t bin = 0; bin < a.gates.bins(); ++bin) {
-        L1Sum one{pa, pb};
-        for (uint64_t e = 0; e < a.elements; ++e) {
-            auto where = [&] { return "bin " + std::to_string(bin) + ", element " + std::to_string(e); };
-            one.add(a.at(bin, e), b.at(bin, e), where);
-            all.add(a.at(bin, e), b.at(bin, e), where);
-        }
-        if (one.den == 0 && one.num == 0) continue;  // a bin empty in both
-        const double l = one.value("bin " + std::to_string(bin));
-        if (l > worst) worst = l, worstBin = bin;
-    }
-    const double l1 = all.value("the files");
+    const GroupedL1 d = groupedL1(
+        pa, pb, a.gates.bins(), a.elements, [&](uint64_t g, uint64_t e) { return a.at(uint32_t(g), e); },
+        [&](uint64_t g, uint64_t e) { return b.at(uint32_t(g), e); }, "bin", "element", "the files");
+    const uint32_t worstBin = uint32_t(d.worstGroup);
     std::cout.precision(6);
-    std::cout << "L1 " << l1 << " (worst bin " << worstBin;
+    std::cout << "L1 " << d.all << " (worst bin " << worstBin;
     if (worstBin < a.gates.count) std::cout << " [" << a.gates.gateStart(worstBin) << "-" << a.gates.gateStop(worstBin) << " ns]";
     else std::cout << (worstBin == a.gates.earlyBin() ? " (early)" : " (late)");
-    std::cout << ": " << worst << ")\n";
+    std::cout << ": " << d.worst << ")\n";
     return 0;
 }
 
