@@ -101,14 +101,7 @@ void BatchSums::add(const BatchSums& o) {
         if (a.empty()) a = b;
         else for (size_t i = 0; i < a.size() && i < b.size(); ++i) a[i] += b[i];
     };
-    add(volume, o.volume);
-    add(surface, o.surface);
-    add(directed, o.directed);
-    add(gatedVolume, o.gatedVolume);
-    add(gatedSurface, o.gatedSurface);
-    add(gatedVolumeTotals, o.gatedVolumeTotals);
-    add(gatedSurfaceTotals, o.gatedSurfaceTotals);
-    add(ledger, o.ledger);
+    for (auto m : batchSumArrays()) add(this->*m, o.*m);
     batches += o.batches;
 }
 

@@ -87,6 +87,13 @@ struct BatchSums {
     std::vector<double> gatedVolume, gatedSurface, gatedVolumeTotals, gatedSurfaceTotals;
     void add(const BatchSums& o);  // another worker's or device's batches
 };
+// BatchSums' arrays, for the code that treats each alike (add, the CPU's parallel sum).
+inline const std::array<std::vector<double> BatchSums::*, 8>& batchSumArrays() {
+    static const std::array<std::vector<double> BatchSums::*, 8> a{
+        &BatchSums::volume,      &BatchSums::surface,      &BatchSums::directed,          &BatchSums::gatedVolume,
+        &BatchSums::gatedSurface, &BatchSums::gatedVolumeTotals, &BatchSums::gatedSurfaceTotals, &BatchSums::ledger};
+    return a;
+}
 // Sets r.standardError from the q sums of its batches and its totals; none when fewer than two
 // batches or a cancelled run (r.packetsDone < r.packetsRequested).
 void setTallyErrors(RunResult& r, const BatchSums& q);

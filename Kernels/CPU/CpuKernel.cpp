@@ -235,15 +235,11 @@ void addWorkerArrays(std::vector<std::vector<double>>& parts, std::vector<double
 
 BatchSums addWorkerSums(std::vector<BatchSums>& parts, unsigned threads) {
     BatchSums s;
-    auto field = [&](std::vector<double> BatchSums::*m) {
+    for (auto m : batchSumArrays()) {
         std::vector<std::vector<double>> v;
         for (BatchSums& p : parts) v.push_back(std::move(p.*m));
         addWorkerArrays(v, s.*m, threads);
-    };
-    for (auto m : {&BatchSums::volume, &BatchSums::surface, &BatchSums::directed, &BatchSums::ledger,
-                   &BatchSums::gatedVolume, &BatchSums::gatedSurface, &BatchSums::gatedVolumeTotals,
-                   &BatchSums::gatedSurfaceTotals})
-        field(m);
+    }
     for (const BatchSums& p : parts) s.batches += p.batches;
     return s;
 }
